@@ -1,0 +1,59 @@
+"""Lambda code for every cdk-ts function, staged from the installed ``lambdas`` package.
+
+The asset is built from the package's files wherever it is installed (a checkout or a wheel in
+site-packages), so constructs work the same for library users and for this repository.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import shutil
+import tempfile
+from pathlib import Path
+
+from aws_cdk import aws_lambda as lambda_
+
+RUNTIME_PACKAGE = "lambdas"
+
+
+def runtime_package_dir() -> Path:
+    """Directory of the installed ``lambdas`` package."""
+    spec = importlib.util.find_spec(RUNTIME_PACKAGE)
+    if spec is None or spec.origin is None:
+        raise RuntimeError("the cdk-ts runtime package 'lambdas' is not installed; reinstall cdk-ts")
+    return Path(spec.origin).parent
+
+
+def _source_files(package_dir: Path) -> list[Path]:
+    return sorted(p for p in package_dir.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+@functools.cache
+def staged_asset_dir() -> Path:
+    """A directory holding only ``lambdas/*.py``, named by the content hash so it is built once."""
+    package_dir = runtime_package_dir()
+    files = _source_files(package_dir)
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(str(path.relative_to(package_dir)).encode())
+        digest.update(path.read_bytes())
+    root = Path(tempfile.gettempdir()) / "cdk-ts-assets" / digest.hexdigest()[:16]
+    if not (root / RUNTIME_PACKAGE / "__init__.py").exists():
+        root.parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix="stage-", dir=root.parent))
+        for path in files:
+            target = scratch / RUNTIME_PACKAGE / path.relative_to(package_dir)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+        try:
+            scratch.rename(root)
+        except OSError:  # another process staged the same content first
+            shutil.rmtree(scratch, ignore_errors=True)
+    return root
+
+
+def lambda_code() -> lambda_.Code:
+    """The one code asset all cdk-ts functions share (handlers are ``lambdas.<module>.handler``)."""
+    return lambda_.Code.from_asset(str(staged_asset_dir()))

@@ -1,0 +1,101 @@
+"""Secure defaults shared by every cdk-ts construct, in one place so they cannot drift apart."""
+
+from __future__ import annotations
+
+import re
+
+from aws_cdk import Duration, RemovalPolicy, Stack, Token
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from cdk_ts._assets import lambda_code
+
+
+def newest_python_runtime() -> lambda_.Runtime:
+    """The newest ``PYTHON_3_x`` runtime this aws-cdk-lib version knows (3.12 or later)."""
+    versions = []
+    for attr in dir(lambda_.Runtime):
+        match = re.fullmatch(r"PYTHON_3_(\d+)", attr)
+        if match:
+            versions.append((int(match.group(1)), attr))
+    minor, attr = max(versions)
+    if minor < 12:
+        raise RuntimeError(f"aws-cdk-lib offers Python up to 3.{minor}; cdk-ts needs a 3.12+ Lambda runtime")
+    return getattr(lambda_.Runtime, attr)
+
+
+def runtime_function(
+    scope: Construct,
+    construct_id: str,
+    *,
+    handler: str,
+    description: str,
+    environment: dict[str, str],
+    timeout: Duration = Duration.minutes(1),
+    memory_size: int = 256,
+    log_retention: logs.RetentionDays = logs.RetentionDays.THREE_MONTHS,
+) -> lambda_.Function:
+    """A Python function running ``lambdas.<module>.handler`` with an explicit, retained log group.
+
+    The log group is created here (not implicitly by Lambda) so its retention is bounded and it
+    is removed with the stack's other non-data resources.
+    """
+    log_group = logs.LogGroup(
+        scope,
+        f"{construct_id}Logs",
+        retention=log_retention,
+        removal_policy=RemovalPolicy.DESTROY,
+    )
+    return lambda_.Function(
+        scope,
+        construct_id,
+        runtime=newest_python_runtime(),
+        architecture=lambda_.Architecture.ARM_64,
+        handler=handler,
+        code=lambda_code(),
+        description=description,
+        environment=environment,
+        timeout=timeout,
+        memory_size=memory_size,
+        log_group=log_group,
+        logging_format=lambda_.LoggingFormat.JSON,
+    )
+
+
+def secure_bucket(
+    scope: Construct,
+    construct_id: str,
+    *,
+    server_access_logs_bucket: s3.IBucket | None = None,
+    server_access_logs_prefix: str | None = None,
+    lifecycle_rules: list[s3.LifecycleRule] | None = None,
+    removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
+    versioned: bool = True,
+) -> s3.Bucket:
+    """An S3 bucket with SSE-S3, all public access blocked, SSL-only access, versioning and ownership enforced."""
+    return s3.Bucket(
+        scope,
+        construct_id,
+        encryption=s3.BucketEncryption.S3_MANAGED,
+        block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+        enforce_ssl=True,
+        versioned=versioned,
+        object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+        server_access_logs_bucket=server_access_logs_bucket,
+        server_access_logs_prefix=server_access_logs_prefix,
+        lifecycle_rules=lifecycle_rules,
+        removal_policy=removal_policy,
+    )
+
+
+def is_unresolved(value: object) -> bool:
+    """True for a deploy-time token, which synth-time validation must skip."""
+    return isinstance(value, str | int | float) and Token.is_unresolved(value)
+
+
+def table_arn_pattern(scope: Construct, name_pattern: str) -> str:
+    """ARN of the DynamoDB table(s) whose name matches ``name_pattern`` (may end in ``*``) in this stack's env."""
+    return Stack.of(scope).format_arn(service="dynamodb", resource="table", resource_name=name_pattern)
+

@@ -1,0 +1,93 @@
+"""Fixtures shared by every test level: AWS credentials, moto, and local servers on 127.0.0.1."""
+
+from __future__ import annotations
+
+import itertools
+import os
+
+# Set before anything imports aws_cdk (jsii reads it when its Node runtime starts).
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from tests.support.servers import LocalServer, start_dynalite, start_moto_server
+
+REGION = "us-east-1"
+_counter = itertools.count()
+
+
+@pytest.fixture(autouse=True)
+def fake_aws_environment(monkeypatch):
+    """No test reaches real AWS: dummy credentials, a fixed region, no endpoint overrides."""
+    for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+    monkeypatch.setenv("AWS_REGION", REGION)
+
+
+@pytest.fixture
+def aws():
+    """An in-process moto mock of every AWS service, fresh for each test."""
+    with mock_aws():
+        yield
+
+
+@pytest.fixture
+def dynamodb(aws):
+    """A moto-backed DynamoDB client."""
+    return boto3.client("dynamodb", region_name=REGION)
+
+
+@pytest.fixture(scope="session")
+def moto_server():
+    """``moto_server`` running as a separate process on 127.0.0.1 for the whole session."""
+    server = start_moto_server()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def dynalite():
+    """dynalite (npm) running on 127.0.0.1 for the whole session: an independent DynamoDB implementation."""
+    server = start_dynalite()
+    yield server
+    server.stop()
+
+
+def server_client(server: LocalServer, service: str = "dynamodb"):
+    """A boto3 client for ``service`` pointed at a local server, with dummy credentials."""
+    return boto3.client(
+        service,
+        region_name=REGION,
+        endpoint_url=server.endpoint_url,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+
+
+@pytest.fixture(params=["moto_server", "dynalite"])
+def server_dynamodb(request):
+    """A DynamoDB client for each local server in turn: behaviour must hold on both."""
+    server: LocalServer = request.getfixturevalue(request.param)
+    return server_client(server)
+
+
+@pytest.fixture(params=["moto", "moto_server", "dynalite"])
+def any_dynamodb(request):
+    """A DynamoDB client for in-process moto, then moto_server, then dynalite."""
+    if request.param == "moto":
+        with mock_aws():
+            yield boto3.client("dynamodb", region_name=REGION)
+        return
+    server: LocalServer = request.getfixturevalue(request.param)
+    yield server_client(server)
+
+
+@pytest.fixture
+def unique_name():
+    """A fresh name prefix, so tests sharing a session-wide server never see each other's tables."""
+    return f"t{os.getpid()}x{next(_counter)}"

@@ -1,0 +1,1 @@
+"""Helpers shared by the test suites (local servers, request counting, fault injection)."""
