@@ -1,0 +1,37 @@
+"""Run cdk-nag (v3, a CDK validation plugin) over an app and list the findings nobody acknowledged."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from aws_cdk import App, Validations
+from cdk_nag import AwsSolutionsChecks
+
+
+def new_app(**kwargs) -> App:
+    """An App writing to a fresh temporary outdir, so each synth has its own validation report."""
+    return App(outdir=tempfile.mkdtemp(prefix="cdk-ts-test-"), **kwargs)
+
+
+def unacknowledged_findings(app: App) -> list[str]:
+    """Synthesize ``app`` with AwsSolutions checks; return ``"RuleId at path"`` for every finding left.
+
+    cdk-nag v3 fails synthesis on any unacknowledged error or warning and writes the details to
+    ``validation-report.json``; an empty list means the app is clean.
+    """
+    Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    try:
+        app.synth()
+        return []
+    except RuntimeError as error:
+        if "Validation failed" not in str(error):
+            raise
+    report = json.loads((Path(app.outdir) / "validation-report.json").read_text())
+    return [
+        f"{violation['ruleName']} at {construct['constructPath']}: {violation['description']}"
+        for plugin in report["pluginReports"]
+        for violation in plugin["violations"]
+        for construct in violation["violatingConstructs"]
+    ]
