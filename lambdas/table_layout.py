@@ -1,0 +1,145 @@
+"""The layout of a family of period tables: prefix, period and key schema, and how it travels as env vars.
+
+``RotatingTimeSeriesTables`` writes this layout into the environment of the functions it binds; the
+rotation function and ``PeriodRouter`` read it back with :meth:`TableLayout.from_env`, so the names
+below are the one definition both sides share.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+from lambdas.periods import RotationPeriod, validate_table_prefix
+
+ENV_TABLE_PREFIX = "CDK_TS_TABLE_PREFIX"
+ENV_PERIOD = "CDK_TS_PERIOD"
+ENV_PARTITION_KEY = "CDK_TS_PARTITION_KEY"
+ENV_PARTITION_KEY_TYPE = "CDK_TS_PARTITION_KEY_TYPE"
+ENV_SORT_KEY = "CDK_TS_SORT_KEY"
+ENV_SORT_KEY_TYPE = "CDK_TS_SORT_KEY_TYPE"
+ENV_TIME_UNIT = "CDK_TS_TIME_UNIT"
+
+KEY_TYPES = ("S", "N", "B")
+#: Units a Number sort key may count time in, as divisors of one second; ``iso`` is for String sort keys.
+TIME_UNITS = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
+ISO_TIME_UNIT = "iso"
+
+
+@dataclass(frozen=True)
+class TableLayout:
+    """Prefix, period and key schema shared by every table of one rotation.
+
+    The sort key holds the event time: a Number in ``time_unit`` since the Unix epoch (default
+    milliseconds), or an ISO-8601 UTC string when ``sort_key_type`` is ``"S"`` (``time_unit="iso"``).
+    """
+
+    table_prefix: str
+    period: RotationPeriod = RotationPeriod.DAILY
+    partition_key: str = "pk"
+    partition_key_type: str = "N"
+    sort_key: str = "sk"
+    sort_key_type: str = "N"
+    time_unit: str = "ms"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "period", RotationPeriod.parse(self.period))
+        validate_table_prefix(self.table_prefix, self.period)
+        for name, value in (("partition_key", self.partition_key), ("sort_key", self.sort_key)):
+            if not value or len(value) > 255:
+                raise ValueError(f"{name} {value!r} must be 1-255 characters")
+        if self.partition_key == self.sort_key:
+            raise ValueError(f"partition_key and sort_key are both {self.sort_key!r}; use two attributes")
+        for name, value in (("partition_key_type", self.partition_key_type), ("sort_key_type", self.sort_key_type)):
+            if value not in KEY_TYPES:
+                raise ValueError(f"{name} {value!r} is not a DynamoDB key type; use one of {', '.join(KEY_TYPES)}")
+        if self.sort_key_type == "N" and self.time_unit not in TIME_UNITS:
+            raise ValueError(
+                f"time_unit {self.time_unit!r} does not fit a Number sort key; use one of {', '.join(TIME_UNITS)}"
+            )
+        if self.sort_key_type == "S" and self.time_unit != ISO_TIME_UNIT:
+            raise ValueError(
+                f"time_unit {self.time_unit!r} does not fit a String sort key; String times are ISO-8601: "
+                f"use time_unit={ISO_TIME_UNIT!r}"
+            )
+        if self.sort_key_type == "B":
+            raise ValueError("sort_key_type 'B' cannot hold an event time; use 'N' (epoch) or 'S' (ISO-8601)")
+
+    def to_env(self) -> dict[str, str]:
+        """The environment variables that carry this layout to a function."""
+        return {
+            ENV_TABLE_PREFIX: self.table_prefix,
+            ENV_PERIOD: self.period.value,
+            ENV_PARTITION_KEY: self.partition_key,
+            ENV_PARTITION_KEY_TYPE: self.partition_key_type,
+            ENV_SORT_KEY: self.sort_key,
+            ENV_SORT_KEY_TYPE: self.sort_key_type,
+            ENV_TIME_UNIT: self.time_unit,
+        }
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> TableLayout:
+        """Read a layout written by :meth:`to_env`; a missing prefix is a clear error."""
+        prefix = env.get(ENV_TABLE_PREFIX)
+        if not prefix:
+            raise KeyError(
+                f"environment variable {ENV_TABLE_PREFIX} is not set; bind the function with "
+                "RotatingTimeSeriesTables.bind(function) or set it yourself"
+            )
+        return cls(
+            table_prefix=prefix,
+            period=env.get(ENV_PERIOD, RotationPeriod.DAILY.value),
+            partition_key=env.get(ENV_PARTITION_KEY, "pk"),
+            partition_key_type=env.get(ENV_PARTITION_KEY_TYPE, "N"),
+            sort_key=env.get(ENV_SORT_KEY, "sk"),
+            sort_key_type=env.get(ENV_SORT_KEY_TYPE, "N"),
+            time_unit=env.get(ENV_TIME_UNIT, "ms"),
+        )
+
+    def key_schema(self) -> tuple[list[dict], list[dict]]:
+        """``(KeySchema, AttributeDefinitions)`` for CreateTable."""
+        key_schema = [
+            {"AttributeName": self.partition_key, "KeyType": "HASH"},
+            {"AttributeName": self.sort_key, "KeyType": "RANGE"},
+        ]
+        definitions = [
+            {"AttributeName": self.partition_key, "AttributeType": self.partition_key_type},
+            {"AttributeName": self.sort_key, "AttributeType": self.sort_key_type},
+        ]
+        return key_schema, definitions
+
+    def time_of(self, sort_value: int | float | Decimal | str) -> datetime:
+        """The UTC event time a sort-key value stands for (epoch in ``time_unit``, or ISO-8601)."""
+        if self.sort_key_type == "S":
+            if not isinstance(sort_value, str):
+                raise ValueError(f"sort key {self.sort_key!r} is a String; {sort_value!r} is not an ISO-8601 time")
+            try:
+                parsed = datetime.fromisoformat(sort_value)
+            except ValueError:
+                raise ValueError(f"sort key value {sort_value!r} is not an ISO-8601 time") from None
+            if parsed.tzinfo is None:
+                parsed = parsed.replace(tzinfo=UTC)
+            return parsed.astimezone(UTC)
+        if isinstance(sort_value, bool) or not isinstance(sort_value, int | float | Decimal):
+            raise ValueError(f"sort key {self.sort_key!r} is a Number in {self.time_unit}; got {sort_value!r}")
+        seconds = Decimal(sort_value) / TIME_UNITS[self.time_unit]
+        whole = int(seconds // 1)
+        micros = int(((seconds - whole) * 1_000_000).to_integral_value())
+        return datetime.fromtimestamp(whole, UTC).replace(microsecond=0) + timedelta(microseconds=micros)
+
+    def sort_value(self, when: datetime) -> int | str:
+        """The sort-key value for an aware datetime: an epoch integer in ``time_unit`` or an ISO-8601 string."""
+        if when.tzinfo is None:
+            raise ValueError(f"datetime {when.isoformat()} has no time zone; pass an aware datetime (UTC)")
+        when = when.astimezone(UTC)
+        if self.sort_key_type == "S":
+            return when.isoformat()
+        delta = when - _EPOCH
+        micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+        return micros * TIME_UNITS[self.time_unit] // 1_000_000
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
