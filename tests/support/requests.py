@@ -16,12 +16,12 @@ class RequestCounter:
         self.calls: Counter[str] = Counter()
         self.params: list[tuple[str, dict]] = []
         self._lock = threading.Lock()
-        client.meta.events.register("before-call.*.*", self._record)
+        client.meta.events.register("provide-client-params.*.*", self._record)
 
-    def _record(self, model, params, **_kwargs) -> None:
+    def _record(self, params, model, **_kwargs) -> None:
         with self._lock:
             self.calls[model.name] += 1
-            self.params.append((model.name, params.get("body", {})))
+            self.params.append((model.name, dict(params)))
 
     def reset(self) -> None:
         """Forget the calls counted so far."""
@@ -38,7 +38,8 @@ def client_error(operation: str, code: str, message: str = "injected", **extra) 
 def inject_failure(client, operation: str, make_error: Callable[[dict], Exception | None]) -> None:
     """Make ``client`` raise ``make_error(params)`` for ``operation`` whenever it returns an exception.
 
-    The hook runs before the request is sent, so a failed call reaches no server.
+    ``params`` are the API parameters as the caller passed them (``{"TableName": ...}``). The hook
+    runs before the request is built, so a failed call reaches no server.
     """
 
     def hook(params, **_kwargs):
@@ -46,4 +47,4 @@ def inject_failure(client, operation: str, make_error: Callable[[dict], Exceptio
         if error is not None:
             raise error
 
-    client.meta.events.register(f"before-call.*.{operation}", hook)
+    client.meta.events.register(f"provide-client-params.*.{operation}", hook)
