@@ -1,0 +1,154 @@
+"""Configuration of the rotation function: capacity tiers, table options, retention, schedule lead.
+
+The construct serialises a :class:`RotationConfig` to JSON in one environment variable
+(:data:`ENV_ROTATION_CONFIG`); the key schema and prefix travel separately as a
+:class:`~lambdas.table_layout.TableLayout`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+ENV_ROTATION_CONFIG = "CDK_TS_ROTATION_CONFIG"
+STREAM_VIEW_TYPES = ("KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES")
+
+
+@dataclass(frozen=True)
+class AutoScaling:
+    """Target tracking for the current tier: capacity floats between the tier's units and ``max_*``."""
+
+    target_utilization: float = 70.0
+    max_read_capacity: int = 3000
+    max_write_capacity: int = 4000
+
+    def __post_init__(self) -> None:
+        if not 20 <= self.target_utilization <= 90:
+            raise ValueError(
+                f"target_utilization {self.target_utilization} is outside 20-90 percent (DynamoDB auto scaling range)"
+            )
+
+
+@dataclass(frozen=True)
+class CapacityTier:
+    """Capacity one class of period table gets: provisioned units, or on-demand when ``on_demand`` is true."""
+
+    read_capacity: int | None = None
+    write_capacity: int | None = None
+    on_demand: bool = False
+    auto_scaling: AutoScaling | None = None
+
+    def __post_init__(self) -> None:
+        if self.on_demand:
+            if self.read_capacity is not None or self.write_capacity is not None or self.auto_scaling:
+                raise ValueError("an on-demand tier takes no read/write capacity and no auto scaling")
+            return
+        for name in ("read_capacity", "write_capacity"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} {value!r} must be a whole number >= 1 (or use an on-demand tier)")
+        scaling = self.auto_scaling
+        if scaling and (
+            scaling.max_read_capacity < self.read_capacity or scaling.max_write_capacity < self.write_capacity
+        ):
+            raise ValueError(
+                f"auto scaling maximum ({scaling.max_read_capacity} RCU / {scaling.max_write_capacity} WCU) is below "
+                f"the tier's {self.read_capacity} RCU / {self.write_capacity} WCU"
+            )
+
+    @classmethod
+    def provisioned(cls, read: int, write: int, auto_scaling: AutoScaling | None = None) -> CapacityTier:
+        """A provisioned tier of ``read`` RCU and ``write`` WCU, optionally auto scaled."""
+        return cls(read_capacity=read, write_capacity=write, auto_scaling=auto_scaling)
+
+    @classmethod
+    def pay_per_request(cls) -> CapacityTier:
+        """An on-demand tier."""
+        return cls(on_demand=True)
+
+    def describe(self) -> str:
+        """Short text for logs: ``300/1000`` or ``on-demand``."""
+        return "on-demand" if self.on_demand else f"{self.read_capacity}/{self.write_capacity}"
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CapacityTier:
+        """Inverse of ``dataclasses.asdict``."""
+        scaling = data.get("auto_scaling")
+        return cls(
+            read_capacity=data.get("read_capacity"),
+            write_capacity=data.get("write_capacity"),
+            on_demand=bool(data.get("on_demand", False)),
+            auto_scaling=AutoScaling(**scaling) if scaling else None,
+        )
+
+
+DEFAULT_CURRENT = CapacityTier.provisioned(300, 1000)
+DEFAULT_PREVIOUS = CapacityTier.provisioned(100, 1)
+DEFAULT_OLDER = CapacityTier.provisioned(1, 1)
+
+
+@dataclass(frozen=True)
+class RotationConfig:
+    """Everything the rotation function needs besides the table layout.
+
+    ``retain_periods`` counts the current period: 7 on a daily rotation keeps today and six days back.
+    ``create_lead_seconds`` is how long before a boundary the next table is wanted (reconcile uses it).
+    """
+
+    current: CapacityTier = DEFAULT_CURRENT
+    previous: CapacityTier = DEFAULT_PREVIOUS
+    older: CapacityTier = DEFAULT_OLDER
+    retain_periods: int | None = None
+    archive_bucket: str | None = None
+    archive_prefix: str = ""
+    create_lead_seconds: int = 900
+    point_in_time_recovery: bool = True
+    kms_key_arn: str | None = None
+    ttl_attribute: str | None = None
+    stream_view_type: str | None = None
+    deletion_protection: bool = False
+    tags: dict[str, str] = field(default_factory=dict)
+    max_concurrency: int = 8
+    max_changes_per_run: int = 50
+    wait_for_new_tables_seconds: int = 60
+    metric_namespace: str | None = "cdk-ts"
+
+    def __post_init__(self) -> None:
+        if self.retain_periods is not None and self.retain_periods < 2:
+            raise ValueError(
+                f"retain_periods {self.retain_periods} must be >= 2 (the current and the previous period) or None"
+            )
+        if self.archive_bucket and self.retain_periods is None:
+            raise ValueError("archive_bucket needs retain_periods: only expired tables are archived")
+        if self.archive_bucket and not self.point_in_time_recovery:
+            raise ValueError("archive_bucket needs point_in_time_recovery: ExportTableToPointInTime requires PITR")
+        if self.stream_view_type is not None and self.stream_view_type not in STREAM_VIEW_TYPES:
+            raise ValueError(f"stream_view_type {self.stream_view_type!r} is not one of {', '.join(STREAM_VIEW_TYPES)}")
+        if self.create_lead_seconds < 0:
+            raise ValueError(f"create_lead_seconds {self.create_lead_seconds} must be >= 0")
+        if self.max_concurrency < 1 or self.max_changes_per_run < 1:
+            raise ValueError("max_concurrency and max_changes_per_run must be >= 1")
+
+    def to_json(self) -> str:
+        """JSON for :data:`ENV_ROTATION_CONFIG`."""
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RotationConfig:
+        """Build from the parsed JSON; unknown keys are an error so typos do not pass silently."""
+        data = dict(data)
+        for tier in ("current", "previous", "older"):
+            if tier in data:
+                data[tier] = CapacityTier.from_dict(data[tier])
+        unknown = set(data) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"unknown rotation settings: {', '.join(sorted(unknown))}")
+        return cls(**data)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> RotationConfig:
+        """Read :data:`ENV_ROTATION_CONFIG`; unset means all defaults."""
+        raw = env.get(ENV_ROTATION_CONFIG)
+        return cls.from_dict(json.loads(raw)) if raw else cls()
