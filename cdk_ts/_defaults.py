@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from aws_cdk import Duration, RemovalPolicy, Stack, Token
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
@@ -40,7 +41,8 @@ def runtime_function(
     """A Python function running ``lambdas.<module>.handler`` with an explicit, retained log group.
 
     The log group is created here (not implicitly by Lambda) so its retention is bounded and it
-    is removed with the stack's other non-data resources.
+    is removed with the stack's other non-data resources. The role may write to that log group
+    only: no AWS managed policy, so every permission the function has is one a construct granted.
     """
     log_group = logs.LogGroup(
         scope,
@@ -48,6 +50,13 @@ def runtime_function(
         retention=log_retention,
         removal_policy=RemovalPolicy.DESTROY,
     )
+    role = iam.Role(
+        scope,
+        f"{construct_id}Role",
+        assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+        description=f"Execution role of {description[:900]}",
+    )
+    log_group.grant_write(role)
     return lambda_.Function(
         scope,
         construct_id,
@@ -60,6 +69,7 @@ def runtime_function(
         timeout=timeout,
         memory_size=memory_size,
         log_group=log_group,
+        role=role,
         logging_format=lambda_.LoggingFormat.JSON,
     )
 
