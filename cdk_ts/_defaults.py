@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from aws_cdk import Duration, RemovalPolicy, Stack, Token
+from aws_cdk import Acknowledgment, Duration, FeatureFlags, RemovalPolicy, Stack, Token, Validations
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -98,6 +98,36 @@ def secure_bucket(
         lifecycle_rules=lifecycle_rules,
         removal_policy=removal_policy,
     )
+
+
+def access_logs_bucket(scope: Construct, construct_id: str) -> s3.Bucket:
+    """A bucket that receives S3 server access logs: encrypted, private, SSL-only, logs expire after 365 days.
+
+    With the ``@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy`` feature flag (set in cdk.json of
+    new apps) log delivery is granted by bucket policy and ACLs stay disabled; without it CDK grants
+    delivery with the LogDeliveryWrite ACL, which needs ObjectWriter ownership.
+    """
+    uses_policy = FeatureFlags.of(scope).is_enabled("@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy")
+    bucket = s3.Bucket(
+        scope,
+        construct_id,
+        encryption=s3.BucketEncryption.S3_MANAGED,
+        block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+        enforce_ssl=True,
+        versioned=False,
+        object_ownership=(
+            s3.ObjectOwnership.BUCKET_OWNER_ENFORCED if uses_policy else s3.ObjectOwnership.OBJECT_WRITER
+        ),
+        lifecycle_rules=[s3.LifecycleRule(expiration=Duration.days(365))],
+        removal_policy=RemovalPolicy.RETAIN,
+    )
+    Validations.of(bucket).acknowledge(
+        Acknowledgment(
+            id="AwsSolutions-S1",
+            reason="this bucket is the server access log destination; logging it into itself would loop",
+        )
+    )
+    return bucket
 
 
 def is_unresolved(value: object) -> bool:

@@ -1,0 +1,70 @@
+"""EventBridge cron fields for "a lead before" and "a delay after" every period boundary (UTC)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from lambdas.periods import MIN_PERIOD_LENGTH, RotationPeriod
+
+_WEEK_DAYS = ("MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN")
+_BOUNDARY_MONTHS = {
+    RotationPeriod.MONTHLY: "*",
+    RotationPeriod.QUARTERLY: "1,4,7,10",
+    RotationPeriod.YEARLY: "1",
+}
+_LAST_MONTHS = {
+    RotationPeriod.MONTHLY: "*",
+    RotationPeriod.QUARTERLY: "3,6,9,12",
+    RotationPeriod.YEARLY: "12",
+}
+_DAY = timedelta(days=1)
+_MONTH_SAFE_DAYS = 28  # every month has a day 28, so 1 + delay days always exists
+
+
+def validate_offset(name: str, period: RotationPeriod, offset: timedelta) -> None:
+    """A lead or delay must be whole minutes, at least one, and shorter than the period."""
+    if offset < timedelta(minutes=1) or offset % timedelta(minutes=1):
+        raise ValueError(f"{name} {offset} must be a whole number of minutes, at least 1")
+    if offset >= MIN_PERIOD_LENGTH[period]:
+        raise ValueError(f"{name} {offset} must be shorter than a {period.value} period ({MIN_PERIOD_LENGTH[period]})")
+
+
+def before_boundary(period: RotationPeriod, lead: timedelta) -> dict[str, str]:
+    """Cron fields firing ``lead`` before each boundary (e.g. 23:45 on the last day for a 15-minute lead)."""
+    validate_offset("create_lead", period, lead)
+    minutes_before = int(lead / timedelta(minutes=1))
+    if period is RotationPeriod.DAILY:
+        minute_of_day = 1440 - minutes_before
+        return {"minute": str(minute_of_day % 60), "hour": str(minute_of_day // 60)}
+    if period is RotationPeriod.WEEKLY:
+        minute_of_week = 7 * 1440 - minutes_before  # counted from Monday 00:00
+        day, minute_of_day = divmod(minute_of_week, 1440)
+        return {"minute": str(minute_of_day % 60), "hour": str(minute_of_day // 60), "week_day": _WEEK_DAYS[day]}
+    if lead >= _DAY:
+        raise ValueError(
+            f"create_lead {lead} must be under 1 day for a {period.value} rotation: EventBridge cron can name the "
+            "last day of a month but not a day before it. Reconcile runs still create the next table inside a "
+            "longer lead window."
+        )
+    minute_of_day = 1440 - minutes_before
+    return {
+        "minute": str(minute_of_day % 60),
+        "hour": str(minute_of_day // 60),
+        "day": "L",
+        "month": _LAST_MONTHS[period],
+    }
+
+
+def after_boundary(period: RotationPeriod, delay: timedelta) -> dict[str, str]:
+    """Cron fields firing ``delay`` after each boundary (e.g. 00:15 on the first day for 15 minutes)."""
+    validate_offset("resize_delay", period, delay)
+    minutes_after = int(delay / timedelta(minutes=1))
+    day, minute_of_day = divmod(minutes_after, 1440)
+    fields = {"minute": str(minute_of_day % 60), "hour": str(minute_of_day // 60)}
+    if period is RotationPeriod.DAILY:
+        return fields
+    if period is RotationPeriod.WEEKLY:
+        return {**fields, "week_day": _WEEK_DAYS[day]}
+    if day + 1 > _MONTH_SAFE_DAYS:
+        raise ValueError(f"resize_delay {delay} must be under {_MONTH_SAFE_DAYS} days for a {period.value} rotation")
+    return {**fields, "day": str(day + 1), "month": _BOUNDARY_MONTHS[period]}

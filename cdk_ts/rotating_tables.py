@@ -1,0 +1,428 @@
+"""RotatingTimeSeriesTables: one DynamoDB table per period, created, resized and expired by a scheduled function."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import asdict
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from aws_cdk import Acknowledgment, Annotations, ArnFormat, CustomResource, Duration, Stack, Token, Validations
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from cdk_ts import _schedules
+from cdk_ts._defaults import runtime_function, table_arn_pattern
+from lambdas.periods import RotationPeriod
+from lambdas.rotation_config import (
+    DEFAULT_CURRENT,
+    DEFAULT_OLDER,
+    DEFAULT_PREVIOUS,
+    ENV_ROTATION_CONFIG,
+    CapacityTier,
+    RotationConfig,
+)
+from lambdas.table_layout import TableLayout
+
+TABLE_QUOTA = 2500
+METRIC_NAMESPACE = "cdk-ts"
+READ_ACTIONS = (
+    "dynamodb:BatchGetItem",
+    "dynamodb:GetItem",
+    "dynamodb:Query",
+    "dynamodb:Scan",
+    "dynamodb:ConditionCheckItem",
+    "dynamodb:DescribeTable",
+)
+WRITE_ACTIONS = (
+    "dynamodb:BatchWriteItem",
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:DescribeTable",
+)
+_ROTATION_TABLE_ACTIONS = (
+    "dynamodb:CreateTable",
+    "dynamodb:UpdateTable",
+    "dynamodb:DeleteTable",
+    "dynamodb:DescribeTable",
+    "dynamodb:TagResource",
+    "dynamodb:DescribeContinuousBackups",
+    "dynamodb:UpdateContinuousBackups",
+    "dynamodb:DescribeTimeToLive",
+    "dynamodb:UpdateTimeToLive",
+    "dynamodb:ExportTableToPointInTime",
+)
+_KEY_TYPES = {
+    dynamodb.AttributeType.STRING: "S",
+    dynamodb.AttributeType.NUMBER: "N",
+    dynamodb.AttributeType.BINARY: "B",
+}
+
+
+class RotatingTimeSeriesTables(Construct):
+    """One DynamoDB table per period (``{table_prefix}_{label}``), rotated by a scheduled Lambda function.
+
+    Before each boundary the function creates the next period's table at the current tier's
+    capacity; after it, it moves the previous table to the previous tier and older tables to the
+    older tier; with ``retain_periods`` it exports (when ``archive_bucket`` is given) and deletes
+    tables past retention. A reconcile run at deploy time and every ``reconcile_every`` converges
+    any state, so a missed run heals itself. Writers and readers use ``lambdas.router.PeriodRouter``.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        table_prefix: str,
+        period: RotationPeriod | str = RotationPeriod.DAILY,
+        partition_key: dynamodb.Attribute | None = None,  # None: "pk", Number
+        sort_key: dynamodb.Attribute | None = None,  # None: "sk", Number (event time)
+        time_unit: str | None = None,  # None: "ms" for a Number sort key, "iso" for a String one
+        current_tier: CapacityTier = DEFAULT_CURRENT,  # 300 RCU / 1000 WCU
+        previous_tier: CapacityTier = DEFAULT_PREVIOUS,  # 100 RCU / 1 WCU
+        older_tier: CapacityTier = DEFAULT_OLDER,  # 1 RCU / 1 WCU
+        create_lead: Duration | None = None,  # None: 15 minutes before each boundary (23:45 daily)
+        resize_delay: Duration | None = None,  # None: 15 minutes after each boundary (00:15 daily)
+        reconcile_every: Duration | None = None,  # None: every hour; use enable_reconcile_schedule=False to stop it
+        enable_reconcile_schedule: bool = True,
+        retain_periods: int | None = None,  # None: tables are kept forever (a warning states when the quota is hit)
+        archive_bucket: s3.IBucket | None = None,  # None: expired tables are deleted without an export
+        archive_prefix: str = "exports/",
+        encryption_key: kms.IKey | None = None,  # None: AWS owned key
+        point_in_time_recovery: bool = True,
+        time_to_live_attribute: str | None = None,  # None: no TTL
+        stream: dynamodb.StreamViewType | None = None,  # None: no stream (StreamArchiver needs one)
+        deletion_protection: bool = False,
+        run_at_deploy: bool = True,  # reconcile during `cdk deploy`, so the current table exists afterwards
+        max_concurrency: int = 8,
+        max_changes_per_run: int = 50,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        if Token.is_unresolved(table_prefix):
+            raise ValueError("table_prefix must be a literal string: table names are derived from it at synth time")
+        partition_key = partition_key or dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.NUMBER)
+        sort_key = sort_key or dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.NUMBER)
+        sort_type = _KEY_TYPES[sort_key.type]
+        self.layout = TableLayout(
+            table_prefix=table_prefix,
+            period=RotationPeriod.parse(period),
+            partition_key=partition_key.name,
+            partition_key_type=_KEY_TYPES[partition_key.type],
+            sort_key=sort_key.name,
+            sort_key_type=sort_type,
+            time_unit=time_unit or ("iso" if sort_type == "S" else "ms"),
+        )
+        self.table_prefix = table_prefix
+        self.period = self.layout.period
+        self.stream_view_type = stream
+        self.encryption_key = encryption_key
+        self.archive_bucket = archive_bucket
+        lead = _to_timedelta(create_lead, Duration.minutes(15))
+        delay = _to_timedelta(resize_delay, Duration.minutes(15))
+        create_fields = _schedules.before_boundary(self.period, lead)
+        resize_fields = _schedules.after_boundary(self.period, delay)
+        self.config = RotationConfig(
+            current=current_tier,
+            previous=previous_tier,
+            older=older_tier,
+            retain_periods=retain_periods,
+            archive_bucket=archive_bucket.bucket_name if archive_bucket else None,
+            archive_prefix=archive_prefix,
+            create_lead_seconds=int(lead.total_seconds()),
+            point_in_time_recovery=point_in_time_recovery,
+            kms_key_arn=encryption_key.key_arn if encryption_key else None,
+            ttl_attribute=time_to_live_attribute,
+            stream_view_type=stream.value if stream else None,
+            deletion_protection=deletion_protection,
+            max_concurrency=max_concurrency,
+            max_changes_per_run=max_changes_per_run,
+            metric_namespace=METRIC_NAMESPACE,
+        )
+        if retain_periods is None and self.period in (RotationPeriod.DAILY, RotationPeriod.WEEKLY):
+            self._warn_about_table_quota()
+
+        self.function = runtime_function(
+            self,
+            "Rotation",
+            handler="lambdas.rotation.handler",
+            description=f"Rotates the {self.period.value} DynamoDB tables {table_prefix}_*",
+            environment={
+                **self.layout.to_env(),
+                ENV_ROTATION_CONFIG: Stack.of(self).to_json_string(asdict(self.config)),
+            },
+            timeout=Duration.minutes(5),
+        )
+        self._grant_rotation_permissions()
+
+        self.create_new_rule = self._schedule("CreateNew", "create_new", events.Schedule.cron(**create_fields))
+        self.resize_old_rule = self._schedule("ResizeOld", "resize_old", events.Schedule.cron(**resize_fields))
+        self.reconcile_rule: events.Rule | None = None
+        if enable_reconcile_schedule:
+            every = reconcile_every or Duration.hours(1)
+            if every.to_minutes() < 5:
+                raise ValueError(f"reconcile_every {every.to_human_string()} must be at least 5 minutes")
+            self.reconcile_rule = self._schedule("Reconcile", "reconcile", events.Schedule.rate(every))
+
+        self.deploy_time_run: CustomResource | None = None
+        if run_at_deploy:
+            self.deploy_time_run = CustomResource(
+                self,
+                "DeployTimeReconcile",
+                service_token=self.function.function_arn,
+                resource_type="Custom::CdkTsRotation",
+                # A changed configuration changes this property, so CloudFormation reconciles again.
+                properties={"Layout": self.layout.to_env(), "ConfigHash": self._config_fingerprint()},
+            )
+
+    # ---- public API -----------------------------------------------------------------------------
+
+    @property
+    def table_name_pattern(self) -> str:
+        """The names of every period table of this construct, as an IAM/ARN wildcard: ``{prefix}_*``."""
+        return f"{self.table_prefix}_*"
+
+    @property
+    def table_arns(self) -> list[str]:
+        """ARNs covering every period table and its indexes."""
+        return [
+            table_arn_pattern(self, self.table_name_pattern),
+            table_arn_pattern(self, f"{self.table_name_pattern}/index/*"),
+        ]
+
+    def grant_read_data(self, grantee: iam.IGrantable) -> iam.Grant:
+        """GetItem/BatchGetItem/Query/Scan/ConditionCheckItem/DescribeTable on every period table and index."""
+        return self._grant(grantee, READ_ACTIONS, kms_actions=("kms:Decrypt", "kms:DescribeKey"))
+
+    def grant_write_data(self, grantee: iam.IGrantable) -> iam.Grant:
+        """PutItem/UpdateItem/DeleteItem/BatchWriteItem on every period table of this prefix."""
+        return self._grant(
+            grantee,
+            WRITE_ACTIONS,
+            kms_actions=("kms:Decrypt", "kms:Encrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:DescribeKey"),
+        )
+
+    def grant_read_write_data(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Read and write data on every period table: the union of the two grants above."""
+        return self._grant(
+            grantee,
+            tuple(dict.fromkeys(READ_ACTIONS + WRITE_ACTIONS)),
+            kms_actions=("kms:Decrypt", "kms:Encrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:DescribeKey"),
+        )
+
+    def grant_stream_read(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Read the streams of every period table (for a stream consumer such as StreamArchiver)."""
+        if self.stream_view_type is None:
+            raise ValueError(f"{self.node.path} has no stream: pass stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES")
+        grant = iam.Grant.add_to_principal(
+            grantee=grantee,
+            actions=["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"],
+            resource_arns=[table_arn_pattern(self, f"{self.table_name_pattern}/stream/*")],
+        )
+        iam.Grant.add_to_principal(grantee=grantee, actions=["dynamodb:ListStreams"], resource_arns=["*"])
+        self._acknowledge_wildcards(grantee, [f"{self.table_name_pattern}/stream/*"], list_streams=True)
+        if self.encryption_key is not None:
+            self.encryption_key.grant(grantee, "kms:Decrypt", "kms:DescribeKey")
+        return grant
+
+    def bind(self, function: lambda_.Function, *, write: bool = True) -> None:
+        """Give ``function`` the table layout (env vars ``PeriodRouter.from_env`` reads) and data access."""
+        for name, value in self.layout.to_env().items():
+            function.add_environment(name, value)
+        if write:
+            self.grant_read_write_data(function)
+        else:
+            self.grant_read_data(function)
+
+    def add_stream_consumer(self, consumer: lambda_.IFunction, mapping: Mapping[str, Any]) -> None:
+        """Have every new period table's stream feed ``consumer`` (the rotation function maps it on creation).
+
+        ``mapping`` is handed to ``lambdas.stream_mappings.StreamConsumer`` as JSON; mappings of
+        expired tables are removed before the table is deleted.
+        """
+        if self.stream_view_type is None:
+            raise ValueError(f"{self.node.path} has no stream: pass stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES")
+        from lambdas.stream_mappings import STREAM_CONSUMER_ENV
+
+        self.function.add_environment(STREAM_CONSUMER_ENV, Stack.of(self).to_json_string(dict(mapping)))
+        stack = Stack.of(self)
+        mapping_arn = stack.format_arn(
+            service="lambda", resource="event-source-mapping", resource_name="*",
+            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+        )
+        self.function.add_to_role_policy(iam.PolicyStatement(
+            actions=[
+                "lambda:CreateEventSourceMapping",
+                "lambda:DeleteEventSourceMapping",
+                "lambda:GetEventSourceMapping",
+                "lambda:UpdateEventSourceMapping",
+            ],
+            resources=[mapping_arn],
+            conditions={"StringEquals": {"lambda:FunctionArn": consumer.function_arn}},
+        ))
+        self.function.add_to_role_policy(
+            iam.PolicyStatement(actions=["lambda:ListEventSourceMappings"], resources=["*"])
+        )
+        self._acknowledge(
+            self.function.role,
+            [
+                ("Resource::*", "lambda:ListEventSourceMappings has no resource-level permissions"),
+                (
+                    "Resource::arn:<AWS::Partition>:lambda:<AWS::Region>:<AWS::AccountId>:event-source-mapping:*",
+                    "event source mapping IDs are generated when a period table is created; the statement is "
+                    "limited to mappings of the one consumer function by the lambda:FunctionArn condition",
+                ),
+            ],
+        )
+
+    def metric_next_table_missing(self, **props: Any) -> cloudwatch.Metric:
+        """1 when, inside the lead window, the next period's table does not exist yet (published by reconcile)."""
+        return cloudwatch.Metric(
+            namespace=METRIC_NAMESPACE,
+            metric_name="NextPeriodTableMissing",
+            dimensions_map={"TablePrefix": self.table_prefix},
+            statistic="Maximum",
+            period=Duration.minutes(5),
+            **props,
+        )
+
+    # ---- internals ------------------------------------------------------------------------------
+
+    def _schedule(self, construct_id: str, operation: str, schedule: events.Schedule) -> events.Rule:
+        rule = events.Rule(
+            self,
+            construct_id,
+            schedule=schedule,
+            description=f"{operation} for the {self.period.value} tables {self.table_prefix}_*",
+        )
+        rule.add_target(targets.LambdaFunction(
+            self.function,
+            # EventBridge's scheduled time, so a retried run acts on the period it was scheduled for.
+            event=events.RuleTargetInput.from_object({"Operation": operation, "time": events.EventField.time}),
+            retry_attempts=8,
+            max_event_age=Duration.hours(2),
+        ))
+        return rule
+
+    def _grant_rotation_permissions(self) -> None:
+        role = self.function.role
+        tables = table_arn_pattern(self, self.table_name_pattern)
+        self.function.add_to_role_policy(iam.PolicyStatement(actions=list(_ROTATION_TABLE_ACTIONS), resources=[tables]))
+        exports = table_arn_pattern(self, f"{self.table_name_pattern}/export/*")
+        self.function.add_to_role_policy(iam.PolicyStatement(actions=["dynamodb:DescribeExport"], resources=[exports]))
+        self.function.add_to_role_policy(iam.PolicyStatement(
+            actions=["dynamodb:ListTables", "dynamodb:ListExports"], resources=["*"]
+        ))
+        self.function.add_to_role_policy(iam.PolicyStatement(
+            actions=["cloudwatch:PutMetricData"],
+            resources=["*"],
+            conditions={"StringEquals": {"cloudwatch:namespace": METRIC_NAMESPACE}},
+        ))
+        findings = [
+            (f"Resource::{_arn_text(self.table_name_pattern)}", "the function manages tables that do not exist yet: "
+             f"every period table is named {self.table_name_pattern} and nothing else"),
+            (f"Resource::{_arn_text(self.table_name_pattern + '/export/*')}",
+             "export ARNs are generated by DynamoDB; limited to exports of this prefix's tables"),
+            ("Resource::*", "ListTables, ListExports and PutMetricData have no resource-level permissions "
+             f"(PutMetricData is limited to the {METRIC_NAMESPACE} namespace by condition)"),
+        ]
+        if self.archive_bucket is not None:
+            pattern = f"{self.config.archive_prefix}{self.table_name_pattern}"
+            self.function.add_to_role_policy(iam.PolicyStatement(
+                actions=["s3:PutObject", "s3:AbortMultipartUpload", "s3:PutObjectAcl"],
+                resources=[self.archive_bucket.arn_for_objects(pattern)],
+            ))
+            findings.append((
+                f"Resource::<{Stack.of(self).get_logical_id(self.archive_bucket.node.default_child)}.Arn>/{pattern}"
+                if self.archive_bucket.node.default_child is not None else "Resource::*",
+                "ExportTableToPointInTime writes objects under the export prefix of each expired table",
+            ))
+        if self.encryption_key is not None:
+            self.encryption_key.grant(
+                self.function, "kms:CreateGrant", "kms:DescribeKey", "kms:Decrypt", "kms:Encrypt",
+                "kms:GenerateDataKey*", "kms:ReEncrypt*",
+            )
+        uses_scaling = any(t.auto_scaling for t in (self.config.current, self.config.previous, self.config.older))
+        if uses_scaling:
+            self.function.add_to_role_policy(iam.PolicyStatement(
+                actions=[
+                    "application-autoscaling:RegisterScalableTarget",
+                    "application-autoscaling:DeregisterScalableTarget",
+                    "application-autoscaling:DescribeScalableTargets",
+                    "application-autoscaling:PutScalingPolicy",
+                ],
+                resources=["*"],
+            ))
+            self.function.add_to_role_policy(iam.PolicyStatement(
+                actions=["iam:CreateServiceLinkedRole"],
+                resources=["*"],
+                conditions={"StringEquals": {"iam:AWSServiceName": "dynamodb.application-autoscaling.amazonaws.com"}},
+            ))
+        self._acknowledge(role, findings)
+
+    def _grant(self, grantee: iam.IGrantable, actions: tuple[str, ...], *, kms_actions: tuple[str, ...]) -> iam.Grant:
+        grant = iam.Grant.add_to_principal(grantee=grantee, actions=list(actions), resource_arns=self.table_arns)
+        if self.encryption_key is not None:
+            self.encryption_key.grant(grantee, *kms_actions)
+        self._acknowledge_wildcards(grantee, [self.table_name_pattern, f"{self.table_name_pattern}/index/*"])
+        return grant
+
+    def _acknowledge_wildcards(
+        self, grantee: iam.IGrantable, patterns: list[str], *, list_streams: bool = False
+    ) -> None:
+        findings = [
+            (f"Resource::{_arn_text(p)}", f"period tables are created at run time, all named {self.table_name_pattern}")
+            for p in patterns
+        ]
+        if list_streams:
+            findings.append(("Resource::*", "ListStreams has no resource-level permissions"))
+        self._acknowledge(grantee, findings)
+
+    @staticmethod
+    def _acknowledge(target: object, findings: list[tuple[str, str]]) -> None:
+        """Acknowledge IAM5 findings on the principal's construct (its policy is where they are reported)."""
+        principal = getattr(target, "grant_principal", None)
+        if isinstance(principal, Construct):
+            target = principal  # a function's grants land on its role's policy
+        if not isinstance(target, Construct):
+            return
+        Validations.of(target).acknowledge(
+            *[Acknowledgment(id=f"AwsSolutions-IAM5[{finding}]", reason=reason) for finding, reason in findings]
+        )
+
+    def _warn_about_table_quota(self) -> None:
+        unit, step = ("day", timedelta(days=1)) if self.period is RotationPeriod.DAILY else ("week", timedelta(weeks=1))
+        reached = datetime.now(UTC) + step * TABLE_QUOTA
+        Annotations.of(self).add_warning_v2(
+            "cdk-ts:table-quota",
+            f"{self.table_prefix}: a {self.period.value} rotation with no retain_periods adds a table every {unit}; "
+            f"the default quota of {TABLE_QUOTA} tables per account and Region is reached after {TABLE_QUOTA} "
+            f"{unit}s, around {reached:%Y-%m} (sooner with other tables). "
+            "Set retain_periods (and archive_bucket to keep the data in S3).",
+        )
+
+    def _config_fingerprint(self) -> str:
+        resolved = Stack.of(self).resolve(Stack.of(self).to_json_string(asdict(self.config)))
+        return hashlib.sha256(str(resolved).encode()).hexdigest()[:16]
+
+
+def _to_timedelta(value: Duration | None, default: Duration) -> timedelta:
+    duration = value or default
+    if Token.is_unresolved(duration.to_seconds()):
+        raise ValueError("create_lead and resize_delay must be literal durations")
+    return timedelta(seconds=duration.to_seconds())
+
+
+def _arn_text(name_pattern: str) -> str:
+    """How cdk-nag prints a table ARN built by ``table_arn_pattern`` in a finding id."""
+    return f"arn:<AWS::Partition>:dynamodb:<AWS::Region>:<AWS::AccountId>:table/{name_pattern}"
+

@@ -1,0 +1,317 @@
+"""RotatingTimeSeriesTables: schedules, IAM scope, secure defaults, grants, validation, cdk-nag."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk.assertions import Annotations, Match, Template
+
+from cdk_ts._defaults import access_logs_bucket, runtime_function, secure_bucket
+from cdk_ts.rotating_tables import RotatingTimeSeriesTables
+from lambdas.rotation_config import ENV_ROTATION_CONFIG, AutoScaling, CapacityTier
+from lambdas.table_layout import ENV_TABLE_PREFIX, TableLayout
+from tests.support.nag import new_app, unacknowledged_findings
+
+
+def build(**props):
+    app = new_app()
+    stack = Stack(app, "Test")
+    props.setdefault("table_prefix", "telemetry")
+    tables = RotatingTimeSeriesTables(stack, "Telemetry", **props)
+    return app, stack, tables
+
+
+@pytest.fixture(scope="module")
+def archived():
+    """A daily rotation with 7 periods retained, archived to a secure bucket, with a stream and a bound reader."""
+    app = new_app()
+    stack = Stack(app, "Test")
+    bucket = secure_bucket(stack, "Archive", server_access_logs_bucket=access_logs_bucket(stack, "AccessLogs"))
+    tables = RotatingTimeSeriesTables(
+        stack,
+        "Telemetry",
+        table_prefix="telemetry",
+        retain_periods=7,
+        archive_bucket=bucket,
+        stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
+        time_to_live_attribute="expires_at",
+    )
+    reader = iam.Role(stack, "Reader", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+    tables.grant_read_data(reader)
+    return app, stack, tables, Template.from_stack(stack)
+
+
+def rotation_config(template):
+    functions = template.find_resources(
+        "AWS::Lambda::Function", {"Properties": {"Handler": "lambdas.rotation.handler"}}
+    )
+    (function,) = functions.values()
+    return function["Properties"]["Environment"]["Variables"]
+
+
+def policy_statements(template):
+    return [
+        s
+        for p in template.find_resources("AWS::IAM::Policy").values()
+        for s in p["Properties"]["PolicyDocument"]["Statement"]
+    ]
+
+
+def joined(value):
+    """Render an Fn::Join ARN as text with pseudo parameters named, for readable assertions."""
+    if isinstance(value, str):
+        return value
+    if "Fn::Join" in value:
+        return "".join(joined(part) for part in value["Fn::Join"][1])
+    if "Ref" in value:
+        return f"<{value['Ref']}>"
+    if "Fn::GetAtt" in value:
+        return f"<{'.'.join(value['Fn::GetAtt'])}>"
+    return json.dumps(value)
+
+
+class TestSchedules:
+    def test_daily_rules_run_at_2345_and_0015_and_hourly_reconcile(self, archived):
+        template = archived[3]
+        rules = template.find_resources("AWS::Events::Rule")
+        by_operation = {
+            json.loads(r["Properties"]["Targets"][0]["InputTransformer"]["InputTemplate"].replace("<time>", '"t"'))[
+                "Operation"
+            ]: r["Properties"]
+            for r in rules.values()
+        }
+        assert by_operation["create_new"]["ScheduleExpression"] == "cron(45 23 * * ? *)"
+        assert by_operation["resize_old"]["ScheduleExpression"] == "cron(15 0 * * ? *)"
+        assert by_operation["reconcile"]["ScheduleExpression"] == "rate(1 hour)"
+
+    def test_rules_pass_the_scheduled_time_not_the_invocation_time(self, archived):
+        for rule in archived[3].find_resources("AWS::Events::Rule").values():
+            target = rule["Properties"]["Targets"][0]
+            assert target["InputTransformer"]["InputPathsMap"] == {"time": "$.time"}
+            assert target["RetryPolicy"]["MaximumRetryAttempts"] > 0
+
+    @pytest.mark.parametrize(
+        ("period", "create", "resize"),
+        [
+            ("weekly", "cron(45 23 ? * SUN *)", "cron(15 0 ? * MON *)"),
+            ("monthly", "cron(45 23 L * ? *)", "cron(15 0 1 * ? *)"),
+            ("quarterly", "cron(45 23 L 3,6,9,12 ? *)", "cron(15 0 1 1,4,7,10 ? *)"),
+            ("yearly", "cron(45 23 L 12 ? *)", "cron(15 0 1 1 ? *)"),
+        ],
+    )
+    def test_every_period_kind_is_scheduled_around_its_boundary(self, period, create, resize):
+        _app, stack, _tables = build(period=period, retain_periods=4, run_at_deploy=False)
+        expressions = {
+            r["Properties"]["ScheduleExpression"]
+            for r in Template.from_stack(stack).find_resources("AWS::Events::Rule").values()
+        }
+        assert {create, resize} <= expressions
+
+    def test_lead_and_delay_are_configurable(self):
+        _app, stack, _tables = build(
+            create_lead=Duration.hours(2),
+            resize_delay=Duration.minutes(30),
+            enable_reconcile_schedule=False,
+            retain_periods=3,
+            run_at_deploy=False,
+        )
+        expressions = {
+            r["Properties"]["ScheduleExpression"]
+            for r in Template.from_stack(stack).find_resources("AWS::Events::Rule").values()
+        }
+        assert expressions == {"cron(0 22 * * ? *)", "cron(30 0 * * ? *)"}
+
+
+class TestRotationFunction:
+    def test_runs_on_a_python_312_or_later_runtime_with_layout_and_config_in_env(self, archived):
+        template = archived[3]
+        function = next(
+            iter(
+                template.find_resources(
+                    "AWS::Lambda::Function", {"Properties": {"Handler": "lambdas.rotation.handler"}}
+                ).values()
+            )
+        )
+        runtime = function["Properties"]["Runtime"]
+        assert runtime.startswith("python3.") and int(runtime.split(".")[1]) >= 12
+        env = rotation_config(template)
+        assert env[ENV_TABLE_PREFIX] == "telemetry"
+        config = env[ENV_ROTATION_CONFIG]
+        assert "Fn::Join" in config  # the archive bucket name is a deploy-time token inside the JSON
+        settings = json.loads(joined(config))
+        assert settings["retain_periods"] == 7
+        assert settings["point_in_time_recovery"] is True
+        assert settings["stream_view_type"] == "NEW_AND_OLD_IMAGES"
+        assert settings["archive_bucket"].startswith("<Archive")
+        assert (settings["current"]["read_capacity"], settings["current"]["write_capacity"]) == (300, 1000)
+
+    def test_table_permissions_are_limited_to_the_prefix(self, archived):
+        statements = policy_statements(archived[3])
+        create = next(s for s in statements if "dynamodb:CreateTable" in s["Action"])
+        assert (
+            joined(create["Resource"])
+            == "arn:<AWS::Partition>:dynamodb:<AWS::Region>:<AWS::AccountId>:table/telemetry_*"
+        )
+        wildcard = [s for s in statements if s["Resource"] == "*"]
+        wildcard_actions = {
+            a for s in wildcard for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
+        }
+        assert wildcard_actions == {"dynamodb:ListTables", "dynamodb:ListExports", "cloudwatch:PutMetricData"}
+
+    def test_export_writes_only_under_the_archive_prefix(self, archived):
+        statements = policy_statements(archived[3])
+        put = next(s for s in statements if "s3:PutObject" in s["Action"])
+        assert joined(put["Resource"]).endswith("/exports/telemetry_*")
+
+    def test_deploy_time_reconcile_invokes_the_rotation_function(self, archived):
+        template = archived[3]
+        resources = template.find_resources("Custom::CdkTsRotation")
+        (resource,) = resources.values()
+        functions = template.find_resources(
+            "AWS::Lambda::Function", {"Properties": {"Handler": "lambdas.rotation.handler"}}
+        )
+        assert resource["Properties"]["ServiceToken"] == {"Fn::GetAtt": [next(iter(functions)), "Arn"]}
+
+    def test_auto_scaling_adds_scoped_application_autoscaling_permissions(self):
+        _app, stack, _tables = build(
+            current_tier=CapacityTier.provisioned(300, 1000, AutoScaling(target_utilization=60)), retain_periods=3
+        )
+        statements = policy_statements(Template.from_stack(stack))
+        linked_role = next(s for s in statements if s["Action"] == "iam:CreateServiceLinkedRole")
+        assert linked_role["Condition"] == {
+            "StringEquals": {"iam:AWSServiceName": "dynamodb.application-autoscaling.amazonaws.com"}
+        }
+
+    def test_customer_key_is_granted_to_create_tables(self):
+        app = new_app()
+        stack = Stack(app, "Test")
+        key = kms.Key(stack, "Key", enable_key_rotation=True)
+        RotatingTimeSeriesTables(stack, "Telemetry", table_prefix="telemetry", encryption_key=key, retain_periods=3)
+        statements = policy_statements(Template.from_stack(stack))
+        kms_statement = next(s for s in statements if "kms:CreateGrant" in s["Action"])
+        assert kms_statement["Resource"] == {"Fn::GetAtt": [stack.get_logical_id(key.node.default_child), "Arn"]}
+
+
+class TestGrants:
+    def test_read_grant_covers_every_period_table_and_index(self, archived):
+        _app, stack, _tables, template = archived
+        reader_role = stack.resolve(stack.node.find_child("Reader").role_name)
+        (policy,) = template.find_resources("AWS::IAM::Policy", {"Properties": {"Roles": [reader_role]}}).values()
+        (read,) = policy["Properties"]["PolicyDocument"]["Statement"]
+        assert {"dynamodb:Query", "dynamodb:GetItem", "dynamodb:BatchGetItem"} <= set(read["Action"])
+        assert not {"dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:DeleteTable"} & set(read["Action"])
+        assert [joined(r).rsplit(":", 1)[1] for r in read["Resource"]] == [
+            "table/telemetry_*",
+            "table/telemetry_*/index/*",
+        ]
+
+    def test_bind_sets_the_layout_env_vars_the_router_reads(self):
+        app = new_app()
+        stack = Stack(app, "Test")
+        tables = RotatingTimeSeriesTables(
+            stack,
+            "T",
+            table_prefix="metrics",
+            period="weekly",
+            retain_periods=4,
+            partition_key=dynamodb.Attribute(name="device", type=dynamodb.AttributeType.STRING),
+        )
+        function = runtime_function(
+            stack, "Ingest", handler="lambdas.router.handler", description="ingest", environment={}
+        )
+        tables.bind(function)
+        template = Template.from_stack(stack)
+        (ingest,) = template.find_resources(
+            "AWS::Lambda::Function", {"Properties": {"Handler": "lambdas.router.handler"}}
+        ).values()
+        layout = TableLayout.from_env(ingest["Properties"]["Environment"]["Variables"])
+        assert layout == tables.layout
+        assert (layout.table_prefix, layout.period.value, layout.partition_key_type) == ("metrics", "weekly", "S")
+        statements = policy_statements(template)
+        assert any("dynamodb:PutItem" in s["Action"] and "dynamodb:Query" in s["Action"] for s in statements)
+
+    def test_grant_returns_an_iam_grant(self):
+        app = new_app()
+        stack = Stack(app, "Test")
+        tables = RotatingTimeSeriesTables(stack, "T", table_prefix="telemetry", retain_periods=3)
+        role = iam.Role(stack, "Writer", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+        grant = tables.grant_write_data(role)
+        assert isinstance(grant, iam.Grant)
+        assert grant.success
+
+
+class TestDefaultsAndValidation:
+    def test_no_retention_on_a_daily_rotation_warns_about_the_table_quota(self):
+        _app, stack, _tables = build()
+        warnings = Annotations.from_stack(stack).find_warning("*", Match.string_like_regexp("2500 tables"))
+        assert len(warnings) == 1
+        assert "retain_periods" in warnings[0].entry.data
+
+    def test_monthly_rotation_without_retention_does_not_warn(self):
+        _app, stack, _tables = build(period="monthly")
+        assert Annotations.from_stack(stack).find_warning("*", Match.string_like_regexp("2500 tables")) == []
+
+    @pytest.mark.parametrize(
+        ("props", "message"),
+        [
+            ({"table_prefix": "bad prefix"}, "table_prefix 'bad prefix'"),
+            ({"table_prefix": "x" * 250}, "a daily prefix needs 1-244 characters"),
+            ({"period": "hourly"}, "period 'hourly' is not one of"),
+            ({"current_tier": "zero-read"}, "read_capacity 0 must be a whole number >= 1"),
+            ({"retain_periods": 1}, "retain_periods 1 must be >= 2"),
+            ({"create_lead": Duration.days(1)}, "create_lead 1 day, 0:00:00 must be shorter than a daily period"),
+            ({"resize_delay": Duration.seconds(30)}, "resize_delay 0:00:30 must be a whole number of minutes"),
+            ({"reconcile_every": Duration.minutes(1)}, "reconcile_every 1 minute must be at least 5 minutes"),
+            (
+                {"point_in_time_recovery": False, "retain_periods": 3, "archive_bucket": "B"},
+                "archive_bucket needs point_in_time_recovery",
+            ),
+            (
+                {"sort_key": dynamodb.Attribute(name="ts", type=dynamodb.AttributeType.STRING), "time_unit": "ms"},
+                "time_unit 'ms' does not fit a String sort key",
+            ),
+        ],
+    )
+    def test_bad_props_fail_at_synth_with_the_value_named(self, props, message):
+        if props.get("current_tier") == "zero-read":
+            with pytest.raises(ValueError, match=message):
+                build(current_tier=CapacityTier(read_capacity=0, write_capacity=5))
+            return
+        if props.get("archive_bucket") == "B":
+            app = new_app()
+            stack = Stack(app, "Test")
+            props["archive_bucket"] = secure_bucket(stack, "B")
+            with pytest.raises(ValueError, match=message):
+                RotatingTimeSeriesTables(stack, "T", table_prefix="telemetry", **props)
+            return
+        with pytest.raises(ValueError, match=message):
+            build(**props)
+
+    def test_stream_consumers_need_a_stream(self):
+        _app, _stack, tables = build(retain_periods=3)
+        with pytest.raises(ValueError, match="has no stream: pass stream="):
+            tables.grant_stream_read(iam.Role(_stack, "R", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com")))
+
+
+def test_the_construct_passes_cdk_nag_with_reasoned_acknowledgements_only():
+    app = new_app()
+    stack = Stack(app, "Test")
+    bucket = secure_bucket(stack, "Archive", server_access_logs_bucket=access_logs_bucket(stack, "AccessLogs"))
+    tables = RotatingTimeSeriesTables(
+        stack,
+        "Telemetry",
+        table_prefix="telemetry",
+        retain_periods=7,
+        archive_bucket=bucket,
+        stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
+        current_tier=CapacityTier.provisioned(300, 1000, AutoScaling()),
+    )
+    reader = iam.Role(stack, "Reader", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+    tables.grant_read_write_data(reader)
+    tables.grant_stream_read(reader)
+    assert unacknowledged_findings(app) == []
