@@ -126,8 +126,9 @@ class TableRotator:
         """Move the previous table to the previous tier and every older one to the older tier; expire old ones."""
         current = period_start(self.layout.period, when)
         tables = [t for t in self.list_tables() if t.start < current]
-        self._apply_tiers(tables, current, when, report)
-        self._expire(tables, current, report)
+        kept, expired = self._split_expired(tables, current)
+        self._apply_tiers(kept, current, when, report)
+        self._expire(expired, report)
 
     def reconcile(self, when: datetime, report: RunReport) -> None:
         """Converge: current (and, inside the lead window, next) table exist, every tier right, expiry done."""
@@ -143,8 +144,9 @@ class TableRotator:
                 self._ensure_table(name, report)
         live = [t for t in tables.values() if t.start >= shift(self.layout.period, current, -1)]
         self._ensure_settings([t.name for t in live], report)
-        self._apply_tiers(list(tables.values()), current, when, report)
-        self._expire([t for t in tables.values() if t.start < current], current, report)
+        kept, expired = self._split_expired(list(tables.values()), current)
+        self._apply_tiers(kept, current, when, report)
+        self._expire(expired, report)
         self._publish_next_table_metric(upcoming, when, tables, report)
 
     # ---- discovery --------------------------------------------------------------------------
@@ -347,13 +349,17 @@ class TableRotator:
 
     # ---- expiry -----------------------------------------------------------------------------
 
-    def _expire(self, tables: list[PeriodTable], current: datetime, report: RunReport) -> None:
+    def _split_expired(
+        self, tables: list[PeriodTable], current: datetime
+    ) -> tuple[list[PeriodTable], list[PeriodTable]]:
+        """(kept, expired): expired tables get no capacity change, which would only delay their deletion."""
         if self.config.retain_periods is None:
-            return
+            return tables, []
         cutoff = shift(self.layout.period, current, -(self.config.retain_periods - 1))
+        return [t for t in tables if t.start >= cutoff], [t for t in tables if t.start < cutoff]
+
+    def _expire(self, tables: list[PeriodTable], report: RunReport) -> None:
         for table in tables:
-            if table.start >= cutoff:
-                continue
             if self.config.archive_bucket and not self._archived(table.name, report):
                 continue
             if not self._take_change():

@@ -363,7 +363,7 @@ class TestExpiry:
 
         first = rotator.run("resize_old", utc(2026, 3, 2, 0, 15))
         assert "telemetry_2026-02-01" in table_names(dynamodb)
-        assert [a["action"] for a in first["actions"] if a["table"] == "telemetry_2026-02-01"] == ["update", "export"]
+        assert [a["action"] for a in first["actions"] if a["table"] == "telemetry_2026-02-01"] == ["export"]
         arn = dynamodb.describe_table(TableName="telemetry_2026-02-01")["Table"]["TableArn"]
         export = dynamodb.list_exports(TableArn=arn)["ExportSummaries"][0]
         description = dynamodb.describe_export(ExportArn=export["ExportArn"])["ExportDescription"]
