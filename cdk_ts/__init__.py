@@ -1,5 +1,7 @@
 """cdk-ts: AWS CDK constructs for DynamoDB time-series and IoT data patterns."""
 
+from cdk_ts.rotating_tables import RotatingTimeSeriesTables
 from lambdas.periods import RotationPeriod
+from lambdas.rotation_config import AutoScaling, CapacityTier
 
-__all__ = ["RotationPeriod"]
+__all__ = ["AutoScaling", "CapacityTier", "RotatingTimeSeriesTables", "RotationPeriod"]

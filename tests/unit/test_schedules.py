@@ -55,5 +55,5 @@ def test_bad_leads_are_rejected_with_the_value_and_the_rule(period, lead, messag
 
 
 def test_delays_past_the_28th_cannot_be_scheduled_for_quarters():
-    with pytest.raises(ValueError, match="resize_delay 30 days, 0:00:00 must be under 28 days for a quarterly rotation"):
+    with pytest.raises(ValueError, match="resize_delay 30 days, 0:00:00 must be under 28 days for a quarterly"):
         after_boundary(RotationPeriod.QUARTERLY, timedelta(days=30))

@@ -1,0 +1,59 @@
+"""The synthesized sample app: cdk-nag clean with reasoned acknowledgements, and a reviewed snapshot."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from aws_cdk import App
+from syrupy.extensions.json import JSONSnapshotExtension
+
+import app as sample_app
+from tests.support.nag import new_app, unacknowledged_findings
+
+REPO = Path(__file__).resolve().parents[2]
+ASSET_HASH = re.compile(r"[0-9a-f]{64}")
+
+
+def cdk_json_context() -> dict:
+    return json.loads((REPO / "cdk.json").read_text())["context"]
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    """The sample app as `cdk synth` builds it: cdk.json context, no account or region."""
+    app = App(outdir=str(tmp_path_factory.mktemp("cdk.out")), context=cdk_json_context())
+    sample_app.build_app(app, checks=False)
+    return app
+
+
+@pytest.fixture(autouse=True)
+def no_cli_environment(monkeypatch):
+    monkeypatch.delenv("CDK_DEFAULT_ACCOUNT", raising=False)
+    monkeypatch.delenv("CDK_DEFAULT_REGION", raising=False)
+
+
+def test_sample_app_has_no_unacknowledged_cdk_nag_findings():
+    app = new_app(context=cdk_json_context())
+    sample_app.build_app(app, checks=False)
+    assert unacknowledged_findings(app) == []
+
+
+def test_every_acknowledgement_of_ours_gives_a_specific_reason(sample):
+    reasons = {}
+    for construct in sample.node.find_all():
+        for entry in construct.node.metadata:
+            if entry.type == "aws:cdk:acknowledged-rules":
+                reasons.update({k: v for k, v in entry.data.items() if "AwsSolutions" in k})
+    assert reasons, "the sample app acknowledges no finding: this test would prove nothing"
+    for rule, reason in reasons.items():
+        assert len(reason) >= 30, f"{rule}: reason too short to say why: {reason!r}"
+        assert not re.search(r"\b(needed|required|lorem|todo|n/a)\b", reason, re.IGNORECASE), (rule, reason)
+
+
+def test_synthesized_template_matches_the_reviewed_snapshot(sample, snapshot):
+    template = sample.synth().get_stack_by_name(sample_app.STACK_NAME).template
+    masked = json.loads(ASSET_HASH.sub("<asset-hash>", json.dumps(template, sort_keys=True)))
+    assert masked == snapshot(extension_class=JSONSnapshotExtension)
