@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import json
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -11,8 +13,10 @@ from cdk_nag import AwsSolutionsChecks
 
 
 def new_app(**kwargs) -> App:
-    """An App writing to a fresh temporary outdir, so each synth has its own validation report."""
-    return App(outdir=tempfile.mkdtemp(prefix="cdk-ts-test-"), **kwargs)
+    """An App writing to a fresh temporary outdir (removed at exit), so each synth has its own report."""
+    outdir = tempfile.mkdtemp(prefix="cdk-ts-test-")
+    atexit.register(shutil.rmtree, outdir, ignore_errors=True)
+    return App(outdir=outdir, **kwargs)
 
 
 def unacknowledged_findings(app: App) -> list[str]:
