@@ -31,6 +31,7 @@ from lambdas.rotation_config import (
     CapacityTier,
     RotationConfig,
 )
+from lambdas.stream_mappings import STREAM_CONSUMER_ENV
 from lambdas.table_layout import TableLayout
 
 TABLE_QUOTA = 2500
@@ -252,8 +253,6 @@ class RotatingTimeSeriesTables(Construct):
         """
         if self.stream_view_type is None:
             raise ValueError(f"{self.node.path} has no stream: pass stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES")
-        from lambdas.stream_mappings import STREAM_CONSUMER_ENV
-
         self.function.add_environment(STREAM_CONSUMER_ENV, Stack.of(self).to_json_string(dict(mapping)))
         stack = Stack.of(self)
         mapping_arn = stack.format_arn(

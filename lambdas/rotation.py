@@ -24,6 +24,7 @@ from botocore.exceptions import ClientError
 from lambdas import cfn_response
 from lambdas.periods import next_start, parse_table_name, period_start, shift, table_name
 from lambdas.rotation_config import CapacityTier, RotationConfig
+from lambdas.stream_mappings import StreamConsumer
 from lambdas.table_layout import TableLayout
 
 logger = logging.getLogger(__name__)
@@ -545,8 +546,6 @@ def scheduled_time(event: Mapping[str, Any], clock: Callable[[], datetime] = lam
 
 def build_rotator(env: Mapping[str, str]) -> TableRotator:
     """The rotator for this function's environment, with boto3 clients created now (at call time)."""
-    from lambdas.stream_mappings import StreamConsumer  # imported here: only rotations with a consumer need it
-
     config = RotationConfig.from_env(env)
     uses_scaling = any(t.auto_scaling for t in (config.current, config.previous, config.older))
     consumer = StreamConsumer.from_env(env)

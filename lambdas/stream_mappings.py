@@ -1,0 +1,90 @@
+"""Event source mappings from period-table streams to a consumer function (used by the rotation function).
+
+A rotating family of tables gets a new stream with every new table, so the mapping cannot be
+declared in CloudFormation: the rotation function attaches the consumer when it creates a table
+and detaches it before the table is deleted. The settings travel as JSON in :data:`STREAM_CONSUMER_ENV`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+STREAM_CONSUMER_ENV = "CDK_TS_STREAM_CONSUMER"
+
+
+@dataclass(frozen=True)
+class StreamConsumer:
+    """The consumer function and the mapping settings every period table's stream gets."""
+
+    function_name: str
+    batch_size: int = 1000
+    maximum_batching_window_seconds: int = 60
+    starting_position: str = "TRIM_HORIZON"
+    maximum_retry_attempts: int = 10
+    maximum_record_age_seconds: int = 86400
+    bisect_batch_on_function_error: bool = True
+    on_failure_destination_arn: str | None = None
+    filter_patterns: list[str] = field(default_factory=list)
+    report_batch_item_failures: bool = True
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> StreamConsumer | None:
+        """The consumer configured for this function, or None when no consumer is attached."""
+        raw = env.get(STREAM_CONSUMER_ENV)
+        if not raw:
+            return None
+        data = json.loads(raw)
+        unknown = set(data) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"unknown stream consumer settings: {', '.join(sorted(unknown))}")
+        return cls(**data)
+
+    def mapping_request(self, stream_arn: str) -> dict[str, Any]:
+        """CreateEventSourceMapping arguments for one stream."""
+        request: dict[str, Any] = {
+            "EventSourceArn": stream_arn,
+            "FunctionName": self.function_name,
+            "StartingPosition": self.starting_position,
+            "BatchSize": self.batch_size,
+            "MaximumBatchingWindowInSeconds": self.maximum_batching_window_seconds,
+            "MaximumRetryAttempts": self.maximum_retry_attempts,
+            "MaximumRecordAgeInSeconds": self.maximum_record_age_seconds,
+            "BisectBatchOnFunctionError": self.bisect_batch_on_function_error,
+            "Enabled": True,
+        }
+        if self.report_batch_item_failures:
+            request["FunctionResponseTypes"] = ["ReportBatchItemFailures"]
+        if self.on_failure_destination_arn:
+            request["DestinationConfig"] = {"OnFailure": {"Destination": self.on_failure_destination_arn}}
+        if self.filter_patterns:
+            request["FilterCriteria"] = {"Filters": [{"Pattern": p} for p in self.filter_patterns]}
+        return request
+
+    def _mappings(self, lambda_client, stream_arn: str) -> list[dict[str, Any]]:
+        found, kwargs = [], {"EventSourceArn": stream_arn, "FunctionName": self.function_name}
+        while True:
+            page = lambda_client.list_event_source_mappings(**kwargs)
+            found.extend(page.get("EventSourceMappings", []))
+            if not page.get("NextMarker"):
+                return found
+            kwargs["Marker"] = page["NextMarker"]
+
+    def attach(self, lambda_client, stream_arn: str) -> bool:
+        """Map ``stream_arn`` to the consumer unless a mapping exists; True when one was created."""
+        if self._mappings(lambda_client, stream_arn):
+            return False
+        lambda_client.create_event_source_mapping(**self.mapping_request(stream_arn))
+        return True
+
+    def detach(self, lambda_client, stream_arn: str) -> int:
+        """Delete the consumer's mappings on ``stream_arn``; returns how many were deleted."""
+        mappings = self._mappings(lambda_client, stream_arn)
+        for mapping in mappings:
+            try:
+                lambda_client.delete_event_source_mapping(UUID=mapping["UUID"])
+            except lambda_client.exceptions.ResourceNotFoundException:
+                continue
+        return len(mappings)

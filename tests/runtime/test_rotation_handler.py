@@ -1,0 +1,194 @@
+"""The rotation handler as Lambda runs it: env read at call time, scheduled time, custom resource replies, streams."""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+import zipfile
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import boto3
+import pytest
+
+from lambdas import rotation
+from lambdas.periods import label, next_start
+from lambdas.rotation_config import ENV_ROTATION_CONFIG, RotationConfig
+from lambdas.stream_mappings import STREAM_CONSUMER_ENV, StreamConsumer
+from lambdas.table_layout import TableLayout
+
+
+@pytest.fixture
+def rotation_env(monkeypatch, aws):
+    def configure(prefix="telemetry", **config):
+        for name, value in TableLayout(prefix).to_env().items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setenv(ENV_ROTATION_CONFIG, RotationConfig(**config).to_json())
+
+    configure()
+    return configure
+
+
+def tables():
+    return sorted(boto3.client("dynamodb").list_tables()["TableNames"])
+
+
+def test_scheduled_event_uses_the_events_time_even_when_it_runs_late(rotation_env):
+    result = rotation.handler({"Operation": "create_new", "time": "2026-03-01T23:45:00Z"}, None)
+    assert tables() == ["telemetry_2026-03-02"]
+    assert result["time"] == "2026-03-01T23:45:00+00:00"
+
+
+def test_configuration_is_read_when_invoked_not_when_imported(rotation_env):
+    rotation.handler({"Operation": "create_new", "time": "2026-03-01T23:45:00Z"}, None)
+    rotation_env(prefix="metrics")
+    rotation.handler({"Operation": "create_new", "time": "2026-03-01T23:45:00Z"}, None)
+    assert tables() == ["metrics_2026-03-02", "telemetry_2026-03-02"]
+
+
+def test_without_a_time_the_clock_is_used(rotation_env):
+    before = datetime.now(UTC)
+    rotation.handler({"Operation": "create_new"}, None)
+    after = datetime.now(UTC)
+    expected = {f"telemetry_{label('daily', next_start('daily', t))}" for t in (before, after)}
+    assert set(tables()) <= expected and len(tables()) == 1
+
+
+@pytest.mark.parametrize(
+    ("event", "message"),
+    [
+        ({"Operation": "rotate", "time": "2026-03-01T23:45:00Z"}, "unknown Operation 'rotate'"),
+        ({"time": "2026-03-01T23:45:00Z"}, "unknown Operation ''"),
+        ({"Operation": "create_new", "time": "yesterday"}, "event time 'yesterday' is not ISO-8601"),
+    ],
+)
+def test_bad_events_are_clear_errors(rotation_env, event, message):
+    with pytest.raises(ValueError, match=message):
+        rotation.handler(event, None)
+
+
+class CloudFormationReplies:
+    """A local HTTP server standing in for CloudFormation's pre-signed response URL."""
+
+    def __init__(self):
+        replies = self.replies = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_PUT(self):  # noqa: N802 - http.server's naming
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                replies.append(json.loads(body))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *_args):
+                pass
+
+        self.server = HTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}/response"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def cloudformation():
+    replies = CloudFormationReplies()
+    yield replies
+    replies.close()
+
+
+def custom_resource_event(url, request_type):
+    return {
+        "RequestType": request_type,
+        "ResponseURL": url,
+        "StackId": "arn:aws:cloudformation:us-east-1:123456789012:stack/S/1",
+        "RequestId": "r-1",
+        "LogicalResourceId": "DeployTimeReconcile",
+        "ResourceType": "Custom::CdkTsRotation",
+        "ResourceProperties": {},
+    }
+
+
+def test_deploy_time_run_creates_the_current_table_and_reports_success(rotation_env, cloudformation):
+    rotation.handler(custom_resource_event(cloudformation.url, "Create"), None)
+    today = f"telemetry_{label('daily', datetime.now(UTC))}"
+    assert today in tables()
+    (reply,) = cloudformation.replies
+    assert (reply["Status"], reply["RequestId"], reply["LogicalResourceId"]) == (
+        "SUCCESS",
+        "r-1",
+        "DeployTimeReconcile",
+    )
+
+
+def test_stack_deletion_keeps_the_tables(rotation_env, cloudformation):
+    rotation.handler(custom_resource_event(cloudformation.url, "Create"), None)
+    existing = tables()
+    event = {**custom_resource_event(cloudformation.url, "Delete"), "PhysicalResourceId": "rotation-telemetry"}
+    rotation.handler(event, None)
+    assert tables() == existing
+    assert [r["Status"] for r in cloudformation.replies] == ["SUCCESS", "SUCCESS"]
+    assert cloudformation.replies[1]["PhysicalResourceId"] == "rotation-telemetry"
+
+
+def test_a_failed_deploy_time_run_reports_failure_instead_of_hanging_the_stack(
+    rotation_env, cloudformation, monkeypatch
+):
+    monkeypatch.setenv(ENV_ROTATION_CONFIG, json.dumps({"retain_periods": 1}))
+    with pytest.raises(ValueError, match="retain_periods 1 must be >= 2"):
+        rotation.handler(custom_resource_event(cloudformation.url, "Update"), None)
+    (reply,) = cloudformation.replies
+    assert reply["Status"] == "FAILED"
+    assert "retain_periods 1 must be >= 2" in reply["Reason"]
+
+
+def consumer_function():
+    iam = boto3.client("iam")
+    role = iam.create_role(RoleName="consumer", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+    code = io.BytesIO()
+    with zipfile.ZipFile(code, "w") as archive:
+        archive.writestr("index.py", "def handler(event, context):\n    return {}\n")
+    return boto3.client("lambda").create_function(
+        FunctionName="archiver",
+        Runtime="python3.12",
+        Role=role,
+        Handler="index.handler",
+        Code={"ZipFile": code.getvalue()},
+    )["FunctionArn"]
+
+
+def test_new_tables_feed_the_stream_consumer_and_expired_ones_stop_first(rotation_env, monkeypatch):
+    arn = consumer_function()
+    rotation_env(stream_view_type="NEW_AND_OLD_IMAGES", retain_periods=2)
+    monkeypatch.setenv(STREAM_CONSUMER_ENV, json.dumps({"function_name": arn, "batch_size": 500}))
+    lambda_client = boto3.client("lambda")
+    dynamodb = boto3.client("dynamodb")
+
+    rotation.handler({"Operation": "create_new", "time": "2026-03-01T23:45:00Z"}, None)
+    stream = dynamodb.describe_table(TableName="telemetry_2026-03-02")["Table"]["LatestStreamArn"]
+    (mapping,) = lambda_client.list_event_source_mappings(EventSourceArn=stream)["EventSourceMappings"]
+    assert (mapping["FunctionArn"], mapping["BatchSize"]) == (arn, 500)
+
+    rotation.handler({"Operation": "create_new", "time": "2026-03-01T23:45:00Z"}, None)
+    assert len(lambda_client.list_event_source_mappings(EventSourceArn=stream)["EventSourceMappings"]) == 1
+
+    rotation.handler({"Operation": "resize_old", "time": "2026-03-04T00:15:00Z"}, None)
+    assert "telemetry_2026-03-02" not in tables()
+    assert lambda_client.list_event_source_mappings(EventSourceArn=stream)["EventSourceMappings"] == []
+
+
+def test_stream_consumer_settings_become_the_mapping_request():
+    consumer = StreamConsumer(
+        function_name="arn:aws:lambda:us-east-1:1:function:f",
+        on_failure_destination_arn="arn:aws:sqs:us-east-1:1:dlq",
+        filter_patterns=['{"eventName": ["REMOVE"]}'],
+    )
+    request = consumer.mapping_request("arn:stream")
+    assert request["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert request["DestinationConfig"] == {"OnFailure": {"Destination": "arn:aws:sqs:us-east-1:1:dlq"}}
+    assert request["FilterCriteria"] == {"Filters": [{"Pattern": '{"eventName": ["REMOVE"]}'}]}
+    assert request["StartingPosition"] == "TRIM_HORIZON"
