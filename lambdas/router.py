@@ -1,0 +1,330 @@
+"""PeriodRouter: which period table a time belongs to, parallel range queries, batched multi-measure writes.
+
+Items go in and come out as plain Python values (numbers as ``Decimal``, never floats), never as
+DynamoDB AttributeValue wrappers.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+import boto3
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
+
+from lambdas.periods import RotationPeriod, period_start, shift, table_name
+from lambdas.table_layout import TableLayout
+
+BATCH_LIMIT = 25  # BatchWriteItem's maximum number of requests
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+
+class BatchWriteError(Exception):
+    """Raised when items stay unprocessed after every retry; ``items`` are the ones not written."""
+
+    def __init__(self, items: list[dict[str, Any]], attempts: int) -> None:
+        super().__init__(f"{len(items)} item(s) not written after {attempts} BatchWriteItem attempts")
+        self.items = items
+        self.attempts = attempts
+
+
+def to_attribute_values(item: Mapping[str, Any]) -> dict[str, dict]:
+    """Plain Python values to AttributeValues; floats become exact Decimals of their shortest repr."""
+    return {name: _serializer.serialize(_exact(value)) for name, value in item.items()}
+
+
+def from_attribute_values(item: Mapping[str, dict]) -> dict[str, Any]:
+    """AttributeValues to plain Python values (numbers as Decimal)."""
+    return {name: _deserializer.deserialize(value) for name, value in item.items()}
+
+
+def _exact(value: Any) -> Any:
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{value!r} cannot be stored: DynamoDB numbers are finite")
+        return Decimal(repr(value))
+    if isinstance(value, Mapping):
+        return {k: _exact(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_exact(v) for v in value]
+    return value
+
+
+class PeriodRouter:
+    """Routes items to ``{table_prefix}_{label}`` tables by their sort-key time and reads ranges across them.
+
+    ``time_unit`` is the unit of a Number sort key since the epoch (``"ms"`` default, ``"s"``,
+    ``"us"``, ``"ns"``); a String sort key holds ISO-8601 (``time_unit="iso"``).
+    """
+
+    def __init__(
+        self,
+        table_prefix: str,
+        period: RotationPeriod | str = RotationPeriod.DAILY,
+        partition_key: str = "pk",
+        sort_key: str = "sk",
+        *,
+        partition_key_type: str = "N",
+        sort_key_type: str = "N",
+        time_unit: str | None = None,
+        dynamodb_client=None,
+        max_workers: int = 8,
+        page_size: int | None = None,
+        max_batch_attempts: int = 8,
+        backoff_base_seconds: float = 0.05,
+        backoff_cap_seconds: float = 5.0,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: Callable[[], float] = random.random,
+    ) -> None:
+        self.layout = TableLayout(
+            table_prefix=table_prefix,
+            period=period,
+            partition_key=partition_key,
+            partition_key_type=partition_key_type,
+            sort_key=sort_key,
+            sort_key_type=sort_key_type,
+            time_unit=time_unit or ("iso" if sort_key_type == "S" else "ms"),
+        )
+        if max_workers < 1 or max_batch_attempts < 1:
+            raise ValueError("max_workers and max_batch_attempts must be >= 1")
+        if page_size is not None and page_size < 1:
+            raise ValueError(f"page_size {page_size} must be >= 1 (or None for DynamoDB's 1 MB pages)")
+        self._client = dynamodb_client
+        self.max_workers = max_workers
+        self.page_size = page_size
+        self.max_batch_attempts = max_batch_attempts
+        self.backoff_base_seconds = backoff_base_seconds
+        self.backoff_cap_seconds = backoff_cap_seconds
+        self.sleep = sleep
+        self.rng = rng
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], **kwargs: Any) -> PeriodRouter:
+        """A router for the layout ``RotatingTimeSeriesTables.bind`` put in the environment."""
+        layout = TableLayout.from_env(env)
+        return cls(
+            layout.table_prefix, layout.period, layout.partition_key, layout.sort_key,
+            partition_key_type=layout.partition_key_type, sort_key_type=layout.sort_key_type,
+            time_unit=layout.time_unit, **kwargs,
+        )
+
+    @property
+    def dynamodb(self):
+        """The DynamoDB client (created on first use, so constructing a router makes no AWS call)."""
+        if self._client is None:
+            self._client = boto3.client("dynamodb")
+        return self._client
+
+    # ---- routing --------------------------------------------------------------------------------
+
+    def _as_time(self, when: datetime | int | Decimal | str) -> datetime:
+        return when if isinstance(when, datetime) else self.layout.time_of(when)
+
+    def table_for(self, when: datetime | int | Decimal | str) -> str:
+        """The period table for an aware datetime or a sort-key value."""
+        return table_name(self.layout.table_prefix, self.layout.period, self._as_time(when))
+
+    def tables_between(self, start: datetime | int | str, end: datetime | int | str) -> list[str]:
+        """Every period table overlapping ``[start, end]`` (both inclusive), oldest first."""
+        first, last = self._as_time(start), self._as_time(end)
+        if first > last:
+            raise ValueError(f"start {first.isoformat()} is after end {last.isoformat()}")
+        names, cursor = [], period_start(self.layout.period, first)
+        while cursor <= last:
+            names.append(table_name(self.layout.table_prefix, self.layout.period, cursor))
+            cursor = shift(self.layout.period, cursor, 1)
+        return names
+
+    # ---- writes ---------------------------------------------------------------------------------
+
+    def _checked(self, item: Mapping[str, Any]) -> tuple[str, dict[str, dict]]:
+        missing = [k for k in (self.layout.partition_key, self.layout.sort_key) if item.get(k) is None]
+        if missing:
+            raise ValueError(f"item has no {' or '.join(repr(k) for k in missing)}: every item needs both keys")
+        return self.table_for(item[self.layout.sort_key]), to_attribute_values(item)
+
+    def put_item(self, item: Mapping[str, Any]) -> str:
+        """Write one item to the table of its sort-key time; returns that table's name."""
+        table, attributes = self._checked(item)
+        self.dynamodb.put_item(TableName=table, Item=attributes)
+        return table
+
+    def measurement_item(
+        self, device_id: Any, when: datetime, measures: Mapping[str, Any], **attributes: Any
+    ) -> dict[str, Any]:
+        """One multi-measure item: every measure taken by ``device_id`` at ``when`` in a single item."""
+        if not measures:
+            raise ValueError(f"no measures for device {device_id!r} at {when.isoformat()}")
+        keys = {self.layout.partition_key, self.layout.sort_key}
+        clash = sorted(keys & (set(measures) | set(attributes)))
+        if clash:
+            raise ValueError(f"measure or attribute names {clash} collide with the table's key attributes")
+        return {
+            self.layout.partition_key: device_id,
+            self.layout.sort_key: self.layout.sort_value(when),
+            **measures,
+            **attributes,
+        }
+
+    def put_measurements(
+        self, device_id: Any, time: datetime, measures: Mapping[str, Any], **attributes: Any
+    ) -> dict[str, Any]:
+        """Write all ``measures`` of one device at one time as one item (Timestream's multi-measure record)."""
+        item = self.measurement_item(device_id, time, measures, **attributes)
+        self.put_item(item)
+        return item
+
+    def put_items(self, items: Iterable[Mapping[str, Any]]) -> int:
+        """Write many items with BatchWriteItem (25 per call, grouped by table); returns how many were written.
+
+        Raises :class:`BatchWriteError` carrying the items still unprocessed after every retry.
+        """
+        with self.batch_writer() as writer:
+            for item in items:
+                writer.put(item)
+        return writer.written
+
+    @contextmanager
+    def batch_writer(self) -> Iterator[BatchWriter]:
+        """A writer that buffers puts and sends 25 at a time; the rest is sent on exit, as boto3's does.
+
+        Every item is either written or reported: on exit, :class:`BatchWriteError` lists all items
+        that stayed unprocessed after the retries (a batch that fails does not stop the others).
+        """
+        writer = BatchWriter(self)
+        try:
+            yield writer
+        except BaseException as error:
+            writer.flush()
+            if writer.failed:
+                error.add_note(f"{len(writer.failed)} buffered item(s) were not written either")
+            raise
+        writer.flush()
+        if writer.failed:
+            raise BatchWriteError(writer.failed, writer.attempts)
+
+    def _write_batch(self, batch: list[tuple[str, Mapping[str, Any], dict[str, dict]]]) -> None:
+        pending: dict[str, list[dict]] = {}
+        originals: dict[tuple[str, str], Mapping[str, Any]] = {}
+        for table, item, attributes in batch:
+            pending.setdefault(table, []).append({"PutRequest": {"Item": attributes}})
+            originals[(table, _key_text(self.layout, attributes))] = item
+        attempt = 0
+        while pending:
+            attempt += 1
+            try:
+                response = self.dynamodb.batch_write_item(RequestItems=pending)
+                pending = response.get("UnprocessedItems") or {}
+            except ClientError as error:
+                if error.response.get("Error", {}).get("Code") not in (
+                    "ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded",
+                ):
+                    raise
+            if not pending:
+                return
+            if attempt >= self.max_batch_attempts:
+                unwritten = [
+                    originals[(table, _key_text(self.layout, r["PutRequest"]["Item"]))]
+                    for table, requests in pending.items()
+                    for r in requests
+                ]
+                raise BatchWriteError([dict(i) for i in unwritten], attempt)
+            # Exponential backoff with full jitter, as AWS recommends for batch retries.
+            self.sleep(self.rng() * min(self.backoff_cap_seconds, self.backoff_base_seconds * 2**attempt))
+
+    # ---- reads ----------------------------------------------------------------------------------
+
+    def query(
+        self,
+        partition_value: Any,
+        start: datetime | int | str,
+        end: datetime | int | str,
+        *,
+        newest_first: bool = False,
+    ) -> list[dict[str, Any]]:
+        """All items of one partition with sort-key time in ``[start, end]``, from every overlapping table.
+
+        Tables are queried in parallel, every page is followed, tables that do not exist are
+        skipped, and the result is in sort-key order (ascending unless ``newest_first``).
+        """
+        low = start if not isinstance(start, datetime) else self.layout.sort_value(start)
+        high = end if not isinstance(end, datetime) else self.layout.sort_value(end)
+        tables = self.tables_between(start, end)
+        with ThreadPoolExecutor(max_workers=min(self.max_workers, len(tables))) as pool:
+            per_table = list(pool.map(lambda t: self._query_table(t, partition_value, low, high), tables))
+        items = [item for chunk in per_table for item in chunk]
+        items.sort(key=lambda item: item[self.layout.sort_key], reverse=newest_first)
+        return items
+
+    def _query_table(self, table: str, partition_value: Any, low: Any, high: Any) -> list[dict[str, Any]]:
+        request: dict[str, Any] = {
+            "TableName": table,
+            "KeyConditionExpression": "#pk = :pk AND #sk BETWEEN :low AND :high",
+            "ExpressionAttributeNames": {"#pk": self.layout.partition_key, "#sk": self.layout.sort_key},
+            "ExpressionAttributeValues": to_attribute_values({":pk": partition_value, ":low": low, ":high": high}),
+        }
+        if self.page_size:
+            request["Limit"] = self.page_size
+        items: list[dict[str, Any]] = []
+        while True:
+            try:
+                page = self.dynamodb.query(**request)
+            except ClientError as error:
+                if error.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
+                    return []  # a period with no table holds no items
+                raise
+            items.extend(from_attribute_values(i) for i in page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                return items
+            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+class BatchWriter:
+    """Buffers puts for :meth:`PeriodRouter.batch_writer`; a repeated key replaces the buffered item."""
+
+    def __init__(self, router: PeriodRouter) -> None:
+        self.router = router
+        self.written = 0
+        self.failed: list[dict[str, Any]] = []
+        self.attempts = 0
+        self._buffer: dict[tuple[str, str], tuple[str, Mapping[str, Any], dict[str, dict]]] = {}
+
+    def put(self, item: Mapping[str, Any]) -> None:
+        """Queue one item; sends a BatchWriteItem whenever 25 are queued."""
+        table, attributes = self.router._checked(item)
+        # BatchWriteItem rejects two requests for one key, so the later item wins, as a PutItem would.
+        self._buffer[(table, _key_text(self.router.layout, attributes))] = (table, item, attributes)
+        if len(self._buffer) >= BATCH_LIMIT:
+            self.flush()
+
+    def put_measurements(self, device_id: Any, time: datetime, measures: Mapping[str, Any], **attributes: Any) -> None:
+        """Queue one multi-measure item (see :meth:`PeriodRouter.put_measurements`)."""
+        self.put(self.router.measurement_item(device_id, time, measures, **attributes))
+
+    def flush(self) -> None:
+        """Send everything buffered, grouped by table, 25 requests per call; failures go to ``failed``."""
+        batch = sorted(self._buffer.values(), key=lambda entry: entry[0])
+        self._buffer.clear()
+        for index in range(0, len(batch), BATCH_LIMIT):
+            chunk = batch[index : index + BATCH_LIMIT]
+            try:
+                self.router._write_batch(chunk)
+            except BatchWriteError as error:
+                self.failed.extend(error.items)
+                self.attempts = max(self.attempts, error.attempts)
+                self.written += len(chunk) - len(error.items)
+            else:
+                self.written += len(chunk)
+
+
+def _key_text(layout: TableLayout, attributes: Mapping[str, dict]) -> str:
+    return repr((attributes[layout.partition_key], attributes[layout.sort_key]))
