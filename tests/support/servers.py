@@ -96,3 +96,16 @@ def start_dynalite() -> LocalServer:
     url = f"http://127.0.0.1:{port}"
     _wait_until_listening("dynalite", url, process)
     return LocalServer("dynalite", url, process)
+
+
+def server_client_for(server: LocalServer, service: str = "dynamodb", region: str = "us-east-1"):
+    """A boto3 client for ``service`` on a local server, with dummy credentials."""
+    import boto3
+
+    return boto3.client(
+        service,
+        region_name=region,
+        endpoint_url=server.endpoint_url,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
