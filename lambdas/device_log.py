@@ -1,0 +1,247 @@
+"""DeviceLogRepository: the seven access patterns of the device-status log, each served by a Query.
+
+Table model (the "monitoring device status updates" use case of the DynamoDB developer guide):
+base table ``DeviceID`` + ``State#Date``; ``GSI1`` on ``Operator`` + ``Date``; sparse ``GSI2`` on
+``EscalatedTo`` + ``State#Date`` (only escalated entries carry ``EscalatedTo``). Dates are stored as
+``YYYY-MM-DDTHH:MM:SS`` in UTC without a zone suffix, so string order is time order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import UTC, date, datetime
+from typing import Any
+
+import boto3
+from botocore.exceptions import ClientError
+
+from lambdas.router import from_attribute_values, to_attribute_values
+
+ENV_TABLE_NAME = "DEVICE_LOG_TABLE_NAME"
+GSI_BY_OPERATOR = "GSI1"
+GSI_BY_SUPERVISOR = "GSI2"
+KEY_ATTRIBUTES = ("DeviceID", "State#Date", "State", "Date", "Operator", "EscalatedTo")
+WARNING_PREFIX = "WARNING"
+_DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def normalise_date(value: str | datetime | date, *, end_of_day: bool = False) -> str:
+    """``YYYY-MM-DDTHH:MM:SS`` in UTC for any ISO-8601 input; a date-only value means its first (or last) second."""
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, date):
+        return f"{value.isoformat()}T{'23:59:59' if end_of_day else '00:00:00'}"
+    elif isinstance(value, str) and _DATE_ONLY.fullmatch(value.strip()):
+        return normalise_date(date.fromisoformat(value.strip()), end_of_day=end_of_day)
+    elif isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise ValueError(f"date {value!r} is not ISO-8601 (e.g. 2020-04-24T14:40:00 or 2020-04-24)") from None
+    else:
+        raise ValueError(f"date {value!r} is not ISO-8601 text, a date or a datetime")
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
+    return moment.replace(microsecond=0).isoformat()
+
+
+def _require_text(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{name} {value!r} must be a non-empty string")
+    return value
+
+
+def _require_state(state: Any) -> str:
+    _require_text("state", state)
+    if "#" in state:
+        raise ValueError(f"state {state!r} may not contain '#': it separates state and date in the sort key")
+    return state
+
+
+class DeviceLogRepository:
+    """Reads and writes device status log entries; every read is Query with a key condition, pages followed.
+
+    ``page_size`` sets the Query ``Limit`` (None: DynamoDB's 1 MB pages); results are plain dicts.
+    """
+
+    def __init__(self, table_name: str, *, dynamodb_client=None, page_size: int | None = None) -> None:
+        self.table_name = _require_text("table_name", table_name)
+        if page_size is not None and page_size < 1:
+            raise ValueError(f"page_size {page_size} must be >= 1 or None")
+        self.page_size = page_size
+        self._client = dynamodb_client
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], **kwargs: Any) -> DeviceLogRepository:
+        """The repository for the table ``DeviceLogTable.bind`` named in the environment."""
+        name = env.get(ENV_TABLE_NAME)
+        if not name:
+            raise KeyError(
+                f"environment variable {ENV_TABLE_NAME} is not set; bind the function with DeviceLogTable.bind"
+            )
+        return cls(name, **kwargs)
+
+    @property
+    def dynamodb(self):
+        """The DynamoDB client (created on first use)."""
+        if self._client is None:
+            self._client = boto3.client("dynamodb")
+        return self._client
+
+    # 1
+    def create_log_entry_for_specific_device(
+        self,
+        device_id: str,
+        state: str,
+        date: str | datetime,
+        operator: str | None = None,
+        escalated_to: str | None = None,
+        **attributes: Any,
+    ) -> dict[str, Any]:
+        """Write one log entry; ``Operator``/``EscalatedTo`` only when given, so GSI2 stays sparse."""
+        _require_text("device_id", device_id)
+        _require_state(state)
+        clash = sorted(set(attributes) & set(KEY_ATTRIBUTES))
+        if clash:
+            raise ValueError(f"attributes {clash} are set by the repository; pass operator=/escalated_to= instead")
+        when = normalise_date(date)
+        item: dict[str, Any] = {"DeviceID": device_id, "State#Date": f"{state}#{when}", "State": state, "Date": when}
+        if operator is not None:
+            item["Operator"] = _require_text("operator", operator)
+        if escalated_to is not None:
+            item["EscalatedTo"] = _require_text("escalated_to", escalated_to)
+        item.update(attributes)
+        self.dynamodb.put_item(TableName=self.table_name, Item=to_attribute_values(item))
+        return item
+
+    # 2
+    def get_logs_for_specific_device(self, device_id: str, state: str) -> list[dict[str, Any]]:
+        """One device's entries in one state, newest first (``WARNING1`` never matches ``WARNING10``)."""
+        return self._query(
+            key="DeviceID = :device AND begins_with(#sd, :prefix)",
+            values={":device": _require_text("device_id", device_id), ":prefix": f"{_require_state(state)}#"},
+        )
+
+    # 3
+    def get_warning_logs_for_specific_device(self, device_id: str) -> list[dict[str, Any]]:
+        """Every warning level (``WARNING``, ``WARNING1``, ...) of one device, newest first.
+
+        The sort key orders by level before date, so the single query's pages are merged by date here.
+        """
+        items = self._query(
+            key="DeviceID = :device AND begins_with(#sd, :prefix)",
+            values={":device": _require_text("device_id", device_id), ":prefix": WARNING_PREFIX},
+        )
+        return _newest_first(items)
+
+    # 4
+    def get_logs_for_operator_between_two_dates(
+        self, operator: str, start: str | datetime | date, end: str | datetime | date
+    ) -> list[dict[str, Any]]:
+        """GSI1: one operator's entries with ``start <= Date <= end``, newest first; a date-only end covers its day."""
+        low, high = normalise_date(start), normalise_date(end, end_of_day=True)
+        if low > high:
+            raise ValueError(f"start {start!r} is after end {end!r}")
+        return self._query(
+            index=GSI_BY_OPERATOR,
+            key="#operator = :operator AND #date BETWEEN :low AND :high",
+            values={":operator": _require_text("operator", operator), ":low": low, ":high": high},
+            names={"#operator": "Operator", "#date": "Date"},
+        )
+
+    # 5
+    def get_escalated_logs_for_supervisor(self, supervisor: str) -> list[dict[str, Any]]:
+        """GSI2: every entry escalated to ``supervisor``, newest first."""
+        items = self._query(
+            index=GSI_BY_SUPERVISOR,
+            key="EscalatedTo = :supervisor",
+            values={":supervisor": _require_text("supervisor", supervisor)},
+        )
+        return _newest_first(items)
+
+    # 6
+    def get_escalated_logs_with_specific_status_for_supervisor(
+        self, supervisor: str, state: str
+    ) -> list[dict[str, Any]]:
+        """GSI2: entries in ``state`` escalated to ``supervisor``, newest first."""
+        return self._query(
+            index=GSI_BY_SUPERVISOR,
+            key="EscalatedTo = :supervisor AND begins_with(#sd, :prefix)",
+            values={":supervisor": _require_text("supervisor", supervisor), ":prefix": f"{_require_state(state)}#"},
+        )
+
+    # 7
+    def get_escalated_logs_with_specific_status_for_supervisor_for_date(
+        self, supervisor: str, state: str, date: str | datetime | date
+    ) -> list[dict[str, Any]]:
+        """GSI2: entries in ``state`` escalated to ``supervisor`` on ``date`` (a day, or any prefix of a timestamp)."""
+        day = _day_prefix(date)
+        return self._query(
+            index=GSI_BY_SUPERVISOR,
+            key="EscalatedTo = :supervisor AND begins_with(#sd, :prefix)",
+            values={
+                ":supervisor": _require_text("supervisor", supervisor),
+                ":prefix": f"{_require_state(state)}#{day}",
+            },
+        )
+
+    def escalate(self, device_id: str, state: str, date: str | datetime, supervisor: str) -> dict[str, Any]:
+        """Set ``EscalatedTo`` on an existing entry (it then appears in GSI2); a missing entry is a LookupError."""
+        key = {
+            "DeviceID": _require_text("device_id", device_id),
+            "State#Date": f"{_require_state(state)}#{normalise_date(date)}",
+        }
+        try:
+            response = self.dynamodb.update_item(
+                TableName=self.table_name,
+                Key=to_attribute_values(key),
+                UpdateExpression="SET EscalatedTo = :supervisor",
+                ConditionExpression="attribute_exists(DeviceID)",
+                ExpressionAttributeValues=to_attribute_values({":supervisor": _require_text("supervisor", supervisor)}),
+                ReturnValues="ALL_NEW",
+            )
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                raise LookupError(f"no log entry {key} to escalate") from None
+            raise
+        return from_attribute_values(response["Attributes"])
+
+    def _query(
+        self, *, key: str, values: dict[str, Any], index: str | None = None, names: dict[str, str] | None = None
+    ) -> list[dict[str, Any]]:
+        request: dict[str, Any] = {
+            "TableName": self.table_name,
+            "KeyConditionExpression": key,
+            "ExpressionAttributeValues": to_attribute_values(values),
+            "ScanIndexForward": False,
+        }
+        attribute_names = dict(names or {})
+        if "#sd" in key:
+            attribute_names["#sd"] = "State#Date"
+        if attribute_names:
+            request["ExpressionAttributeNames"] = attribute_names
+        if index:
+            request["IndexName"] = index
+        if self.page_size:
+            request["Limit"] = self.page_size
+        items: list[dict[str, Any]] = []
+        while True:
+            page = self.dynamodb.query(**request)
+            items.extend(from_attribute_values(i) for i in page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                return items
+            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def _day_prefix(value: str | datetime | date) -> str:
+    """A whole day stays ``YYYY-MM-DD`` (a prefix of every timestamp that day); a timestamp is normalised."""
+    if isinstance(value, str) and _DATE_ONLY.fullmatch(value.strip()):
+        return value.strip()
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return value.isoformat()
+    return normalise_date(value)
+
+
+def _newest_first(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(items, key=lambda item: (item["Date"], item["State#Date"]), reverse=True)

@@ -1,0 +1,217 @@
+"""DeviceLogRepository on moto, moto_server and dynalite with the use case's sample data: all seven patterns."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from lambdas.device_log import DeviceLogRepository, normalise_date
+from tests.support.requests import RequestCounter
+
+SAMPLE = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "device_state_log.json"
+
+
+def sample_items():
+    if not SAMPLE.exists():
+        pytest.fail(f"sample data {SAMPLE} is missing: the repository's sibling ../shared/ must be present")
+    return json.loads(SAMPLE.read_text())["items"]
+
+
+def create_device_log_table(client, name):
+    """The model's table: base keys plus GSI1 (Operator, Date) and sparse GSI2 (EscalatedTo, State#Date)."""
+    strings = ["DeviceID", "State#Date", "Operator", "Date", "EscalatedTo"]
+    client.create_table(
+        TableName=name,
+        KeySchema=[
+            {"AttributeName": "DeviceID", "KeyType": "HASH"},
+            {"AttributeName": "State#Date", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in strings],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": index,
+                "KeySchema": [{"AttributeName": pk, "KeyType": "HASH"}, {"AttributeName": sk, "KeyType": "RANGE"}],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+            for index, pk, sk in (("GSI1", "Operator", "Date"), ("GSI2", "EscalatedTo", "State#Date"))
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    deadline = time.monotonic() + 10
+    while client.describe_table(TableName=name)["Table"]["TableStatus"] != "ACTIVE":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def repository(any_dynamodb, unique_name):
+    create_device_log_table(any_dynamodb, unique_name)
+    repo = DeviceLogRepository(unique_name, dynamodb_client=any_dynamodb, page_size=2)
+    for item in sample_items():
+        repo.create_log_entry_for_specific_device(
+            item["DeviceID"],
+            item["State"],
+            item["Date"],
+            operator=item.get("Operator"),
+            escalated_to=item.get("EscalatedTo"),
+        )
+    return repo
+
+
+def dates(items):
+    return [(i["DeviceID"], i["State"], i["Date"]) for i in items]
+
+
+def test_1_create_writes_the_model_attributes_and_keeps_gsi2_sparse(repository):
+    item = repository.create_log_entry_for_specific_device("d#1", "NORMAL", "2020-04-24T14:40:00+02:00", operator="Liz")
+    assert item == {
+        "DeviceID": "d#1",
+        "State#Date": "NORMAL#2020-04-24T12:40:00",
+        "State": "NORMAL",
+        "Date": "2020-04-24T12:40:00",
+        "Operator": "Liz",
+    }
+    stored = repository.dynamodb.get_item(
+        TableName=repository.table_name,
+        Key={"DeviceID": {"S": "d#1"}, "State#Date": {"S": "NORMAL#2020-04-24T12:40:00"}},
+    )
+    assert "EscalatedTo" not in stored["Item"]
+
+
+def test_2_logs_of_one_state_newest_first(repository):
+    repository.create_log_entry_for_specific_device("d#12345", "WARNING10", "2020-04-25T00:00:00", operator="Liz")
+    assert dates(repository.get_logs_for_specific_device("d#12345", "WARNING1")) == [
+        ("d#12345", "WARNING1", "2020-04-24T14:50:00"),
+        ("d#12345", "WARNING1", "2020-04-24T14:45:00"),
+        ("d#12345", "WARNING1", "2020-04-24T14:40:00"),
+    ]
+
+
+def test_3_every_warning_level_newest_first(repository):
+    assert dates(repository.get_warning_logs_for_specific_device("d#54321")) == [
+        ("d#54321", "WARNING2", "2020-04-11T09:25:00"),
+        ("d#54321", "WARNING3", "2020-04-11T05:55:00"),
+        ("d#54321", "WARNING3", "2020-04-11T05:50:00"),
+    ]
+
+
+def test_4_operator_between_two_dates_with_date_only_bounds_covering_whole_days(repository):
+    assert dates(repository.get_logs_for_operator_between_two_dates("Liz", "2020-04-11", "2020-04-24")) == [
+        ("d#12345", "NORMAL", "2020-04-24T14:55:00"),
+        ("d#12345", "WARNING1", "2020-04-24T14:50:00"),
+        ("d#12345", "WARNING1", "2020-04-24T14:45:00"),
+        ("d#12345", "WARNING1", "2020-04-24T14:40:00"),
+        ("d#54321", "NORMAL", "2020-04-11T06:00:00"),
+        ("d#54321", "WARNING3", "2020-04-11T05:55:00"),
+    ]
+    assert dates(
+        repository.get_logs_for_operator_between_two_dates("Sue", "2020-04-11T09:25:00", "2020-04-11T09:30:00")
+    ) == [
+        ("d#54321", "NORMAL", "2020-04-11T09:30:00"),
+        ("d#54321", "WARNING2", "2020-04-11T09:25:00"),
+    ]
+
+
+def test_5_6_7_escalated_logs_for_a_supervisor(repository):
+    escalated = [("d#11223", "WARNING4", "2020-04-27T16:15:00")]
+    assert dates(repository.get_escalated_logs_for_supervisor("Sara")) == escalated
+    assert dates(repository.get_escalated_logs_with_specific_status_for_supervisor("Sara", "WARNING4")) == escalated
+    assert repository.get_escalated_logs_with_specific_status_for_supervisor("Sara", "WARNING1") == []
+    assert (
+        dates(
+            repository.get_escalated_logs_with_specific_status_for_supervisor_for_date("Sara", "WARNING4", "2020-04-27")
+        )
+        == escalated
+    )
+    assert (
+        repository.get_escalated_logs_with_specific_status_for_supervisor_for_date("Sara", "WARNING4", "2020-04-26")
+        == []
+    )
+
+
+def test_escalating_an_entry_puts_it_in_gsi2(repository):
+    updated = repository.escalate("d#54321", "WARNING3", "2020-04-11T05:55:00", "Sara")
+    assert updated["EscalatedTo"] == "Sara"
+    assert dates(repository.get_escalated_logs_for_supervisor("Sara")) == [
+        ("d#11223", "WARNING4", "2020-04-27T16:15:00"),
+        ("d#54321", "WARNING3", "2020-04-11T05:55:00"),
+    ]
+    with pytest.raises(LookupError, match="no log entry"):
+        repository.escalate("d#54321", "WARNING3", "2020-04-11T05:56:00", "Sara")
+
+
+def test_each_pattern_is_one_query_per_page_never_a_scan_or_filter(repository):
+    for minute in range(7):
+        repository.create_log_entry_for_specific_device(
+            "d#busy", "WARNING1", f"2020-05-01T00:0{minute}:00", operator="Ann"
+        )
+    counter = RequestCounter(repository.dynamodb)
+
+    items = repository.get_logs_for_specific_device("d#busy", "WARNING1")
+
+    assert len(items) == 7
+    assert set(counter.calls) == {"Query"}
+    assert 4 <= counter.calls["Query"] <= 5  # 7 items in pages of 2 (+1 empty page where an engine reports one)
+    for _operation, params in counter.params:
+        assert "KeyConditionExpression" in params and "FilterExpression" not in params
+    counter.reset()
+    for call in (
+        lambda: repository.get_warning_logs_for_specific_device("d#54321"),
+        lambda: repository.get_logs_for_operator_between_two_dates("Liz", "2020-04-01", "2020-04-30"),
+        lambda: repository.get_escalated_logs_for_supervisor("Sara"),
+        lambda: repository.get_escalated_logs_with_specific_status_for_supervisor("Sara", "WARNING4"),
+        lambda: repository.get_escalated_logs_with_specific_status_for_supervisor_for_date(
+            "Sara", "WARNING4", "2020-04-27"
+        ),
+    ):
+        call()
+    assert set(counter.calls) == {"Query"}
+    assert all("FilterExpression" not in p for _o, p in counter.params)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            lambda r: r.create_log_entry_for_specific_device("", "NORMAL", "2020-04-24"),
+            "device_id '' must be a non-empty",
+        ),
+        (
+            lambda r: r.create_log_entry_for_specific_device("d", "WARN#1", "2020-04-24"),
+            "state 'WARN#1' may not contain",
+        ),
+        (
+            lambda r: r.create_log_entry_for_specific_device("d", "NORMAL", "24/04/2020"),
+            "date '24/04/2020' is not ISO-8601",
+        ),
+        (
+            lambda r: r.create_log_entry_for_specific_device("d", "NORMAL", "2020-04-24", Date="x"),
+            "set by the repository",
+        ),
+        (
+            lambda r: r.get_logs_for_operator_between_two_dates("Liz", "2020-04-25", "2020-04-24"),
+            "start '2020-04-25' is after end",
+        ),
+        (lambda r: r.get_escalated_logs_for_supervisor(""), "supervisor '' must be a non-empty"),
+    ],
+)
+def test_bad_input_is_a_value_error_naming_the_value(call, message):
+    repository = DeviceLogRepository("t", dynamodb_client=object())
+    with pytest.raises(ValueError, match=message):
+        call(repository)
+
+
+def test_dates_are_normalised_to_utc_seconds():
+    assert normalise_date("2020-04-24T14:40:00.123456Z") == "2020-04-24T14:40:00"
+    assert normalise_date("2020-04-24T16:40:00+02:00") == "2020-04-24T14:40:00"
+    assert normalise_date("2020-04-24") == "2020-04-24T00:00:00"
+    assert normalise_date("2020-04-24", end_of_day=True) == "2020-04-24T23:59:59"
+
+
+def test_from_env_names_the_missing_variable():
+    with pytest.raises(KeyError, match="DEVICE_LOG_TABLE_NAME"):
+        DeviceLogRepository.from_env({})
+    assert DeviceLogRepository.from_env({"DEVICE_LOG_TABLE_NAME": "logs"}).table_name == "logs"
