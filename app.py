@@ -15,14 +15,14 @@ from aws_cdk import aws_dynamodb as dynamodb  # noqa: E402
 from cdk_nag import AwsSolutionsChecks  # noqa: E402
 from constructs import Construct  # noqa: E402
 
-from cdk_ts import RotatingTimeSeriesTables, RotationPeriod  # noqa: E402
+from cdk_ts import DeviceLogTable, RotatingTimeSeriesTables, RotationPeriod  # noqa: E402
 from cdk_ts._defaults import access_logs_bucket, secure_bucket  # noqa: E402
 
 STACK_NAME = "CdkTsSample"
 
 
 class SampleStack(Stack):
-    """Rotating telemetry tables archived to S3, with the secure buckets they need."""
+    """Rotating telemetry tables archived to S3, the device-status log, and the secure buckets they need."""
 
     def __init__(
         self,
@@ -49,6 +49,7 @@ class SampleStack(Stack):
             stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
             time_to_live_attribute="expires_at",
         )
+        self.device_log = DeviceLogTable(self, "DeviceLog", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
 
 
 def build_app(app: App | None = None, *, checks: bool = True) -> App:

@@ -1,0 +1,141 @@
+"""DeviceLogTable: the device-status log table with its two GSIs, ready for DeviceLogRepository."""
+
+from __future__ import annotations
+
+from aws_cdk import RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from constructs import Construct
+
+from cdk_ts._nag import acknowledge_wildcard_resources
+from lambdas.device_log import ENV_TABLE_NAME, GSI_BY_OPERATOR, GSI_BY_SUPERVISOR
+
+_STRING = dynamodb.AttributeType.STRING
+
+
+class DeviceLogTable(Construct):
+    """Device status log: ``DeviceID`` + ``State#Date``, GSI1 by ``Operator``/``Date``, sparse GSI2 by ``EscalatedTo``.
+
+    Both GSIs are created with the table (CloudFormation cannot add two GSIs in one update). Pass
+    ``existing_table`` to use a table created elsewhere; it must follow the same model, with index
+    names GSI1 and GSI2 (import it with ``global_indexes=["GSI1", "GSI2"]`` so grants cover them).
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        existing_table: dynamodb.ITable | None = None,
+        table_name: str | None = None,  # None: CloudFormation generates a name
+        billing_mode: dynamodb.BillingMode = dynamodb.BillingMode.PAY_PER_REQUEST,  # on-demand: no capacity planning
+        read_capacity: int | None = None,  # provisioned only; the GSIs get the same
+        write_capacity: int | None = None,
+        gsi1_projection: dynamodb.ProjectionType = dynamodb.ProjectionType.ALL,
+        gsi2_projection: dynamodb.ProjectionType = dynamodb.ProjectionType.ALL,
+        gsi_non_key_attributes: list[str] | None = None,  # for INCLUDE projections
+        encryption_key: kms.IKey | None = None,  # None: AWS owned key
+        point_in_time_recovery: bool = True,
+        stream: dynamodb.StreamViewType | None = None,  # None: no stream, nothing to archive
+        time_to_live_attribute: str | None = None,
+        removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
+        deletion_protection: bool = False,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.stream_view_type = stream
+        self.encryption_key = encryption_key
+        if existing_table is not None:
+            given = [
+                name
+                for name, value in (
+                    ("table_name", table_name),
+                    ("read_capacity", read_capacity),
+                    ("write_capacity", write_capacity),
+                    ("encryption_key", encryption_key),
+                    ("stream", stream),
+                    ("time_to_live_attribute", time_to_live_attribute),
+                )
+                if value is not None
+            ]
+            if given:
+                raise ValueError(
+                    f"{', '.join(given)} cannot be applied to existing_table {existing_table.node.path}; "
+                    "configure the existing table where it is defined"
+                )
+            self.table = existing_table
+            self.stream_view_type = None  # unknown for a table defined elsewhere: its stream ARN tells
+            return
+        provisioned = billing_mode == dynamodb.BillingMode.PROVISIONED
+        for name, value in (("read_capacity", read_capacity), ("write_capacity", write_capacity)):
+            if provisioned and (value is None or value < 1):
+                raise ValueError(f"{name} {value!r} must be >= 1 with billing_mode PROVISIONED")
+            if not provisioned and value is not None:
+                raise ValueError(f"{name} {value!r} needs billing_mode=dynamodb.BillingMode.PROVISIONED")
+        for name, projection in (("gsi1_projection", gsi1_projection), ("gsi2_projection", gsi2_projection)):
+            if projection == dynamodb.ProjectionType.INCLUDE and not gsi_non_key_attributes:
+                raise ValueError(f"{name} INCLUDE needs gsi_non_key_attributes")
+        capacity = {"read_capacity": read_capacity, "write_capacity": write_capacity} if provisioned else {}
+        table = dynamodb.Table(
+            self,
+            "Table",
+            table_name=table_name,
+            partition_key=dynamodb.Attribute(name="DeviceID", type=_STRING),
+            sort_key=dynamodb.Attribute(name="State#Date", type=_STRING),
+            billing_mode=billing_mode,
+            encryption=dynamodb.TableEncryption.CUSTOMER_MANAGED
+            if encryption_key
+            else dynamodb.TableEncryption.DEFAULT,
+            encryption_key=encryption_key,
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=point_in_time_recovery
+            ),
+            stream=stream,
+            time_to_live_attribute=time_to_live_attribute,
+            removal_policy=removal_policy,
+            deletion_protection=deletion_protection,
+            **capacity,
+        )
+        for index, partition, sort, projection in (
+            (GSI_BY_OPERATOR, "Operator", "Date", gsi1_projection),
+            (GSI_BY_SUPERVISOR, "EscalatedTo", "State#Date", gsi2_projection),
+        ):
+            table.add_global_secondary_index(
+                index_name=index,
+                partition_key=dynamodb.Attribute(name=partition, type=_STRING),
+                sort_key=dynamodb.Attribute(name=sort, type=_STRING),
+                projection_type=projection,
+                non_key_attributes=gsi_non_key_attributes if projection == dynamodb.ProjectionType.INCLUDE else None,
+                **capacity,
+            )
+        self.table: dynamodb.ITable = table
+
+    def grant_read_data(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Query/GetItem/BatchGetItem/Scan on the table and both GSIs (what the seven reads need)."""
+        return self._acknowledged(grantee, self.table.grant_read_data(grantee))
+
+    def grant_write_data(self, grantee: iam.IGrantable) -> iam.Grant:
+        """PutItem/UpdateItem/DeleteItem/BatchWriteItem on the table (create and escalate entries)."""
+        return self._acknowledged(grantee, self.table.grant_write_data(grantee))
+
+    def grant_read_write_data(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Both of the above."""
+        return self._acknowledged(grantee, self.table.grant_read_write_data(grantee))
+
+    def bind(self, function: lambda_.Function, *, write: bool = True) -> None:
+        """Set ``DEVICE_LOG_TABLE_NAME`` (read by ``DeviceLogRepository.from_env``) and grant read (+ write)."""
+        function.add_environment(ENV_TABLE_NAME, self.table.table_name)
+        if write:
+            self.grant_read_write_data(function)
+        else:
+            self.grant_read_data(function)
+
+    def _acknowledged(self, grantee: iam.IGrantable, grant: iam.Grant) -> iam.Grant:
+        acknowledge_wildcard_resources(
+            grantee,
+            self,
+            [f"{self.table.table_arn}/index/*"],
+            "the grant covers this one table's two GSIs (GSI1, GSI2), which the repository queries",
+        )
+        return grant

@@ -1,0 +1,155 @@
+"""DeviceLogTable: the model's keys and GSIs, secure defaults, existing tables, grants, validation, cdk-nag."""
+
+from __future__ import annotations
+
+import pytest
+from aws_cdk import RemovalPolicy, Stack
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk.assertions import Match, Template
+
+from cdk_ts import DeviceLogTable
+from cdk_ts._defaults import runtime_function
+from lambdas.device_log import ENV_TABLE_NAME
+from tests.support.nag import new_app, unacknowledged_findings
+
+
+@pytest.fixture(scope="module")
+def default_table():
+    app = new_app()
+    stack = Stack(app, "Test")
+    log = DeviceLogTable(stack, "DeviceLog", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
+    function = runtime_function(stack, "Api", handler="lambdas.device_log.handler", description="api", environment={})
+    log.bind(function)
+    return stack, log, Template.from_stack(stack)
+
+
+def test_key_schema_and_both_gsis_exist_from_creation(default_table):
+    _stack, _log, template = default_table
+    template.has_resource_properties(
+        "AWS::DynamoDB::Table",
+        {
+            "KeySchema": [
+                {"AttributeName": "DeviceID", "KeyType": "HASH"},
+                {"AttributeName": "State#Date", "KeyType": "RANGE"},
+            ],
+            "GlobalSecondaryIndexes": [
+                {
+                    "IndexName": "GSI1",
+                    "KeySchema": [
+                        {"AttributeName": "Operator", "KeyType": "HASH"},
+                        {"AttributeName": "Date", "KeyType": "RANGE"},
+                    ],
+                    "Projection": {"ProjectionType": "ALL"},
+                },
+                {
+                    "IndexName": "GSI2",
+                    "KeySchema": [
+                        {"AttributeName": "EscalatedTo", "KeyType": "HASH"},
+                        {"AttributeName": "State#Date", "KeyType": "RANGE"},
+                    ],
+                    "Projection": {"ProjectionType": "ALL"},
+                },
+            ],
+        },
+    )
+
+
+def test_defaults_are_on_demand_pitr_encrypted_and_retained(default_table):
+    _stack, _log, template = default_table
+    template.has_resource(
+        "AWS::DynamoDB::Table",
+        {
+            "DeletionPolicy": "Retain",
+            "Properties": Match.object_like(
+                {
+                    "BillingMode": "PAY_PER_REQUEST",
+                    "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+                    "StreamSpecification": {"StreamViewType": "NEW_AND_OLD_IMAGES"},
+                }
+            ),
+        },
+    )
+
+
+def test_bind_sets_the_table_name_and_grants_the_indexes(default_table):
+    stack, log, template = default_table
+    template.has_resource_properties(
+        "AWS::Lambda::Function", {"Environment": {"Variables": {ENV_TABLE_NAME: stack.resolve(log.table.table_name)}}}
+    )
+    template.has_resource_properties(
+        "AWS::IAM::Policy",
+        {
+            "PolicyDocument": {
+                "Statement": Match.array_with(
+                    [
+                        Match.object_like(
+                            {
+                                "Action": Match.array_with(["dynamodb:Query"]),
+                                "Resource": Match.array_with(
+                                    [{"Fn::Join": ["", [stack.resolve(log.table.table_arn), "/index/*"]]}]
+                                ),
+                            }
+                        )
+                    ]
+                )
+            }
+        },
+    )
+
+
+def test_provisioned_capacity_applies_to_table_and_gsis():
+    stack = Stack(new_app(), "Test")
+    DeviceLogTable(stack, "Log", billing_mode=dynamodb.BillingMode.PROVISIONED, read_capacity=5, write_capacity=7)
+    table = next(iter(Template.from_stack(stack).find_resources("AWS::DynamoDB::Table").values()))["Properties"]
+    assert table["ProvisionedThroughput"] == {"ReadCapacityUnits": 5, "WriteCapacityUnits": 7}
+    assert [g["ProvisionedThroughput"] for g in table["GlobalSecondaryIndexes"]] == [
+        {"ReadCapacityUnits": 5, "WriteCapacityUnits": 7}
+    ] * 2
+
+
+def test_existing_table_mode_creates_nothing_and_grants_on_it():
+    stack = Stack(new_app(), "Test")
+    existing = dynamodb.Table.from_table_attributes(
+        stack, "Existing", table_name="device-log", global_indexes=["GSI1", "GSI2"]
+    )
+    log = DeviceLogTable(stack, "Log", existing_table=existing)
+    role = iam.Role(stack, "Reader", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+    assert isinstance(log.grant_read_data(role), iam.Grant)
+    template = Template.from_stack(stack)
+    template.resource_count_is("AWS::DynamoDB::Table", 0)
+    statement = template.find_resources("AWS::IAM::Policy")
+    (policy,) = statement.values()
+    resources = policy["Properties"]["PolicyDocument"]["Statement"][0]["Resource"]
+    assert any("index/*" in str(r) for r in resources)
+
+
+@pytest.mark.parametrize(
+    ("props", "message"),
+    [
+        (
+            {"billing_mode": dynamodb.BillingMode.PROVISIONED, "read_capacity": 0, "write_capacity": 1},
+            "read_capacity 0 must be >= 1",
+        ),
+        ({"read_capacity": 5}, "read_capacity 5 needs billing_mode"),
+        ({"gsi1_projection": dynamodb.ProjectionType.INCLUDE}, "gsi1_projection INCLUDE needs gsi_non_key_attributes"),
+    ],
+)
+def test_bad_props_fail_at_synth(props, message):
+    with pytest.raises(ValueError, match=message):
+        DeviceLogTable(Stack(new_app(), "Test"), "Log", **props)
+
+
+def test_existing_table_rejects_props_it_cannot_apply():
+    stack = Stack(new_app(), "Test")
+    existing = dynamodb.Table.from_table_name(stack, "Existing", "device-log")
+    with pytest.raises(ValueError, match="stream cannot be applied to existing_table"):
+        DeviceLogTable(stack, "Log", existing_table=existing, stream=dynamodb.StreamViewType.NEW_IMAGE)
+
+
+def test_passes_cdk_nag():
+    app = new_app()
+    stack = Stack(app, "Test")
+    log = DeviceLogTable(stack, "Log", removal_policy=RemovalPolicy.RETAIN)
+    log.bind(runtime_function(stack, "Api", handler="lambdas.device_log.handler", description="api", environment={}))
+    assert unacknowledged_findings(app) == []
