@@ -1,0 +1,210 @@
+"""DynamoDB Streams records to gzip JSON Lines objects in S3, at least once, with partial-batch failures.
+
+One object per run of consecutive records of one table and hour, keyed
+``{prefix}table={name}/dt=YYYY-MM-DD/hour=HH/{stream}-{firstSeq}-{lastSeq}.jsonl.gz``. The key and
+the bytes depend only on the records, so a retried batch overwrites its own objects instead of
+duplicating them. Every line carries ``eventID`` for readers that deduplicate (see README).
+
+Why not Powertools' batch utilities: they report failures record by record, while this function
+writes a *group* of records as one object; for an ordered stream the right report is the first
+sequence number of the first group that failed, with nothing after it written. The Lambda asset
+also holds only the standard library and boto3.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import boto3
+
+ENV_BUCKET = "ARCHIVE_BUCKET"
+ENV_PREFIX = "ARCHIVE_PREFIX"
+_TABLE_IN_ARN = re.compile(r":table/([^/]+)/stream/([^/]+)$")
+
+
+class RawNumber(str):
+    """A DynamoDB number kept as its exact text, written into JSON unquoted."""
+
+
+def plain_value(attribute: Mapping[str, Any]) -> Any:
+    """One AttributeValue as a JSON-ready value: numbers exact, binary as base64, sets as lists."""
+    (kind, value), = attribute.items()
+    if kind == "S":
+        return value
+    if kind == "N":
+        return RawNumber(value)
+    if kind == "B":
+        return _base64(value)
+    if kind == "BOOL":
+        return bool(value)
+    if kind == "NULL":
+        return None
+    if kind == "SS":
+        return list(value)
+    if kind == "NS":
+        return [RawNumber(n) for n in value]
+    if kind == "BS":
+        return [_base64(b) for b in value]
+    if kind == "M":
+        return {k: plain_value(v) for k, v in value.items()}
+    if kind == "L":
+        return [plain_value(v) for v in value]
+    raise ValueError(f"unknown AttributeValue type {kind!r}")
+
+
+def _base64(value: bytes | str) -> str:
+    # Lambda hands binary over base64-encoded already; boto3's GetRecords hands bytes.
+    return value if isinstance(value, str) else base64.b64encode(value).decode()
+
+
+def to_json(value: Any) -> str:
+    """Compact JSON in which :class:`RawNumber` values appear as numbers with their exact digits."""
+    if isinstance(value, RawNumber):
+        return str(value)
+    if isinstance(value, Mapping):
+        return "{" + ",".join(f"{json.dumps(k)}:{to_json(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(to_json(v) for v in value) + "]"
+    return json.dumps(value)
+
+
+def _created_at(record: Mapping[str, Any]) -> datetime:
+    raw = record["dynamodb"]["ApproximateCreationDateTime"]
+    if isinstance(raw, datetime):
+        return raw.astimezone(UTC)
+    return datetime.fromtimestamp(float(raw), UTC)
+
+
+def table_and_stream(record: Mapping[str, Any]) -> tuple[str, str]:
+    """The table name and stream label from the record's ``eventSourceARN``."""
+    arn = record.get("eventSourceARN", "")
+    match = _TABLE_IN_ARN.search(arn)
+    if not match:
+        raise ValueError(f"record {record.get('eventID')!r} has no DynamoDB stream ARN (eventSourceARN {arn!r})")
+    return match.group(1), re.sub(r"[^0-9A-Za-z]", "", match.group(2))
+
+
+def archive_line(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON object written for one stream record."""
+    change = record["dynamodb"]
+    table, _stream = table_and_stream(record)
+    line = {
+        "eventID": record["eventID"],
+        "eventName": record["eventName"],
+        "sequenceNumber": change["SequenceNumber"],
+        "approximateCreationDateTime": _created_at(record).isoformat(),
+        "table": table,
+        "keys": {k: plain_value(v) for k, v in change.get("Keys", {}).items()},
+        "newImage": {k: plain_value(v) for k, v in change["NewImage"].items()} if "NewImage" in change else None,
+        "oldImage": {k: plain_value(v) for k, v in change["OldImage"].items()} if "OldImage" in change else None,
+    }
+    identity = record.get("userIdentity")
+    if identity:
+        line["userIdentity"] = identity  # TTL deletions: {"type": "Service", "principalId": "dynamodb.amazonaws.com"}
+    return line
+
+
+@dataclass
+class Group:
+    """Consecutive records of one table and hour: one S3 object."""
+
+    table: str
+    stream: str
+    hour: datetime
+    records: list[Mapping[str, Any]] = field(default_factory=list)
+
+    @property
+    def first_sequence(self) -> str:
+        """Sequence number of the group's first record (what a failure reports)."""
+        return self.records[0]["dynamodb"]["SequenceNumber"]
+
+    def key(self, prefix: str) -> str:
+        """The object key; the same records always give the same key."""
+        last = self.records[-1]["dynamodb"]["SequenceNumber"]
+        return (
+            f"{prefix}table={self.table}/dt={self.hour:%Y-%m-%d}/hour={self.hour:%H}/"
+            f"{self.stream}-{self.first_sequence}-{last}.jsonl.gz"
+        )
+
+    def body(self) -> bytes:
+        """Gzip JSON Lines; mtime 0 keeps the bytes identical when a batch is retried."""
+        text = "".join(to_json(archive_line(r)) + "\n" for r in self.records)
+        return gzip.compress(text.encode(), mtime=0)
+
+
+def group_records(records: Iterable[Mapping[str, Any]]) -> list[Group]:
+    """Split a batch into runs of consecutive records with the same table and hour, in stream order."""
+    groups: list[Group] = []
+    for record in records:
+        table, stream = table_and_stream(record)
+        hour = _created_at(record).replace(minute=0, second=0, microsecond=0)
+        current = groups[-1] if groups else None
+        if current is None or (current.table, current.stream, current.hour) != (table, stream, hour):
+            current = Group(table, stream, hour)
+            groups.append(current)
+        current.records.append(record)
+    return groups
+
+
+class StreamArchiver:
+    """Writes a stream batch to S3 group by group; stops at the first failure and reports it."""
+
+    def __init__(self, bucket: str, prefix: str = "dynamodb/", *, s3_client=None) -> None:
+        if not bucket:
+            raise ValueError("bucket must be a bucket name")
+        self.bucket = bucket
+        self.prefix = prefix
+        self._s3 = s3_client
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], **kwargs: Any) -> StreamArchiver:
+        """The archiver the construct configured (``ARCHIVE_BUCKET``, ``ARCHIVE_PREFIX``)."""
+        if not env.get(ENV_BUCKET):
+            raise KeyError(f"environment variable {ENV_BUCKET} is not set")
+        return cls(env[ENV_BUCKET], env.get(ENV_PREFIX, "dynamodb/"), **kwargs)
+
+    @property
+    def s3(self):
+        """The S3 client (created on first use)."""
+        if self._s3 is None:
+            self._s3 = boto3.client("s3")
+        return self._s3
+
+    def archive(self, records: list[Mapping[str, Any]]) -> dict[str, list[dict[str, str]]]:
+        """Archive a batch; the response tells Lambda which sequence number to retry from, if any.
+
+        A record that cannot be converted fails its group like a failed write: nothing is skipped.
+        """
+        try:
+            groups = group_records(records)
+        except (KeyError, ValueError) as error:
+            first = records[0]["dynamodb"]["SequenceNumber"] if records else None
+            print(json.dumps({"level": "ERROR", "message": "unreadable batch", "error": str(error)}))
+            return {"batchItemFailures": [{"itemIdentifier": first}] if first else []}
+        for group in groups:
+            key = group.key(self.prefix)
+            try:
+                self.s3.put_object(
+                    Bucket=self.bucket, Key=key, Body=group.body(), ContentType="application/x-ndjson"
+                )
+            except Exception as error:  # noqa: BLE001 - any failure must become a retry, never a loss
+                print(json.dumps({
+                    "level": "ERROR", "message": "archive write failed; retrying from this group",
+                    "key": key, "sequenceNumber": group.first_sequence, "error": f"{type(error).__name__}: {error}",
+                }))
+                return {"batchItemFailures": [{"itemIdentifier": group.first_sequence}]}
+            print(json.dumps({"level": "INFO", "message": "archived", "key": key, "records": len(group.records)}))
+        return {"batchItemFailures": []}
+
+
+def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
+    """Lambda entry point for a DynamoDB Streams event source mapping with ReportBatchItemFailures."""
+    return StreamArchiver.from_env(os.environ).archive(event.get("Records", []))
