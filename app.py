@@ -15,7 +15,7 @@ from aws_cdk import aws_dynamodb as dynamodb  # noqa: E402
 from cdk_nag import AwsSolutionsChecks  # noqa: E402
 from constructs import Construct  # noqa: E402
 
-from cdk_ts import DeviceLogTable, RotatingTimeSeriesTables, RotationPeriod  # noqa: E402
+from cdk_ts import DeviceLogTable, RotatingTimeSeriesTables, RotationPeriod, StreamArchiver  # noqa: E402
 from cdk_ts._defaults import access_logs_bucket, secure_bucket  # noqa: E402
 
 STACK_NAME = "CdkTsSample"
@@ -50,6 +50,17 @@ class SampleStack(Stack):
             time_to_live_attribute="expires_at",
         )
         self.device_log = DeviceLogTable(self, "DeviceLog", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
+        self.telemetry_archiver = StreamArchiver(
+            self,
+            "TelemetryArchiver",
+            source=self.telemetry,
+            bucket=self.archive_bucket,
+            prefix="cdc/telemetry/",
+            glue_database_name="cdk_ts_archive",
+        )
+        self.device_log_archiver = StreamArchiver(
+            self, "DeviceLogArchiver", source=self.device_log, bucket=self.archive_bucket, prefix="cdc/device-log/"
+        )
 
 
 def build_app(app: App | None = None, *, checks: bool = True) -> App:
@@ -62,9 +73,7 @@ def build_app(app: App | None = None, *, checks: bool = True) -> App:
         table_prefix=context("table_prefix") or "telemetry",
         period=context("period") or "daily",
         retain_periods=int(context("retain_periods") or 14),
-        env=Environment(
-            account=os.environ.get("CDK_DEFAULT_ACCOUNT"), region=os.environ.get("CDK_DEFAULT_REGION")
-        ),
+        env=Environment(account=os.environ.get("CDK_DEFAULT_ACCOUNT"), region=os.environ.get("CDK_DEFAULT_REGION")),
         description="cdk-ts sample: rotating DynamoDB time-series tables and the patterns around them",
     )
     if checks:
