@@ -1,0 +1,345 @@
+"""ShardedTable on moto, moto_server and dynalite: round trips, growth on partition throttles only, races."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+
+from lambdas.sharding import ShardedTable, throttle_scope
+from tests.support.requests import RequestCounter, inject_failure
+
+
+def throttle(*reasons):
+    body = {"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "injected"}}
+    if reasons:
+        body["ThrottlingReasons"] = [
+            {"reason": r, "resource": "arn:aws:dynamodb:us-east-1:1:table/audit"} for r in reasons
+        ]
+    return ClientError(body, "PutItem")
+
+
+def wait_active(client, name):
+    deadline = time.monotonic() + 10
+    while client.describe_table(TableName=name)["Table"]["TableStatus"] != "ACTIVE":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+def create_tables(client, prefix):
+    main, metadata = f"{prefix}-audit", f"{prefix}-audit-shards"
+    client.create_table(
+        TableName=main,
+        KeySchema=[
+            {"AttributeName": "file_path", "KeyType": "HASH"},
+            {"AttributeName": "timestamp", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            {"AttributeName": "file_path", "AttributeType": "S"},
+            {"AttributeName": "timestamp", "AttributeType": "N"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    client.create_table(
+        TableName=metadata,
+        KeySchema=[{"AttributeName": "file_path", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "file_path", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    wait_active(client, main)
+    wait_active(client, metadata)
+    return main, metadata
+
+
+class Clock:
+    def __init__(self, start=1_767_225_600.0):
+        self.now = start
+
+    def __call__(self):
+        return self.now
+
+
+@pytest.fixture
+def tables(any_dynamodb, unique_name):
+    return (any_dynamodb, *create_tables(any_dynamodb, unique_name))
+
+
+def sharded(tables, **kwargs):
+    client, main, metadata = tables
+    kwargs.setdefault("clock", Clock())
+    kwargs.setdefault("sleep", lambda _s: None)
+    kwargs.setdefault("rng", random.Random(1))
+    return ShardedTable(
+        main, metadata, partition_key="file_path", sort_key="timestamp", dynamodb_client=client, **kwargs
+    )
+
+
+def metadata_item(tables, key):
+    client, _main, metadata = tables
+    return client.get_item(TableName=metadata, Key={"file_path": {"S": key}}, ConsistentRead=True).get("Item")
+
+
+@pytest.mark.parametrize("strategy", ["random", "computed"])
+def test_round_trip_over_several_shards(tables, strategy):
+    table = sharded(tables, strategy=strategy, growth="double", cooldown_seconds=0)
+    table.clock.now += 1
+    for i in range(10):
+        table.put_item({"file_path": "/viral.mp4", "timestamp": 1000 + i, "n": i})
+    table.grow("/viral.mp4", table.shard_info("/viral.mp4", fresh=True))
+    table.clock.now += 1
+    table.grow("/viral.mp4", table.shard_info("/viral.mp4", fresh=True))
+    for i in range(10, 30):
+        table.put_item({"file_path": "/viral.mp4", "timestamp": 1000 + i, "n": i})
+
+    items = table.query("/viral.mp4")
+    assert [i["n"] for i in items] == list(range(30))
+    assert {i["file_path"] for i in items} == {"/viral.mp4"}
+    assert [i["n"] for i in table.query("/viral.mp4", between=(1005, 1007))] == [5, 6, 7]
+    assert table.get_item("/viral.mp4", 1003)["n"] == 3
+    assert table.get_item("/viral.mp4", 999) is None
+    assert table.shard_count("/viral.mp4") == 4
+
+
+def test_first_writer_creates_the_metadata_item(tables):
+    table = sharded(tables)
+    table.put_item({"file_path": "/a", "timestamp": 1})
+    epoch = int(table.clock())
+    item = metadata_item(tables, "/a")
+    assert item == {
+        "file_path": {"S": "/a"},
+        "number_of_shards": {"N": "1"},
+        "last_updated": {"N": str(epoch)},
+        "shard_history": {"SS": [f"{epoch}:1"]},
+    }
+    stored = tables[0].query(
+        TableName=tables[1], KeyConditionExpression="file_path = :k", ExpressionAttributeValues={":k": {"S": "/a_1"}}
+    )["Items"]
+    assert len(stored) == 1
+
+
+def test_a_partition_throttle_grows_the_key_after_the_cooldown(tables):
+    client = tables[0]
+    table = sharded(tables, growth="increment", cooldown_seconds=10)
+    table.put_item({"file_path": "/hot", "timestamp": 1})
+    created = int(table.clock())
+    pending = {"throttles": 1}
+
+    def one_throttle(params):
+        if params["TableName"] == tables[1] and pending["throttles"]:
+            pending["throttles"] -= 1
+            return throttle("TableWriteKeyRangeThroughputExceeded")
+        return None
+
+    inject_failure(client, "PutItem", one_throttle)
+    table.put_item({"file_path": "/hot", "timestamp": 2})  # inside the cooldown: throttled, retried, not grown
+    assert table.shard_count("/hot") == 1
+
+    table.clock.now += 10
+    pending["throttles"] = 1
+    table.put_item({"file_path": "/hot", "timestamp": 3})
+    grown = int(table.clock())
+    item = metadata_item(tables, "/hot")
+    assert item["number_of_shards"] == {"N": "2"}
+    assert item["last_updated"] == {"N": str(grown)}
+    assert sorted(item["shard_history"]["SS"]) == sorted([f"{created}:1", f"{grown}:2"])
+    assert [i["timestamp"] for i in table.query("/hot")] == [1, 2, 3]
+
+
+@pytest.mark.parametrize("reasons", [("TableWriteProvisionedThroughputExceeded",), ("TableWriteAccountLimitExceeded",)])
+def test_table_level_throttles_back_off_without_sharding(tables, reasons):
+    calls = []
+    table = sharded(tables, cooldown_seconds=0, on_table_throttle=calls.append)
+    table.put_item({"file_path": "/busy", "timestamp": 1})
+    failures = iter([throttle(*reasons)] * 3)
+    inject_failure(tables[0], "PutItem", lambda p: next(failures, None) if p["TableName"] == tables[1] else None)
+    table.clock.now += 100
+    table.put_item({"file_path": "/busy", "timestamp": 2})
+    assert table.shard_count("/busy") == 1
+    assert calls == [tables[1]] * 3
+
+
+def test_throttles_that_outlast_the_retries_are_raised(tables):
+    table = sharded(tables, max_attempts=3)
+    table.put_item({"file_path": "/x", "timestamp": 1})
+    inject_failure(
+        tables[0],
+        "PutItem",
+        lambda p: throttle("TableWriteProvisionedThroughputExceeded") if p["TableName"] == tables[1] else None,
+    )
+    with pytest.raises(ClientError, match="injected"):
+        table.put_item({"file_path": "/x", "timestamp": 2})
+
+
+def test_without_reasons_cloudwatch_decides(aws):
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    main, metadata = create_tables(client, "cw")
+    cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
+    now = datetime.now(UTC)
+    for metric, value in (("ConsumedWriteCapacityUnits", 60 * 200), ("ProvisionedWriteCapacityUnits", 1000)):
+        cloudwatch.put_metric_data(
+            Namespace="AWS/DynamoDB",
+            MetricData=[
+                {
+                    "MetricName": metric,
+                    "Value": value,
+                    "Timestamp": now - timedelta(minutes=1),
+                    "Dimensions": [{"Name": "TableName", "Value": main}],
+                }
+            ],
+        )
+    table = ShardedTable(
+        main,
+        metadata,
+        partition_key="file_path",
+        sort_key="timestamp",
+        dynamodb_client=client,
+        cloudwatch_client=cloudwatch,
+        cooldown_seconds=0,
+        sleep=lambda _s: None,
+    )
+    table.put_item({"file_path": "/f", "timestamp": 1})
+    failures = iter([throttle()])
+    inject_failure(client, "PutItem", lambda p: next(failures, None) if p["TableName"] == main else None)
+    time.sleep(1.1)  # a new whole-second epoch, so the growth entry differs from the creation entry
+    table.put_item({"file_path": "/f", "timestamp": 2})
+    assert table.shard_count("/f") == 2  # 200 WCU/s used of 1,000 provisioned: the partition was the limit
+
+
+def test_16_writers_at_the_cooldown_boundary_grow_once(server_dynamodb, unique_name):
+    main, metadata = create_tables(server_dynamodb, unique_name)
+    clock = Clock()
+    writers = [
+        ShardedTable(
+            main,
+            metadata,
+            partition_key="file_path",
+            sort_key="timestamp",
+            dynamodb_client=server_dynamodb,
+            growth="increment",
+            cooldown_seconds=10,
+            clock=clock,
+            rng=random.Random(i),
+            max_backoff_seconds=0.05,
+        )
+        for i in range(16)
+    ]
+    writers[0].put_item({"file_path": "/race", "timestamp": 0})
+    seen = writers[0].shard_info("/race", fresh=True)
+    clock.now += 10  # exactly at the boundary
+    barrier = threading.Barrier(16)
+    results = []
+
+    def grow(writer):
+        barrier.wait()
+        results.append(writer.grow("/race", seen))
+
+    threads = [threading.Thread(target=grow, args=(w,)) for w in writers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results.count(True) == 1
+    item = server_dynamodb.get_item(TableName=metadata, Key={"file_path": {"S": "/race"}}, ConsistentRead=True)["Item"]
+    assert item["number_of_shards"] == {"N": "2"}
+    assert len(item["shard_history"]["SS"]) == 2
+
+
+def test_items_written_concurrently_while_growing_are_all_read_back(server_dynamodb, unique_name):
+    main, metadata = create_tables(server_dynamodb, unique_name)
+    clock = Clock()
+    table = ShardedTable(
+        main,
+        metadata,
+        partition_key="file_path",
+        sort_key="timestamp",
+        dynamodb_client=server_dynamodb,
+        cooldown_seconds=0,
+        clock=clock,
+        cache_ttl_seconds=0,
+    )
+    table.put_item({"file_path": "/n", "timestamp": -1})
+
+    def write(worker):
+        for i in range(25):
+            table.put_item({"file_path": "/n", "timestamp": worker * 100 + i})
+            if worker == 0 and i in (5, 15):
+                clock.now += 1
+                table.grow("/n", table.shard_info("/n", fresh=True))
+
+    threads = [threading.Thread(target=write, args=(w,)) for w in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    read = [i["timestamp"] for i in table.query("/n")]
+    assert read == sorted([-1] + [w * 100 + i for w in range(8) for i in range(25)])
+    assert table.shard_count("/n") == 4
+
+
+def test_computed_point_reads_touch_the_shard_in_force_at_the_items_time(aws):
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    main, metadata = create_tables(client, "pt")
+    clock = Clock()
+    table = ShardedTable(
+        main,
+        metadata,
+        partition_key="file_path",
+        sort_key="timestamp",
+        dynamodb_client=client,
+        strategy="computed",
+        cooldown_seconds=0,
+        clock=clock,
+        sort_key_time_unit="s",
+        growth="double",
+    )
+    early = int(clock())
+    table.put_item({"file_path": "/p", "timestamp": early})
+    for _ in range(3):
+        clock.now += 5
+        table.grow("/p", table.shard_info("/p", fresh=True))
+    counter = RequestCounter(client)
+    assert table.get_item("/p", early)["timestamp"] == early
+    (keys,) = [len(p["RequestItems"][main]["Keys"]) for op, p in counter.params if op == "BatchGetItem"]
+    assert keys == 1
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"max_shards": 0}, "max_shards 0 must be a whole number >= 1"),
+        ({"cooldown_seconds": -1}, "cooldown_seconds -1 must be >= 0"),
+        ({"strategy": "hash"}, "strategy 'hash' is not one of random, computed"),
+        ({"growth": "triple"}, "growth 'triple' is not one of increment, double"),
+    ],
+)
+def test_bad_settings_are_clear_errors(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        ShardedTable("t", "m", partition_key="pk", sort_key="sk", **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        ({"file_path": "/a"}, "item has no 'timestamp'"),
+        ({"timestamp": 1}, "item has no 'file_path'"),
+        ({"file_path": "/log_2024", "timestamp": 1}, "ends like a shard suffix"),
+        ({"file_path": 7, "timestamp": 1}, "must be a non-empty string"),
+    ],
+)
+def test_bad_items_are_clear_errors(item, message):
+    table = ShardedTable("t", "m", partition_key="file_path", sort_key="timestamp", dynamodb_client=object())
+    with pytest.raises(ValueError, match=message):
+        table.put_item(item)
+
+
+def test_throttle_scope_reads_dynamodbs_reasons():
+    assert throttle_scope(throttle("TableWriteKeyRangeThroughputExceeded")) == "partition"
+    assert throttle_scope(throttle("IndexWriteKeyRangeThroughputExceeded")) == "partition"
+    assert throttle_scope(throttle("TableWriteProvisionedThroughputExceeded")) == "table"
+    assert throttle_scope(throttle()) == "unknown"
+    assert throttle_scope(ClientError({"Error": {"Code": "ValidationException"}}, "PutItem")) is None
