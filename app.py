@@ -10,12 +10,18 @@ import os
 
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
-from aws_cdk import App, Environment, Stack, Validations  # noqa: E402
+from aws_cdk import App, Environment, RemovalPolicy, Stack, Validations  # noqa: E402
 from aws_cdk import aws_dynamodb as dynamodb  # noqa: E402
 from cdk_nag import AwsSolutionsChecks  # noqa: E402
 from constructs import Construct  # noqa: E402
 
-from cdk_ts import DeviceLogTable, RotatingTimeSeriesTables, RotationPeriod, StreamArchiver  # noqa: E402
+from cdk_ts import (  # noqa: E402
+    DeviceLogTable,
+    RotatingTimeSeriesTables,
+    RotationPeriod,
+    ShardMetadataTable,
+    StreamArchiver,
+)
 from cdk_ts._defaults import access_logs_bucket, secure_bucket  # noqa: E402
 
 STACK_NAME = "CdkTsSample"
@@ -50,6 +56,18 @@ class SampleStack(Stack):
             time_to_live_attribute="expires_at",
         )
         self.device_log = DeviceLogTable(self, "DeviceLog", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
+        self.audit_log = dynamodb.Table(
+            self,
+            "AuditLog",
+            partition_key=dynamodb.Attribute(name="file_path", type=dynamodb.AttributeType.STRING),
+            sort_key=dynamodb.Attribute(name="timestamp", type=dynamodb.AttributeType.NUMBER),
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True
+            ),
+            removal_policy=RemovalPolicy.RETAIN,
+        )
+        self.audit_shards = ShardMetadataTable(self, "AuditLogShards", main_table=self.audit_log)
         self.telemetry_archiver = StreamArchiver(
             self,
             "TelemetryArchiver",

@@ -2,6 +2,7 @@
 
 from cdk_ts.device_log import DeviceLogTable
 from cdk_ts.rotating_tables import RotatingTimeSeriesTables
+from cdk_ts.sharding import ShardMetadataTable
 from cdk_ts.stream_archiver import StreamArchiver
 from lambdas.periods import RotationPeriod
 from lambdas.rotation_config import AutoScaling, CapacityTier
@@ -12,5 +13,6 @@ __all__ = [
     "DeviceLogTable",
     "RotatingTimeSeriesTables",
     "RotationPeriod",
+    "ShardMetadataTable",
     "StreamArchiver",
 ]

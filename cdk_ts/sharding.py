@@ -1,0 +1,113 @@
+"""ShardMetadataTable: the per-key shard counts behind dynamic write sharding (``lambdas.sharding.ShardedTable``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from constructs import Construct
+
+from cdk_ts._nag import acknowledge
+from lambdas.sharding import (
+    ENV_METADATA_TABLE,
+    ENV_PARTITION_KEY,
+    ENV_SORT_KEY,
+    ENV_STRATEGY,
+    ENV_TABLE,
+    STRATEGIES,
+)
+
+
+class ShardMetadataTable(Construct):
+    """Metadata table for dynamic write sharding of ``main_table``; its key matches the main table's partition key.
+
+    ``main_table`` is any ``ITable`` or a cdk-ts construct exposing ``.table``. The partition key's
+    name and type are read from a ``Table``/``TableV2``; for an imported table pass ``partition_key``
+    (and ``sort_key_name`` for ``bind``). On-demand by default: the metadata table must never be the
+    bottleneck of the writes it spreads.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        main_table: Any,
+        partition_key: dynamodb.Attribute | None = None,  # None: taken from main_table's schema
+        sort_key_name: str | None = None,  # None: taken from main_table's schema
+        strategy: str = "random",
+        encryption_key: kms.IKey | None = None,  # None: AWS owned key
+        point_in_time_recovery: bool = True,
+        removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        if strategy not in STRATEGIES:
+            raise ValueError(f"strategy {strategy!r} is not one of {', '.join(STRATEGIES)}")
+        table = getattr(main_table, "table", main_table)
+        if not hasattr(table, "table_name"):
+            raise TypeError(f"main_table {main_table!r} is not a DynamoDB table or a construct with .table")
+        schema = table.schema() if hasattr(table, "schema") else None
+        partition_key = partition_key or (schema.partition_key if schema else None)
+        if partition_key is None:
+            raise ValueError(
+                f"cannot read the partition key of main_table {table.node.path}; "
+                "pass partition_key=dynamodb.Attribute(...)"
+            )
+        if partition_key.type != dynamodb.AttributeType.STRING:
+            raise ValueError(
+                f"partition key {partition_key.name!r} is {partition_key.type.name}; shards are stored as "
+                "'{key}_{n}', so the main table's partition key must be a String"
+            )
+        sort_key_name = sort_key_name or (schema.sort_key.name if schema and schema.sort_key else None)
+        self.main_table: dynamodb.ITable = table
+        self.partition_key = partition_key
+        self.sort_key_name = sort_key_name
+        self.strategy = strategy
+        self.table = dynamodb.Table(
+            self,
+            "Table",
+            partition_key=dynamodb.Attribute(name=partition_key.name, type=partition_key.type),
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+            encryption=dynamodb.TableEncryption.CUSTOMER_MANAGED
+            if encryption_key
+            else dynamodb.TableEncryption.DEFAULT,
+            encryption_key=encryption_key,
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=point_in_time_recovery
+            ),
+            removal_policy=removal_policy,
+        )
+
+    def grant_read_write(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Read/write data on the main table and the metadata table, and read CloudWatch metrics.
+
+        The metrics are the fallback for throttles without ``ThrottlingReasons``.
+        """
+        grant = self.main_table.grant_read_write_data(grantee)
+        self.table.grant_read_write_data(grantee)
+        iam.Grant.add_to_principal(grantee=grantee, actions=["cloudwatch:GetMetricStatistics"], resource_arns=["*"])
+        acknowledge(
+            grantee,
+            "AwsSolutions-IAM5[Resource::*]",
+            "cloudwatch:GetMetricStatistics has no resource-level permissions; it reads the main table's "
+            "consumed and provisioned WCU when a throttle carries no reasons",
+        )
+        return grant
+
+    def bind(self, function: lambda_.Function) -> None:
+        """Set the env vars ``ShardedTable.from_env`` reads and grant read/write on both tables."""
+        if not self.sort_key_name:
+            raise ValueError(f"main table of {self.node.path} has no sort key name; pass sort_key_name=")
+        for name, value in (
+            (ENV_TABLE, self.main_table.table_name),
+            (ENV_METADATA_TABLE, self.table.table_name),
+            (ENV_PARTITION_KEY, self.partition_key.name),
+            (ENV_SORT_KEY, self.sort_key_name),
+            (ENV_STRATEGY, self.strategy),
+        ):
+            function.add_environment(name, value)
+        self.grant_read_write(function)
