@@ -10,7 +10,8 @@ import os
 
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
-from aws_cdk import App, Environment, RemovalPolicy, Stack, Validations  # noqa: E402
+from aws_cdk import App, Duration, Environment, RemovalPolicy, Stack, Validations  # noqa: E402
+from aws_cdk import aws_cloudwatch as cloudwatch  # noqa: E402
 from aws_cdk import aws_dynamodb as dynamodb  # noqa: E402
 from cdk_nag import AwsSolutionsChecks  # noqa: E402
 from constructs import Construct  # noqa: E402
@@ -22,7 +23,7 @@ from cdk_ts import (  # noqa: E402
     ShardMetadataTable,
     StreamArchiver,
 )
-from cdk_ts._defaults import access_logs_bucket, secure_bucket  # noqa: E402
+from cdk_ts._defaults import access_logs_bucket, runtime_function, secure_bucket  # noqa: E402
 
 STACK_NAME = "CdkTsSample"
 
@@ -79,6 +80,103 @@ class SampleStack(Stack):
         self.device_log_archiver = StreamArchiver(
             self, "DeviceLogArchiver", source=self.device_log, bucket=self.archive_bucket, prefix="cdc/device-log/"
         )
+        self.ingest = runtime_function(
+            self,
+            "Ingest",
+            handler="lambdas.ingest.handler",
+            description="Example ingest: multi-measure readings into the rotating telemetry tables",
+            environment={},
+        )
+        self.telemetry.bind(self.ingest)
+        self.alarms = self._monitoring()
+
+    def _monitoring(self) -> dict[str, cloudwatch.Alarm]:
+        """One dashboard and the alarms an operator of this app needs."""
+        five_minutes = Duration.minutes(5)
+        rotation = self.telemetry.function
+        alarms = {
+            "rotation_failures": rotation.metric_errors(statistic="Sum", period=five_minutes).create_alarm(
+                self,
+                "RotationFailuresAlarm",
+                threshold=0,
+                evaluation_periods=1,
+                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+                alarm_description="The table rotation function failed (create_new, resize_old or reconcile)",
+            ),
+            "next_table_missing": self.telemetry.metric_next_table_missing().create_alarm(
+                self,
+                "NextTableMissingAlarm",
+                threshold=0,
+                evaluation_periods=1,
+                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+                alarm_description="Inside the lead window the next period's table does not exist yet",
+            ),
+            # Period tables get a new name (and metric dimension) every period, which a static alarm
+            # cannot name; a Metrics Insights query sums throttles over the account's tables instead.
+            "throttles": cloudwatch.MathExpression(
+                expression='SELECT SUM(ThrottledRequests) FROM SCHEMA("AWS/DynamoDB", Operation, TableName)',
+                using_metrics={},
+                period=five_minutes,
+                label="DynamoDB throttled requests",
+            ).create_alarm(
+                self,
+                "ThrottledRequestsAlarm",
+                threshold=0,
+                evaluation_periods=3,
+                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+                alarm_description="DynamoDB throttled requests (current period table among them)",
+            ),
+            "archiver_iterator_age": self.telemetry_archiver.alarms["iterator_age"],
+            "archiver_dead_letters": self.telemetry_archiver.alarms["dead_letter_queue"],
+            "device_log_archiver_iterator_age": self.device_log_archiver.alarms["iterator_age"],
+            "device_log_archiver_dead_letters": self.device_log_archiver.alarms["dead_letter_queue"],
+        }
+        prefix = self.telemetry.table_prefix
+        dashboard = cloudwatch.Dashboard(self, "Dashboard", dashboard_name=f"{self.stack_name}-operations")
+        dashboard.add_widgets(
+            cloudwatch.AlarmStatusWidget(title="Alarms", alarms=list(alarms.values()), width=24),
+        )
+        dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title=f"Throttled requests, {prefix}_* period tables",
+                left=[
+                    cloudwatch.MathExpression(
+                        expression=f'SEARCH(\'{{AWS/DynamoDB,TableName,Operation}} MetricName="ThrottledRequests" '
+                        f"TableName=\"{prefix}_\"', 'Sum', 300)",
+                        using_metrics={},
+                        label="throttled",
+                        period=five_minutes,
+                    )
+                ],
+                width=12,
+            ),
+            cloudwatch.GraphWidget(
+                title="Rotation: errors and next table missing",
+                left=[rotation.metric_errors(period=five_minutes), self.telemetry.metric_next_table_missing()],
+                width=12,
+            ),
+            cloudwatch.GraphWidget(
+                title="Archivers: iterator age (ms)",
+                left=[
+                    a.function.metric("IteratorAge", statistic="Maximum", period=five_minutes)
+                    for a in (self.telemetry_archiver, self.device_log_archiver)
+                ],
+                width=12,
+            ),
+            cloudwatch.GraphWidget(
+                title="Archivers: dead-letter queue depth",
+                left=[
+                    a.dead_letter_queue.metric_approximate_number_of_messages_visible(period=five_minutes)
+                    for a in (self.telemetry_archiver, self.device_log_archiver)
+                ],
+                width=12,
+            ),
+        )
+        self.dashboard = dashboard
+        return alarms
 
 
 def build_app(app: App | None = None, *, checks: bool = True) -> App:

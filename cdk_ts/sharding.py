@@ -50,8 +50,10 @@ class ShardMetadataTable(Construct):
         table = getattr(main_table, "table", main_table)
         if not hasattr(table, "table_name"):
             raise TypeError(f"main_table {main_table!r} is not a DynamoDB table or a construct with .table")
-        schema = table.schema() if hasattr(table, "schema") else None
-        partition_key = partition_key or (schema.partition_key if schema else None)
+        schema = table.schema_v2() if hasattr(table, "schema_v2") else None
+        if schema is not None and len(schema.partition_keys) != 1:
+            schema = None  # a multi-attribute key cannot carry a '{key}_{n}' suffix; partition_key= must say
+        partition_key = partition_key or (schema.partition_keys[0] if schema else None)
         if partition_key is None:
             raise ValueError(
                 f"cannot read the partition key of main_table {table.node.path}; "
@@ -62,7 +64,7 @@ class ShardMetadataTable(Construct):
                 f"partition key {partition_key.name!r} is {partition_key.type.name}; shards are stored as "
                 "'{key}_{n}', so the main table's partition key must be a String"
             )
-        sort_key_name = sort_key_name or (schema.sort_key.name if schema and schema.sort_key else None)
+        sort_key_name = sort_key_name or (schema.sort_keys[0].name if schema and schema.sort_keys else None)
         self.main_table: dynamodb.ITable = table
         self.partition_key = partition_key
         self.sort_key_name = sort_key_name

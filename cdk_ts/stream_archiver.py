@@ -291,5 +291,5 @@ class StreamArchiver(Construct):
                 ),
             ),
         )
-        table.add_dependency(database)
+        table.add_resource_dependency(database)
         return table
