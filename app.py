@@ -10,7 +10,7 @@ import os
 
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
-from aws_cdk import App, Duration, Environment, RemovalPolicy, Stack, Validations  # noqa: E402
+from aws_cdk import App, CfnOutput, Duration, Environment, RemovalPolicy, Stack, Validations  # noqa: E402
 from aws_cdk import aws_cloudwatch as cloudwatch  # noqa: E402
 from aws_cdk import aws_dynamodb as dynamodb  # noqa: E402
 from cdk_nag import AwsSolutionsChecks  # noqa: E402
@@ -89,6 +89,18 @@ class SampleStack(Stack):
         )
         self.telemetry.bind(self.ingest)
         self.alarms = self._monitoring()
+        for name, value in (
+            ("TelemetryTablePrefix", self.telemetry.table_prefix),
+            ("RotationFunctionName", self.telemetry.function.function_name),
+            ("IngestFunctionName", self.ingest.function_name),
+            ("DeviceLogTableName", self.device_log.table.table_name),
+            ("AuditLogTableName", self.audit_log.table_name),
+            ("AuditLogShardsTableName", self.audit_shards.table.table_name),
+            ("ArchiveBucketName", self.archive_bucket.bucket_name),
+            ("TelemetryArchiverFunctionName", self.telemetry_archiver.function.function_name),
+            ("DeviceLogArchiverFunctionName", self.device_log_archiver.function.function_name),
+        ):
+            CfnOutput(self, name, value=value)
 
     def _monitoring(self) -> dict[str, cloudwatch.Alarm]:
         """One dashboard and the alarms an operator of this app needs."""
@@ -137,7 +149,12 @@ class SampleStack(Stack):
         prefix = self.telemetry.table_prefix
         dashboard = cloudwatch.Dashboard(self, "Dashboard", dashboard_name=f"{self.stack_name}-operations")
         dashboard.add_widgets(
-            cloudwatch.AlarmStatusWidget(title="Alarms", alarms=list(alarms.values()), width=24),
+            cloudwatch.TextWidget(
+                markdown=f"## {self.stack_name}\nAlarms: " + ", ".join(sorted(alarms)) + ". Period tables: "
+                f"`{prefix}_*` ({self.telemetry.period.value}).",
+                width=24,
+                height=2,
+            )
         )
         dashboard.add_widgets(
             cloudwatch.GraphWidget(
