@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -57,3 +59,23 @@ def test_synthesized_template_matches_the_reviewed_snapshot(sample, snapshot):
     template = sample.synth().get_stack_by_name(sample_app.STACK_NAME).template
     masked = json.loads(ASSET_HASH.sub("<asset-hash>", json.dumps(template, sort_keys=True)))
     assert masked == snapshot(extension_class=JSONSnapshotExtension)
+
+
+def test_synthesized_template_is_cfn_lint_clean(sample, tmp_path):
+    template = sample.synth().get_stack_by_name(sample_app.STACK_NAME).template
+    path = tmp_path / "CdkTsSample.template.json"
+    path.write_text(json.dumps(template))
+    result = subprocess.run(
+        [
+            str(Path(sys.executable).with_name("cfn-lint")),
+            "--config-file",
+            str(REPO / ".cfnlintrc.yaml"),
+            "--",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
