@@ -1,0 +1,77 @@
+"""The sample app's operations alarms and dashboard."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from aws_cdk import App
+from aws_cdk.assertions import Match, Template
+
+import app as sample_app
+
+
+@pytest.fixture(scope="module")
+def sample():
+    app = App()
+    sample_app.build_app(app, checks=False)
+    stack = app.node.find_child(sample_app.STACK_NAME)
+    return stack, Template.from_stack(stack)
+
+
+def test_rotation_failures_alarm_watches_the_rotation_functions_errors(sample):
+    stack, template = sample
+    template.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {
+            "MetricName": "Errors",
+            "Namespace": "AWS/Lambda",
+            "Dimensions": [{"Name": "FunctionName", "Value": stack.resolve(stack.telemetry.function.function_name)}],
+            "Threshold": 0,
+            "ComparisonOperator": "GreaterThanThreshold",
+        },
+    )
+
+
+def test_next_table_missing_alarm_uses_the_metric_the_rotation_publishes(sample):
+    _stack, template = sample
+    template.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {
+            "Namespace": "cdk-ts",
+            "MetricName": "NextPeriodTableMissing",
+            "Dimensions": [{"Name": "TablePrefix", "Value": "telemetry"}],
+            "Statistic": "Maximum",
+            "Threshold": 0,
+        },
+    )
+
+
+def test_throttles_alarm_queries_dynamodb_throttled_requests(sample):
+    _stack, template = sample
+    template.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {
+            "Metrics": [Match.object_like({"Expression": Match.string_like_regexp("ThrottledRequests")})],
+            "Threshold": 0,
+        },
+    )
+
+
+def test_archiver_alarms_are_part_of_the_app(sample):
+    stack, _template = sample
+    assert {
+        "archiver_iterator_age",
+        "archiver_dead_letters",
+        "rotation_failures",
+        "next_table_missing",
+        "throttles",
+    } <= set(stack.alarms)
+
+
+def test_one_dashboard_graphs_throttles_of_every_period_table(sample):
+    _stack, template = sample
+    (dashboard,) = template.find_resources("AWS::CloudWatch::Dashboard").values()
+    body = json.dumps(dashboard["Properties"]["DashboardBody"])
+    assert "ThrottledRequests" in body and 'TableName=\\\\\\"telemetry_\\\\\\"' in body
+    assert "IteratorAge" in body and "ApproximateNumberOfMessagesVisible" in body
