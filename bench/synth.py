@@ -1,0 +1,100 @@
+"""Synth time of the sample app vs the same resources without the library; Lambda asset size; import time.
+
+Run: .venv/bin/python -m bench.synth [--repeat 3]
+
+cdk-nag is left out of both. The plain stack is the sample app's own synthesized template loaded
+with ``cloudformation_include`` (the same resources as L1 constructs, no cdk-ts code), so the ratio
+is what the library's constructs add to a synth. Each synth runs in a fresh interpreter, as ``cdk synth`` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+
+REPO = Path(__file__).resolve().parents[1]
+WITH_LIBRARY = """
+import sys
+from aws_cdk import App
+import app
+app.build_app(App(outdir=sys.argv[1]), checks=False).synth()
+"""
+PLAIN = """
+import sys
+from aws_cdk import App, Stack, cloudformation_include
+app = App(outdir=sys.argv[1])
+stack = Stack(app, "CdkTsSample")
+cloudformation_include.CfnInclude(stack, "Template", template_file=sys.argv[2])
+app.synth()
+"""
+
+
+def run(code: str, *args: str) -> float:
+    env = {**os.environ, "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"}
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code, *args], cwd=REPO, env=env, check=True, capture_output=True)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        library_out = Path(tmp, "lib")
+        run(WITH_LIBRARY, str(library_out))  # also warms the file cache
+        template = Path(tmp, "plain.template.json")
+        body = json.loads((library_out / "CdkTsSample.template.json").read_text())
+        body.get("Parameters", {}).pop("BootstrapVersion", None)  # the plain stack adds its own
+        body.pop("Rules", None)
+        template.write_text(json.dumps(body))
+        with_library, plain = [], []
+        for index in range(args.repeat):
+            with_library.append(run(WITH_LIBRARY, str(Path(tmp, f"l{index}"))))
+            plain.append(run(PLAIN, str(Path(tmp, f"p{index}")), str(template)))
+        lib, base = statistics.median(with_library), statistics.median(plain)
+        print("| synth (fresh interpreter, median) | seconds |\n|---|---|")
+        print(f"| sample app with cdk-ts constructs | {lib:.2f} |")
+        print(f"| same template as plain L1 resources (CfnInclude) | {base:.2f} |")
+        print(f"| ratio | {lib / base:.2f}x |")
+
+        from cdk_ts._assets import staged_asset_dir
+
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in sorted(staged_asset_dir().rglob("*.py")):
+                archive.write(path, path.relative_to(staged_asset_dir()))
+        print(f"\n| Lambda asset (lambdas/, zipped) | {len(buffer.getvalue()) / 1024:.1f} KB |\n|---|---|")
+
+    print("\n| handler module | import time, fresh interpreter (median ms) |\n|---|---|")
+    for module in ("lambdas.rotation", "lambdas.archiver", "lambdas.ingest"):
+        samples = []
+        for _ in range(5):
+            out = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    f"import time; t=time.perf_counter(); import {module}; print((time.perf_counter()-t)*1000)",
+                ],
+                cwd=REPO,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            samples.append(float(out.stdout))
+        print(f"| {module} (boto3 included) | {statistics.median(samples):.0f} |")
+
+
+if __name__ == "__main__":
+    main()
