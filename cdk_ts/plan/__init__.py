@@ -1,0 +1,186 @@
+"""Capacity and cost planning for DynamoDB time-series tables (pure Python; no AWS calls, no aws_cdk).
+
+The unit rules: a write costs 1 WCU per started 1 KB of item, a strongly consistent read 1 RCU per
+started 4 KB (an eventually consistent read half that); one partition serves at most 1,000 WCU/s
+and 3,000 RCU/s and holds about 10 GB.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from cdk_ts.plan.prices import HOURS_PER_MONTH, SECONDS_PER_MONTH, US_EAST_1, Prices
+from lambdas.periods import RotationPeriod
+
+PARTITION_WCU = 1000
+PARTITION_RCU = 3000
+PARTITION_GB = 10
+KB = 1024
+AVERAGE_PERIOD_DAYS = {
+    RotationPeriod.DAILY: 1,
+    RotationPeriod.WEEKLY: 7,
+    RotationPeriod.MONTHLY: 365.25 / 12,
+    RotationPeriod.QUARTERLY: 365.25 / 4,
+    RotationPeriod.YEARLY: 365.25,
+}
+
+
+def _positive(name: str, value: float, *, allow_zero: bool = True) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+        raise ValueError(f"{name} {value!r} must be a number")
+    if value < 0 or (value == 0 and not allow_zero):
+        raise ValueError(f"{name} {value!r} must be {'>= 0' if allow_zero else '> 0'}")
+    return value
+
+
+def write_units_per_item(item_size_bytes: float) -> int:
+    """WCU one write of an item of this size consumes (1 per started KB)."""
+    return math.ceil(_positive("item_size_bytes", item_size_bytes, allow_zero=False) / KB)
+
+
+def read_units_per_item(item_size_bytes: float, *, consistent_reads: bool = False) -> float:
+    """RCU one read consumes: 1 per started 4 KB, half for an eventually consistent read."""
+    units = math.ceil(_positive("item_size_bytes", item_size_bytes, allow_zero=False) / (4 * KB))
+    return units if consistent_reads else units / 2
+
+
+@dataclass(frozen=True)
+class CapacityPlan:
+    """Provisioned capacity, partitions and shards for one workload."""
+
+    wcu: int
+    rcu: int
+    partitions_by_throughput: int
+    partitions_by_size: int
+    shards_per_hot_key: int
+    write_units_per_item: int
+    read_units_per_item: float
+
+    @property
+    def partitions(self) -> int:
+        """Partitions the table needs: the larger of the throughput and size figures."""
+        return max(1, self.partitions_by_throughput, self.partitions_by_size)
+
+
+def capacity(
+    writes_per_second: float,
+    reads_per_second: float,
+    item_size_bytes: float,
+    *,
+    consistent_reads: bool = False,
+    hot_key_share: float = 0.0,
+    storage_gb: float = 0.0,
+    headroom: float = 0.2,
+) -> CapacityPlan:
+    """WCU/RCU for a rate of writes and reads, partitions needed, and shards for the hottest key.
+
+    ``hot_key_share`` is the fraction of writes that go to the single hottest partition key;
+    its shards get ``headroom`` (20%) above one partition's 1,000 WCU/s.
+    """
+    _positive("writes_per_second", writes_per_second)
+    _positive("reads_per_second", reads_per_second)
+    _positive("storage_gb", storage_gb)
+    if not 0 <= _positive("hot_key_share", hot_key_share) <= 1:
+        raise ValueError(f"hot_key_share {hot_key_share} must be between 0 and 1")
+    if not 0 <= _positive("headroom", headroom) < 10:
+        raise ValueError(f"headroom {headroom} must be between 0 and 10")
+    per_write = write_units_per_item(item_size_bytes)
+    per_read = read_units_per_item(item_size_bytes, consistent_reads=consistent_reads)
+    wcu = math.ceil(writes_per_second * per_write)
+    rcu = math.ceil(reads_per_second * per_read)
+    hot_wcu = hot_key_share * wcu * (1 + headroom)
+    return CapacityPlan(
+        wcu=wcu,
+        rcu=rcu,
+        partitions_by_throughput=math.ceil(rcu / PARTITION_RCU + wcu / PARTITION_WCU),
+        partitions_by_size=math.ceil(storage_gb / PARTITION_GB),
+        shards_per_hot_key=max(1, math.ceil(hot_wcu / PARTITION_WCU)),
+        write_units_per_item=per_write,
+        read_units_per_item=per_read,
+    )
+
+
+@dataclass(frozen=True)
+class Tier:
+    """Provisioned capacity of one class of period table."""
+
+    read: int
+    write: int
+
+
+@dataclass(frozen=True)
+class CostComparison:
+    """Monthly USD cost of three ways to hold the same data, with the assumptions behind them."""
+
+    rotating_tiers: float
+    single_provisioned: float
+    on_demand: float
+    storage_gb: float
+    tables_at_steady_state: int
+    assumptions: list[str] = field(default_factory=list)
+
+
+def monthly_cost(
+    *,
+    peak_writes_per_second: float,
+    average_writes_per_second: float,
+    peak_reads_per_second: float,
+    average_reads_per_second: float,
+    item_size_bytes: float,
+    period: RotationPeriod | str,
+    retain_periods: int,
+    current: Tier = Tier(300, 1000),
+    previous: Tier = Tier(100, 1),
+    older: Tier = Tier(1, 1),
+    consistent_reads: bool = False,
+    prices: Prices = US_EAST_1,
+) -> CostComparison:
+    """Compare rotating tables with capacity tiers, one provisioned table sized for the peak, and on-demand.
+
+    All three keep the same data (``retain_periods`` periods of the average write rate), so storage
+    costs the same; the single table and on-demand assume TTL deletes expired items.
+    """
+    period = RotationPeriod.parse(period)
+    if not isinstance(retain_periods, int) or isinstance(retain_periods, bool) or retain_periods < 2:
+        raise ValueError(f"retain_periods {retain_periods!r} must be a whole number >= 2")
+    for name, value in (
+        ("average_writes_per_second", average_writes_per_second),
+        ("average_reads_per_second", average_reads_per_second),
+    ):
+        _positive(name, value)
+    if average_writes_per_second > peak_writes_per_second or average_reads_per_second > peak_reads_per_second:
+        raise ValueError("average rates must not exceed the peak rates")
+    peak = capacity(peak_writes_per_second, peak_reads_per_second, item_size_bytes, consistent_reads=consistent_reads)
+    period_seconds = AVERAGE_PERIOD_DAYS[period] * 86400
+    storage_gb = average_writes_per_second * period_seconds * retain_periods * item_size_bytes / KB**3
+    storage = storage_gb * prices.storage_gb_month
+
+    def hourly(tier: Tier) -> float:
+        return tier.read * prices.rcu_hour + tier.write * prices.wcu_hour
+
+    rotating = HOURS_PER_MONTH * (hourly(current) + hourly(previous) + (retain_periods - 2) * hourly(older)) + storage
+    single = HOURS_PER_MONTH * hourly(Tier(peak.rcu, peak.wcu)) + storage
+    on_demand = (
+        SECONDS_PER_MONTH
+        * (
+            average_writes_per_second * peak.write_units_per_item * prices.write_request_unit
+            + average_reads_per_second * peak.read_units_per_item * prices.read_request_unit
+        )
+        + storage
+    )
+    return CostComparison(
+        rotating_tiers=round(rotating, 2),
+        single_provisioned=round(single, 2),
+        on_demand=round(on_demand, 2),
+        storage_gb=round(storage_gb, 3),
+        tables_at_steady_state=retain_periods,
+        assumptions=[
+            f"prices: {prices.region}, {prices.as_of}",
+            f"rotating: 1 current table at {current.read}/{current.write}, 1 previous at {previous.read}/"
+            f"{previous.write}, {retain_periods - 2} older at {older.read}/{older.write} RCU/WCU, {HOURS_PER_MONTH} h",
+            f"single provisioned table sized for the peak: {peak.rcu} RCU / {peak.wcu} WCU, no auto scaling",
+            "on-demand billed for the average rates; storage the same for all three (Standard class, no free tier)",
+            "the current tier must cover the peak: check capacity(...).wcu against the current tier's WCU",
+        ],
+    )

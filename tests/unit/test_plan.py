@@ -1,0 +1,169 @@
+"""The capacity and cost planner against hand-worked examples, and its command line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from cdk_ts.plan import Tier, capacity, monthly_cost, read_units_per_item, write_units_per_item
+from cdk_ts.plan.__main__ import main
+from cdk_ts.plan.prices import HOURS_PER_MONTH, US_EAST_1
+
+
+def test_1000_writes_per_second_of_2_5_kb_items_need_3000_wcu():
+    assert capacity(1000, 0, 2.5 * 1024).wcu == 3000
+
+
+def test_500_reads_per_second_of_9_kb_items():
+    assert capacity(0, 500, 9 * 1024, consistent_reads=True).rcu == 1500
+    assert capacity(0, 500, 9 * 1024).rcu == 750
+
+
+@pytest.mark.parametrize(("size", "units"), [(1, 1), (1024, 1), (1025, 2), (400 * 1024, 400)])
+def test_write_units_round_up_per_started_kb(size, units):
+    assert write_units_per_item(size) == units
+
+
+@pytest.mark.parametrize(
+    ("size", "consistent", "units"), [(4096, True, 1), (4097, True, 2), (4097, False, 1), (100, False, 0.5)]
+)
+def test_read_units_round_up_per_started_4_kb_and_halve_for_eventual(size, consistent, units):
+    assert read_units_per_item(size, consistent_reads=consistent) == units
+
+
+def test_partitions_by_throughput_and_by_size():
+    plan = capacity(2500, 6000, 1024, consistent_reads=True, storage_gb=95)
+    # 2,500 WCU / 1,000 + 6,000 RCU / 3,000 = 4.5 -> 5; 95 GB / 10 GB -> 10
+    assert (plan.partitions_by_throughput, plan.partitions_by_size, plan.partitions) == (5, 10, 10)
+
+
+def test_shards_for_a_hot_key_keep_20_percent_headroom():
+    # 40% of 3,000 WCU on one key = 1,200 WCU/s; with 20% headroom 1,440 -> 2 partitions' worth
+    assert capacity(3000, 0, 1000, hot_key_share=0.4).shards_per_hot_key == 2
+    assert capacity(100, 0, 1000, hot_key_share=1.0).shards_per_hot_key == 1
+
+
+def test_monthly_cost_of_tiers_matches_the_hand_worked_sum():
+    cost = monthly_cost(
+        peak_writes_per_second=500,
+        average_writes_per_second=100,
+        peak_reads_per_second=0,
+        average_reads_per_second=0,
+        item_size_bytes=1024,
+        period="daily",
+        retain_periods=10,
+        current=Tier(300, 1000),
+        previous=Tier(100, 1),
+        older=Tier(1, 1),
+    )
+    hourly = (300 + 100 + 8 * 1) * US_EAST_1.rcu_hour + (1000 + 1 + 8 * 1) * US_EAST_1.wcu_hour
+    storage_gb = 100 * 86400 * 10 * 1024 / 1024**3
+    assert cost.storage_gb == pytest.approx(storage_gb, abs=0.001)
+    assert cost.rotating_tiers == pytest.approx(
+        HOURS_PER_MONTH * hourly + storage_gb * US_EAST_1.storage_gb_month, abs=0.01
+    )
+    single = HOURS_PER_MONTH * 500 * US_EAST_1.wcu_hour + storage_gb * US_EAST_1.storage_gb_month
+    assert cost.single_provisioned == pytest.approx(single, abs=0.01)
+    on_demand = 100 * 730 * 3600 * US_EAST_1.write_request_unit + storage_gb * US_EAST_1.storage_gb_month
+    assert cost.on_demand == pytest.approx(on_demand, abs=0.01)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: capacity(-1, 0, 100), "writes_per_second -1 must be >= 0"),
+        (lambda: capacity(1, 0, 0), "item_size_bytes 0 must be > 0"),
+        (lambda: capacity(1, 0, 10, hot_key_share=1.5), "hot_key_share 1.5 must be between 0 and 1"),
+        (
+            lambda: monthly_cost(
+                peak_writes_per_second=1,
+                average_writes_per_second=1,
+                peak_reads_per_second=0,
+                average_reads_per_second=0,
+                item_size_bytes=10,
+                period="hourly",
+                retain_periods=3,
+            ),
+            "period 'hourly' is not one of",
+        ),
+        (
+            lambda: monthly_cost(
+                peak_writes_per_second=1,
+                average_writes_per_second=2,
+                peak_reads_per_second=0,
+                average_reads_per_second=0,
+                item_size_bytes=10,
+                period="daily",
+                retain_periods=3,
+            ),
+            "average rates must not exceed the peak",
+        ),
+    ],
+)
+def test_bad_input_is_a_clear_error(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_cli_prints_the_plan(capsys):
+    assert (
+        main(["--writes-per-second", "1000", "--item-size", "2560", "--reads-per-second", "500", "--consistent-reads"])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "WCU                    3000" in out
+    assert "RCU                    500" in out
+    assert "rotating tables with tiers" in out and "us-east-1" in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--writes-per-second", "-5", "--item-size", "100"],
+        ["--writes-per-second", "5", "--item-size", "0"],
+        ["--writes-per-second", "5", "--item-size", "10", "--period", "hourly"],
+        ["--writes-per-second", "5", "--item-size", "10", "--current-tier", "0/5"],
+        ["--item-size", "10"],
+    ],
+)
+def test_cli_bad_input_exits_2_with_the_reason(argv, capsys):
+    try:
+        code = main(argv)
+    except SystemExit as exit_:
+        code = exit_.code
+    assert code == 2
+    assert "error" in capsys.readouterr().err
+
+
+def test_cli_writes_a_png_chart(tmp_path):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "cost.png"
+    assert main(["--writes-per-second", "100", "--item-size", "500", "--plot", str(path)]) == 0
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_module_runs_as_a_command_without_starting_the_cdk_runtime():
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import runpy, sys; sys.argv=['cdk-ts-plan','--writes-per-second','10','--item-size','100'];"
+            "runpy.run_module('cdk_ts.plan', run_name='__main__')",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "WCU                    10" in result.stdout
+    check = subprocess.run(
+        [sys.executable, "-c", "import sys, cdk_ts.plan; print('aws_cdk' in sys.modules)"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert check.stdout.strip() == "False"
