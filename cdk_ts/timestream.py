@@ -1,0 +1,158 @@
+"""TimestreamTable (optional module): an Amazon Timestream for LiveAnalytics database and table.
+
+Timestream for LiveAnalytics has been closed to new customers since 2025-06-20; accounts that already
+use it can keep creating databases and tables. Use the rotating DynamoDB tables otherwise.
+"""
+
+from __future__ import annotations
+
+import re
+
+from aws_cdk import Duration
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_timestream as timestream
+from constructs import Construct
+
+from cdk_ts._defaults import access_logs_bucket, is_unresolved, secure_bucket
+from cdk_ts._nag import acknowledge
+
+MEMORY_HOURS = (1, 8766)
+MAGNETIC_DAYS = (1, 73000)
+_NAME = re.compile(r"[a-zA-Z0-9_.-]{3,256}")
+
+
+class TimestreamTable(Construct):
+    """A Timestream database (optionally with a customer KMS key) and one table.
+
+    The table is partitioned on ``partition_key_dimension`` (a high-cardinality dimension queries
+    filter on; enforced in every record unless ``enforce_partition_key=False``), keeps data
+    ``memory_retention`` in the memory store and ``magnetic_retention`` in the magnetic store, and
+    accepts late writes into the magnetic store, with rejected records written to S3.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        database_name: str | None = None,  # None: CloudFormation generates one
+        table_name: str | None = None,
+        encryption_key: kms.IKey | None = None,  # None: Timestream's AWS managed key
+        partition_key_dimension: str | None = None,  # None: partitioned by measure name (Timestream default)
+        enforce_partition_key: bool = True,
+        memory_retention: Duration | None = None,  # None: 24 hours
+        magnetic_retention: Duration | None = None,  # None: 365 days
+        enable_magnetic_store_writes: bool = True,
+        rejected_records_bucket: s3.IBucket | None = None,  # None: a new secure bucket
+    ) -> None:
+        super().__init__(scope, construct_id)
+        memory = memory_retention or Duration.hours(24)
+        magnetic = magnetic_retention or Duration.days(365)
+        memory_hours = memory.to_seconds() / 3600
+        magnetic_days = magnetic.to_seconds() / 86400
+        if not MEMORY_HOURS[0] <= memory_hours <= MEMORY_HOURS[1] or memory_hours != int(memory_hours):
+            raise ValueError(f"memory_retention {memory_hours:g} hours must be whole hours in 1-8766")
+        if not MAGNETIC_DAYS[0] <= magnetic_days <= MAGNETIC_DAYS[1] or magnetic_days != int(magnetic_days):
+            raise ValueError(f"magnetic_retention {magnetic_days:g} days must be whole days in 1-73000")
+        for label, name in (("database_name", database_name), ("table_name", table_name)):
+            if name is not None and not is_unresolved(name) and not _NAME.fullmatch(name):
+                raise ValueError(f"{label} {name!r} must be 3-256 characters of [a-zA-Z0-9_.-]")
+        self.encryption_key = encryption_key
+        self.database = timestream.CfnDatabase(
+            self,
+            "Database",
+            database_name=database_name,
+            kms_key_id=encryption_key.key_arn if encryption_key else None,
+        )
+        if encryption_key is None:
+            acknowledge(self.database, "AwsSolutions-TS3",
+                        "encrypted at rest with Timestream's AWS managed key by default, as cdk-ts tables are with "
+                        "AWS owned keys; pass encryption_key= for a customer managed key")
+        magnetic_writes: dict = {"EnableMagneticStoreWrites": enable_magnetic_store_writes}
+        self.rejected_records_bucket = None
+        if enable_magnetic_store_writes:
+            if rejected_records_bucket is None:
+                rejected_records_bucket = secure_bucket(
+                    self,
+                    "RejectedRecords",
+                    server_access_logs_bucket=access_logs_bucket(self, "AccessLogs"),
+                    server_access_logs_prefix="rejected-records/",
+                )
+            self.rejected_records_bucket = rejected_records_bucket
+            s3_config = {
+                "BucketName": rejected_records_bucket.bucket_name,
+                "ObjectKeyPrefix": "rejected/",
+                "EncryptionOption": "SSE_KMS" if encryption_key else "SSE_S3",
+            }
+            if encryption_key:
+                s3_config["KmsKeyId"] = encryption_key.key_arn
+            magnetic_writes["MagneticStoreRejectedDataLocation"] = {"S3Configuration": s3_config}
+        partition = (
+            {
+                "Type": "DIMENSION",
+                "Name": partition_key_dimension,
+                "EnforcementInRecord": "REQUIRED" if enforce_partition_key else "OPTIONAL",
+            }
+            if partition_key_dimension
+            else {"Type": "MEASURE"}
+        )
+        self.table = timestream.CfnTable(
+            self,
+            "Table",
+            database_name=self.database.ref,
+            table_name=table_name,
+            retention_properties={
+                "MemoryStoreRetentionPeriodInHours": str(int(memory_hours)),
+                "MagneticStoreRetentionPeriodInDays": str(int(magnetic_days)),
+            },
+            magnetic_store_write_properties=magnetic_writes,
+            schema=timestream.CfnTable.SchemaProperty(
+                composite_partition_key=[
+                    timestream.CfnTable.PartitionKeyProperty(
+                        type=partition["Type"],
+                        name=partition.get("Name"),
+                        enforcement_in_record=partition.get("EnforcementInRecord"),
+                    )
+                ]
+            ),
+        )
+        self.table.add_resource_dependency(self.database)
+        self.partition_key_dimension = partition_key_dimension
+
+    @property
+    def table_arn(self) -> str:
+        """The table's ARN."""
+        return self.table.attr_arn
+
+    def _endpoints(self, grantee: iam.IGrantable) -> None:
+        iam.Grant.add_to_principal(grantee=grantee, actions=["timestream:DescribeEndpoints"], resource_arns=["*"])
+        acknowledge(
+            grantee,
+            "AwsSolutions-IAM5[Resource::*]",
+            "timestream:DescribeEndpoints has no resource-level permissions; clients need it to find "
+            "the endpoint they then write to or query",
+        )
+
+    def grant_write(self, grantee: iam.IGrantable) -> iam.Grant:
+        """WriteRecords (and the DescribeEndpoints lookup) on this table."""
+        self._endpoints(grantee)
+        if self.encryption_key is not None:
+            self.encryption_key.grant_encrypt_decrypt(grantee)
+        return iam.Grant.add_to_principal(
+            grantee=grantee,
+            actions=["timestream:WriteRecords", "timestream:DescribeTable"],
+            resource_arns=[self.table_arn],
+        )
+
+    def grant_query(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Select on this table (and DescribeEndpoints)."""
+        self._endpoints(grantee)
+        if self.encryption_key is not None:
+            self.encryption_key.grant_decrypt(grantee)
+        return iam.Grant.add_to_principal(
+            grantee=grantee,
+            actions=["timestream:Select", "timestream:DescribeTable"],
+            resource_arns=[self.table_arn],
+        )

@@ -1,0 +1,111 @@
+"""TimestreamTable: partition key, retention, magnetic-store writes, KMS, grants, validation, cdk-nag."""
+
+from __future__ import annotations
+
+import pytest
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk.assertions import Match, Template
+
+from cdk_ts import TimestreamTable
+from tests.support.nag import new_app, unacknowledged_findings
+
+
+@pytest.fixture(scope="module")
+def fleet():
+    app = new_app()
+    stack = Stack(app, "Test")
+    key = kms.Key(stack, "Key", enable_key_rotation=True)
+    table = TimestreamTable(
+        stack,
+        "Fleet",
+        database_name="fleet",
+        table_name="telemetry",
+        encryption_key=key,
+        partition_key_dimension="vin",
+        memory_retention=Duration.hours(12),
+        magnetic_retention=Duration.days(730),
+    )
+    writer = iam.Role(stack, "Writer", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+    reader = iam.Role(stack, "Reader", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+    table.grant_write(writer)
+    table.grant_query(reader)
+    return app, stack, table, key, Template.from_stack(stack)
+
+
+def test_table_is_partitioned_on_the_dimension_with_retention_and_late_writes(fleet):
+    _app, stack, table, key, template = fleet
+    template.has_resource_properties(
+        "AWS::Timestream::Table",
+        {
+            "Schema": {
+                "CompositePartitionKey": [{"Type": "DIMENSION", "Name": "vin", "EnforcementInRecord": "REQUIRED"}]
+            },
+            "RetentionProperties": {
+                "MemoryStoreRetentionPeriodInHours": "12",
+                "MagneticStoreRetentionPeriodInDays": "730",
+            },
+            "MagneticStoreWriteProperties": {
+                "EnableMagneticStoreWrites": True,
+                "MagneticStoreRejectedDataLocation": {
+                    "S3Configuration": Match.object_like(
+                        {
+                            "EncryptionOption": "SSE_KMS",
+                            "BucketName": stack.resolve(table.rejected_records_bucket.bucket_name),
+                        }
+                    )
+                },
+            },
+        },
+    )
+    template.has_resource_properties(
+        "AWS::Timestream::Database", {"DatabaseName": "fleet", "KmsKeyId": stack.resolve(key.key_arn)}
+    )
+
+
+def test_grants_are_scoped_to_the_table(fleet):
+    _app, stack, table, _key, template = fleet
+    statements = [
+        s
+        for p in template.find_resources("AWS::IAM::Policy").values()
+        for s in p["Properties"]["PolicyDocument"]["Statement"]
+    ]
+    write = next(s for s in statements if "timestream:WriteRecords" in s["Action"])
+    select = next(s for s in statements if "timestream:Select" in s["Action"])
+    assert write["Resource"] == select["Resource"] == stack.resolve(table.table_arn)
+    assert all(s["Resource"] == "*" for s in statements if s["Action"] == "timestream:DescribeEndpoints")
+
+
+def test_default_partitioning_is_by_measure_name():
+    stack = Stack(new_app(), "Test")
+    TimestreamTable(stack, "T", enable_magnetic_store_writes=False)
+    Template.from_stack(stack).has_resource_properties(
+        "AWS::Timestream::Table",
+        {
+            "Schema": {"CompositePartitionKey": [{"Type": "MEASURE"}]},
+            "MagneticStoreWriteProperties": {"EnableMagneticStoreWrites": False},
+        },
+    )
+
+
+@pytest.mark.parametrize(
+    ("props", "message"),
+    [
+        ({"memory_retention": Duration.hours(8767)}, "memory_retention 8767 hours must be whole hours in 1-8766"),
+        ({"memory_retention": Duration.minutes(30)}, "memory_retention 0.5 hours"),
+        ({"magnetic_retention": Duration.days(73001)}, "magnetic_retention 73001 days must be whole days in 1-73000"),
+        ({"database_name": "a b"}, "database_name 'a b' must be 3-256 characters"),
+    ],
+)
+def test_bad_props_fail_at_synth(props, message):
+    with pytest.raises(ValueError, match=message):
+        TimestreamTable(Stack(new_app(), "Test"), "T", **props)
+
+
+def test_passes_cdk_nag(fleet):
+    app = new_app()
+    stack = Stack(app, "Test")
+    table = TimestreamTable(stack, "Fleet", partition_key_dimension="vin")
+    table.grant_write(iam.Role(stack, "Writer", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com")))
+    assert unacknowledged_findings(app) == []
