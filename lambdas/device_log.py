@@ -16,7 +16,7 @@ from typing import Any
 import boto3
 from botocore.exceptions import ClientError
 
-from lambdas.router import from_attribute_values, to_attribute_values
+from lambdas.items import from_attribute_values, query_all, to_attribute_values
 
 ENV_TABLE_NAME = "DEVICE_LOG_TABLE_NAME"
 GSI_BY_OPERATOR = "GSI1"
@@ -225,13 +225,7 @@ class DeviceLogRepository:
             request["IndexName"] = index
         if self.page_size:
             request["Limit"] = self.page_size
-        items: list[dict[str, Any]] = []
-        while True:
-            page = self.dynamodb.query(**request)
-            items.extend(from_attribute_values(i) for i in page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                return items
-            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return query_all(self.dynamodb, request)
 
 
 def _day_prefix(value: str | datetime | date) -> str:

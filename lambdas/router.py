@@ -6,7 +6,6 @@ DynamoDB AttributeValue wrappers.
 
 from __future__ import annotations
 
-import math
 import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -17,15 +16,13 @@ from decimal import Decimal
 from typing import Any
 
 import boto3
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
+from lambdas.items import query_all, to_attribute_values
 from lambdas.periods import RotationPeriod, period_start, shift, table_name
 from lambdas.table_layout import TableLayout
 
 BATCH_LIMIT = 25  # BatchWriteItem's maximum number of requests
-_serializer = TypeSerializer()
-_deserializer = TypeDeserializer()
 
 
 class BatchWriteError(Exception):
@@ -35,28 +32,6 @@ class BatchWriteError(Exception):
         super().__init__(f"{len(items)} item(s) not written after {attempts} BatchWriteItem attempts")
         self.items = items
         self.attempts = attempts
-
-
-def to_attribute_values(item: Mapping[str, Any]) -> dict[str, dict]:
-    """Plain Python values to AttributeValues; floats become exact Decimals of their shortest repr."""
-    return {name: _serializer.serialize(_exact(value)) for name, value in item.items()}
-
-
-def from_attribute_values(item: Mapping[str, dict]) -> dict[str, Any]:
-    """AttributeValues to plain Python values (numbers as Decimal)."""
-    return {name: _deserializer.deserialize(value) for name, value in item.items()}
-
-
-def _exact(value: Any) -> Any:
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError(f"{value!r} cannot be stored: DynamoDB numbers are finite")
-        return Decimal(repr(value))
-    if isinstance(value, Mapping):
-        return {k: _exact(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_exact(v) for v in value]
-    return value
 
 
 class PeriodRouter:
@@ -274,18 +249,12 @@ class PeriodRouter:
         }
         if self.page_size:
             request["Limit"] = self.page_size
-        items: list[dict[str, Any]] = []
-        while True:
-            try:
-                page = self.dynamodb.query(**request)
-            except ClientError as error:
-                if error.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
-                    return []  # a period with no table holds no items
-                raise
-            items.extend(from_attribute_values(i) for i in page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                return items
-            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        try:
+            return query_all(self.dynamodb, request)
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
+                return []  # a period with no table holds no items
+            raise
 
 
 class BatchWriter:

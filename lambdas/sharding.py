@@ -24,7 +24,7 @@ from typing import Any
 import boto3
 from botocore.exceptions import ClientError
 
-from lambdas.router import from_attribute_values, to_attribute_values
+from lambdas.items import from_attribute_values, query_all, to_attribute_values
 
 ENV_TABLE = "SHARDED_TABLE_NAME"
 ENV_METADATA_TABLE = "SHARD_METADATA_TABLE_NAME"
@@ -389,13 +389,7 @@ class ShardedTable:
                 "ExpressionAttributeNames": names,
                 "ExpressionAttributeValues": to_attribute_values({":pk": self.physical_key(logical, shard), **values}),
             }
-            items = []
-            while True:
-                page = self.dynamodb.query(**request)
-                items += [from_attribute_values(i) for i in page.get("Items", [])]
-                if "LastEvaluatedKey" not in page:
-                    return items
-                request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+            return query_all(self.dynamodb, request)
 
         with ThreadPoolExecutor(max_workers=min(self.max_workers, len(shards))) as pool:
             results = [item for chunk in pool.map(one_shard, shards) for item in chunk]
