@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from aws_cdk import Acknowledgment, Duration, FeatureFlags, RemovalPolicy, Stack, Token, Validations
@@ -14,6 +15,7 @@ from constructs import Construct
 from cdk_ts._assets import lambda_code
 
 
+@functools.cache
 def newest_python_runtime() -> lambda_.Runtime:
     """The newest ``PYTHON_3_x`` runtime this aws-cdk-lib version knows (3.12 or later)."""
     versions = []

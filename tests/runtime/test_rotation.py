@@ -169,14 +169,22 @@ class TestResizeOld:
         assert counter.calls["UpdateTable"] == 0
         assert report["actions"] == []
 
-    def test_tables_that_are_not_active_are_skipped_and_retried_next_run(self, dynamodb):
+    @pytest.mark.parametrize("status", ["CREATING", "UPDATING"])
+    def test_tables_that_are_not_active_are_skipped_and_retried_next_run(self, dynamodb, status):
         create_period_table(dynamodb, "telemetry_2026-03-01")
-        force_describe(dynamodb, "telemetry_2026-03-01", TableStatus="UPDATING")
+        force_describe(dynamodb, "telemetry_2026-03-01", TableStatus=status)
         report = make_rotator(dynamodb).run("resize_old", utc(2026, 3, 2, 0, 15))
         assert capacity(dynamodb, "telemetry_2026-03-01") == (300, 1000)
         assert report["actions"] == [
-            {"action": "skip", "table": "telemetry_2026-03-01", "reason": "status UPDATING: retried next run"}
+            {"action": "skip", "table": "telemetry_2026-03-01", "reason": f"status {status}: retried next run"}
         ]
+
+    def test_a_next_table_still_creating_gets_its_settings_on_a_later_run(self, dynamodb):
+        create_period_table(dynamodb, "telemetry_2026-03-02")
+        force_describe(dynamodb, "telemetry_2026-03-02", TableStatus="CREATING")
+        rotator = make_rotator(dynamodb, wait_for_new_tables_seconds=0)
+        first = rotator.run("create_new", utc(2026, 3, 1, 23, 45))
+        assert [a["action"] for a in first["actions"]] == ["exists", "skip"]
 
     def test_only_names_of_this_prefix_and_period_are_touched(self, dynamodb):
         for name in ("telemetry_x_2026-02-01", "telemetry2_2026-02-01", "telemetry_2026-W05", "other_2026-02-01"):
