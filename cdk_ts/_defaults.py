@@ -6,7 +6,9 @@ import functools
 import re
 
 from aws_cdk import Acknowledgment, Duration, FeatureFlags, RemovalPolicy, Stack, Token, Validations
+from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
@@ -85,6 +87,7 @@ def secure_bucket(
     lifecycle_rules: list[s3.LifecycleRule] | None = None,
     removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
     versioned: bool = True,
+    object_ownership: s3.ObjectOwnership = s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
 ) -> s3.Bucket:
     """An S3 bucket with SSE-S3, all public access blocked, SSL-only access, versioning and ownership enforced."""
     return s3.Bucket(
@@ -94,7 +97,7 @@ def secure_bucket(
         block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
         enforce_ssl=True,
         versioned=versioned,
-        object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+        object_ownership=object_ownership,
         server_access_logs_bucket=server_access_logs_bucket,
         server_access_logs_prefix=server_access_logs_prefix,
         lifecycle_rules=lifecycle_rules,
@@ -110,18 +113,14 @@ def access_logs_bucket(scope: Construct, construct_id: str) -> s3.Bucket:
     delivery with the LogDeliveryWrite ACL, which needs ObjectWriter ownership.
     """
     uses_policy = FeatureFlags.of(scope).is_enabled("@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy")
-    bucket = s3.Bucket(
+    bucket = secure_bucket(
         scope,
         construct_id,
-        encryption=s3.BucketEncryption.S3_MANAGED,
-        block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-        enforce_ssl=True,
         versioned=False,
         object_ownership=(
             s3.ObjectOwnership.BUCKET_OWNER_ENFORCED if uses_policy else s3.ObjectOwnership.OBJECT_WRITER
         ),
         lifecycle_rules=[s3.LifecycleRule(expiration=Duration.days(365))],
-        removal_policy=RemovalPolicy.RETAIN,
     )
     Validations.of(bucket).acknowledge(
         Acknowledgment(
@@ -132,6 +131,17 @@ def access_logs_bucket(scope: Construct, construct_id: str) -> s3.Bucket:
     return bucket
 
 
+def table_protection(encryption_key: kms.IKey | None, point_in_time_recovery: bool) -> dict:
+    """Table props for encryption (AWS owned key, or ``encryption_key``) and point-in-time recovery."""
+    return {
+        "encryption": dynamodb.TableEncryption.CUSTOMER_MANAGED if encryption_key else dynamodb.TableEncryption.DEFAULT,
+        "encryption_key": encryption_key,
+        "point_in_time_recovery_specification": dynamodb.PointInTimeRecoverySpecification(
+            point_in_time_recovery_enabled=point_in_time_recovery
+        ),
+    }
+
+
 def is_unresolved(value: object) -> bool:
     """True for a deploy-time token, which synth-time validation must skip."""
     return isinstance(value, str | int | float) and Token.is_unresolved(value)
@@ -140,4 +150,3 @@ def is_unresolved(value: object) -> bool:
 def table_arn_pattern(scope: Construct, name_pattern: str) -> str:
     """ARN of the DynamoDB table(s) whose name matches ``name_pattern`` (may end in ``*``) in this stack's env."""
     return Stack.of(scope).format_arn(service="dynamodb", resource="table", resource_name=name_pattern)
-

@@ -9,6 +9,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from cdk_ts._defaults import table_protection
 from cdk_ts._nag import acknowledge_wildcard_resources
 from lambdas.device_log import ENV_TABLE_NAME, GSI_BY_OPERATOR, GSI_BY_SUPERVISOR
 
@@ -84,13 +85,7 @@ class DeviceLogTable(Construct):
             partition_key=dynamodb.Attribute(name="DeviceID", type=_STRING),
             sort_key=dynamodb.Attribute(name="State#Date", type=_STRING),
             billing_mode=billing_mode,
-            encryption=dynamodb.TableEncryption.CUSTOMER_MANAGED
-            if encryption_key
-            else dynamodb.TableEncryption.DEFAULT,
-            encryption_key=encryption_key,
-            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=point_in_time_recovery
-            ),
+            **table_protection(encryption_key, point_in_time_recovery),
             stream=stream,
             time_to_live_attribute=time_to_live_attribute,
             removal_policy=removal_policy,

@@ -11,6 +11,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from cdk_ts._defaults import table_protection
 from cdk_ts._nag import acknowledge
 from lambdas.sharding import (
     ENV_METADATA_TABLE,
@@ -74,13 +75,7 @@ class ShardMetadataTable(Construct):
             "Table",
             partition_key=dynamodb.Attribute(name=partition_key.name, type=partition_key.type),
             billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
-            encryption=dynamodb.TableEncryption.CUSTOMER_MANAGED
-            if encryption_key
-            else dynamodb.TableEncryption.DEFAULT,
-            encryption_key=encryption_key,
-            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=point_in_time_recovery
-            ),
+            **table_protection(encryption_key, point_in_time_recovery),
             removal_policy=removal_policy,
         )
 
