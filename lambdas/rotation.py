@@ -25,7 +25,7 @@ from lambdas import cfn_response
 from lambdas.periods import next_start, parse_table_name, period_start, shift, table_name
 from lambdas.rotation_config import CapacityTier, RotationConfig
 from lambdas.stream_mappings import StreamConsumer
-from lambdas.table_layout import TableLayout
+from lambdas.table_layout import ENV_TABLE_PREFIX, TableLayout
 
 logger = logging.getLogger(__name__)
 
@@ -573,7 +573,7 @@ def _custom_resource(event: dict[str, Any], context: object) -> dict[str, Any]:
 
     Delete does nothing: period tables hold data and outlive the stack.
     """
-    physical_id = event.get("PhysicalResourceId") or f"rotation-{os.environ.get('CDK_TS_TABLE_PREFIX', 'tables')}"
+    physical_id = event.get("PhysicalResourceId") or f"rotation-{os.environ.get(ENV_TABLE_PREFIX, 'tables')}"
     try:
         data: dict[str, Any] = {}
         if event["RequestType"] in ("Create", "Update"):
