@@ -25,6 +25,14 @@ def wait_until_all_active(client, names, timeout=10.0):
     raise AssertionError(f"tables {names} not ACTIVE within {timeout} s")
 
 
+def wait_until_gone(client, prefix, name, timeout=10.0):
+    """Deletion is asynchronous (DELETING first) in DynamoDB and in dynalite alike."""
+    deadline = time.monotonic() + timeout
+    while name in ours(client, prefix):
+        assert time.monotonic() < deadline, f"{name} still listed after {timeout} s"
+        time.sleep(0.05)
+
+
 def throughput(client, name):
     table = client.describe_table(TableName=name)["Table"]["ProvisionedThroughput"]
     return table["ReadCapacityUnits"], table["WriteCapacityUnits"]
@@ -55,8 +63,10 @@ def test_three_days_of_schedule_converge_and_a_second_reconcile_changes_nothing(
 
     rotator.run("create_new", utc(2026, 3, 2, 23, 45))
     wait_until_all_active(server_dynamodb, day[0:3])
-    rotator.run("resize_old", utc(2026, 3, 3, 0, 15))
+    report = rotator.run("resize_old", utc(2026, 3, 3, 0, 15))
+    assert {"action": "delete", "table": day[0], "archived": False} in report["actions"]
     wait_until_all_active(server_dynamodb, day[1:3])
+    wait_until_gone(server_dynamodb, unique_name, day[0])
 
     # retain 2 on 3 March: 3 March (current) and 2 March (previous); 1 March expired
     assert ours(server_dynamodb, unique_name) == day[1:3]
