@@ -254,8 +254,9 @@ class PlainSampleStack(Stack):
             removal_policy=RemovalPolicy.RETAIN,
         )
 
-        telemetry_archiver, telemetry_dlq = self._archiver("TelemetryArchiver", code, archive, "cdc/telemetry/")
-        telemetry_function = telemetry_archiver.function
+        telemetry_archiver, telemetry_function, telemetry_dlq = self._archiver(
+            "TelemetryArchiver", code, archive, "cdc/telemetry/"
+        )
         telemetry_function.add_to_role_policy(
             iam.PolicyStatement(
                 actions=["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"],
@@ -298,8 +299,8 @@ class PlainSampleStack(Stack):
         rotation.add_to_role_policy(iam.PolicyStatement(actions=["lambda:ListEventSourceMappings"], resources=["*"]))
         self._glue_catalog(telemetry_archiver, archive, "cdc/telemetry/")
 
-        device_log_archiver, device_log_dlq = self._archiver("DeviceLogArchiver", code, archive, "cdc/device-log/")
-        device_log_archiver.function.add_event_source(
+        _, device_log_function, device_log_dlq = self._archiver("DeviceLogArchiver", code, archive, "cdc/device-log/")
+        device_log_function.add_event_source(
             event_sources.DynamoEventSource(
                 device_log,
                 starting_position=lambda_.StartingPosition.TRIM_HORIZON,
@@ -343,9 +344,7 @@ class PlainSampleStack(Stack):
             )
         )
 
-        self._monitoring(
-            rotation, [telemetry_archiver.function, device_log_archiver.function], [telemetry_dlq, device_log_dlq]
-        )
+        self._monitoring(rotation, [telemetry_function, device_log_function], [telemetry_dlq, device_log_dlq])
         for name, value in (
             ("TelemetryTablePrefix", PREFIX),
             ("RotationFunctionName", rotation.function_name),
@@ -354,12 +353,14 @@ class PlainSampleStack(Stack):
             ("AuditLogTableName", audit_log.table_name),
             ("AuditLogShardsTableName", audit_shards.table_name),
             ("ArchiveBucketName", archive.bucket_name),
-            ("TelemetryArchiverFunctionName", telemetry_archiver.function.function_name),
-            ("DeviceLogArchiverFunctionName", device_log_archiver.function.function_name),
+            ("TelemetryArchiverFunctionName", telemetry_function.function_name),
+            ("DeviceLogArchiverFunctionName", device_log_function.function_name),
         ):
             CfnOutput(self, name, value=value)
 
-    def _archiver(self, construct_id: str, code: lambda_.Code, bucket: s3.Bucket, prefix: str):
+    def _archiver(
+        self, construct_id: str, code: lambda_.Code, bucket: s3.Bucket, prefix: str
+    ) -> tuple[Construct, lambda_.Function, sqs.Queue]:
         scope = Construct(self, construct_id)
         dlq = sqs.Queue(
             scope,
@@ -403,8 +404,7 @@ class PlainSampleStack(Stack):
             function.metric_errors(statistic="Sum", period=FIVE_MINUTES),
             "The archiver function raised errors",
         )
-        scope.function = function
-        return scope, dlq
+        return scope, function, dlq
 
     def _glue_catalog(self, scope: Construct, bucket: s3.Bucket, prefix: str) -> None:
         database = glue.CfnDatabase(
