@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
 from aws_cdk import App
 
 import app as sample_app
 from bench.plain_stack import build_plain_app
 from cdk_ts._assets import staged_asset_dir
-
-
-@pytest.fixture(autouse=True)
-def no_cli_environment(monkeypatch):
-    monkeypatch.delenv("CDK_DEFAULT_ACCOUNT", raising=False)
-    monkeypatch.delenv("CDK_DEFAULT_REGION", raising=False)
 
 
 def stack_template(app: App) -> dict:

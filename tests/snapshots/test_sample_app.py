@@ -31,12 +31,6 @@ def sample(tmp_path_factory):
     return app
 
 
-@pytest.fixture(autouse=True)
-def no_cli_environment(monkeypatch):
-    monkeypatch.delenv("CDK_DEFAULT_ACCOUNT", raising=False)
-    monkeypatch.delenv("CDK_DEFAULT_REGION", raising=False)
-
-
 def test_sample_app_has_no_unacknowledged_cdk_nag_findings():
     app = new_app(context=cdk_json_context())
     sample_app.build_app(app, checks=False)
