@@ -99,27 +99,27 @@ class PlainSampleStack(Stack):
     def __init__(self, scope: Construct, construct_id: str, *, code_dir: str, **kwargs) -> None:
         super().__init__(scope, construct_id, **kwargs)
         code = lambda_.Code.from_asset(code_dir)
+        private = {
+            "encryption": s3.BucketEncryption.S3_MANAGED,
+            "block_public_access": s3.BlockPublicAccess.BLOCK_ALL,
+            "enforce_ssl": True,
+            "removal_policy": RemovalPolicy.RETAIN,
+        }
         access_logs = s3.Bucket(
             self,
             "AccessLogs",
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            enforce_ssl=True,
             object_ownership=s3.ObjectOwnership.OBJECT_WRITER,
             lifecycle_rules=[s3.LifecycleRule(expiration=Duration.days(365))],
-            removal_policy=RemovalPolicy.RETAIN,
+            **private,
         )
         archive = s3.Bucket(
             self,
             "Archive",
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            enforce_ssl=True,
             versioned=True,
             object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
             server_access_logs_bucket=access_logs,
             server_access_logs_prefix="archive/",
-            removal_policy=RemovalPolicy.RETAIN,
+            **private,
         )
 
         telemetry = Construct(self, "Telemetry")

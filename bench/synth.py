@@ -1,6 +1,6 @@
 """Synth time of the sample app vs the same resources without the library; Lambda asset size; import time.
 
-Run: .venv/bin/python -m bench.synth [--repeat 3]
+Run: .venv/bin/python -m bench.synth [--repeat 5]
 
 The baseline is ``bench.plain_stack``: the sample stack written by hand with plain aws-cdk-lib L2
 constructs, no cdk-ts code (a test checks it synthesizes the same template). For reference the
