@@ -28,7 +28,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent
-SAMPLE_DATA = REPO.parent / "shared" / "data" / "device_state_log.json"
+SAMPLE_DATA = REPO / "tests" / "data" / "device_state_log.json"
 ACCOUNT, REGION = "123456789012", "us-east-1"
 STACK = "CdkTsSample"
 
@@ -223,7 +223,7 @@ class Scenario:
 
     def rotation(self) -> None:
         """Deploy-time reconcile, then three days of create_new/resize_old."""
-        from lambdas import rotation
+        from cdk_ts_runtime.handlers import rotation
 
         prefix = self.outputs["TelemetryTablePrefix"]
         say("\n1. Rotation: reconcile (what the deploy-time custom resource runs)")
@@ -277,8 +277,8 @@ class Scenario:
 
     def telemetry(self) -> None:
         """Batched multi-measure ingest and a range read across period tables."""
-        from lambdas.ingest import ingest
-        from lambdas.router import PeriodRouter
+        from cdk_ts_runtime.router import PeriodRouter
+        from examples.ingest.ingest import ingest
 
         say("\n3. Telemetry: batched multi-measure ingest through the router, a range read across tables")
         with self.deployed_environment("IngestFunctionName"):
@@ -308,7 +308,7 @@ class Scenario:
 
     def device_log(self) -> None:
         """The sample data and the seven access patterns."""
-        from lambdas.device_log import DeviceLogRepository
+        from cdk_ts_runtime.device_log import DeviceLogRepository
 
         say("\n4. Device log: the use case's sample data and the seven access patterns")
         if not SAMPLE_DATA.exists():
@@ -353,7 +353,7 @@ class Scenario:
         """A hot key through the sharded writer, read back from every shard."""
         from botocore.exceptions import ClientError
 
-        from lambdas.sharding import ShardedTable
+        from cdk_ts_runtime.sharding import ShardedTable
 
         say("\n5. Sharded audit log: a hot key, key-range throttles injected at the client (the emulator has none)")
         client = self.boto3.client("dynamodb")
@@ -393,7 +393,7 @@ class Scenario:
 
     def archive(self) -> None:
         """Stream records through each archiver's code into the archive bucket."""
-        from lambdas.archiver import StreamArchiver
+        from cdk_ts_runtime.archiver import StreamRecordArchiver
 
         say("\n6. Streams to S3: the emulator's stream records through each archiver's code")
         streams = self.boto3.client("dynamodbstreams")
@@ -405,7 +405,7 @@ class Scenario:
         total = 0
         for function_output, tables in sources:
             env = self.function_environment(function_output)
-            archiver = StreamArchiver(env["ARCHIVE_BUCKET"], env["ARCHIVE_PREFIX"])
+            archiver = StreamRecordArchiver(env["ARCHIVE_BUCKET"], env["ARCHIVE_PREFIX"])
             records = []
             for table in tables:
                 arn = dynamodb.describe_table(TableName=table)["Table"].get("LatestStreamArn")

@@ -16,7 +16,7 @@ import time
 import boto3
 from moto import mock_aws
 
-from lambdas.archiver import StreamArchiver
+from cdk_ts_runtime.archiver import StreamRecordArchiver
 
 BATCH_SIZE = 1000  # StreamArchiver's default batch_size
 STREAM = "arn:aws:dynamodb:us-east-1:123456789012:table/telemetry_2026-03-01/stream/2026-03-01T00:00:00.000"
@@ -76,7 +76,7 @@ def main() -> None:
             puts["n"] += 1
 
         s3.meta.events.register("provide-client-params.s3.PutObject", count_put)
-        archiver = StreamArchiver("archive", "dynamodb/", s3_client=s3)
+        archiver = StreamRecordArchiver("archive", "dynamodb/", s3_client=s3)
         started = time.perf_counter()
         for batch in batches:
             assert archiver.archive(batch) == {"batchItemFailures": []}

@@ -14,9 +14,9 @@ from datetime import UTC, datetime, timedelta
 import boto3
 from moto import mock_aws
 
-from lambdas.rotation import TableRotator
-from lambdas.rotation_config import RotationConfig
-from lambdas.table_layout import TableLayout
+from cdk_ts_runtime.rotation import TableRotator
+from cdk_ts_runtime.rotation_config import RotationConfig
+from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.requests import RequestCounter
 
 

@@ -10,7 +10,7 @@ import statistics
 import time
 from datetime import UTC, datetime, timedelta
 
-from lambdas.router import PeriodRouter
+from cdk_ts_runtime.router import PeriodRouter
 from tests.support.servers import server_client_for, start_moto_server
 
 

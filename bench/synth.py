@@ -92,7 +92,7 @@ def main() -> None:
         print(f"\n| Lambda asset (lambdas/, zipped) | {len(buffer.getvalue()) / 1024:.1f} KB |\n|---|---|")
 
     print("\n| handler module | import time, fresh interpreter (median ms) |\n|---|---|")
-    for module in ("lambdas.rotation", "lambdas.archiver", "lambdas.ingest"):
+    for module in ("cdk_ts_runtime.rotation", "cdk_ts_runtime.archiver", "lambdas.ingest"):
         samples = []
         for _ in range(5):
             out = subprocess.run(

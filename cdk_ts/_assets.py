@@ -1,4 +1,4 @@
-"""Lambda code for every cdk-ts function, staged from the installed ``lambdas`` package.
+"""Lambda code for every cdk-ts function, staged from the installed ``cdk_ts_runtime`` package.
 
 The asset is built from the package's files wherever it is installed (a checkout or a wheel in
 site-packages), so constructs work the same for library users and for this repository.
@@ -15,14 +15,14 @@ from pathlib import Path
 
 from aws_cdk import aws_lambda as lambda_
 
-RUNTIME_PACKAGE = "lambdas"
+RUNTIME_PACKAGE = "cdk_ts_runtime"
 
 
 def runtime_package_dir() -> Path:
-    """Directory of the installed ``lambdas`` package."""
+    """Directory of the installed ``cdk_ts_runtime`` package."""
     spec = importlib.util.find_spec(RUNTIME_PACKAGE)
     if spec is None or spec.origin is None:
-        raise RuntimeError("the cdk-ts runtime package 'lambdas' is not installed; reinstall cdk-ts")
+        raise RuntimeError("the cdk-ts runtime package 'cdk_ts_runtime' is not installed; reinstall cdk-ts")
     return Path(spec.origin).parent
 
 
@@ -31,20 +31,24 @@ def _source_files(package_dir: Path) -> list[Path]:
 
 
 @functools.cache
-def staged_asset_dir() -> Path:
-    """A directory holding only ``lambdas/*.py``, named by the content hash so it is built once."""
+def staged_asset_dir(parent: str = "") -> Path:
+    """A directory holding only ``{parent}/cdk_ts_runtime/**.py``, named by content hash so it is built once.
+
+    ``parent=""`` is a function's code (handlers import ``cdk_ts_runtime``); ``parent="python"`` is a
+    layer, which Lambda extracts to ``/opt`` and whose ``/opt/python`` is on ``sys.path``.
+    """
     package_dir = runtime_package_dir()
     files = _source_files(package_dir)
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(parent.encode())
     for path in files:
         digest.update(str(path.relative_to(package_dir)).encode())
         digest.update(path.read_bytes())
     root = Path(tempfile.gettempdir()) / "cdk-ts-assets" / digest.hexdigest()[:16]
-    if not (root / RUNTIME_PACKAGE / "__init__.py").exists():
+    if not (root / parent / RUNTIME_PACKAGE / "__init__.py").exists():
         root.parent.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix="stage-", dir=root.parent))
         for path in files:
-            target = scratch / RUNTIME_PACKAGE / path.relative_to(package_dir)
+            target = scratch / parent / RUNTIME_PACKAGE / path.relative_to(package_dir)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, target)
         try:
@@ -55,5 +59,10 @@ def staged_asset_dir() -> Path:
 
 
 def lambda_code() -> lambda_.Code:
-    """The one code asset all cdk-ts functions share (handlers are ``lambdas.<module>.handler``)."""
+    """The one code asset all cdk-ts functions share (handlers are ``cdk_ts_runtime.handlers.<module>.handler``)."""
     return lambda_.Code.from_asset(str(staged_asset_dir()))
+
+
+def layer_code() -> lambda_.Code:
+    """The runtime as a layer asset: ``python/cdk_ts_runtime/...``."""
+    return lambda_.Code.from_asset(str(staged_asset_dir("python")))

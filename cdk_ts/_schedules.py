@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from lambdas.periods import MIN_PERIOD_LENGTH, RotationPeriod
+from cdk_ts_runtime.periods import MIN_PERIOD_LENGTH, RotationPeriod
 
 _WEEK_DAYS = ("MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN")
 _BOUNDARY_MONTHS = {

@@ -17,7 +17,8 @@ from constructs import Construct
 
 from cdk_ts._defaults import access_logs_bucket, runtime_function, secure_bucket
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
-from lambdas.archiver import ENV_BUCKET, ENV_PREFIX
+from cdk_ts_runtime.archiver import ENV_BUCKET, ENV_PREFIX
+from cdk_ts_runtime.stream_consumer import StreamConsumer
 
 #: Event pattern for "archive only items that TTL deleted" (``filter_patterns=[TTL_DELETIONS_ONLY]``).
 TTL_DELETIONS_ONLY = {
@@ -110,7 +111,7 @@ class StreamArchiver(Construct):
         self.function = runtime_function(
             self,
             "Function",
-            handler="lambdas.archiver.handler",
+            handler="cdk_ts_runtime.handlers.archiver.handler",
             description="Archives DynamoDB stream records to S3 as gzip JSON Lines",
             environment={ENV_BUCKET: bucket.bucket_name, ENV_PREFIX: prefix},
             timeout=Duration.minutes(2),
@@ -174,17 +175,17 @@ class StreamArchiver(Construct):
         self.dead_letter_queue.grant_send_messages(self.function)
         source.add_stream_consumer(
             self.function,
-            {
-                "function_name": self.function.function_arn,
-                "batch_size": batch_size,
-                "maximum_batching_window_seconds": int(window.to_seconds()),
-                "starting_position": "TRIM_HORIZON",
-                "maximum_retry_attempts": retries,
-                "maximum_record_age_seconds": int(age.to_seconds()),
-                "bisect_batch_on_function_error": True,
-                "on_failure_destination_arn": self.dead_letter_queue.queue_arn,
-                "filter_patterns": [json.dumps(p) for p in self.filter_patterns],
-            },
+            StreamConsumer(
+                function_name=self.function.function_arn,
+                batch_size=batch_size,
+                maximum_batching_window_seconds=int(window.to_seconds()),
+                starting_position="TRIM_HORIZON",
+                maximum_retry_attempts=retries,
+                maximum_record_age_seconds=int(age.to_seconds()),
+                bisect_batch_on_function_error=True,
+                on_failure_destination_arn=self.dead_letter_queue.queue_arn,
+                filter_patterns=[json.dumps(p) for p in self.filter_patterns],
+            ),
         )
 
     # ---- monitoring -----------------------------------------------------------------------------

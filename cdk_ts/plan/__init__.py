@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 
 from cdk_ts.plan.prices import HOURS_PER_MONTH, SECONDS_PER_MONTH, US_EAST_1, Prices
-from lambdas.periods import RotationPeriod
+from cdk_ts_runtime.periods import RotationPeriod
 
 PARTITION_WCU = 1000
 PARTITION_RCU = 3000

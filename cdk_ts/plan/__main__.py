@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cdk_ts.plan import Tier, capacity, monthly_cost
 from cdk_ts.plan.prices import US_EAST_1
-from lambdas.periods import RotationPeriod
+from cdk_ts_runtime.periods import RotationPeriod
 
 
 class _Parser(argparse.ArgumentParser):

@@ -10,7 +10,7 @@ from aws_cdk.assertions import Match, Template
 
 from cdk_ts import DeviceLogTable
 from cdk_ts._defaults import runtime_function
-from lambdas.device_log import ENV_TABLE_NAME
+from cdk_ts_runtime.device_log import ENV_TABLE_NAME
 from tests.support.nag import new_app, unacknowledged_findings
 
 
@@ -19,7 +19,7 @@ def default_table():
     app = new_app()
     stack = Stack(app, "Test")
     log = DeviceLogTable(stack, "DeviceLog", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
-    function = runtime_function(stack, "Api", handler="lambdas.device_log.handler", description="api", environment={})
+    function = runtime_function(stack, "Api", handler="app.handler", description="api", environment={})
     log.bind(function)
     return stack, log, Template.from_stack(stack)
 
@@ -151,5 +151,5 @@ def test_passes_cdk_nag():
     app = new_app()
     stack = Stack(app, "Test")
     log = DeviceLogTable(stack, "Log", removal_policy=RemovalPolicy.RETAIN)
-    log.bind(runtime_function(stack, "Api", handler="lambdas.device_log.handler", description="api", environment={}))
+    log.bind(runtime_function(stack, "Api", handler="app.handler", description="api", environment={}))
     assert unacknowledged_findings(app) == []

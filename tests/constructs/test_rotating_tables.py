@@ -13,8 +13,8 @@ from aws_cdk.assertions import Annotations, Match, Template
 
 from cdk_ts._defaults import access_logs_bucket, runtime_function, secure_bucket
 from cdk_ts.rotating_tables import RotatingTimeSeriesTables
-from lambdas.rotation_config import ENV_ROTATION_CONFIG, AutoScaling, CapacityTier
-from lambdas.table_layout import ENV_TABLE_PREFIX, TableLayout
+from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG, AutoScaling, CapacityTier
+from cdk_ts_runtime.table_layout import ENV_TABLE_PREFIX, TableLayout
 from tests.support.nag import new_app, unacknowledged_findings
 
 
@@ -48,7 +48,7 @@ def archived():
 
 def rotation_config(template):
     functions = template.find_resources(
-        "AWS::Lambda::Function", {"Properties": {"Handler": "lambdas.rotation.handler"}}
+        "AWS::Lambda::Function", {"Properties": {"Handler": "cdk_ts_runtime.handlers.rotation.handler"}}
     )
     (function,) = functions.values()
     return function["Properties"]["Environment"]["Variables"]
@@ -133,7 +133,7 @@ class TestRotationFunction:
         function = next(
             iter(
                 template.find_resources(
-                    "AWS::Lambda::Function", {"Properties": {"Handler": "lambdas.rotation.handler"}}
+                    "AWS::Lambda::Function", {"Properties": {"Handler": "cdk_ts_runtime.handlers.rotation.handler"}}
                 ).values()
             )
         )
@@ -173,7 +173,7 @@ class TestRotationFunction:
         resources = template.find_resources("Custom::CdkTsRotation")
         (resource,) = resources.values()
         functions = template.find_resources(
-            "AWS::Lambda::Function", {"Properties": {"Handler": "lambdas.rotation.handler"}}
+            "AWS::Lambda::Function", {"Properties": {"Handler": "cdk_ts_runtime.handlers.rotation.handler"}}
         )
         assert resource["Properties"]["ServiceToken"] == {"Fn::GetAtt": [next(iter(functions)), "Arn"]}
 
@@ -222,12 +222,12 @@ class TestGrants:
             partition_key=dynamodb.Attribute(name="device", type=dynamodb.AttributeType.STRING),
         )
         function = runtime_function(
-            stack, "Ingest", handler="lambdas.router.handler", description="ingest", environment={}
+            stack, "Ingest", handler="app.handler", description="ingest", environment={}
         )
         tables.bind(function)
         template = Template.from_stack(stack)
         (ingest,) = template.find_resources(
-            "AWS::Lambda::Function", {"Properties": {"Handler": "lambdas.router.handler"}}
+            "AWS::Lambda::Function", {"Properties": {"Handler": "app.handler"}}
         ).values()
         layout = TableLayout.from_env(ingest["Properties"]["Environment"]["Variables"])
         assert layout == tables.layout

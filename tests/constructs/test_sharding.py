@@ -9,7 +9,7 @@ from aws_cdk.assertions import Match, Template
 
 from cdk_ts import DeviceLogTable, ShardMetadataTable
 from cdk_ts._defaults import runtime_function
-from lambdas.sharding import ENV_METADATA_TABLE, ENV_PARTITION_KEY, ENV_SORT_KEY, ENV_TABLE
+from cdk_ts_runtime.sharding import ENV_METADATA_TABLE, ENV_PARTITION_KEY, ENV_SORT_KEY, ENV_TABLE
 from tests.support.nag import new_app, unacknowledged_findings
 
 STRING, NUMBER = dynamodb.AttributeType.STRING, dynamodb.AttributeType.NUMBER
@@ -34,7 +34,7 @@ def wired():
     stack = Stack(app, "Test")
     main = audit_table(stack)
     shards = ShardMetadataTable(stack, "Shards", main_table=main, strategy="computed")
-    function = runtime_function(stack, "Writer", handler="lambdas.sharding.handler", description="w", environment={})
+    function = runtime_function(stack, "Writer", handler="app.handler", description="w", environment={})
     shards.bind(function)
     return app, stack, main, shards, Template.from_stack(stack)
 
@@ -123,5 +123,5 @@ def test_passes_cdk_nag():
     app = new_app()
     stack = Stack(app, "Test")
     shards = ShardMetadataTable(stack, "Shards", main_table=audit_table(stack))
-    shards.bind(runtime_function(stack, "Writer", handler="lambdas.sharding.handler", description="w", environment={}))
+    shards.bind(runtime_function(stack, "Writer", handler="app.handler", description="w", environment={}))
     assert unacknowledged_findings(app) == []

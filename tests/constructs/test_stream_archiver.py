@@ -11,7 +11,7 @@ from aws_cdk.assertions import Match, Template
 
 from cdk_ts import DeviceLogTable, RotatingTimeSeriesTables, StreamArchiver
 from cdk_ts.stream_archiver import TTL_DELETIONS_ONLY
-from lambdas.stream_mappings import STREAM_CONSUMER_ENV
+from cdk_ts_runtime.stream_consumer import STREAM_CONSUMER_ENV
 from tests.support.nag import new_app, unacknowledged_findings
 
 
@@ -141,7 +141,7 @@ def test_rotating_tables_get_their_mapping_from_the_rotation_function():
     rotation = next(
         iter(
             template.find_resources(
-                "AWS::Lambda::Function", {"Properties": {"Handler": "lambdas.rotation.handler"}}
+                "AWS::Lambda::Function", {"Properties": {"Handler": "cdk_ts_runtime.handlers.rotation.handler"}}
             ).values()
         )
     )

@@ -13,8 +13,8 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from lambdas import archiver
-from lambdas.archiver import StreamArchiver, group_records
+from cdk_ts_runtime.archiver import StreamRecordArchiver, group_records
+from cdk_ts_runtime.handlers import archiver
 from tests.support.requests import client_error, inject_failure
 
 BUCKET = "archive"
@@ -81,7 +81,7 @@ def test_every_dynamodb_type_round_trips_through_the_archive(table):
     dynamodb.put_item(TableName="readings", Item=every_type_item())
     s3 = boto3.client("s3", region_name="us-east-1")
 
-    assert StreamArchiver(BUCKET, "dynamodb/", s3_client=s3).archive(stream_records(stream)) == {
+    assert StreamRecordArchiver(BUCKET, "dynamodb/", s3_client=s3).archive(stream_records(stream)) == {
         "batchItemFailures": []
     }
 
@@ -106,7 +106,7 @@ def test_exact_number_text_is_kept_in_the_json(table):
         Item={"pk": {"S": "d"}, "sk": {"N": "1"}, "v": {"N": "0.1000000000000000055511151231257827"}},
     )
     s3 = boto3.client("s3", region_name="us-east-1")
-    StreamArchiver(BUCKET, s3_client=s3).archive(stream_records(stream))
+    StreamRecordArchiver(BUCKET, s3_client=s3).archive(stream_records(stream))
     (obj,) = s3.list_objects_v2(Bucket=BUCKET)["Contents"]
     text = gzip.decompress(s3.get_object(Bucket=BUCKET, Key=obj["Key"])["Body"].read()).decode()
     assert '"v":0.1000000000000000055511151231257827' in text
@@ -128,7 +128,7 @@ def test_records_are_grouped_by_table_and_hour_into_deterministic_keys(table):
     records = spread_over_hours(stream_records(stream), [0, 0, 1, 1, 1, 2])
     s3 = boto3.client("s3", region_name="us-east-1")
 
-    StreamArchiver(BUCKET, "dynamodb/", s3_client=s3).archive(records)
+    StreamRecordArchiver(BUCKET, "dynamodb/", s3_client=s3).archive(records)
 
     keys = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET)["Contents"])
     seq = [r["dynamodb"]["SequenceNumber"] for r in records]
@@ -156,7 +156,7 @@ def test_a_failed_write_reports_its_groups_first_record_and_writes_nothing_after
             client_error("PutObject", "SlowDown", "injected") if failing["on"] and "/hour=23/" in p["Key"] else None
         ),
     )
-    archive = StreamArchiver(BUCKET, "dynamodb/", s3_client=s3)
+    archive = StreamRecordArchiver(BUCKET, "dynamodb/", s3_client=s3)
 
     response = archive.archive(records)
 
@@ -178,7 +178,7 @@ def test_an_unreadable_record_fails_the_batch_instead_of_being_dropped(table):
     records = stream_records(stream)
     records[0]["eventSourceARN"] = "not-a-stream"
     s3 = boto3.client("s3", region_name="us-east-1")
-    response = StreamArchiver(BUCKET, s3_client=s3).archive(records)
+    response = StreamRecordArchiver(BUCKET, s3_client=s3).archive(records)
     assert response == {"batchItemFailures": [{"itemIdentifier": records[0]["dynamodb"]["SequenceNumber"]}]}
 
 

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from lambdas.device_log import DeviceLogRepository, normalise_date
+from cdk_ts_runtime.device_log import DeviceLogRepository, normalise_date
 from tests.support.requests import RequestCounter
 
-SAMPLE = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "device_state_log.json"
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "device_state_log.json"
 
 
 def sample_items():
     if not SAMPLE.exists():
-        pytest.fail(f"sample data {SAMPLE} is missing: the repository's sibling ../shared/ must be present")
+        pytest.fail(f"sample data {SAMPLE} is missing: the project keeps its own copy in tests/data/")
     return json.loads(SAMPLE.read_text())["items"]
 
 

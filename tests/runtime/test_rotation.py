@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 import boto3
 import pytest
 
-from lambdas.rotation import TableRotator
-from lambdas.rotation_config import AutoScaling, CapacityTier, RotationConfig
-from lambdas.table_layout import TableLayout
+from cdk_ts_runtime.rotation import TableRotator
+from cdk_ts_runtime.rotation_config import AutoScaling, CapacityTier, RotationConfig
+from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.requests import RequestCounter, client_error, inject_failure
 
 PREFIX = "telemetry"

@@ -12,11 +12,11 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import boto3
 import pytest
 
-from lambdas import rotation
-from lambdas.periods import label, next_start
-from lambdas.rotation_config import ENV_ROTATION_CONFIG, RotationConfig
-from lambdas.stream_mappings import STREAM_CONSUMER_ENV, StreamConsumer
-from lambdas.table_layout import TableLayout
+from cdk_ts_runtime.handlers import rotation
+from cdk_ts_runtime.periods import label, next_start
+from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG, RotationConfig
+from cdk_ts_runtime.stream_consumer import STREAM_CONSUMER_ENV, StreamConsumer
+from cdk_ts_runtime.table_layout import TableLayout
 
 
 @pytest.fixture

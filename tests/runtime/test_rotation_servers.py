@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 
-from lambdas.rotation import TableRotator
-from lambdas.rotation_config import RotationConfig
-from lambdas.table_layout import TableLayout
+from cdk_ts_runtime.rotation import TableRotator
+from cdk_ts_runtime.rotation_config import RotationConfig
+from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.requests import RequestCounter
 
 

@@ -8,8 +8,8 @@ from decimal import Decimal
 
 import pytest
 
-from lambdas.router import BatchWriteError, PeriodRouter
-from lambdas.table_layout import TableLayout
+from cdk_ts_runtime.router import BatchWriteError, PeriodRouter
+from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.requests import RequestCounter
 
 

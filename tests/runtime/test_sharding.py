@@ -11,7 +11,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from lambdas.sharding import ShardedTable, throttle_scope
+from cdk_ts_runtime.sharding import ShardedTable, throttle_scope
 from tests.support.requests import RequestCounter, inject_failure
 
 

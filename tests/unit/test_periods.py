@@ -2,7 +2,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from lambdas.periods import (
+from cdk_ts_runtime.periods import (
     RotationPeriod,
     label,
     next_start,

@@ -16,14 +16,13 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import boto3
+from cdk_ts_runtime._aws import LazyClient
 
 ENV_BUCKET = "ARCHIVE_BUCKET"
 ENV_PREFIX = "ARCHIVE_PREFIX"
@@ -154,18 +153,21 @@ def group_records(records: Iterable[Mapping[str, Any]]) -> list[Group]:
     return groups
 
 
-class StreamArchiver:
-    """Writes a stream batch to S3 group by group; stops at the first failure and reports it."""
+class StreamRecordArchiver:
+    """Writes a stream batch to S3 group by group; stops at the first failure and reports it.
+
+    The runtime half of the ``StreamArchiver`` construct; ``s3_client`` defaults to a client created on first use.
+    """
 
     def __init__(self, bucket: str, prefix: str = "dynamodb/", *, s3_client=None) -> None:
         if not bucket:
             raise ValueError("bucket must be a bucket name")
         self.bucket = bucket
         self.prefix = prefix
-        self._s3 = s3_client
+        self._s3 = LazyClient("s3", s3_client)
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str], **kwargs: Any) -> StreamArchiver:
+    def from_env(cls, env: Mapping[str, str], **kwargs: Any) -> StreamRecordArchiver:
         """The archiver the construct configured (``ARCHIVE_BUCKET``, ``ARCHIVE_PREFIX``)."""
         if not env.get(ENV_BUCKET):
             raise KeyError(f"environment variable {ENV_BUCKET} is not set")
@@ -174,9 +176,7 @@ class StreamArchiver:
     @property
     def s3(self):
         """The S3 client (created on first use)."""
-        if self._s3 is None:
-            self._s3 = boto3.client("s3")
-        return self._s3
+        return self._s3.get()
 
     def archive(self, records: list[Mapping[str, Any]]) -> dict[str, list[dict[str, str]]]:
         """Archive a batch; the response tells Lambda which sequence number to retry from, if any.
@@ -203,8 +203,3 @@ class StreamArchiver:
                 return {"batchItemFailures": [{"itemIdentifier": group.first_sequence}]}
             print(json.dumps({"level": "INFO", "message": "archived", "key": key, "records": len(group.records)}))
         return {"batchItemFailures": []}
-
-
-def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
-    """Lambda entry point for a DynamoDB Streams event source mapping with ReportBatchItemFailures."""
-    return StreamArchiver.from_env(os.environ).archive(event.get("Records", []))

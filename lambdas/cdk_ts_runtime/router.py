@@ -15,12 +15,12 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-import boto3
 from botocore.exceptions import ClientError
 
-from lambdas.items import query_all, to_attribute_values
-from lambdas.periods import RotationPeriod, period_start, shift, table_name
-from lambdas.table_layout import TableLayout
+from cdk_ts_runtime._aws import LazyClient, error_code, full_jitter, is_throttle
+from cdk_ts_runtime.items import query_all, to_attribute_values
+from cdk_ts_runtime.periods import RotationPeriod, period_start, shift, table_name
+from cdk_ts_runtime.table_layout import TableLayout
 
 BATCH_LIMIT = 25  # BatchWriteItem's maximum number of requests
 
@@ -73,7 +73,7 @@ class PeriodRouter:
             raise ValueError("max_workers and max_batch_attempts must be >= 1")
         if page_size is not None and page_size < 1:
             raise ValueError(f"page_size {page_size} must be >= 1 (or None for DynamoDB's 1 MB pages)")
-        self._client = dynamodb_client
+        self._client = LazyClient("dynamodb", dynamodb_client)
         self.max_workers = max_workers
         self.page_size = page_size
         self.max_batch_attempts = max_batch_attempts
@@ -95,9 +95,7 @@ class PeriodRouter:
     @property
     def dynamodb(self):
         """The DynamoDB client (created on first use, so constructing a router makes no AWS call)."""
-        if self._client is None:
-            self._client = boto3.client("dynamodb")
-        return self._client
+        return self._client.get()
 
     # ---- routing --------------------------------------------------------------------------------
 
@@ -200,9 +198,7 @@ class PeriodRouter:
                 response = self.dynamodb.batch_write_item(RequestItems=pending)
                 pending = response.get("UnprocessedItems") or {}
             except ClientError as error:
-                if error.response.get("Error", {}).get("Code") not in (
-                    "ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded",
-                ):
+                if not is_throttle(error):
                     raise
             if not pending:
                 return
@@ -213,8 +209,7 @@ class PeriodRouter:
                     for r in requests
                 ]
                 raise BatchWriteError([dict(i) for i in unwritten], attempt)
-            # Exponential backoff with full jitter, as AWS recommends for batch retries.
-            self.sleep(self.rng() * min(self.backoff_cap_seconds, self.backoff_base_seconds * 2**attempt))
+            self.sleep(full_jitter(attempt, base=self.backoff_base_seconds, cap=self.backoff_cap_seconds, rng=self.rng))
 
     # ---- reads ----------------------------------------------------------------------------------
 
@@ -252,7 +247,7 @@ class PeriodRouter:
         try:
             return query_all(self.dynamodb, request)
         except ClientError as error:
-            if error.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
+            if error_code(error) == "ResourceNotFoundException":
                 return []  # a period with no table holds no items
             raise
 

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import boto3
 from botocore.exceptions import ClientError
 
-from lambdas.items import from_attribute_values, query_all, to_attribute_values
+from cdk_ts_runtime._aws import LazyClient, error_code, full_jitter, is_throttle
+from cdk_ts_runtime.items import from_attribute_values, query_all, to_attribute_values
 
 ENV_TABLE = "SHARDED_TABLE_NAME"
 ENV_METADATA_TABLE = "SHARD_METADATA_TABLE_NAME"
@@ -34,7 +34,6 @@ ENV_STRATEGY = "SHARDING_STRATEGY"
 
 STRATEGIES = ("random", "computed")
 GROWTH_POLICIES = ("increment", "double")
-THROTTLE_CODES = ("ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded")
 _SORT_CONDITIONS = {
     "eq": "#sk = :a",
     "lt": "#sk < :a",
@@ -74,7 +73,7 @@ def throttle_scope(error: ClientError) -> str | None:
     DynamoDB's ``ThrottlingReasons`` name the exhausted resource: ``*KeyRangeThroughputExceeded`` is
     one partition (more shards help); provisioned or account limits are the table's (they do not).
     """
-    if error.response.get("Error", {}).get("Code") not in THROTTLE_CODES:
+    if not is_throttle(error):
         return None
     reasons = error.response.get("ThrottlingReasons") or error.response.get("Error", {}).get("ThrottlingReasons")
     if not reasons:
@@ -151,8 +150,8 @@ class ShardedTable:
         self.sort_key_time_unit = sort_key_time_unit
         self.table_headroom = table_headroom
         self.on_table_throttle = on_table_throttle
-        self._dynamodb = dynamodb_client
-        self._cloudwatch = cloudwatch_client
+        self._dynamodb = LazyClient("dynamodb", dynamodb_client)
+        self._cloudwatch = LazyClient("cloudwatch", cloudwatch_client)
         self.clock = clock
         self.rng = rng or random.Random()
         self.sleep = sleep
@@ -179,16 +178,12 @@ class ShardedTable:
     @property
     def dynamodb(self):
         """The DynamoDB client (created on first use)."""
-        if self._dynamodb is None:
-            self._dynamodb = boto3.client("dynamodb")
-        return self._dynamodb
+        return self._dynamodb.get()
 
     @property
     def cloudwatch(self):
         """The CloudWatch client for the no-reasons fallback (created on first use)."""
-        if self._cloudwatch is None:
-            self._cloudwatch = boto3.client("cloudwatch")
-        return self._cloudwatch
+        return self._cloudwatch.get()
 
     # ---- keys -----------------------------------------------------------------------------------
 
@@ -260,7 +255,7 @@ class ShardedTable:
                 ExpressionAttributeNames={"#pk": self.partition_key},
             )
         except ClientError as error:
-            if error.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+            if error_code(error) != "ConditionalCheckFailedException":
                 raise
         return self.shard_info(logical, fresh=True)
 
@@ -294,7 +289,7 @@ class ShardedTable:
                 ),
             )
         except ClientError as error:
-            if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+            if error_code(error) == "ConditionalCheckFailedException":
                 self.shard_info(logical, fresh=True)
                 return False
             raise
@@ -333,7 +328,7 @@ class ShardedTable:
                     self.on_table_throttle(self.table_name)
                 if attempt == self.max_attempts:
                     raise
-                self.sleep(self.rng.uniform(0, min(self.max_backoff_seconds, 0.05 * 2**attempt)))
+                self.sleep(full_jitter(attempt, base=0.05, cap=self.max_backoff_seconds, rng=self.rng.random))
                 info = self.shard_info(logical, fresh=True)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -421,7 +416,9 @@ class ShardedTable:
                 for s in shards[start : start + 100]
             ]
             request = {self.table_name: {"Keys": keys, "ConsistentRead": True}}
+            attempt = 0
             while request:
+                attempt += 1
                 response = self.dynamodb.batch_get_item(RequestItems=request)
                 for item in response.get("Responses", {}).get(self.table_name, []):
                     found = from_attribute_values(item)
@@ -429,7 +426,7 @@ class ShardedTable:
                     return found
                 request = response.get("UnprocessedKeys") or {}
                 if request:
-                    self.sleep(self.rng.uniform(0, 0.1))
+                    self.sleep(full_jitter(attempt, base=0.05, cap=self.max_backoff_seconds, rng=self.rng.random))
         return None
 
 

@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from datetime import UTC, date, datetime
 from typing import Any
 
-import boto3
 from botocore.exceptions import ClientError
 
-from lambdas.items import from_attribute_values, query_all, to_attribute_values
+from cdk_ts_runtime._aws import LazyClient, error_code
+from cdk_ts_runtime.items import from_attribute_values, query_all, to_attribute_values
 
 ENV_TABLE_NAME = "DEVICE_LOG_TABLE_NAME"
 GSI_BY_OPERATOR = "GSI1"
@@ -70,7 +70,7 @@ class DeviceLogRepository:
         if page_size is not None and page_size < 1:
             raise ValueError(f"page_size {page_size} must be >= 1 or None")
         self.page_size = page_size
-        self._client = dynamodb_client
+        self._client = LazyClient("dynamodb", dynamodb_client)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], **kwargs: Any) -> DeviceLogRepository:
@@ -85,9 +85,7 @@ class DeviceLogRepository:
     @property
     def dynamodb(self):
         """The DynamoDB client (created on first use)."""
-        if self._client is None:
-            self._client = boto3.client("dynamodb")
-        return self._client
+        return self._client.get()
 
     # 1
     def create_log_entry_for_specific_device(
@@ -202,7 +200,7 @@ class DeviceLogRepository:
                 ReturnValues="ALL_NEW",
             )
         except ClientError as error:
-            if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+            if error_code(error) == "ConditionalCheckFailedException":
                 raise LookupError(f"no log entry {key} to escalate") from None
             raise
         return from_attribute_values(response["Attributes"])

@@ -9,7 +9,6 @@ new customers since 2025-06-20; existing customers keep using it.
 from __future__ import annotations
 
 import json
-import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +18,8 @@ from typing import Any
 
 import boto3
 from botocore.exceptions import ClientError
+
+from cdk_ts_runtime._aws import error_code, full_jitter
 
 BATCH_LIMIT = 100  # WriteRecords takes at most 100 records
 RECORD_LIMIT_BYTES = 2048  # a record may be at most 2 KB
@@ -159,7 +160,7 @@ class TimestreamWriter:
                 result.records_ingested += response.get("RecordsIngested", {}).get("Total", len(records))
                 return
             except ClientError as error:
-                code = error.response.get("Error", {}).get("Code")
+                code = error_code(error)
                 if code == "RejectedRecordsException":
                     rejected = error.response.get("RejectedRecords", [])
                     for entry in rejected:
@@ -169,7 +170,7 @@ class TimestreamWriter:
                     return
                 if code not in _RETRYABLE or attempt == self.max_attempts:
                     raise
-                self.sleep(random.uniform(0, min(5.0, 0.1 * 2**attempt)))
+                self.sleep(full_jitter(attempt, base=0.1, cap=5.0))
 
 
 def lift_common_attributes(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:

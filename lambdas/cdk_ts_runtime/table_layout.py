@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from lambdas.periods import RotationPeriod, validate_table_prefix
+from cdk_ts_runtime.periods import RotationPeriod, validate_table_prefix
 
 ENV_TABLE_PREFIX = "CDK_TS_TABLE_PREFIX"
 ENV_PERIOD = "CDK_TS_PERIOD"

@@ -1,0 +1,1 @@
+"""Examples built on cdk-ts: not part of the installed library."""

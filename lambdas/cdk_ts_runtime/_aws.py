@@ -1,0 +1,68 @@
+"""AWS plumbing written once: error codes of a ``ClientError``, throttle tests, backoff, lazy clients."""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import boto3
+from botocore.exceptions import ClientError
+
+#: Error codes DynamoDB (and most AWS APIs) use when a request was throttled; retrying later helps.
+THROTTLE_CODES = frozenset({
+    "ProvisionedThroughputExceededException",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+    "TooManyRequestsException",
+})
+
+
+def error_code(error: BaseException) -> str:
+    """The AWS error code of a ``ClientError`` (``""`` for any other exception)."""
+    if not isinstance(error, ClientError):
+        return ""
+    return error.response.get("Error", {}).get("Code", "") or ""
+
+
+def error_message(error: BaseException) -> str:
+    """The AWS error message of a ``ClientError``, or the exception's text."""
+    if isinstance(error, ClientError):
+        return error.response.get("Error", {}).get("Message") or str(error)
+    return str(error)
+
+
+def is_throttle(error: BaseException) -> bool:
+    """True when ``error`` is a ``ClientError`` whose code says the request was throttled."""
+    return error_code(error) in THROTTLE_CODES
+
+
+def full_jitter(attempt: int, *, base: float, cap: float, rng: Callable[[], float] = random.random) -> float:
+    """Seconds to wait before retry ``attempt`` (1-based): exponential backoff with full jitter.
+
+    ``rng() * min(cap, base * 2**attempt)``, as AWS's architecture blog recommends for retries of
+    throttled or partly processed requests. ``rng`` returns a float in [0, 1).
+    """
+    return rng() * min(cap, base * 2**attempt)
+
+
+class LazyClient:
+    """A boto3 client created on first use (never at import time), or the one passed in.
+
+    Use as ``self._dynamodb = LazyClient("dynamodb", client)`` and call ``self._dynamodb.get()``.
+    """
+
+    def __init__(self, service: str, client: Any = None, **client_kwargs: Any) -> None:
+        self.service = service
+        self._client = client
+        self._kwargs = client_kwargs
+        self._lock = threading.Lock()
+
+    def get(self) -> Any:
+        """The client, created now if it was not passed in or made before."""
+        if self._client is None:
+            with self._lock:
+                if self._client is None:
+                    self._client = boto3.client(self.service, **self._kwargs)
+        return self._client

@@ -1,0 +1,1 @@
+"""Lambda entry points of the functions cdk-ts deploys: each parses its event, builds one object, calls it."""

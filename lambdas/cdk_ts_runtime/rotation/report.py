@@ -1,0 +1,74 @@
+"""What one rotation run did (its report), how many changes it may still make, and table look-ups it shares."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from cdk_ts_runtime._aws import error_code
+
+logger = logging.getLogger("cdk_ts_runtime.rotation")
+
+
+@dataclass
+class RunReport:
+    """What one run did and why: returned by the handler and logged as structured JSON."""
+
+    operation: str
+    reference_time: str
+    actions: list[dict[str, Any]] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, action: str, table: str, **details: Any) -> None:
+        """Record one action (``create``, ``update``, ``skip``, ``defer``, ``export``, ``delete``...)."""
+        entry = {"action": action, "table": table, **details}
+        with self._lock:
+            self.actions.append(entry)
+        logger.info("%s %s", action, table, extra={"rotation": entry})
+
+    def count(self, action: str) -> int:
+        """How many actions of one kind were recorded."""
+        return sum(1 for a in self.actions if a["action"] == action)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain dict for the Lambda response."""
+        return {"operation": self.operation, "time": self.reference_time, "actions": list(self.actions)}
+
+
+class ChangeBudget:
+    """How many more mutating calls (UpdateTable, DeleteTable) one run may make; thread-safe."""
+
+    def __init__(self, limit: int) -> None:
+        self._left = limit
+        self._lock = threading.Lock()
+
+    def take(self) -> bool:
+        """Use one change; False (and nothing used) when the budget is spent."""
+        with self._lock:
+            if self._left <= 0:
+                return False
+            self._left -= 1
+            return True
+
+
+@dataclass(frozen=True)
+class PeriodTable:
+    """A table of this rotation found by ListTables, with the start of the period it holds."""
+
+    name: str
+    start: datetime
+
+
+def describe_table(dynamodb, name: str) -> dict[str, Any]:
+    """DescribeTable's ``Table``, or ``{}`` when the table does not exist."""
+    try:
+        return dynamodb.describe_table(TableName=name)["Table"]
+    except ClientError as error:
+        if error_code(error) == "ResourceNotFoundException":
+            return {}
+        raise

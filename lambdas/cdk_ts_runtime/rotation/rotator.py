@@ -1,0 +1,248 @@
+"""TableRotator: create the next period's table, move older tables down capacity tiers, expire old ones.
+
+Operations keep the names of the original pattern: ``create_new`` (before a boundary),
+``resize_old`` (after it) and ``reconcile`` (converge any state; also runs at deploy time).
+Every operation takes its reference time from the scheduled event, never from the clock, so a
+23:45 run retried at 00:05 still acts on the period it was scheduled for.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from cdk_ts_runtime._aws import error_code, error_message
+from cdk_ts_runtime.periods import next_start, parse_table_name, period_start, shift, table_name
+from cdk_ts_runtime.rotation.expiry import TableExpiry
+from cdk_ts_runtime.rotation.report import ChangeBudget, PeriodTable, RunReport, describe_table
+from cdk_ts_runtime.rotation.tiers import TierChanges, capacity_request
+from cdk_ts_runtime.rotation_config import CapacityTier, RotationConfig
+from cdk_ts_runtime.table_layout import TableLayout
+
+OPERATIONS = ("create_new", "resize_old", "reconcile")
+
+
+class TableRotator:
+    """Creates, resizes and expires the period tables of one prefix; every method is idempotent.
+
+    Clients are injected. ``autoscaling`` is needed only when a tier uses auto scaling,
+    ``stream_consumer`` (with ``lambda_client``) only when period tables feed a stream consumer,
+    ``cloudwatch`` only to publish the next-table-ready metric.
+    """
+
+    def __init__(
+        self,
+        layout: TableLayout,
+        config: RotationConfig,
+        *,
+        dynamodb,
+        autoscaling=None,
+        lambda_client=None,
+        cloudwatch=None,
+        stream_consumer=None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.layout = layout
+        self.config = config
+        self.dynamodb = dynamodb
+        self.autoscaling = autoscaling
+        self.lambda_client = lambda_client
+        self.cloudwatch = cloudwatch
+        self.stream_consumer = stream_consumer
+        self.sleep = sleep
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], **clients) -> TableRotator:
+        """Build from the environment a ``RotatingTimeSeriesTables`` function receives."""
+        return cls(TableLayout.from_env(env), RotationConfig.from_env(env), **clients)
+
+    # ---- operations -------------------------------------------------------------------------
+
+    def run(self, operation: str, when: datetime) -> dict[str, Any]:
+        """Run one operation at reference time ``when`` (the scheduled time) and return its report."""
+        if operation not in OPERATIONS:
+            raise ValueError(f"unknown Operation {operation!r}; use one of {', '.join(OPERATIONS)}")
+        when = when.astimezone(UTC)
+        budget = ChangeBudget(self.config.max_changes_per_run)
+        self._tiers = TierChanges(
+            dynamodb=self.dynamodb, autoscaling=self.autoscaling, budget=budget,
+            max_concurrency=self.config.max_concurrency,
+        )
+        self._expiry = TableExpiry(
+            dynamodb=self.dynamodb, config=self.config, period=self.layout.period, budget=budget,
+            stream_consumer=self.stream_consumer, lambda_client=self.lambda_client,
+        )
+        report = RunReport(operation, when.isoformat())
+        getattr(self, operation)(when, report)
+        return report.as_dict()
+
+    def create_new(self, when: datetime, report: RunReport) -> None:
+        """Create the NEXT period's table at current-tier capacity (never the current one)."""
+        self._ensure_table(self._name(next_start(self.layout.period, when)), report)
+
+    def resize_old(self, when: datetime, report: RunReport) -> None:
+        """Move the previous table to the previous tier and every older one to the older tier; expire old ones."""
+        current = period_start(self.layout.period, when)
+        tables = [t for t in self.list_tables() if t.start < current]
+        kept, expired = self._expiry.split(tables, current)
+        self._tiers.apply(kept, lambda t: self.tier_for(t.start, current), when, report)
+        self._expiry.expire(expired, report)
+
+    def reconcile(self, when: datetime, report: RunReport) -> None:
+        """Converge: current (and, inside the lead window, next) table exist, every tier right, expiry done."""
+        current = period_start(self.layout.period, when)
+        upcoming = next_start(self.layout.period, when)
+        wanted = [current]
+        if upcoming - when <= timedelta(seconds=self.config.create_lead_seconds):
+            wanted.append(upcoming)
+        tables = {t.name: t for t in self.list_tables()}
+        for start in wanted:
+            name = self._name(start)
+            if name not in tables:
+                self._ensure_table(name, report)
+        live = [t for t in tables.values() if t.start >= shift(self.layout.period, current, -1)]
+        self._ensure_settings([t.name for t in live], report)
+        kept, expired = self._expiry.split(list(tables.values()), current)
+        self._tiers.apply(kept, lambda t: self.tier_for(t.start, current), when, report)
+        self._expiry.expire(expired, report)
+        self._publish_next_table_metric(upcoming, when, tables, report)
+
+    # ---- discovery --------------------------------------------------------------------------
+
+    def list_tables(self) -> list[PeriodTable]:
+        """Every table whose name parses as ``{prefix}_{label}`` for this period, oldest first (all pages)."""
+        found: list[PeriodTable] = []
+        kwargs: dict[str, Any] = {}
+        while True:
+            page = self.dynamodb.list_tables(**kwargs)
+            for name in page.get("TableNames", []):
+                start = parse_table_name(self.layout.table_prefix, self.layout.period, name)
+                if start is not None:
+                    found.append(PeriodTable(name, start))
+            if not page.get("LastEvaluatedTableName"):
+                break
+            kwargs["ExclusiveStartTableName"] = page["LastEvaluatedTableName"]
+        return sorted(found, key=lambda t: t.start)
+
+    def tier_for(self, start: datetime, current: datetime) -> CapacityTier:
+        """The tier a table starting at ``start`` belongs to when ``current`` is the current period's start."""
+        if start >= current:
+            return self.config.current
+        if start == shift(self.layout.period, current, -1):
+            return self.config.previous
+        return self.config.older
+
+    # ---- creation ---------------------------------------------------------------------------
+
+    def _name(self, start: datetime) -> str:
+        return table_name(self.layout.table_prefix, self.layout.period, start)
+
+    def _ensure_table(self, name: str, report: RunReport) -> None:
+        key_schema, definitions = self.layout.key_schema()
+        request: dict[str, Any] = {
+            "TableName": name,
+            "KeySchema": key_schema,
+            "AttributeDefinitions": definitions,
+            "Tags": [{"Key": k, "Value": v} for k, v in sorted(self._tags().items())],
+            "DeletionProtectionEnabled": self.config.deletion_protection,
+        }
+        request.update(capacity_request(self.config.current))
+        if self.config.kms_key_arn:
+            request["SSESpecification"] = {"Enabled": True, "SSEType": "KMS", "KMSMasterKeyId": self.config.kms_key_arn}
+        if self.config.stream_view_type:
+            request["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": self.config.stream_view_type}
+        try:
+            self.dynamodb.create_table(**request)
+        except ClientError as error:
+            if error_code(error) == "ResourceInUseException":
+                report.add("exists", name, reason="table already exists")
+            elif error_code(error) == "LimitExceededException":
+                report.add("defer", name, reason=f"create refused: {error_message(error)}")
+                return
+            else:
+                raise
+        else:
+            report.add("create", name, tier=self.config.current.describe())
+        self._wait_active(name)
+        self._ensure_settings([name], report)
+        if self.config.current.auto_scaling:
+            self._tiers.register_scaling(name, self.config.current, self._tiers.autoscaled_tables([name]), report)
+
+    def _tags(self) -> dict[str, str]:
+        return {
+            **self.config.tags,
+            "cdk-ts:prefix": self.layout.table_prefix,
+            "cdk-ts:period": self.layout.period.value,
+        }
+
+    def _wait_active(self, name: str) -> None:
+        deadline = time.monotonic() + self.config.wait_for_new_tables_seconds
+        while time.monotonic() < deadline:
+            if describe_table(self.dynamodb, name).get("TableStatus") == "ACTIVE":
+                return
+            self.sleep(2)
+
+    def _ensure_settings(self, names: Iterable[str], report: RunReport) -> None:
+        """PITR, TTL and the stream consumer need an ACTIVE table, so they are applied after creation."""
+        for name in names:
+            description = describe_table(self.dynamodb, name)
+            if description.get("TableStatus") != "ACTIVE":
+                report.add("skip", name, reason=f"status {description.get('TableStatus')}: settings next run")
+                continue
+            if self.config.point_in_time_recovery:
+                status = self.dynamodb.describe_continuous_backups(TableName=name)["ContinuousBackupsDescription"]
+                if status.get("PointInTimeRecoveryDescription", {}).get("PointInTimeRecoveryStatus") != "ENABLED":
+                    self.dynamodb.update_continuous_backups(
+                        TableName=name, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True}
+                    )
+                    report.add("enable_pitr", name)
+            if self.config.ttl_attribute:
+                ttl = self.dynamodb.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
+                if ttl.get("TimeToLiveStatus") not in ("ENABLED", "ENABLING"):
+                    self.dynamodb.update_time_to_live(
+                        TableName=name,
+                        TimeToLiveSpecification={"Enabled": True, "AttributeName": self.config.ttl_attribute},
+                    )
+                    report.add("enable_ttl", name, attribute=self.config.ttl_attribute)
+            stream_arn = description.get("LatestStreamArn")
+            has_consumer = self.stream_consumer is not None and stream_arn
+            if has_consumer and self.stream_consumer.attach(self.lambda_client, stream_arn):
+                report.add("attach_stream_consumer", name, stream=stream_arn)
+
+    # ---- metrics ----------------------------------------------------------------------------
+
+    def _publish_next_table_metric(
+        self, upcoming: datetime, when: datetime, tables: Mapping[str, PeriodTable], report: RunReport
+    ) -> None:
+        """Publish ``NextPeriodTableMissing`` (1/0) inside the lead window so an alarm can catch a failed create."""
+        if self.cloudwatch is None or not self.config.metric_namespace:
+            return
+        if upcoming - when > timedelta(seconds=self.config.create_lead_seconds):
+            return
+        name = self._name(upcoming)
+        missing = 0 if name in tables or describe_table(self.dynamodb, name).get("TableStatus") else 1
+        self.cloudwatch.put_metric_data(
+            Namespace=self.config.metric_namespace,
+            MetricData=[{
+                "MetricName": "NextPeriodTableMissing",
+                "Dimensions": [{"Name": "TablePrefix", "Value": self.layout.table_prefix}],
+                "Value": missing,
+                "Unit": "Count",
+            }],
+        )
+        report.add("metric", name, NextPeriodTableMissing=missing)
+
+def scheduled_time(event: Mapping[str, Any], clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> datetime:
+    """The event's ``time`` (EventBridge's scheduled time) as aware UTC; the clock only when it is absent."""
+    raw = event.get("time")
+    if not raw:
+        return clock()
+    try:
+        parsed = datetime.fromisoformat(str(raw))
+    except ValueError:
+        raise ValueError(f"event time {raw!r} is not ISO-8601 (e.g. 2026-03-01T23:45:00Z)") from None
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).astimezone(UTC)

@@ -1,0 +1,194 @@
+"""Capacity tiers applied to period tables: UpdateTable requests, DynamoDB's decrease budget, auto scaling."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from cdk_ts_runtime._aws import error_code, error_message
+from cdk_ts_runtime.rotation.report import ChangeBudget, PeriodTable, RunReport, describe_table
+from cdk_ts_runtime.rotation_config import CapacityTier
+
+DECREASES_PER_DAY = 27
+FREE_DECREASES = 4  # any time in a UTC day; after these, one more per hour without a decrease
+_SCALING_DIMENSIONS = {
+    "read": ("dynamodb:table:ReadCapacityUnits", "DynamoDBReadCapacityUtilization"),
+    "write": ("dynamodb:table:WriteCapacityUnits", "DynamoDBWriteCapacityUtilization"),
+}
+
+
+class TierChanges:
+    """Moves period tables to their capacity tiers, within the run's change budget and DynamoDB's limits.
+
+    ``autoscaling`` (an application-autoscaling client) is needed only when a tier uses auto scaling.
+    """
+
+    def __init__(self, *, dynamodb, autoscaling, budget: ChangeBudget, max_concurrency: int) -> None:
+        self.dynamodb = dynamodb
+        self.autoscaling = autoscaling
+        self.budget = budget
+        self.max_concurrency = max_concurrency
+
+    def apply(
+        self,
+        tables: list[PeriodTable],
+        tier_for: Callable[[PeriodTable], CapacityTier],
+        when: datetime,
+        report: RunReport,
+    ) -> None:
+        """Converge each table to ``tier_for(table)`` in parallel; refused changes are deferred, not lost."""
+        scaled = self.autoscaled_tables([t.name for t in tables])
+        jobs = [(t, tier_for(t)) for t in tables]
+        with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
+            list(pool.map(lambda job: self._apply(job[0], job[1], when, scaled, report), jobs))
+
+    def _apply(
+        self, table: PeriodTable, tier: CapacityTier, when: datetime, scaled: set[str], report: RunReport
+    ) -> None:
+        description = describe_table(self.dynamodb, table.name)
+        status = description.get("TableStatus")
+        if status != "ACTIVE":
+            report.add("skip", table.name, reason=f"status {status}: retried next run")
+            return
+        if table.name in scaled and not tier.auto_scaling:
+            self._deregister_scaling(table.name, report)
+        if tier.auto_scaling and not tier.on_demand:
+            self.register_scaling(table.name, tier, scaled, report)
+        request = tier_change(description, tier)
+        if request is None:
+            return
+        if request.pop("_decrease", False):
+            reason = decrease_refusal(description, when)
+            if reason:
+                report.add("defer", table.name, tier=tier.describe(), reason=reason)
+                return
+        if not self.budget.take():
+            report.add("defer", table.name, tier=tier.describe(), reason="max_changes_per_run reached")
+            return
+        try:
+            self.dynamodb.update_table(TableName=table.name, **request)
+        except ClientError as error:
+            if error_code(error) in ("LimitExceededException", "ResourceInUseException"):
+                report.add("defer", table.name, tier=tier.describe(), reason=error_message(error))
+                return
+            raise
+        report.add("update", table.name, tier=tier.describe(), was=current_capacity(description))
+
+    def autoscaled_tables(self, names: list[str]) -> set[str]:
+        """The subset of ``names`` that has an Application Auto Scaling target."""
+        if self.autoscaling is None or not names:
+            return set()
+        found: set[str] = set()
+        for chunk in _chunks([f"table/{n}" for n in names], 50):
+            pages = self.autoscaling.get_paginator("describe_scalable_targets").paginate(
+                ServiceNamespace="dynamodb", ResourceIds=chunk
+            )
+            for page in pages:
+                found.update(t["ResourceId"].removeprefix("table/") for t in page["ScalableTargets"])
+        return found
+
+    def register_scaling(self, name: str, tier: CapacityTier, scaled: set[str], report: RunReport) -> None:
+        """Register target tracking between the tier's units and its auto-scaling maximum (once per table)."""
+        if self.autoscaling is None:
+            raise RuntimeError("a tier uses auto scaling but the rotator has no application-autoscaling client")
+        if name in scaled:
+            return
+        scaling = tier.auto_scaling
+        limits = {
+            "read": (tier.read_capacity, scaling.max_read_capacity),
+            "write": (tier.write_capacity, scaling.max_write_capacity),
+        }
+        for kind, (dimension, metric) in _SCALING_DIMENSIONS.items():
+            low, high = limits[kind]
+            self.autoscaling.register_scalable_target(
+                ServiceNamespace="dynamodb", ResourceId=f"table/{name}", ScalableDimension=dimension,
+                MinCapacity=low, MaxCapacity=high,
+            )
+            self.autoscaling.put_scaling_policy(
+                PolicyName=f"{name}-{kind}", ServiceNamespace="dynamodb", ResourceId=f"table/{name}",
+                ScalableDimension=dimension, PolicyType="TargetTrackingScaling",
+                TargetTrackingScalingPolicyConfiguration={
+                    "TargetValue": scaling.target_utilization,
+                    "PredefinedMetricSpecification": {"PredefinedMetricType": metric},
+                },
+            )
+        report.add("register_autoscaling", name, target=scaling.target_utilization)
+
+    def _deregister_scaling(self, name: str, report: RunReport) -> None:
+        for dimension, _metric in _SCALING_DIMENSIONS.values():
+            try:
+                self.autoscaling.deregister_scalable_target(
+                    ServiceNamespace="dynamodb", ResourceId=f"table/{name}", ScalableDimension=dimension
+                )
+            except ClientError as error:
+                if error_code(error) != "ObjectNotFoundException":
+                    raise
+        report.add("deregister_autoscaling", name)
+
+
+def capacity_request(tier: CapacityTier) -> dict[str, Any]:
+    """CreateTable/UpdateTable billing arguments for ``tier``."""
+    if tier.on_demand:
+        return {"BillingMode": "PAY_PER_REQUEST"}
+    return {
+        "BillingMode": "PROVISIONED",
+        "ProvisionedThroughput": {"ReadCapacityUnits": tier.read_capacity, "WriteCapacityUnits": tier.write_capacity},
+    }
+
+
+def current_capacity(description: Mapping[str, Any]) -> str:
+    """A described table's capacity as ``read/write`` or ``on-demand``, for reports."""
+    if description.get("BillingModeSummary", {}).get("BillingMode") == "PAY_PER_REQUEST":
+        return "on-demand"
+    throughput = description.get("ProvisionedThroughput", {})
+    return f"{throughput.get('ReadCapacityUnits')}/{throughput.get('WriteCapacityUnits')}"
+
+
+def tier_change(description: Mapping[str, Any], tier: CapacityTier) -> dict[str, Any] | None:
+    """The UpdateTable arguments that move a table to ``tier``, or None when it is there already.
+
+    A request that would change nothing is never built: DynamoDB rejects no-op updates. Auto-scaled
+    tables keep whatever capacity the scaler chose at or above the tier's floor.
+    """
+    on_demand = description.get("BillingModeSummary", {}).get("BillingMode") == "PAY_PER_REQUEST"
+    if tier.on_demand:
+        return None if on_demand else {"BillingMode": "PAY_PER_REQUEST"}
+    if on_demand:
+        return capacity_request(tier)
+    throughput = description.get("ProvisionedThroughput", {})
+    read, write = throughput.get("ReadCapacityUnits"), throughput.get("WriteCapacityUnits")
+    if tier.auto_scaling and read >= tier.read_capacity and write >= tier.write_capacity:
+        return None
+    if (read, write) == (tier.read_capacity, tier.write_capacity):
+        return None
+    request = capacity_request(tier)
+    del request["BillingMode"]
+    request["_decrease"] = tier.read_capacity < read or tier.write_capacity < write
+    return request
+
+
+def decrease_refusal(description: Mapping[str, Any], when: datetime) -> str | None:
+    """Why a capacity decrease must wait (DynamoDB's daily budget), or None when it is allowed now.
+
+    Four decreases are allowed at any time of a UTC day; after those, one more in any hour that
+    follows an hour without a decrease, up to 27 a day.
+    """
+    throughput = description.get("ProvisionedThroughput", {})
+    used = int(throughput.get("NumberOfDecreasesToday", 0))
+    if used < FREE_DECREASES:
+        return None
+    if used >= DECREASES_PER_DAY:
+        return f"{used} decreases today: the daily budget of {DECREASES_PER_DAY} is spent"
+    last = throughput.get("LastDecreaseDateTime")
+    if last is not None and when - last.astimezone(UTC) < timedelta(hours=1):
+        return f"{used} decreases today and one at {last.isoformat()}: the next is allowed an hour after it"
+    return None
+
+
+def _chunks(items: list[str], size: int) -> Iterable[list[str]]:
+    for index in range(0, len(items), size):
+        yield items[index : index + size]
