@@ -7,12 +7,16 @@ Context (cdk.json or ``-c key=value``): ``table_prefix``, ``period``, ``retain_p
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
 from aws_cdk import App, CfnOutput, Duration, Environment, RemovalPolicy, Stack, Validations  # noqa: E402
 from aws_cdk import aws_cloudwatch as cloudwatch  # noqa: E402
 from aws_cdk import aws_dynamodb as dynamodb  # noqa: E402
+from aws_cdk import aws_iam as iam  # noqa: E402
+from aws_cdk import aws_lambda as lambda_  # noqa: E402
+from aws_cdk import aws_logs as logs  # noqa: E402
 from cdk_nag import AwsSolutionsChecks  # noqa: E402
 from constructs import Construct  # noqa: E402
 
@@ -23,9 +27,10 @@ from cdk_ts import (  # noqa: E402
     ShardMetadataTable,
     StreamArchiver,
 )
-from cdk_ts._defaults import access_logs_bucket, runtime_function, secure_bucket  # noqa: E402
+from cdk_ts._defaults import access_logs_bucket, secure_bucket  # noqa: E402
 
 STACK_NAME = "CdkTsSample"
+EXAMPLES = Path(__file__).resolve().parent / "examples"
 
 
 class SampleStack(Stack):
@@ -80,14 +85,8 @@ class SampleStack(Stack):
         self.device_log_archiver = StreamArchiver(
             self, "DeviceLogArchiver", source=self.device_log, bucket=self.archive_bucket, prefix="cdc/device-log/"
         )
-        self.ingest = runtime_function(
-            self,
-            "Ingest",
-            handler="lambdas.ingest.handler",
-            description="Example ingest: multi-measure readings into the rotating telemetry tables",
-            environment={},
-        )
-        self.telemetry.bind(self.ingest)
+        self.ingest = self._ingest_function()
+        self.telemetry.bind(self.ingest)  # layout env vars, read/write grant, and the cdk_ts_runtime layer
         self.alarms = self._monitoring()
         for name, value in (
             ("TelemetryTablePrefix", self.telemetry.table_prefix),
@@ -101,6 +100,26 @@ class SampleStack(Stack):
             ("DeviceLogArchiverFunctionName", self.device_log_archiver.function.function_name),
         ):
             CfnOutput(self, name, value=value)
+
+    def _ingest_function(self) -> lambda_.Function:
+        """The example ingest function: the app's own code (examples/ingest), cdk_ts_runtime from the layer."""
+        log_group = logs.LogGroup(
+            self, "IngestLogs", retention=logs.RetentionDays.THREE_MONTHS, removal_policy=RemovalPolicy.DESTROY
+        )
+        role = iam.Role(self, "IngestRole", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+        log_group.grant_write(role)
+        return lambda_.Function(
+            self,
+            "Ingest",
+            runtime=lambda_.Runtime.PYTHON_3_14,
+            architecture=lambda_.Architecture.ARM_64,
+            handler="ingest.handler",
+            code=lambda_.Code.from_asset(str(EXAMPLES / "ingest"), exclude=["__pycache__"]),
+            description="Example ingest: multi-measure readings into the rotating telemetry tables",
+            log_group=log_group,
+            logging_format=lambda_.LoggingFormat.JSON,
+            role=role,
+        )
 
     def _monitoring(self) -> dict[str, cloudwatch.Alarm]:
         """One dashboard and the alarms an operator of this app needs."""

@@ -16,16 +16,28 @@ from constructs import Construct
 
 from cdk_ts._assets import lambda_code
 
+#: The oldest Python the runtime package runs on (it uses ``datetime.UTC`` and ``StrEnum``).
+MIN_RUNTIME_MINOR = 11
 
-@functools.cache
-def newest_python_runtime() -> lambda_.Runtime:
-    """The newest ``PYTHON_3_x`` runtime this aws-cdk-lib version knows (3.12 or later)."""
+
+def _python_runtimes() -> list[tuple[int, str]]:
     versions = []
     for attr in dir(lambda_.Runtime):
         match = re.fullmatch(r"PYTHON_3_(\d+)", attr)
         if match:
             versions.append((int(match.group(1)), attr))
-    minor, attr = max(versions)
+    return sorted(versions)
+
+
+def supported_python_runtimes() -> list[lambda_.Runtime]:
+    """Every Lambda Python runtime, known to this aws-cdk-lib, that ``cdk_ts_runtime`` runs on (3.11+)."""
+    return [getattr(lambda_.Runtime, attr) for minor, attr in _python_runtimes() if minor >= MIN_RUNTIME_MINOR]
+
+
+@functools.cache
+def newest_python_runtime() -> lambda_.Runtime:
+    """The newest ``PYTHON_3_x`` runtime this aws-cdk-lib version knows (3.12 or later)."""
+    minor, attr = max(_python_runtimes())
     if minor < 12:
         raise RuntimeError(f"aws-cdk-lib offers Python up to 3.{minor}; cdk-ts needs a 3.12+ Lambda runtime")
     return getattr(lambda_.Runtime, attr)
@@ -42,7 +54,7 @@ def runtime_function(
     memory_size: int = 256,
     log_retention: logs.RetentionDays = logs.RetentionDays.THREE_MONTHS,
 ) -> lambda_.Function:
-    """A Python function running ``lambdas.<module>.handler`` with an explicit, retained log group.
+    """A Python function running ``cdk_ts_runtime.handlers.<module>.handler`` with an explicit, retained log group.
 
     The log group is created here (not implicitly by Lambda) so its retention is bounded and it
     is removed with the stack's other non-data resources. The role may write to that log group

@@ -11,7 +11,8 @@ from constructs import Construct
 
 from cdk_ts._defaults import table_protection
 from cdk_ts._nag import acknowledge_wildcard_resources
-from lambdas.device_log import ENV_TABLE_NAME, GSI_BY_OPERATOR, GSI_BY_SUPERVISOR
+from cdk_ts.runtime_layer import RuntimeLayer
+from cdk_ts_runtime.device_log import ENV_TABLE_NAME, GSI_BY_OPERATOR, GSI_BY_SUPERVISOR
 
 _STRING = dynamodb.AttributeType.STRING
 
@@ -118,9 +119,20 @@ class DeviceLogTable(Construct):
         """Both of the above."""
         return self._acknowledged(grantee, self.table.grant_read_write_data(grantee))
 
-    def bind(self, function: lambda_.Function, *, write: bool = True) -> None:
-        """Set ``DEVICE_LOG_TABLE_NAME`` (read by ``DeviceLogRepository.from_env``) and grant read (+ write)."""
+    def bind(self, function: lambda_.Function, *, write: bool = True, add_runtime_layer: bool = True) -> None:
+        """Prepare ``function`` to use ``DeviceLogRepository.from_env(os.environ)``.
+
+        Sets ``DEVICE_LOG_TABLE_NAME``, grants data access and adds the stack's :class:`RuntimeLayer`
+        (so the function can import ``cdk_ts_runtime``).
+
+        :param function: the function that reads (and writes) the log.
+        :param write: also grant writes. Default: True (read and write); False grants reads only.
+        :param add_runtime_layer: add the stack's ``RuntimeLayer`` to ``function``. Default: True;
+            pass False when the function ships ``cdk_ts_runtime`` in its own code.
+        """
         function.add_environment(ENV_TABLE_NAME, self.table.table_name)
+        if add_runtime_layer:
+            RuntimeLayer.of(self).add_to(function)
         if write:
             self.grant_read_write_data(function)
         else:

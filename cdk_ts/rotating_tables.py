@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -22,8 +21,9 @@ from constructs import Construct
 from cdk_ts import _schedules
 from cdk_ts._defaults import runtime_function, table_arn_pattern
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
-from lambdas.periods import RotationPeriod
-from lambdas.rotation_config import (
+from cdk_ts.runtime_layer import RuntimeLayer
+from cdk_ts_runtime.periods import RotationPeriod
+from cdk_ts_runtime.rotation_config import (
     DEFAULT_CURRENT,
     DEFAULT_OLDER,
     DEFAULT_PREVIOUS,
@@ -31,8 +31,8 @@ from lambdas.rotation_config import (
     CapacityTier,
     RotationConfig,
 )
-from lambdas.stream_mappings import STREAM_CONSUMER_ENV
-from lambdas.table_layout import TableLayout
+from cdk_ts_runtime.stream_consumer import STREAM_CONSUMER_ENV, StreamConsumer
+from cdk_ts_runtime.table_layout import TableLayout
 
 TABLE_QUOTA = 2500
 METRIC_NAMESPACE = "cdk-ts"
@@ -77,7 +77,7 @@ class RotatingTimeSeriesTables(Construct):
     capacity; after it, it moves the previous table to the previous tier and older tables to the
     older tier; with ``retain_periods`` it exports (when ``archive_bucket`` is given) and deletes
     tables past retention. A reconcile run at deploy time and every ``reconcile_every`` converges
-    any state, so a missed run heals itself. Writers and readers use ``lambdas.router.PeriodRouter``.
+    any state, so a missed run heals itself. Writers and readers use ``cdk_ts_runtime.router.PeriodRouter``.
     """
 
     def __init__(
@@ -156,7 +156,7 @@ class RotatingTimeSeriesTables(Construct):
         self.function = runtime_function(
             self,
             "Rotation",
-            handler="lambdas.rotation.handler",
+            handler="cdk_ts_runtime.handlers.rotation.handler",
             description=f"Rotates the {self.period.value} DynamoDB tables {table_prefix}_*",
             environment={
                 **self.layout.to_env(),
@@ -236,24 +236,44 @@ class RotatingTimeSeriesTables(Construct):
             self.encryption_key.grant(grantee, "kms:Decrypt", "kms:DescribeKey")
         return grant
 
-    def bind(self, function: lambda_.Function, *, write: bool = True) -> None:
-        """Give ``function`` the table layout (env vars ``PeriodRouter.from_env`` reads) and data access."""
+    def bind(self, function: lambda_.Function, *, write: bool = True, add_runtime_layer: bool = True) -> None:
+        """Prepare ``function`` to use ``PeriodRouter.from_env(os.environ)`` on these period tables.
+
+        Sets the table layout variables (``CDK_TS_TABLE_PREFIX``, ``CDK_TS_PERIOD``,
+        ``CDK_TS_PARTITION_KEY``, ``CDK_TS_PARTITION_KEY_TYPE``, ``CDK_TS_SORT_KEY``,
+        ``CDK_TS_SORT_KEY_TYPE``, ``CDK_TS_TIME_UNIT``), grants data access on every period table and
+        adds the stack's :class:`RuntimeLayer` (so the function can import ``cdk_ts_runtime``).
+
+        :param function: the writer or reader.
+        :param write: also grant writes. Default: True (read and write); False grants reads only.
+        :param add_runtime_layer: add the stack's ``RuntimeLayer`` to ``function``. Default: True;
+            pass False when the function ships ``cdk_ts_runtime`` in its own code.
+        """
         for name, value in self.layout.to_env().items():
             function.add_environment(name, value)
+        if add_runtime_layer:
+            RuntimeLayer.of(self).add_to(function)
         if write:
             self.grant_read_write_data(function)
         else:
             self.grant_read_data(function)
 
-    def add_stream_consumer(self, consumer: lambda_.IFunction, mapping: Mapping[str, Any]) -> None:
+    def add_stream_consumer(self, consumer: lambda_.IFunction, mapping: StreamConsumer) -> None:
         """Have every new period table's stream feed ``consumer`` (the rotation function maps it on creation).
 
-        ``mapping`` is handed to ``lambdas.stream_mappings.StreamConsumer`` as JSON; mappings of
-        expired tables are removed before the table is deleted.
+        :param consumer: the function the mappings invoke; the rotation role may manage mappings of
+            this function only.
+        :param mapping: the mapping settings every period table's stream gets; its ``function_name``
+            must name ``consumer``. Mappings of expired tables are removed before the table is deleted.
         """
         if self.stream_view_type is None:
             raise ValueError(f"{self.node.path} has no stream: pass stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES")
-        self.function.add_environment(STREAM_CONSUMER_ENV, Stack.of(self).to_json_string(dict(mapping)))
+        if not isinstance(mapping, StreamConsumer):
+            raise TypeError(
+                f"mapping {mapping!r} is not a cdk_ts_runtime.stream_consumer.StreamConsumer; build one with "
+                "StreamConsumer(function_name=consumer.function_arn, ...)"
+            )
+        self.function.add_environment(STREAM_CONSUMER_ENV, Stack.of(self).to_json_string(asdict(mapping)))
         stack = Stack.of(self)
         mapping_arn = stack.format_arn(
             service="lambda", resource="event-source-mapping", resource_name="*",

@@ -1,4 +1,4 @@
-"""ShardMetadataTable: the per-key shard counts behind dynamic write sharding (``lambdas.sharding.ShardedTable``)."""
+"""ShardMetadataTable: per-key shard counts behind dynamic write sharding (``cdk_ts_runtime.sharding``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from constructs import Construct
 
 from cdk_ts._defaults import table_protection
 from cdk_ts._nag import acknowledge
-from lambdas.sharding import (
+from cdk_ts.runtime_layer import RuntimeLayer
+from cdk_ts_runtime.sharding import (
     ENV_METADATA_TABLE,
     ENV_PARTITION_KEY,
     ENV_SORT_KEY,
@@ -95,10 +96,21 @@ class ShardMetadataTable(Construct):
         )
         return grant
 
-    def bind(self, function: lambda_.Function) -> None:
-        """Set the env vars ``ShardedTable.from_env`` reads and grant read/write on both tables."""
+    def bind(self, function: lambda_.Function, *, add_runtime_layer: bool = True) -> None:
+        """Prepare ``function`` to use ``ShardedTable.from_env(os.environ)``.
+
+        Sets ``SHARDED_TABLE_NAME``, ``SHARD_METADATA_TABLE_NAME``, ``SHARDED_PARTITION_KEY``,
+        ``SHARDED_SORT_KEY`` and ``SHARDING_STRATEGY``, grants read/write on both tables (and the
+        CloudWatch read of the throttle fallback) and adds the stack's :class:`RuntimeLayer`.
+
+        :param function: the writer or reader of the sharded table.
+        :param add_runtime_layer: add the stack's ``RuntimeLayer`` to ``function``. Default: True;
+            pass False when the function ships ``cdk_ts_runtime`` in its own code.
+        """
         if not self.sort_key_name:
             raise ValueError(f"main table of {self.node.path} has no sort key name; pass sort_key_name=")
+        if add_runtime_layer:
+            RuntimeLayer.of(self).add_to(function)
         for name, value in (
             (ENV_TABLE, self.main_table.table_name),
             (ENV_METADATA_TABLE, self.table.table_name),
