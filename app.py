@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The cdk-ts sample app: the library's constructs composed into one stack, checked by cdk-nag.
 
-Context (cdk.json or ``-c key=value``): ``table_prefix``, ``period``, ``retain_periods``.
+Context (cdk.json or ``-c key=value``): ``table_prefix``, ``period``, ``retain_periods``, and
+``alarm_email`` (an address subscribed to the alarm topic; none by default).
 """
 
 from __future__ import annotations
@@ -13,10 +14,14 @@ os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
 from aws_cdk import App, CfnOutput, Duration, Environment, RemovalPolicy, Stack, Validations  # noqa: E402
 from aws_cdk import aws_cloudwatch as cloudwatch  # noqa: E402
+from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions  # noqa: E402
 from aws_cdk import aws_dynamodb as dynamodb  # noqa: E402
 from aws_cdk import aws_iam as iam  # noqa: E402
+from aws_cdk import aws_kms as kms  # noqa: E402
 from aws_cdk import aws_lambda as lambda_  # noqa: E402
 from aws_cdk import aws_logs as logs  # noqa: E402
+from aws_cdk import aws_sns as sns  # noqa: E402
+from aws_cdk import aws_sns_subscriptions as subscriptions  # noqa: E402
 from cdk_nag import AwsSolutionsChecks  # noqa: E402
 from constructs import Construct  # noqa: E402
 
@@ -44,9 +49,11 @@ class SampleStack(Stack):
         table_prefix: str = "telemetry",
         period: RotationPeriod | str = RotationPeriod.DAILY,
         retain_periods: int = 14,
+        alarm_email: str | None = None,
         **kwargs,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
+        self.alarm_topic = self._alarm_topic(alarm_email)
         access_logs = access_logs_bucket(self, "AccessLogs")
         self.archive_bucket = secure_bucket(
             self, "Archive", server_access_logs_bucket=access_logs, server_access_logs_prefix="archive/"
@@ -60,6 +67,7 @@ class SampleStack(Stack):
             archive_bucket=self.archive_bucket,
             stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
             time_to_live_attribute="expires_at",
+            alarm_topic=self.alarm_topic,
         )
         self.device_log = DeviceLogTable(self, "DeviceLog", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
         self.audit_log = dynamodb.Table(
@@ -81,13 +89,20 @@ class SampleStack(Stack):
             bucket=self.archive_bucket,
             prefix="cdc/telemetry/",
             glue_database_name="cdk_ts_archive",
+            alarm_topic=self.alarm_topic,
         )
         self.device_log_archiver = StreamArchiver(
-            self, "DeviceLogArchiver", source=self.device_log, bucket=self.archive_bucket, prefix="cdc/device-log/"
+            self,
+            "DeviceLogArchiver",
+            source=self.device_log,
+            bucket=self.archive_bucket,
+            prefix="cdc/device-log/",
+            alarm_topic=self.alarm_topic,
         )
         self.ingest = self._ingest_function()
         self.telemetry.bind(self.ingest)  # layout env vars, read/write grant, and the cdk_ts_runtime layer
         self.alarms = self._monitoring()
+        self.alarms["throttles"].add_alarm_action(cloudwatch_actions.SnsAction(self.alarm_topic))
         for name, value in (
             ("TelemetryTablePrefix", self.telemetry.table_prefix),
             ("RotationFunctionName", self.telemetry.function.function_name),
@@ -100,6 +115,22 @@ class SampleStack(Stack):
             ("DeviceLogArchiverFunctionName", self.device_log_archiver.function.function_name),
         ):
             CfnOutput(self, name, value=value)
+
+    def _alarm_topic(self, email: str | None) -> sns.Topic:
+        """One encrypted, SSL-only SNS topic every alarm of the app notifies; ``email`` is subscribed to it."""
+        key = kms.Key(self, "AlarmTopicKey", enable_key_rotation=True, description="Encrypts the alarm topic")
+        # CloudWatch publishes alarm notifications to an encrypted topic only with a key it may use.
+        key.add_to_resource_policy(iam.PolicyStatement(
+            principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+            actions=["kms:Decrypt", "kms:GenerateDataKey*"],
+            resources=["*"],
+        ))
+        topic = sns.Topic(
+            self, "AlarmTopic", master_key=key, enforce_ssl=True, display_name=f"{self.stack_name} alarms"
+        )
+        if email:
+            topic.add_subscription(subscriptions.EmailSubscription(email))
+        return topic
 
     def _ingest_function(self) -> lambda_.Function:
         """The example ingest function: the app's own code (examples/ingest), cdk_ts_runtime from the layer."""
@@ -126,24 +157,8 @@ class SampleStack(Stack):
         five_minutes = Duration.minutes(5)
         rotation = self.telemetry.function
         alarms = {
-            "rotation_failures": rotation.metric_errors(statistic="Sum", period=five_minutes).create_alarm(
-                self,
-                "RotationFailuresAlarm",
-                threshold=0,
-                evaluation_periods=1,
-                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-                alarm_description="The table rotation function failed (create_new, resize_old or reconcile)",
-            ),
-            "next_table_missing": self.telemetry.metric_next_table_missing().create_alarm(
-                self,
-                "NextTableMissingAlarm",
-                threshold=0,
-                evaluation_periods=1,
-                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-                alarm_description="Inside the lead window the next period's table does not exist yet",
-            ),
+            "rotation_failures": self.telemetry.rotation_failures_alarm,
+            "next_table_missing": self.telemetry.next_table_missing_alarm,
             # Period tables get a new name (and metric dimension) every period, which a static alarm
             # cannot name; a Metrics Insights query sums throttles over the account's tables instead.
             "throttles": cloudwatch.MathExpression(
@@ -225,6 +240,7 @@ def build_app(app: App | None = None, *, checks: bool = True) -> App:
         table_prefix=context("table_prefix") or "telemetry",
         period=context("period") or "daily",
         retain_periods=int(context("retain_periods") or 14),
+        alarm_email=context("alarm_email"),
         env=Environment(account=os.environ.get("CDK_DEFAULT_ACCOUNT"), region=os.environ.get("CDK_DEFAULT_REGION")),
         description="cdk-ts sample: rotating DynamoDB time-series tables and the patterns around them",
     )

@@ -16,9 +16,11 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from cdk_ts import _schedules
+from cdk_ts._alarms import AlarmActions
 from cdk_ts._defaults import runtime_function, table_arn_pattern
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
 from cdk_ts.runtime_layer import RuntimeLayer
@@ -70,7 +72,7 @@ _KEY_TYPES = {
 }
 
 
-class RotatingTimeSeriesTables(Construct):
+class RotatingTimeSeriesTables(AlarmActions, Construct):
     """One DynamoDB table per period (``{table_prefix}_{label}``), rotated by a scheduled Lambda function.
 
     Before each boundary the function creates the next period's table at the current tier's
@@ -108,8 +110,10 @@ class RotatingTimeSeriesTables(Construct):
         run_at_deploy: bool = True,  # reconcile during `cdk deploy`, so the current table exists afterwards
         max_concurrency: int = 8,
         max_changes_per_run: int = 50,
+        alarm_topic: sns.ITopic | None = None,  # None: alarms have no action until add_alarm_action
     ) -> None:
         super().__init__(scope, construct_id)
+        self._init_alarm_actions(alarm_topic)
         if Token.is_unresolved(table_prefix):
             raise ValueError("table_prefix must be a literal string: table names are derived from it at synth time")
         partition_key = partition_key or dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.NUMBER)
@@ -185,6 +189,28 @@ class RotatingTimeSeriesTables(Construct):
                 # A changed configuration changes this property, so CloudFormation reconciles again.
                 properties={"Layout": self.layout.to_env(), "ConfigHash": self._config_fingerprint()},
             )
+
+        five_minutes = Duration.minutes(5)
+        self.rotation_failures_alarm = self._track_alarm(cloudwatch.Alarm(
+            self,
+            "RotationFailuresAlarm",
+            metric=self.function.metric_errors(statistic="Sum", period=five_minutes),
+            threshold=0,
+            evaluation_periods=1,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            alarm_description=f"The rotation of {table_prefix}_* failed (create_new, resize_old or reconcile)",
+        ))
+        self.next_table_missing_alarm = self._track_alarm(cloudwatch.Alarm(
+            self,
+            "NextTableMissingAlarm",
+            metric=self.metric_next_table_missing(),
+            threshold=0,
+            evaluation_periods=1,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            alarm_description=f"Inside the lead window the next period's {table_prefix} table does not exist yet",
+        ))
 
     # ---- public API -----------------------------------------------------------------------------
 

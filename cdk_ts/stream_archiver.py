@@ -12,9 +12,11 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from cdk_ts._alarms import AlarmActions
 from cdk_ts._defaults import access_logs_bucket, runtime_function, secure_bucket
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
 from cdk_ts_runtime.archiver import ENV_BUCKET, ENV_PREFIX
@@ -27,7 +29,7 @@ TTL_DELETIONS_ONLY = {
 }
 
 
-class StreamArchiver(Construct):
+class StreamArchiver(AlarmActions, Construct):
     """Archives a DynamoDB stream to S3 as gzip JSON Lines under ``{prefix}table=/dt=/hour=/``.
 
     ``source`` is any ``ITable`` with a stream, a ``DeviceLogTable`` or a ``RotatingTimeSeriesTables``
@@ -53,8 +55,10 @@ class StreamArchiver(Construct):
         transition_to_glacier_after: Duration | None = None,  # None: 180 days (Glacier Instant Retrieval)
         glue_database_name: str | None = None,  # None: no Glue catalog entries
         iterator_age_threshold: Duration | None = None,  # None: alarm when records wait over 1 hour
+        alarm_topic: sns.ITopic | None = None,  # None: alarms have no action until add_alarm_action
     ) -> None:
         super().__init__(scope, construct_id)
+        self._init_alarm_actions(alarm_topic)
         if not 1 <= batch_size <= 10_000:
             raise ValueError(f"batch_size {batch_size} must be 1-10000 (the DynamoDB Streams limit)")
         if not 0 <= retry_attempts <= 10_000:
@@ -129,6 +133,9 @@ class StreamArchiver(Construct):
         self._connect(source, window, age, retry_attempts, batch_size)
 
         self.alarms = self._alarms(iterator_age_threshold or Duration.hours(1))
+        self.iterator_age_alarm = self.alarms["iterator_age"]
+        self.dead_letter_alarm = self.alarms["dead_letter_queue"]
+        self.errors_alarm = self.alarms["errors"]
         self.glue_table: glue.CfnTable | None = None
         if glue_database_name:
             self.glue_table = self._glue(glue_database_name)
@@ -193,7 +200,7 @@ class StreamArchiver(Construct):
     def _alarms(self, iterator_age: Duration) -> dict[str, cloudwatch.Alarm]:
         five_minutes = Duration.minutes(5)
         return {
-            "iterator_age": cloudwatch.Alarm(
+            "iterator_age": self._track_alarm(cloudwatch.Alarm(
                 self,
                 "IteratorAgeAlarm",
                 alarm_description="Stream records wait too long to be archived (archiver behind or failing)",
@@ -202,8 +209,8 @@ class StreamArchiver(Construct):
                 evaluation_periods=3,
                 comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
                 treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            ),
-            "dead_letter_queue": cloudwatch.Alarm(
+            )),
+            "dead_letter_queue": self._track_alarm(cloudwatch.Alarm(
                 self,
                 "DeadLetterQueueAlarm",
                 alarm_description="Stream batches gave up and went to the dead-letter queue: records need replay",
@@ -214,8 +221,8 @@ class StreamArchiver(Construct):
                 evaluation_periods=1,
                 comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
                 treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            ),
-            "errors": cloudwatch.Alarm(
+            )),
+            "errors": self._track_alarm(cloudwatch.Alarm(
                 self,
                 "ErrorsAlarm",
                 alarm_description="The archiver function raised errors",
@@ -224,7 +231,7 @@ class StreamArchiver(Construct):
                 evaluation_periods=1,
                 comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
                 treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            ),
+            )),
         }
 
     # ---- catalog --------------------------------------------------------------------------------

@@ -19,13 +19,13 @@ def new_app(**kwargs) -> App:
     return App(outdir=outdir, **kwargs)
 
 
-def unacknowledged_findings(app: App) -> list[str]:
-    """Synthesize ``app`` with AwsSolutions checks; return ``"RuleId at path"`` for every finding left.
+def unacknowledged_findings(app: App, pack: type = AwsSolutionsChecks) -> list[str]:
+    """Synthesize ``app`` with a cdk-nag rule pack; return ``"RuleId at path: ..."`` for every finding left.
 
     cdk-nag v3 fails synthesis on any unacknowledged error or warning and writes the details to
     ``validation-report.json``; an empty list means the app is clean.
     """
-    Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    Validations.of(app).add_plugins(pack(app))
     try:
         app.synth()
         return []
