@@ -226,20 +226,23 @@ class Scenario:
         from cdk_ts_runtime.handlers import rotation
 
         prefix = self.outputs["TelemetryTablePrefix"]
+
+        def on_time(event: dict) -> dict:
+            # Three simulated days pass in seconds: the clock reads each event's scheduled time, as it
+            # would when EventBridge delivers on time (the rotation refuses times far from its clock).
+            rotation.now = lambda: datetime.fromisoformat(event["time"])
+            return rotation.handler(event, None)
+
         say("\n1. Rotation: reconcile (what the deploy-time custom resource runs)")
         with self.deployed_environment("RotationFunctionName"):
-            rotation.handler({"Operation": "reconcile", "time": self.day(0).replace(hour=12).isoformat()}, None)
+            on_time({"Operation": "reconcile", "time": self.day(0).replace(hour=12).isoformat()})
             current = f"{prefix}_{self.day(0):%Y-%m-%d}"
             self.check("reconcile creates the current period's table", current in self.period_tables(), current)
 
             say("\n2. Rotation: three days of schedule (create_new at 23:45, resize_old at 00:15)")
             for offset in range(3):
-                rotation.handler(
-                    {"Operation": "create_new", "time": self.day(offset).replace(hour=23, minute=45).isoformat()}, None
-                )
-                rotation.handler(
-                    {"Operation": "resize_old", "time": self.day(offset + 1).replace(minute=15).isoformat()}, None
-                )
+                on_time({"Operation": "create_new", "time": self.day(offset).replace(hour=23, minute=45).isoformat()})
+                on_time({"Operation": "resize_old", "time": self.day(offset + 1).replace(minute=15).isoformat()})
             tiers = {name: self.capacity(name) for name in self.period_tables()}
             for name, tier in tiers.items():
                 say(f"     {name}  {tier} RCU/WCU")

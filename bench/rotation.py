@@ -15,6 +15,7 @@ import boto3
 from moto import mock_aws
 
 from cdk_ts_runtime.rotation import TableRotator
+from cdk_ts_runtime.rotation.ownership import ownership_tags
 from cdk_ts_runtime.rotation_config import RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.requests import RequestCounter
@@ -36,11 +37,13 @@ def main() -> None:
                 KeySchema=key_schema,
                 AttributeDefinitions=definitions,
                 ProvisionedThroughput={"ReadCapacityUnits": 300, "WriteCapacityUnits": 1000},
+                Tags=[{"Key": k, "Value": v} for k, v in ownership_tags(layout).items()],
             )
         rotator = TableRotator(
             layout,
             RotationConfig(max_changes_per_run=10_000, point_in_time_recovery=False, metric_namespace=None),
             dynamodb=dynamodb,
+            clock=lambda: now,
         )
         print("| run | tables | API calls | by operation | seconds |\n|---|---|---|---|---|")
         for label in ("first (all tables hot)", "second (steady state)"):

@@ -64,6 +64,7 @@ _ROTATION_TABLE_ACTIONS = (
     "dynamodb:DescribeTimeToLive",
     "dynamodb:UpdateTimeToLive",
     "dynamodb:ExportTableToPointInTime",
+    "dynamodb:ListTagsOfResource",
 )
 _KEY_TYPES = {
     dynamodb.AttributeType.STRING: "S",

@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 import boto3
 import pytest
 
-from cdk_ts_runtime.rotation import TableRotator
+from cdk_ts_runtime.rotation import RotationRunError, TableRotator
+from cdk_ts_runtime.rotation.ownership import ownership_tags
 from cdk_ts_runtime.rotation_config import AutoScaling, CapacityTier, RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.requests import RequestCounter, client_error, inject_failure
@@ -20,8 +21,16 @@ def utc(*args):
     return datetime(*args, tzinfo=UTC)
 
 
+class OnTimeRotator(TableRotator):
+    """A rotator whose clock reads each run's scheduled time: every run here is on time (faults/ tests the window)."""
+
+    def run(self, operation, when):
+        self.clock = lambda: when
+        return super().run(operation, when)
+
+
 def make_rotator(dynamodb, layout=None, **config):
-    return TableRotator(
+    return OnTimeRotator(
         layout or TableLayout(PREFIX),
         RotationConfig(**config),
         dynamodb=dynamodb,
@@ -30,8 +39,11 @@ def make_rotator(dynamodb, layout=None, **config):
     )
 
 
-def create_period_table(dynamodb, name, read=300, write=1000):
+def create_period_table(dynamodb, name, read=300, write=1000, *, owned=True, layout=None):
+    """A period table as the rotation creates it (with its ownership tags), or a look-alike (``owned=False``)."""
+    tags = ownership_tags(layout or TableLayout(PREFIX)) if owned else {}
     dynamodb.create_table(
+        Tags=[{"Key": k, "Value": v} for k, v in tags.items()] or [{"Key": "owner", "Value": "someone-else"}],
         TableName=name,
         KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
         AttributeDefinitions=[
@@ -52,6 +64,15 @@ def capacity(dynamodb, name):
 
 def table_names(dynamodb):
     return sorted(dynamodb.list_tables()["TableNames"])
+
+
+def report_export_time(dynamodb):
+    """Add ``ExportTime`` to DescribeExport answers, as DynamoDB returns it and moto does not: the time exported."""
+
+    def add(http_response, parsed, **_kwargs):
+        parsed["ExportDescription"].setdefault("ExportTime", datetime.now(UTC))
+
+    dynamodb.meta.events.register("after-call.dynamodb.DescribeExport", add)
 
 
 def wait_for_export(dynamodb, export_arn, timeout=30.0):
@@ -166,7 +187,7 @@ class TestResizeOld:
 
     def test_month_boundary_for_a_monthly_rotation(self, dynamodb):
         for name in ("telemetry_2026-01", "telemetry_2026-02", "telemetry_2026-03"):
-            create_period_table(dynamodb, name)
+            create_period_table(dynamodb, name, layout=TableLayout(PREFIX, "monthly"))
         make_rotator(dynamodb, TableLayout(PREFIX, "monthly")).run("resize_old", utc(2026, 3, 1, 0, 15))
         assert [capacity(dynamodb, n) for n in ("telemetry_2026-01", "telemetry_2026-02", "telemetry_2026-03")] == [
             (1, 1),
@@ -248,7 +269,7 @@ class TestDecreaseBudget:
         make_rotator(dynamodb).run("reconcile", utc(2026, 3, 2, 12))
         assert capacity(dynamodb, "telemetry_2026-03-02") == (300, 1000)
 
-    def test_a_refused_update_is_deferred_not_fatal(self, dynamodb):
+    def test_a_refused_update_fails_that_table_only_and_the_run_ends_in_error(self, dynamodb):
         create_period_table(dynamodb, "telemetry_2026-02-27")
         create_period_table(dynamodb, "telemetry_2026-02-28")
         inject_failure(
@@ -258,11 +279,14 @@ class TestDecreaseBudget:
             if p["TableName"] == "telemetry_2026-02-27"
             else None,
         )
-        report = make_rotator(dynamodb).run("resize_old", utc(2026, 3, 2, 0, 15))
-        assert {a["table"]: a["action"] for a in report["actions"]} == {
-            "telemetry_2026-02-27": "defer",
+        with pytest.raises(RotationRunError, match="1 table\\(s\\) failed: telemetry_2026-02-27") as failed:
+            make_rotator(dynamodb).run("resize_old", utc(2026, 3, 2, 0, 15))
+        assert {a["table"]: a["action"] for a in failed.value.report.actions} == {
+            "telemetry_2026-02-27": "error",
             "telemetry_2026-02-28": "update",
         }
+        assert capacity(dynamodb, "telemetry_2026-02-27") == (300, 1000)
+        assert capacity(dynamodb, "telemetry_2026-02-28") == (1, 1)
 
     def test_changes_per_run_are_bounded(self, dynamodb):
         for day in range(1, 11):
@@ -339,10 +363,12 @@ class TestReconcile:
             else None,
         )
         rotator = TableRotator(
-            TableLayout(PREFIX), RotationConfig(), dynamodb=dynamodb, cloudwatch=cloudwatch, sleep=lambda _s: None
+            TableLayout(PREFIX), RotationConfig(), dynamodb=dynamodb, cloudwatch=cloudwatch, sleep=lambda _s: None,
+            clock=lambda: utc(2026, 3, 1, 23, 50),
         )
-        report = rotator.run("reconcile", utc(2026, 3, 1, 23, 50))
-        assert {"action": "metric", "table": "telemetry_2026-03-02", "NextPeriodTableMissing": 1} in report["actions"]
+        with pytest.raises(RotationRunError, match="telemetry_2026-03-02"):
+            rotator.run("reconcile", utc(2026, 3, 1, 23, 50))
+        assert "telemetry_2026-03-01" in table_names(dynamodb)
         stats = cloudwatch.get_metric_statistics(
             Namespace="cdk-ts",
             MetricName="NextPeriodTableMissing",
@@ -381,6 +407,7 @@ class TestExpiry:
             TableName="telemetry_2026-02-01", PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True}
         )
         rotator = make_rotator(dynamodb, retain_periods=2, archive_bucket="archive", archive_prefix="exports/")
+        report_export_time(dynamodb)
 
         first = rotator.run("resize_old", utc(2026, 3, 2, 0, 15))
         assert "telemetry_2026-02-01" in table_names(dynamodb)
@@ -398,15 +425,19 @@ class TestExpiry:
         assert [a["action"] for a in second["actions"]] == ["delete"]
 
     def test_an_export_in_progress_keeps_the_table(self, dynamodb):
+        boto3.client("s3", region_name="us-east-1").create_bucket(Bucket="archive")
         create_period_table(dynamodb, "telemetry_2026-02-01")
+        dynamodb.update_continuous_backups(
+            TableName="telemetry_2026-02-01", PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True}
+        )
+        rotator = make_rotator(dynamodb, retain_periods=2, archive_bucket="archive")
+        assert [a["action"] for a in rotator.run("resize_old", utc(2026, 3, 2, 0, 15))["actions"]] == ["export"]
 
         def in_progress(http_response, parsed, **_kwargs):
-            parsed["ExportSummaries"] = [{"ExportArn": "arn:x", "ExportStatus": "IN_PROGRESS"}]
+            parsed["ExportDescription"]["ExportStatus"] = "IN_PROGRESS"
 
-        dynamodb.meta.events.register("after-call.dynamodb.ListExports", in_progress)
-        report = make_rotator(dynamodb, retain_periods=2, archive_bucket="archive").run(
-            "resize_old", utc(2026, 3, 2, 0, 15)
-        )
+        dynamodb.meta.events.register("after-call.dynamodb.DescribeExport", in_progress)
+        report = rotator.run("resize_old", utc(2026, 3, 2, 1, 15))
         assert "telemetry_2026-02-01" in table_names(dynamodb)
         assert report["actions"][-1]["action"] == "wait_export"
 

@@ -4,19 +4,33 @@ from __future__ import annotations
 
 import io
 import json
-import threading
 import zipfile
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import boto3
 import pytest
 
-from cdk_ts_runtime.handlers import rotation
+from cdk_ts_runtime.handlers import custom_resource, rotation
 from cdk_ts_runtime.periods import label, next_start
 from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG, RotationConfig
 from cdk_ts_runtime.stream_consumer import STREAM_CONSUMER_ENV, StreamConsumer
 from cdk_ts_runtime.table_layout import TableLayout
+from tests.support.cloudformation import CloudFormationReplies
+
+CLOCK: list[datetime] = []
+
+
+@pytest.fixture(autouse=True)
+def frozen_clock(monkeypatch):
+    """The handler's clock: real time unless a test runs a scheduled event, which sets it to the event's time."""
+    CLOCK[:] = [datetime.now(UTC)]
+    monkeypatch.setattr(rotation, "now", lambda: CLOCK[0])
+
+
+def scheduled(event):
+    """Invoke the handler as EventBridge would, on time: the clock reads the event's scheduled time."""
+    CLOCK[0] = datetime.fromisoformat(event["time"])
+    return rotation.handler(event, None)
 
 
 @pytest.fixture
@@ -35,15 +49,15 @@ def tables():
 
 
 def test_scheduled_event_uses_the_events_time_even_when_it_runs_late(rotation_env):
-    result = rotation.handler({"Operation": "create_new", "time": "2026-03-01T23:45:00Z"}, None)
+    result = scheduled({"Operation": "create_new", "time": "2026-03-01T23:45:00Z"})
     assert tables() == ["telemetry_2026-03-02"]
     assert result["time"] == "2026-03-01T23:45:00+00:00"
 
 
 def test_configuration_is_read_when_invoked_not_when_imported(rotation_env):
-    rotation.handler({"Operation": "create_new", "time": "2026-03-01T23:45:00Z"}, None)
+    scheduled({"Operation": "create_new", "time": "2026-03-01T23:45:00Z"})
     rotation_env(prefix="metrics")
-    rotation.handler({"Operation": "create_new", "time": "2026-03-01T23:45:00Z"}, None)
+    scheduled({"Operation": "create_new", "time": "2026-03-01T23:45:00Z"})
     assert tables() == ["metrics_2026-03-02", "telemetry_2026-03-02"]
 
 
@@ -68,35 +82,10 @@ def test_bad_events_are_clear_errors(rotation_env, event, message):
         rotation.handler(event, None)
 
 
-class CloudFormationReplies:
-    """A local HTTP server standing in for CloudFormation's pre-signed response URL."""
-
-    def __init__(self):
-        replies = self.replies = []
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_PUT(self):  # noqa: N802 - http.server's naming
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                replies.append(json.loads(body))
-                self.send_response(200)
-                self.end_headers()
-
-            def log_message(self, *_args):
-                pass
-
-        self.server = HTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}/response"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-
 @pytest.fixture
-def cloudformation():
+def cloudformation(monkeypatch):
     replies = CloudFormationReplies()
+    monkeypatch.setattr(custom_resource, "SSL_CONTEXT", replies.client_context)
     yield replies
     replies.close()
 
@@ -168,15 +157,15 @@ def test_new_tables_feed_the_stream_consumer_and_expired_ones_stop_first(rotatio
     lambda_client = boto3.client("lambda")
     dynamodb = boto3.client("dynamodb")
 
-    rotation.handler({"Operation": "create_new", "time": "2026-03-01T23:45:00Z"}, None)
+    scheduled({"Operation": "create_new", "time": "2026-03-01T23:45:00Z"})
     stream = dynamodb.describe_table(TableName="telemetry_2026-03-02")["Table"]["LatestStreamArn"]
     (mapping,) = lambda_client.list_event_source_mappings(EventSourceArn=stream)["EventSourceMappings"]
     assert (mapping["FunctionArn"], mapping["BatchSize"]) == (arn, 500)
 
-    rotation.handler({"Operation": "create_new", "time": "2026-03-01T23:45:00Z"}, None)
+    scheduled({"Operation": "create_new", "time": "2026-03-01T23:45:00Z"})
     assert len(lambda_client.list_event_source_mappings(EventSourceArn=stream)["EventSourceMappings"]) == 1
 
-    rotation.handler({"Operation": "resize_old", "time": "2026-03-04T00:15:00Z"}, None)
+    scheduled({"Operation": "resize_old", "time": "2026-03-04T00:15:00Z"})
     assert "telemetry_2026-03-02" not in tables()
     assert lambda_client.list_event_source_mappings(EventSourceArn=stream)["EventSourceMappings"] == []
 

@@ -56,6 +56,8 @@ def test_three_days_of_schedule_converge_and_a_second_reconcile_changes_nothing(
         dynamodb=server_dynamodb,
         sleep=time.sleep,
     )
+    clock = rotator.run
+    rotator.run = lambda operation, when: (setattr(rotator, "clock", lambda: when), clock(operation, when))[1]
     day = [f"{unique_name}_2026-03-0{d}" for d in range(1, 5)]
 
     rotator.run("reconcile", utc(2026, 3, 1, 23, 50))

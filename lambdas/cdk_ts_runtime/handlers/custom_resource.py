@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import logging
 import os
+import ssl
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 from cdk_ts_runtime.rotation import TableRotator
@@ -21,25 +22,54 @@ from cdk_ts_runtime.table_layout import ENV_TABLE_PREFIX
 logger = logging.getLogger(__name__)
 
 
+REQUEST_TYPES = ("Create", "Update", "Delete")
+_REPLY_FIELDS = ("StackId", "RequestId", "LogicalResourceId")
+#: TLS settings for the reply; None is the system's default verification (tests pass their own CA).
+SSL_CONTEXT: ssl.SSLContext | None = None
+
+
+class UnanswerableRequest(ValueError):
+    """A request CloudFormation cannot be answered for (no usable ``ResponseURL``)."""
+
+
 def is_request(event: Mapping[str, Any]) -> bool:
-    """True for a CloudFormation custom resource request (it carries ``RequestType`` and ``ResponseURL``)."""
-    return "RequestType" in event and "ResponseURL" in event
+    """True for a CloudFormation custom resource request (it carries ``RequestType`` or ``ResponseURL``)."""
+    return "RequestType" in event or "ResponseURL" in event
 
 
 def handle(event: dict[str, Any], context: object, build: Callable[[], TableRotator]) -> dict[str, Any]:
-    """Reconcile on Create/Update, nothing on Delete, and always reply to CloudFormation before returning."""
+    """Reconcile on Create/Update, nothing on Delete, and reply to CloudFormation whenever it can be answered.
+
+    A request with no ``https`` ResponseURL cannot be answered and raises :class:`UnanswerableRequest`.
+    An unknown ``RequestType`` or missing reply fields answer FAILED with the reason. Delete always
+    answers SUCCESS (period tables outlive the stack, and a failed reply would block stack deletion).
+    """
+    url = event.get("ResponseURL")
+    if not isinstance(url, str) or urllib.parse.urlsplit(url).scheme != "https":
+        raise UnanswerableRequest(f"custom resource request without an https ResponseURL ({url!r}): cannot reply")
     physical_id = event.get("PhysicalResourceId") or f"rotation-{os.environ.get(ENV_TABLE_PREFIX, 'tables')}"
+    request_type = event.get("RequestType")
+    missing = [name for name in _REPLY_FIELDS if not event.get(name)]
+    if missing or request_type not in REQUEST_TYPES:
+        problem = (
+            f"missing {', '.join(missing)}" if missing
+            else f"unknown RequestType {request_type!r}; expected one of {', '.join(REQUEST_TYPES)}"
+        )
+        send(event, context, "FAILED", {}, physical_id, reason=problem)
+        return {}
+    if request_type == "Delete":
+        send(event, context, "SUCCESS", {}, physical_id)
+        return {}
     try:
-        data: dict[str, Any] = {}
-        if event["RequestType"] in ("Create", "Update"):
-            report = build().run("reconcile", datetime.now(UTC))
-            data = {"Actions": str(len(report["actions"]))}
-        send(event, context, "SUCCESS", data, physical_id)
-        return data
+        rotator = build()
+        report = rotator.run("reconcile", rotator.clock())
+        data = {"Actions": str(len(report["actions"]))}
     except Exception as error:  # CloudFormation waits an hour for a reply that never comes otherwise
         logger.exception("deploy-time reconcile failed")
         send(event, context, "FAILED", {}, physical_id, reason=f"{type(error).__name__}: {error}")
         raise
+    send(event, context, "SUCCESS", data, physical_id)
+    return data
 
 
 def send(
@@ -51,20 +81,21 @@ def send(
     *,
     reason: str | None = None,
 ) -> None:
-    """PUT the SUCCESS/FAILED response to the pre-signed ``ResponseURL`` CloudFormation waits on."""
+    """PUT the SUCCESS/FAILED response to the pre-signed ``https`` ``ResponseURL`` CloudFormation waits on."""
+    url = event["ResponseURL"]
+    if urllib.parse.urlsplit(url).scheme != "https":
+        raise UnanswerableRequest(f"ResponseURL {url!r} is not https; refusing to send the reply in clear text")
     log_stream = getattr(context, "log_stream_name", "unknown")
     body = json.dumps({
         "Status": status,
         "Reason": (reason or f"See CloudWatch Logs stream {log_stream}")[:1000],
         "PhysicalResourceId": physical_resource_id,
-        "StackId": event["StackId"],
-        "RequestId": event["RequestId"],
-        "LogicalResourceId": event["LogicalResourceId"],
+        **{name: str(event.get(name, "")) for name in _REPLY_FIELDS},
         "NoEcho": False,
         "Data": dict(data),
     }).encode()
-    request = urllib.request.Request(  # noqa: S310 - the URL is CloudFormation's pre-signed S3 URL
-        event["ResponseURL"], data=body, method="PUT", headers={"Content-Type": "", "Content-Length": str(len(body))}
+    request = urllib.request.Request(  # noqa: S310 - https only, checked above
+        url, data=body, method="PUT", headers={"Content-Type": "", "Content-Length": str(len(body))}
     )
-    with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
+    with urllib.request.urlopen(request, timeout=30, context=SSL_CONTEXT) as response:  # noqa: S310
         response.read()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import boto3
@@ -13,6 +14,11 @@ from cdk_ts_runtime.rotation import TableRotator, scheduled_time
 from cdk_ts_runtime.rotation_config import RotationConfig
 from cdk_ts_runtime.stream_consumer import StreamConsumer
 from cdk_ts_runtime.table_layout import TableLayout
+
+
+def now() -> datetime:
+    """The clock the rotation's time window is checked against (UTC)."""
+    return datetime.now(UTC)
 
 
 def build_rotator(env: Mapping[str, str]) -> TableRotator:
@@ -28,6 +34,7 @@ def build_rotator(env: Mapping[str, str]) -> TableRotator:
         lambda_client=boto3.client("lambda") if consumer else None,
         cloudwatch=boto3.client("cloudwatch") if config.metric_namespace else None,
         stream_consumer=consumer,
+        clock=lambda: now(),
     )
 
 
@@ -35,4 +42,4 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
     """Run the event's ``Operation`` at its scheduled ``time``; CloudFormation requests go to the custom resource."""
     if custom_resource.is_request(event):
         return custom_resource.handle(event, context, lambda: build_rotator(os.environ))
-    return build_rotator(os.environ).run(event.get("Operation", ""), scheduled_time(event))
+    return build_rotator(os.environ).run(event.get("Operation", ""), scheduled_time(event, clock=lambda: now()))

@@ -1,21 +1,28 @@
-"""Expiry of period tables past retention: export to S3 first when an archive bucket is set, then delete."""
+"""Expiry of period tables past retention: proven export to S3 first when an archive bucket is set, then delete.
+
+Deleting a table loses its data unless it was archived, so every precondition is proven first: the
+table is this rotation's (tags), and with an archive bucket a FULL export of that table to the
+configured bucket and prefix COMPLETED with an export time at or after the end of the table's
+period (so it holds every write of the period). Other exports, ad-hoc or incremental, never count.
+"""
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import error_code, error_message
-from cdk_ts_runtime.periods import RotationPeriod, shift
-from cdk_ts_runtime.rotation.report import ChangeBudget, PeriodTable, RunReport, describe_table
+from cdk_ts_runtime.periods import RotationPeriod, next_start, shift
+from cdk_ts_runtime.rotation.report import ChangeBudget, PeriodTable, RunReport, describe_table, record_failure
 from cdk_ts_runtime.rotation_config import RotationConfig
 from cdk_ts_runtime.stream_consumer import StreamConsumer
 
 
 class TableExpiry:
-    """Deletes tables older than ``retain_periods``, never before their export completed (with a bucket)."""
+    """Deletes tables older than ``retain_periods``, never before their export is proven (with a bucket)."""
 
     def __init__(
         self,
@@ -24,6 +31,7 @@ class TableExpiry:
         config: RotationConfig,
         period: RotationPeriod,
         budget: ChangeBudget,
+        owned: Callable[[dict[str, Any]], bool],
         stream_consumer: StreamConsumer | None = None,
         lambda_client=None,
     ) -> None:
@@ -31,6 +39,7 @@ class TableExpiry:
         self.config = config
         self.period = period
         self.budget = budget
+        self.owned = owned
         self.stream_consumer = stream_consumer
         self.lambda_client = lambda_client
 
@@ -42,70 +51,103 @@ class TableExpiry:
         return [t for t in tables if t.start >= cutoff], [t for t in tables if t.start < cutoff]
 
     def expire(self, tables: list[PeriodTable], report: RunReport) -> None:
-        """Export (when configured) and delete each expired table, within the run's change budget."""
+        """Export (when configured) and delete each expired table; one table's failure does not stop the rest."""
         for table in tables:
-            if self.config.archive_bucket and not self._archived(table.name, report):
-                continue
-            if not self.budget.take():
-                report.add("defer", table.name, reason="max_changes_per_run reached")
-                continue
-            self._delete(table.name, report)
+            try:
+                self._expire(table, report)
+            except Exception as error:  # noqa: BLE001 - one table's failure must not stop the others
+                record_failure(report, table.name, "expire", error)
 
-    def _archived(self, name: str, report: RunReport) -> bool:
-        """True once a completed export exists; otherwise starts (or waits for) one. Never loses data."""
-        description = describe_table(self.dynamodb, name)
-        arn = description.get("TableArn")
-        if arn is None or description.get("TableStatus") != "ACTIVE":
-            report.add("skip", name, reason=f"status {description.get('TableStatus')}: expiry retried next run")
-            return False
-        statuses = [s["ExportStatus"] for s in _all_exports(self.dynamodb, arn)]
-        if "COMPLETED" in statuses:
+    def _expire(self, table: PeriodTable, report: RunReport) -> None:
+        description = describe_table(self.dynamodb, table.name)
+        if not description:
+            return
+        if description.get("TableStatus") != "ACTIVE":
+            report.add("skip", table.name, reason=f"status {description.get('TableStatus')}: expiry retried next run")
+            return
+        if not self.owned(description):
+            report.add("not_owned", table.name, reason="no cdk-ts:prefix/period tags of this rotation; not deleted")
+            return
+        if self.config.archive_bucket and not self._archived(table, description, report):
+            return
+        if not self.budget.take():
+            report.add("defer", table.name, reason="max_changes_per_run reached")
+            return
+        self._delete(table.name, description, report)
+
+    def export_prefix(self, name: str) -> str:
+        """The S3 prefix the rotation exports table ``name`` to."""
+        return f"{self.config.archive_prefix}{name}/"
+
+    def _archived(self, table: PeriodTable, description: dict[str, Any], report: RunReport) -> bool:
+        """True once a proving export exists; otherwise starts (or waits for) one. Never loses data."""
+        arn = description["TableArn"]
+        period_end = next_start(self.period, table.start)
+        ours = [e for e in self._exports(arn) if self._to_our_archive(e, table.name)]
+        if any(self._proves(e, period_end) for e in ours):
             return True
-        if "IN_PROGRESS" in statuses:
-            report.add("wait_export", name, reason="export in progress: delete after it completes")
+        if any(e.get("ExportStatus") == "IN_PROGRESS" for e in ours):
+            report.add("wait_export", table.name, reason="export in progress: delete after it completes")
             return False
+        failed = sum(e.get("ExportStatus") == "FAILED" for e in ours)
         try:
             self.dynamodb.export_table_to_point_in_time(
                 TableArn=arn,
                 S3Bucket=self.config.archive_bucket,
-                S3Prefix=f"{self.config.archive_prefix}{name}/",
+                S3Prefix=self.export_prefix(table.name),
                 ExportFormat="DYNAMODB_JSON",
-                ClientToken=f"{name}-{statuses.count('FAILED')}"[:64],
+                ExportType="FULL_EXPORT",
+                ClientToken=f"{table.name}-{failed}"[:64],
             )
         except ClientError as error:
-            report.add("export_failed", name, reason=f"{error_code(error)}: {error_message(error)}; table kept")
+            report.add("export_failed", table.name, reason=f"{error_code(error)}: {error_message(error)}; table kept")
             return False
-        report.add("export", name, bucket=self.config.archive_bucket, retry=statuses.count("FAILED"))
+        report.add("export", table.name, bucket=self.config.archive_bucket, retry=failed)
         return False
 
-    def _delete(self, name: str, report: RunReport) -> None:
-        description = describe_table(self.dynamodb, name)
-        if description.get("TableStatus") not in ("ACTIVE", None):
-            report.add("skip", name, reason=f"status {description.get('TableStatus')}: expiry retried next run")
-            return
+    def _exports(self, table_arn: str) -> list[dict[str, Any]]:
+        """ExportDescription of every export of the table (ListExports pages, then DescribeExport each)."""
+        summaries, kwargs = [], {"TableArn": table_arn}
+        while True:
+            page = self.dynamodb.list_exports(**kwargs)
+            summaries.extend(page.get("ExportSummaries", []))
+            if not page.get("NextToken"):
+                break
+            kwargs["NextToken"] = page["NextToken"]
+        return [
+            self.dynamodb.describe_export(ExportArn=s["ExportArn"])["ExportDescription"]
+            for s in summaries
+            if s.get("ExportType", "FULL_EXPORT") == "FULL_EXPORT"
+        ]
+
+    def _to_our_archive(self, export: dict[str, Any], name: str) -> bool:
+        prefix = (export.get("S3Prefix") or "").rstrip("/")
+        return (
+            export.get("S3Bucket") == self.config.archive_bucket
+            and prefix == self.export_prefix(name).rstrip("/")
+            and export.get("ExportType", "FULL_EXPORT") == "FULL_EXPORT"
+        )
+
+    @staticmethod
+    def _proves(export: dict[str, Any], period_end: datetime) -> bool:
+        if export.get("ExportStatus") != "COMPLETED":
+            return False
+        exported_at = export.get("ExportTime") or export.get("StartTime")
+        if not isinstance(exported_at, datetime):
+            return False
+        return exported_at.astimezone(UTC) >= period_end
+
+    def _delete(self, name: str, description: dict[str, Any], report: RunReport) -> None:
         stream_arn = description.get("LatestStreamArn")
         if self.stream_consumer is not None and stream_arn:
             self.stream_consumer.detach(self.lambda_client, stream_arn)
         if description.get("DeletionProtectionEnabled"):
-            # Deletion protection guards against people; expiry is the configured retention policy.
+            # Deletion protection guards against people; expiry is the configured, now proven, retention policy.
             self.dynamodb.update_table(TableName=name, DeletionProtectionEnabled=False)
         try:
             self.dynamodb.delete_table(TableName=name)
         except ClientError as error:
             if error_code(error) == "ResourceNotFoundException":
                 return
-            if error_code(error) in ("ResourceInUseException", "LimitExceededException"):
-                report.add("defer", name, reason=error_message(error))
-                return
             raise
         report.add("delete", name, archived=bool(self.config.archive_bucket))
-
-
-def _all_exports(dynamodb, table_arn: str) -> list[dict[str, Any]]:
-    exports, kwargs = [], {"TableArn": table_arn}
-    while True:
-        page = dynamodb.list_exports(**kwargs)
-        exports.extend(page.get("ExportSummaries", []))
-        if not page.get("NextToken"):
-            return exports
-        kwargs["NextToken"] = page["NextToken"]

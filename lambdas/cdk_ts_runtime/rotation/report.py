@@ -10,7 +10,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from cdk_ts_runtime._aws import error_code
+from cdk_ts_runtime._aws import error_code, error_message
 
 logger = logging.getLogger("cdk_ts_runtime.rotation")
 
@@ -54,6 +54,21 @@ class ChangeBudget:
                 return False
             self._left -= 1
             return True
+
+
+class RotationRunError(RuntimeError):
+    """A run in which some tables failed; the others were done. ``report`` says which and why."""
+
+    def __init__(self, report: RunReport) -> None:
+        failed = [a for a in report.actions if a["action"] == "error"]
+        names = ", ".join(f"{a['table']} ({a.get('reason', '')})" for a in failed[:10])
+        super().__init__(f"{report.operation} at {report.reference_time}: {len(failed)} table(s) failed: {names}")
+        self.report = report
+
+
+def record_failure(report: RunReport, table: str, step: str, error: BaseException) -> None:
+    """Report one table's failed step; the run goes on with the other tables."""
+    report.add("error", table, step=step, reason=f"{error_code(error) or type(error).__name__}: {error_message(error)}")
 
 
 @dataclass(frozen=True)

@@ -15,15 +15,29 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from cdk_ts_runtime._aws import error_code, error_message
-from cdk_ts_runtime.periods import next_start, parse_table_name, period_start, shift, table_name
+from cdk_ts_runtime._aws import error_code
+from cdk_ts_runtime.periods import next_start, parse_table_name, period_start, require_utc, shift, table_name
 from cdk_ts_runtime.rotation.expiry import TableExpiry
-from cdk_ts_runtime.rotation.report import ChangeBudget, PeriodTable, RunReport, describe_table
+from cdk_ts_runtime.rotation.ownership import is_owned, ownership_tags
+from cdk_ts_runtime.rotation.report import (
+    ChangeBudget,
+    PeriodTable,
+    RotationRunError,
+    RunReport,
+    describe_table,
+    record_failure,
+)
 from cdk_ts_runtime.rotation.tiers import TierChanges, capacity_request
 from cdk_ts_runtime.rotation_config import CapacityTier, RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
 
 OPERATIONS = ("create_new", "resize_old", "reconcile")
+#: How far outside its expected window an event time may be: clock skew, late delivery, retries.
+TIME_MARGIN = timedelta(minutes=15)
+
+
+class RotationWindowError(ValueError):
+    """An event time too far from the clock to act on: nothing was changed."""
 
 
 class TableRotator:
@@ -45,6 +59,7 @@ class TableRotator:
         cloudwatch=None,
         stream_consumer=None,
         sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.layout = layout
         self.config = config
@@ -54,6 +69,7 @@ class TableRotator:
         self.cloudwatch = cloudwatch
         self.stream_consumer = stream_consumer
         self.sleep = sleep
+        self.clock = clock
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], **clients) -> TableRotator:
@@ -63,22 +79,56 @@ class TableRotator:
     # ---- operations -------------------------------------------------------------------------
 
     def run(self, operation: str, when: datetime) -> dict[str, Any]:
-        """Run one operation at reference time ``when`` (the scheduled time) and return its report."""
+        """Run one operation at reference time ``when`` (the scheduled time) and return its report.
+
+        ``when`` must lie in a window around the clock (see :meth:`check_window`); otherwise
+        :class:`RotationWindowError` is raised and nothing is changed. A table whose change fails is
+        reported and the run goes on with the others; a run with failures then raises
+        :class:`RotationRunError` (carrying the report) so the function's error alarm fires.
+        """
         if operation not in OPERATIONS:
             raise ValueError(f"unknown Operation {operation!r}; use one of {', '.join(OPERATIONS)}")
-        when = when.astimezone(UTC)
+        when = self.check_window(when)
         budget = ChangeBudget(self.config.max_changes_per_run)
         self._tiers = TierChanges(
             dynamodb=self.dynamodb, autoscaling=self.autoscaling, budget=budget,
-            max_concurrency=self.config.max_concurrency,
+            max_concurrency=self.config.max_concurrency, owned=self._owned,
         )
         self._expiry = TableExpiry(
             dynamodb=self.dynamodb, config=self.config, period=self.layout.period, budget=budget,
-            stream_consumer=self.stream_consumer, lambda_client=self.lambda_client,
+            stream_consumer=self.stream_consumer, lambda_client=self.lambda_client, owned=self._owned,
         )
         report = RunReport(operation, when.isoformat())
         getattr(self, operation)(when, report)
+        self._publish_run_metrics(report)
+        if report.count("error"):
+            raise RotationRunError(report)
         return report.as_dict()
+
+    def check_window(self, when: datetime) -> datetime:
+        """``when`` in UTC if it lies within the window around the clock, else :class:`RotationWindowError`.
+
+        The window runs from one period (the previous one's length) plus :data:`TIME_MARGIN` behind
+        the clock to ``create_lead`` plus :data:`TIME_MARGIN` ahead of it: a scheduled run is never
+        earlier than its lead, and a late or retried one is never a whole period late.
+        """
+        when = require_utc(when)
+        now = require_utc(self.clock())
+        period = self.layout.period
+        try:
+            current = period_start(period, now)
+            previous_length = current - shift(period, current, -1)
+            earliest = now - previous_length - TIME_MARGIN
+            latest = now + timedelta(seconds=self.config.create_lead_seconds) + TIME_MARGIN
+        except (ValueError, OverflowError) as error:
+            raise RotationWindowError(f"the clock {now.isoformat()} is out of range: {error}") from None
+        if not earliest <= when <= latest:
+            raise RotationWindowError(
+                f"event time {when.isoformat()} is outside the window {earliest.isoformat()} .. {latest.isoformat()} "
+                f"around the clock {now.isoformat()} (one {period.value} period + {TIME_MARGIN} behind, create lead "
+                f"{self.config.create_lead_seconds} s + {TIME_MARGIN} ahead); nothing was changed"
+            )
+        return when
 
     def create_new(self, when: datetime, report: RunReport) -> None:
         """Create the NEXT period's table at current-tier capacity (never the current one)."""
@@ -87,7 +137,9 @@ class TableRotator:
     def resize_old(self, when: datetime, report: RunReport) -> None:
         """Move the previous table to the previous tier and every older one to the older tier; expire old ones."""
         current = period_start(self.layout.period, when)
-        tables = [t for t in self.list_tables() if t.start < current]
+        listed = self.list_tables()
+        self._report_future(listed, when, report)
+        tables = [t for t in listed if t.start < current]
         kept, expired = self._expiry.split(tables, current)
         self._tiers.apply(kept, lambda t: self.tier_for(t.start, current), when, report)
         self._expiry.expire(expired, report)
@@ -99,7 +151,9 @@ class TableRotator:
         wanted = [current]
         if upcoming - when <= timedelta(seconds=self.config.create_lead_seconds):
             wanted.append(upcoming)
-        tables = {t.name: t for t in self.list_tables()}
+        listed = self.list_tables()
+        future = self._report_future(listed, when, report)
+        tables = {t.name: t for t in listed if t not in future}
         for start in wanted:
             name = self._name(start)
             if name not in tables:
@@ -110,6 +164,39 @@ class TableRotator:
         self._tiers.apply(kept, lambda t: self.tier_for(t.start, current), when, report)
         self._expiry.expire(expired, report)
         self._publish_next_table_metric(upcoming, when, tables, report)
+
+    def _publish_run_metrics(self, report: RunReport) -> None:
+        """Tables left alone (future-dated, foreign look-alikes) and failed, so alarms can watch them."""
+        if self.cloudwatch is None or not self.config.metric_namespace:
+            return
+        counts = {
+            "FuturePeriodTables": report.count("future"),
+            "ForeignLookalikeTables": report.count("not_owned"),
+            "FailedTables": report.count("error"),
+        }
+        try:
+            self.cloudwatch.put_metric_data(
+                Namespace=self.config.metric_namespace,
+                MetricData=[
+                    {
+                        "MetricName": name,
+                        "Dimensions": [{"Name": "TablePrefix", "Value": self.layout.table_prefix}],
+                        "Value": value,
+                        "Unit": "Count",
+                    }
+                    for name, value in counts.items()
+                ],
+            )
+        except Exception as error:  # noqa: BLE001 - the run's own outcome is reported either way
+            record_failure(report, "-", "metrics", error)
+
+    def _report_future(self, tables: list[PeriodTable], when: datetime, report: RunReport) -> list[PeriodTable]:
+        """Tables dated after the next period: reported every run, never treated as current or resized."""
+        upcoming = next_start(self.layout.period, when)
+        future = [t for t in tables if t.start > upcoming]
+        for table in future:
+            report.add("future", table.name, reason=f"dated after the next period ({upcoming:%Y-%m-%d}); left as it is")
+        return future
 
     # ---- discovery --------------------------------------------------------------------------
 
@@ -157,27 +244,32 @@ class TableRotator:
             request["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": self.config.stream_view_type}
         try:
             self.dynamodb.create_table(**request)
-        except ClientError as error:
-            if error_code(error) == "ResourceInUseException":
-                report.add("exists", name, reason="table already exists")
-            elif error_code(error) == "LimitExceededException":
-                report.add("defer", name, reason=f"create refused: {error_message(error)}")
-                return
-            else:
-                raise
-        else:
             report.add("create", name, tier=self.config.current.describe())
-        self._wait_active(name)
+            self._wait_active(name)
+            self._ensure_own_tags(name)
+        except ClientError as error:
+            if error_code(error) != "ResourceInUseException":
+                record_failure(report, name, "create", error)
+                return
+            report.add("exists", name, reason="table already exists")
         self._ensure_settings([name], report)
-        if self.config.current.auto_scaling:
+        if self.config.current.auto_scaling and self._owned(describe_table(self.dynamodb, name)):
             self._tiers.register_scaling(name, self.config.current, self._tiers.autoscaled_tables([name]), report)
 
+    def _ensure_own_tags(self, name: str) -> None:
+        """Make sure a table this run created carries the ownership tags (some emulators ignore CreateTable's Tags)."""
+        description = describe_table(self.dynamodb, name)
+        if description.get("TableStatus") == "ACTIVE" and not self._owned(description):
+            self.dynamodb.tag_resource(
+                ResourceArn=description["TableArn"],
+                Tags=[{"Key": k, "Value": v} for k, v in sorted(self._tags().items())],
+            )
+
     def _tags(self) -> dict[str, str]:
-        return {
-            **self.config.tags,
-            "cdk-ts:prefix": self.layout.table_prefix,
-            "cdk-ts:period": self.layout.period.value,
-        }
+        return {**self.config.tags, **ownership_tags(self.layout)}
+
+    def _owned(self, description: dict[str, Any]) -> bool:
+        return is_owned(self.dynamodb, description, self.layout)
 
     def _wait_active(self, name: str) -> None:
         deadline = time.monotonic() + self.config.wait_for_new_tables_seconds
@@ -192,6 +284,9 @@ class TableRotator:
             description = describe_table(self.dynamodb, name)
             if description.get("TableStatus") != "ACTIVE":
                 report.add("skip", name, reason=f"status {description.get('TableStatus')}: settings next run")
+                continue
+            if not self._owned(description):
+                report.add("not_owned", name, reason="no cdk-ts:prefix/period tags of this rotation; left as it is")
                 continue
             if self.config.point_in_time_recovery:
                 status = self.dynamodb.describe_continuous_backups(TableName=name)["ContinuousBackupsDescription"]

@@ -9,8 +9,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from cdk_ts_runtime._aws import error_code, error_message
-from cdk_ts_runtime.rotation.report import ChangeBudget, PeriodTable, RunReport, describe_table
+from cdk_ts_runtime._aws import error_code
+from cdk_ts_runtime.rotation.report import ChangeBudget, PeriodTable, RunReport, describe_table, record_failure
 from cdk_ts_runtime.rotation_config import CapacityTier
 
 DECREASES_PER_DAY = 27
@@ -27,11 +27,20 @@ class TierChanges:
     ``autoscaling`` (an application-autoscaling client) is needed only when a tier uses auto scaling.
     """
 
-    def __init__(self, *, dynamodb, autoscaling, budget: ChangeBudget, max_concurrency: int) -> None:
+    def __init__(
+        self,
+        *,
+        dynamodb,
+        autoscaling,
+        budget: ChangeBudget,
+        max_concurrency: int,
+        owned: Callable[[dict[str, Any]], bool],
+    ) -> None:
         self.dynamodb = dynamodb
         self.autoscaling = autoscaling
         self.budget = budget
         self.max_concurrency = max_concurrency
+        self.owned = owned
 
     def apply(
         self,
@@ -40,11 +49,22 @@ class TierChanges:
         when: datetime,
         report: RunReport,
     ) -> None:
-        """Converge each table to ``tier_for(table)`` in parallel; refused changes are deferred, not lost."""
+        """Converge each table to ``tier_for(table)`` in parallel.
+
+        Changes DynamoDB's decrease budget or the run's change budget refuse are deferred; a table whose
+        change fails is reported as an ``error`` and the others go on.
+        """
         scaled = self.autoscaled_tables([t.name for t in tables])
         jobs = [(t, tier_for(t)) for t in tables]
+
+        def one(table: PeriodTable, tier: CapacityTier) -> None:
+            try:
+                self._apply(table, tier, when, scaled, report)
+            except Exception as error:  # noqa: BLE001 - one table's failure must not stop the others
+                record_failure(report, table.name, "tier", error)
+
         with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
-            list(pool.map(lambda job: self._apply(job[0], job[1], when, scaled, report), jobs))
+            list(pool.map(lambda job: one(*job), jobs))
 
     def _apply(
         self, table: PeriodTable, tier: CapacityTier, when: datetime, scaled: set[str], report: RunReport
@@ -54,11 +74,17 @@ class TierChanges:
         if status != "ACTIVE":
             report.add("skip", table.name, reason=f"status {status}: retried next run")
             return
+        request = tier_change(description, tier)
+        needs_scaling_change = (table.name in scaled) != bool(tier.auto_scaling and not tier.on_demand)
+        if request is None and not needs_scaling_change:
+            return
+        if not self.owned(description):
+            report.add("not_owned", table.name, reason="no cdk-ts:prefix/period tags of this rotation; left as it is")
+            return
         if table.name in scaled and not tier.auto_scaling:
             self._deregister_scaling(table.name, report)
         if tier.auto_scaling and not tier.on_demand:
             self.register_scaling(table.name, tier, scaled, report)
-        request = tier_change(description, tier)
         if request is None:
             return
         if request.pop("_decrease", False):
@@ -69,13 +95,7 @@ class TierChanges:
         if not self.budget.take():
             report.add("defer", table.name, tier=tier.describe(), reason="max_changes_per_run reached")
             return
-        try:
-            self.dynamodb.update_table(TableName=table.name, **request)
-        except ClientError as error:
-            if error_code(error) in ("LimitExceededException", "ResourceInUseException"):
-                report.add("defer", table.name, tier=tier.describe(), reason=error_message(error))
-                return
-            raise
+        self.dynamodb.update_table(TableName=table.name, **request)
         report.add("update", table.name, tier=tier.describe(), was=current_capacity(description))
 
     def autoscaled_tables(self, names: list[str]) -> set[str]:
