@@ -17,6 +17,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from cdk_ts import _schedules
@@ -171,6 +172,18 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
         )
         self._grant_rotation_permissions()
 
+        self.schedule_dead_letter_queue = sqs.Queue(
+            self,
+            "ScheduleDeadLetterQueue",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=Duration.days(14),
+        )
+        acknowledge(
+            self.schedule_dead_letter_queue,
+            "AwsSolutions-SQS3",
+            "this queue is the dead-letter queue of the rotation schedules' EventBridge targets",
+        )
         self.create_new_rule = self._schedule("CreateNew", "create_new", events.Schedule.cron(**create_fields))
         self.resize_old_rule = self._schedule("ResizeOld", "resize_old", events.Schedule.cron(**resize_fields))
         self.reconcile_rule: events.Rule | None = None
@@ -211,6 +224,28 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
             alarm_description=f"Inside the lead window the next period's {table_prefix} table does not exist yet",
+        ))
+        self.schedule_dead_letters_alarm = self._track_alarm(cloudwatch.Alarm(
+            self,
+            "ScheduleDeadLettersAlarm",
+            metric=self.schedule_dead_letter_queue.metric_approximate_number_of_messages_visible(
+                statistic="Maximum", period=five_minutes
+            ),
+            threshold=0,
+            evaluation_periods=1,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            alarm_description=f"A rotation run of {table_prefix}_* could not be delivered after every retry",
+        ))
+        self.future_tables_alarm = self._track_alarm(cloudwatch.Alarm(
+            self,
+            "FuturePeriodTablesAlarm",
+            metric=self._rotation_metric("FuturePeriodTables"),
+            threshold=0,
+            evaluation_periods=1,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            alarm_description=f"Tables named {table_prefix}_* are dated after the next period; rotation leaves them",
         ))
 
     # ---- public API -----------------------------------------------------------------------------
@@ -327,9 +362,12 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
 
     def metric_next_table_missing(self, **props: Any) -> cloudwatch.Metric:
         """1 when, inside the lead window, the next period's table does not exist yet (published by reconcile)."""
+        return self._rotation_metric("NextPeriodTableMissing", **props)
+
+    def _rotation_metric(self, name: str, **props: Any) -> cloudwatch.Metric:
         return cloudwatch.Metric(
             namespace=METRIC_NAMESPACE,
-            metric_name="NextPeriodTableMissing",
+            metric_name=name,
             dimensions_map={"TablePrefix": self.table_prefix},
             statistic="Maximum",
             period=Duration.minutes(5),
@@ -351,6 +389,7 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
             event=events.RuleTargetInput.from_object({"Operation": operation, "time": events.EventField.time}),
             retry_attempts=8,
             max_event_age=Duration.hours(2),
+            dead_letter_queue=self.schedule_dead_letter_queue,
         ))
         return rule
 

@@ -25,6 +25,13 @@ class AutoScaling:
     max_write_capacity: int = 4000
 
     def __post_init__(self) -> None:
+        for name in ("max_read_capacity", "max_write_capacity"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} {value!r} must be a whole number >= 1")
+        utilization = self.target_utilization
+        if not isinstance(utilization, int | float) or isinstance(utilization, bool):
+            raise ValueError(f"target_utilization {utilization!r} must be a number of percent")
         if not 20 <= self.target_utilization <= 90:
             raise ValueError(
                 f"target_utilization {self.target_utilization} is outside 20-90 percent (DynamoDB auto scaling range)"
@@ -75,13 +82,29 @@ class CapacityTier:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CapacityTier:
         """Inverse of ``dataclasses.asdict``."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"capacity tier {data!r} must be an object")
+        unknown = set(data) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"unknown capacity tier settings: {', '.join(sorted(unknown))}")
         scaling = data.get("auto_scaling")
+        if scaling is not None and not isinstance(scaling, Mapping):
+            raise ValueError(f"auto_scaling {scaling!r} must be an object")
+        if not isinstance(data.get("on_demand", False), bool):
+            raise ValueError(f"on_demand {data.get('on_demand')!r} must be true or false")
         return cls(
             read_capacity=data.get("read_capacity"),
             write_capacity=data.get("write_capacity"),
-            on_demand=bool(data.get("on_demand", False)),
-            auto_scaling=AutoScaling(**scaling) if scaling else None,
+            on_demand=data.get("on_demand", False),
+            auto_scaling=_auto_scaling(scaling) if scaling else None,
         )
+
+
+def _auto_scaling(data: Mapping[str, Any]) -> AutoScaling:
+    unknown = set(data) - set(AutoScaling.__dataclass_fields__)
+    if unknown:
+        raise ValueError(f"unknown auto scaling settings: {', '.join(sorted(unknown))}")
+    return AutoScaling(**data)
 
 
 DEFAULT_CURRENT = CapacityTier.provisioned(300, 1000)
@@ -116,6 +139,7 @@ class RotationConfig:
     metric_namespace: str | None = "cdk-ts"
 
     def __post_init__(self) -> None:
+        self._check_types()
         if self.retain_periods is not None and self.retain_periods < 2:
             raise ValueError(
                 f"retain_periods {self.retain_periods} must be >= 2 (the current and the previous period) or None"
@@ -130,6 +154,39 @@ class RotationConfig:
             raise ValueError(f"create_lead_seconds {self.create_lead_seconds} must be >= 0")
         if self.max_concurrency < 1 or self.max_changes_per_run < 1:
             raise ValueError("max_concurrency and max_changes_per_run must be >= 1")
+
+    def _check_types(self) -> None:
+        """Every field has the type it must have: a config read from JSON is checked before it is used."""
+        for name in ("current", "previous", "older"):
+            if not isinstance(getattr(self, name), CapacityTier):
+                raise ValueError(f"{name} {getattr(self, name)!r} must be a CapacityTier")
+        whole = {
+            "retain_periods": (self.retain_periods, True),
+            "create_lead_seconds": (self.create_lead_seconds, False),
+            "max_concurrency": (self.max_concurrency, False),
+            "max_changes_per_run": (self.max_changes_per_run, False),
+            "wait_for_new_tables_seconds": (self.wait_for_new_tables_seconds, False),
+        }
+        for name, (value, optional) in whole.items():
+            if value is None and optional:
+                continue
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ValueError(f"{name} {value!r} must be a whole number")
+        if self.wait_for_new_tables_seconds < 0:
+            raise ValueError(f"wait_for_new_tables_seconds {self.wait_for_new_tables_seconds} must be >= 0")
+        for name in ("point_in_time_recovery", "deletion_protection"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} {getattr(self, name)!r} must be true or false")
+        for name in ("archive_bucket", "kms_key_arn", "ttl_attribute", "metric_namespace"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, str) or not value):
+                raise ValueError(f"{name} {value!r} must be a non-empty string or null")
+        if not isinstance(self.archive_prefix, str):
+            raise ValueError(f"archive_prefix {self.archive_prefix!r} must be a string")
+        if not isinstance(self.tags, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in self.tags.items()
+        ):
+            raise ValueError(f"tags {self.tags!r} must map strings to strings")
 
     def to_json(self) -> str:
         """JSON for :data:`ENV_ROTATION_CONFIG`."""
@@ -151,4 +208,12 @@ class RotationConfig:
     def from_env(cls, env: Mapping[str, str]) -> RotationConfig:
         """Read :data:`ENV_ROTATION_CONFIG`; unset means all defaults."""
         raw = env.get(ENV_ROTATION_CONFIG)
-        return cls.from_dict(json.loads(raw)) if raw else cls()
+        if not raw:
+            return cls()
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{ENV_ROTATION_CONFIG} is not JSON: {error}") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"{ENV_ROTATION_CONFIG} must be a JSON object, got {type(data).__name__}")
+        return cls.from_dict(data)

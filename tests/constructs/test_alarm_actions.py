@@ -26,7 +26,7 @@ def test_alarm_topic_is_the_action_of_every_alarm_of_each_construct():
     StreamArchiver(stack, "TablesArchive", source=tables, alarm_topic=topic)
     StreamArchiver(stack, "LogArchive", source=log, alarm_topic=topic)
     actions = alarm_actions(stack)
-    assert len(actions) == 2 + 3 + 3
+    assert len(actions) == 4 + 3 + 3
     assert all(value == [stack.resolve(topic.topic_arn)] for value in actions.values()), actions
 
 
@@ -43,6 +43,11 @@ def test_add_alarm_action_reaches_alarms_made_before_and_after():
     tables.add_alarm_action(cloudwatch_actions.SnsAction(second))
     expected = [stack.resolve(first.topic_arn), stack.resolve(second.topic_arn)]
     assert all(value == expected for value in alarm_actions(stack).values())
-    typed = (tables.rotation_failures_alarm, tables.next_table_missing_alarm)
+    typed = (
+        tables.rotation_failures_alarm,
+        tables.next_table_missing_alarm,
+        tables.schedule_dead_letters_alarm,
+        tables.future_tables_alarm,
+    )
     resolved = {stack.resolve(a.alarm_arn)["Fn::GetAtt"][0] for a in typed}
     assert resolved == set(alarm_actions(stack))

@@ -315,3 +315,25 @@ def test_the_construct_passes_cdk_nag_with_reasoned_acknowledgements_only():
     tables.grant_read_write_data(reader)
     tables.grant_stream_read(reader)
     assert unacknowledged_findings(app) == []
+
+
+def test_schedule_targets_retry_and_dead_letter_to_an_encrypted_queue_with_an_alarm():
+    stack = Stack(new_app(), "Test")
+    tables = RotatingTimeSeriesTables(stack, "T", table_prefix="metrics")
+    template = Template.from_stack(stack)
+    queue_arn = stack.resolve(tables.schedule_dead_letter_queue.queue_arn)
+    rules = template.find_resources("AWS::Events::Rule")
+    assert len(rules) == 3
+    for rule in rules.values():
+        (target,) = rule["Properties"]["Targets"]
+        assert target["RetryPolicy"] == {"MaximumRetryAttempts": 8, "MaximumEventAgeInSeconds": 7200}
+        assert target["DeadLetterConfig"] == {"Arn": queue_arn}
+    template.has_resource_properties("AWS::SQS::Queue", {"SqsManagedSseEnabled": True})
+    template.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {"MetricName": "ApproximateNumberOfMessagesVisible", "Threshold": 0},
+    )
+    template.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {"MetricName": "FuturePeriodTables", "Namespace": "cdk-ts", "Threshold": 0},
+    )
