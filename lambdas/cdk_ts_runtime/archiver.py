@@ -27,6 +27,24 @@ from cdk_ts_runtime._aws import LazyClient
 ENV_BUCKET = "ARCHIVE_BUCKET"
 ENV_PREFIX = "ARCHIVE_PREFIX"
 _TABLE_IN_ARN = re.compile(r":table/([^/]+)/stream/([^/]+)$")
+#: A DynamoDB number as it may stand in JSON unquoted: JSON's number grammar (DynamoDB's own text is a subset).
+_JSON_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
+_MAX_DIGITS = 38  # DynamoDB numbers carry up to 38 significant digits
+_READ_ERRORS = (KeyError, ValueError, TypeError, OverflowError, OSError, AttributeError)
+
+
+class UnreadableRecordError(ValueError):
+    """A stream record that cannot be archived and cannot be reported by sequence number: the whole batch fails."""
+
+
+def dynamodb_number(text: Any) -> RawNumber:
+    """``text`` as a :class:`RawNumber` after checking it is a number DynamoDB stores and JSON can hold."""
+    if not isinstance(text, str) or not _JSON_NUMBER.fullmatch(text):
+        raise ValueError(f"{text!r} is not a DynamoDB number")
+    digits = text.lstrip("-").split("e")[0].split("E")[0].replace(".", "").lstrip("0")
+    if len(digits.rstrip("0")) > _MAX_DIGITS:
+        raise ValueError(f"{text!r} has more than {_MAX_DIGITS} significant digits")
+    return RawNumber(text)
 
 
 class RawNumber(str):
@@ -39,7 +57,7 @@ def plain_value(attribute: Mapping[str, Any]) -> Any:
     if kind == "S":
         return value
     if kind == "N":
-        return RawNumber(value)
+        return dynamodb_number(value)
     if kind == "B":
         return _base64(value)
     if kind == "BOOL":
@@ -49,7 +67,7 @@ def plain_value(attribute: Mapping[str, Any]) -> Any:
     if kind == "SS":
         return list(value)
     if kind == "NS":
-        return [RawNumber(n) for n in value]
+        return [dynamodb_number(n) for n in value]
     if kind == "BS":
         return [_base64(b) for b in value]
     if kind == "M":
@@ -79,7 +97,16 @@ def _created_at(record: Mapping[str, Any]) -> datetime:
     raw = record["dynamodb"]["ApproximateCreationDateTime"]
     if isinstance(raw, datetime):
         return raw.astimezone(UTC)
+    if isinstance(raw, bool) or not isinstance(raw, int | float | str):
+        raise ValueError(f"ApproximateCreationDateTime {raw!r} is not a time")
     return datetime.fromtimestamp(float(raw), UTC)
+
+
+def sequence_number(record: Mapping[str, Any]) -> str | None:
+    """The record's sequence number, or None when it has none that Lambda could retry from."""
+    change = record.get("dynamodb") if isinstance(record, Mapping) else None
+    value = change.get("SequenceNumber") if isinstance(change, Mapping) else None
+    return value if isinstance(value, str) and value.strip() else None
 
 
 def table_and_stream(record: Mapping[str, Any]) -> tuple[str, str]:
@@ -119,6 +146,7 @@ class Group:
     stream: str
     hour: datetime
     records: list[Mapping[str, Any]] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
 
     @property
     def first_sequence(self) -> str:
@@ -135,22 +163,44 @@ class Group:
 
     def body(self) -> bytes:
         """Gzip JSON Lines; mtime 0 keeps the bytes identical when a batch is retried."""
-        text = "".join(to_json(archive_line(r)) + "\n" for r in self.records)
+        text = "".join(line + "\n" for line in self.lines)
         return gzip.compress(text.encode(), mtime=0)
 
 
 def group_records(records: Iterable[Mapping[str, Any]]) -> list[Group]:
-    """Split a batch into runs of consecutive records with the same table and hour, in stream order."""
+    """Split a batch into runs of consecutive records with the same table and hour, in stream order.
+
+    Raises ``ValueError`` (or ``KeyError``...) at the first record that cannot be archived.
+    """
     groups: list[Group] = []
     for record in records:
-        table, stream = table_and_stream(record)
-        hour = _created_at(record).replace(minute=0, second=0, microsecond=0)
-        current = groups[-1] if groups else None
-        if current is None or (current.table, current.stream, current.hour) != (table, stream, hour):
-            current = Group(table, stream, hour)
-            groups.append(current)
-        current.records.append(record)
+        _add(groups, record)
     return groups
+
+
+def readable_groups(records: list[Mapping[str, Any]]) -> tuple[list[Group], tuple[int, Exception] | None]:
+    """The groups of every record before the first unreadable one, and (its index, the error) if there is one."""
+    groups: list[Group] = []
+    for index, record in enumerate(records):
+        try:
+            _add(groups, record)
+        except _READ_ERRORS as error:
+            return groups, (index, error)
+    return groups, None
+
+
+def _add(groups: list[Group], record: Mapping[str, Any]) -> None:
+    if sequence_number(record) is None:
+        raise ValueError(f"record {record.get('eventID')!r} has no sequence number")
+    table, stream = table_and_stream(record)
+    hour = _created_at(record).replace(minute=0, second=0, microsecond=0)
+    line = to_json(archive_line(record))
+    current = groups[-1] if groups else None
+    if current is None or (current.table, current.stream, current.hour) != (table, stream, hour):
+        current = Group(table, stream, hour)
+        groups.append(current)
+    current.records.append(record)
+    current.lines.append(line)
 
 
 class StreamRecordArchiver:
@@ -181,14 +231,11 @@ class StreamRecordArchiver:
     def archive(self, records: list[Mapping[str, Any]]) -> dict[str, list[dict[str, str]]]:
         """Archive a batch; the response tells Lambda which sequence number to retry from, if any.
 
-        A record that cannot be converted fails its group like a failed write: nothing is skipped.
+        The failure list is empty only when every record was written. Groups before an unreadable
+        record are written and the unreadable record is reported; one with no usable sequence number
+        raises :class:`UnreadableRecordError` (the whole batch is retried) rather than being dropped.
         """
-        try:
-            groups = group_records(records)
-        except (KeyError, ValueError) as error:
-            first = records[0]["dynamodb"]["SequenceNumber"] if records else None
-            print(json.dumps({"level": "ERROR", "message": "unreadable batch", "error": str(error)}))
-            return {"batchItemFailures": [{"itemIdentifier": first}] if first else []}
+        groups, unreadable = readable_groups(list(records))
         for group in groups:
             key = group.key(self.prefix)
             try:
@@ -196,10 +243,23 @@ class StreamRecordArchiver:
                     Bucket=self.bucket, Key=key, Body=group.body(), ContentType="application/x-ndjson"
                 )
             except Exception as error:  # noqa: BLE001 - any failure must become a retry, never a loss
-                print(json.dumps({
-                    "level": "ERROR", "message": "archive write failed; retrying from this group",
-                    "key": key, "sequenceNumber": group.first_sequence, "error": f"{type(error).__name__}: {error}",
-                }))
+                _log("ERROR", "archive write failed; retrying from this group", key=key,
+                     sequenceNumber=group.first_sequence, error=f"{type(error).__name__}: {error}")
                 return {"batchItemFailures": [{"itemIdentifier": group.first_sequence}]}
-            print(json.dumps({"level": "INFO", "message": "archived", "key": key, "records": len(group.records)}))
-        return {"batchItemFailures": []}
+            _log("INFO", "archived", key=key, records=len(group.records))
+        if unreadable is None:
+            return {"batchItemFailures": []}
+        index, error = unreadable
+        sequence = sequence_number(records[index])
+        if sequence is None:
+            raise UnreadableRecordError(
+                f"record {index} of the batch is unreadable ({type(error).__name__}: {error}) and has no sequence "
+                "number to report; failing the whole batch so it is retried, not dropped"
+            )
+        _log("ERROR", "unreadable record; retrying from it", sequenceNumber=sequence,
+             error=f"{type(error).__name__}: {error}")
+        return {"batchItemFailures": [{"itemIdentifier": sequence}]}
+
+
+def _log(level: str, message: str, **fields: Any) -> None:
+    print(json.dumps({"level": level, "message": message, **fields}, default=str))
