@@ -17,7 +17,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from cdk_ts_runtime._aws import LazyClient, error_code, full_jitter, is_throttle
+from cdk_ts_runtime._aws import LazyClient, error_code, error_message, full_jitter, is_throttle
 from cdk_ts_runtime.items import query_all, to_attribute_values
 from cdk_ts_runtime.periods import RotationPeriod, period_start, shift, table_name
 from cdk_ts_runtime.table_layout import TableLayout
@@ -26,12 +26,19 @@ BATCH_LIMIT = 25  # BatchWriteItem's maximum number of requests
 
 
 class BatchWriteError(Exception):
-    """Raised when items stay unprocessed after every retry; ``items`` are the ones not written."""
+    """Raised when items were not written; ``items`` are exactly those, ``reasons`` why (same order)."""
 
-    def __init__(self, items: list[dict[str, Any]], attempts: int) -> None:
-        super().__init__(f"{len(items)} item(s) not written after {attempts} BatchWriteItem attempts")
+    def __init__(self, items: list[dict[str, Any]], attempts: int, reasons: list[str] | None = None) -> None:
         self.items = items
         self.attempts = attempts
+        self.reasons = reasons if reasons is not None else ["unprocessed after every retry"] * len(items)
+        distinct = sorted(set(self.reasons))
+        summary = "; ".join(distinct[:5])
+        super().__init__(f"{len(items)} item(s) not written ({attempts} BatchWriteItem attempt(s) at most): {summary}")
+
+
+class MissingPeriodTableError(LookupError):
+    """A write went to a period table that does not exist; the message says which time and unit it assumed."""
 
 
 class PeriodRouter:
@@ -123,12 +130,36 @@ class PeriodRouter:
         missing = [k for k in (self.layout.partition_key, self.layout.sort_key) if item.get(k) is None]
         if missing:
             raise ValueError(f"item has no {' or '.join(repr(k) for k in missing)}: every item needs both keys")
-        return self.table_for(item[self.layout.sort_key]), to_attribute_values(item)
+        sort_value = self._normalised(item[self.layout.sort_key])
+        if sort_value != item[self.layout.sort_key]:
+            item = {**item, self.layout.sort_key: sort_value}
+        return self.table_for(sort_value), to_attribute_values(item)
+
+    def _normalised(self, value: Any) -> Any:
+        """ISO-8601 sort keys in one UTC form (so any offset sorts and compares right); numbers as given."""
+        if self.layout.sort_key_type == "S" and isinstance(value, str):
+            return self.layout.sort_value(self.layout.time_of(value))
+        return value
+
+    def _missing_table(self, table: str, sort_value: Any) -> str:
+        when = self._as_time(sort_value)
+        hint = ""
+        if self.layout.sort_key_type == "N":
+            hint = f" ({sort_value} read as {self.layout.time_unit} since the epoch: is the unit right?)"
+        return f"period table {table} does not exist: item time {when.isoformat()}{hint}"
 
     def put_item(self, item: Mapping[str, Any]) -> str:
-        """Write one item to the table of its sort-key time; returns that table's name."""
+        """Write one item to the table of its sort-key time; returns that table's name.
+
+        Raises :class:`MissingPeriodTableError` when that period has no table (naming the time and unit).
+        """
         table, attributes = self._checked(item)
-        self.dynamodb.put_item(TableName=table, Item=attributes)
+        try:
+            self.dynamodb.put_item(TableName=table, Item=attributes)
+        except ClientError as error:
+            if error_code(error) == "ResourceNotFoundException":
+                raise MissingPeriodTableError(self._missing_table(table, item[self.layout.sort_key])) from None
+            raise
         return table
 
     def measurement_item(
@@ -183,14 +214,27 @@ class PeriodRouter:
             raise
         writer.flush()
         if writer.failed:
-            raise BatchWriteError(writer.failed, writer.attempts)
+            raise BatchWriteError(writer.failed, writer.attempts, writer.reasons)
 
     def _write_batch(self, batch: list[tuple[str, Mapping[str, Any], dict[str, dict]]]) -> None:
+        """One table's batch (at most 25 puts): retried while throttled or partly processed.
+
+        Raises :class:`BatchWriteError` with exactly the items not written and why: the ones left
+        unprocessed after every retry, or every item of a call that failed for another reason.
+        """
         pending: dict[str, list[dict]] = {}
         originals: dict[tuple[str, str], Mapping[str, Any]] = {}
         for table, item, attributes in batch:
             pending.setdefault(table, []).append({"PutRequest": {"Item": attributes}})
             originals[(table, _key_text(self.layout, attributes))] = item
+
+        def unwritten() -> list[Mapping[str, Any]]:
+            return [
+                originals[(table, _key_text(self.layout, r["PutRequest"]["Item"]))]
+                for table, requests in pending.items()
+                for r in requests
+            ]
+
         attempt = 0
         while pending:
             attempt += 1
@@ -199,16 +243,18 @@ class PeriodRouter:
                 pending = response.get("UnprocessedItems") or {}
             except ClientError as error:
                 if not is_throttle(error):
-                    raise
+                    items = unwritten()
+                    if error_code(error) == "ResourceNotFoundException":
+                        reason = self._missing_table(batch[0][0], items[0][self.layout.sort_key])
+                    else:
+                        reason = f"{error_code(error)}: {error_message(error)}"
+                    raise BatchWriteError([dict(i) for i in items], attempt, [reason] * len(items)) from None
             if not pending:
                 return
             if attempt >= self.max_batch_attempts:
-                unwritten = [
-                    originals[(table, _key_text(self.layout, r["PutRequest"]["Item"]))]
-                    for table, requests in pending.items()
-                    for r in requests
-                ]
-                raise BatchWriteError([dict(i) for i in unwritten], attempt)
+                items = unwritten()
+                reasons = [f"unprocessed after {attempt} attempts (throttled)"] * len(items)
+                raise BatchWriteError([dict(i) for i in items], attempt, reasons)
             self.sleep(full_jitter(attempt, base=self.backoff_base_seconds, cap=self.backoff_cap_seconds, rng=self.rng))
 
     # ---- reads ----------------------------------------------------------------------------------
@@ -226,8 +272,8 @@ class PeriodRouter:
         Tables are queried in parallel, every page is followed, tables that do not exist are
         skipped, and the result is in sort-key order (ascending unless ``newest_first``).
         """
-        low = start if not isinstance(start, datetime) else self.layout.sort_value(start)
-        high = end if not isinstance(end, datetime) else self.layout.sort_value(end)
+        low = self._normalised(start) if not isinstance(start, datetime) else self.layout.sort_value(start)
+        high = self._normalised(end) if not isinstance(end, datetime) else self.layout.sort_value(end)
         tables = self.tables_between(start, end)
         with ThreadPoolExecutor(max_workers=min(self.max_workers, len(tables))) as pool:
             per_table = list(pool.map(lambda t: self._query_table(t, partition_value, low, high), tables))
@@ -253,42 +299,51 @@ class PeriodRouter:
 
 
 class BatchWriter:
-    """Buffers puts for :meth:`PeriodRouter.batch_writer`; a repeated key replaces the buffered item."""
+    """Buffers puts for :meth:`PeriodRouter.batch_writer`, per table; a repeated key replaces the buffered item."""
 
     def __init__(self, router: PeriodRouter) -> None:
         self.router = router
         self.written = 0
         self.failed: list[dict[str, Any]] = []
+        self.reasons: list[str] = []
         self.attempts = 0
-        self._buffer: dict[tuple[str, str], tuple[str, Mapping[str, Any], dict[str, dict]]] = {}
+        self._buffers: dict[str, dict[str, tuple[str, Mapping[str, Any], dict[str, dict]]]] = {}
 
     def put(self, item: Mapping[str, Any]) -> None:
-        """Queue one item; sends a BatchWriteItem whenever 25 are queued."""
+        """Queue one item; sends a BatchWriteItem whenever 25 are queued for one table."""
         table, attributes = self.router._checked(item)
+        buffer = self._buffers.setdefault(table, {})
         # BatchWriteItem rejects two requests for one key, so the later item wins, as a PutItem would.
-        self._buffer[(table, _key_text(self.router.layout, attributes))] = (table, item, attributes)
-        if len(self._buffer) >= BATCH_LIMIT:
-            self.flush()
+        buffer[_key_text(self.router.layout, attributes)] = (table, item, attributes)
+        if len(buffer) >= BATCH_LIMIT:
+            self._send(list(self._buffers.pop(table).values()))
 
     def put_measurements(self, device_id: Any, time: datetime, measures: Mapping[str, Any], **attributes: Any) -> None:
         """Queue one multi-measure item (see :meth:`PeriodRouter.put_measurements`)."""
         self.put(self.router.measurement_item(device_id, time, measures, **attributes))
 
     def flush(self) -> None:
-        """Send everything buffered, grouped by table, 25 requests per call; failures go to ``failed``."""
-        batch = sorted(self._buffer.values(), key=lambda entry: entry[0])
-        self._buffer.clear()
-        for index in range(0, len(batch), BATCH_LIMIT):
-            chunk = batch[index : index + BATCH_LIMIT]
-            try:
-                self.router._write_batch(chunk)
-            except BatchWriteError as error:
-                self.failed.extend(error.items)
-                self.attempts = max(self.attempts, error.attempts)
-                self.written += len(chunk) - len(error.items)
-            else:
-                self.written += len(chunk)
+        """Send everything buffered, one table per call, 25 requests per call; failures go to ``failed``.
 
+        A call that fails (a missing table, a validation error, access denied) costs only its own
+        items, which are recorded with the reason; every other call still goes out.
+        """
+        buffers, self._buffers = self._buffers, {}
+        for table in sorted(buffers):
+            entries = list(buffers[table].values())
+            for index in range(0, len(entries), BATCH_LIMIT):
+                self._send(entries[index : index + BATCH_LIMIT])
+
+    def _send(self, chunk: list[tuple[str, Mapping[str, Any], dict[str, dict]]]) -> None:
+        try:
+            self.router._write_batch(chunk)
+        except BatchWriteError as error:
+            self.failed.extend(error.items)
+            self.reasons.extend(error.reasons)
+            self.attempts = max(self.attempts, error.attempts)
+            self.written += len(chunk) - len(error.items)
+        else:
+            self.written += len(chunk)
 
 def _key_text(layout: TableLayout, attributes: Mapping[str, dict]) -> str:
     return repr((attributes[layout.partition_key], attributes[layout.sort_key]))

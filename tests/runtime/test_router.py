@@ -120,7 +120,7 @@ def test_numbers_round_trip_exactly(three_days):
     assert item["site"] == "plant-a"
 
 
-def test_batched_writes_send_25_per_call_grouped_by_table(three_days):
+def test_batched_writes_send_at_most_25_per_call_one_table_per_call(three_days):
     router = three_days
     counter = RequestCounter(router.dynamodb)
     items = [{"pk": 5, "sk": ms(utc(2026, 3, 1) + timedelta(minutes=70 * i)), "i": i} for i in range(60)]
@@ -128,8 +128,9 @@ def test_batched_writes_send_25_per_call_grouped_by_table(three_days):
     assert router.put_items(items) == 60
 
     assert counter.calls["BatchWriteItem"] == 3
-    sizes = [sum(len(v) for v in p["RequestItems"].values()) for op, p in counter.params if op == "BatchWriteItem"]
-    assert sizes == [25, 25, 10]
+    calls = [p["RequestItems"] for op, p in counter.params if op == "BatchWriteItem"]
+    assert [len(c) for c in calls] == [1, 1, 1]  # one table per call: a failing table costs only its items
+    assert sorted(len(requests) for c in calls for requests in c.values()) == [18, 21, 21]  # 70-minute steps
     assert [i["i"] for i in router.query(5, utc(2026, 3, 1), utc(2026, 3, 3, 23, 59))] == list(range(60))
 
 
