@@ -11,6 +11,7 @@ existed (the largest count in the history), so a stale cache never hides items.
 from __future__ import annotations
 
 import hashlib
+import logging
 import random
 import re
 import threading
@@ -19,6 +20,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -34,6 +36,7 @@ ENV_STRATEGY = "SHARDING_STRATEGY"
 
 STRATEGIES = ("random", "computed")
 GROWTH_POLICIES = ("increment", "double")
+logger = logging.getLogger(__name__)
 _SORT_CONDITIONS = {
     "eq": "#sk = :a",
     "lt": "#sk < :a",
@@ -45,6 +48,10 @@ _SORT_CONDITIONS = {
 }
 
 
+class CorruptShardMetadata(ValueError):
+    """A metadata item that is not what writers store; the message names the key and the attribute."""
+
+
 @dataclass(frozen=True)
 class ShardInfo:
     """One logical key's metadata: the count writers use now and every count it has had."""
@@ -52,6 +59,8 @@ class ShardInfo:
     number_of_shards: int
     last_updated: int | None  # None: no metadata item yet
     history: tuple[tuple[int, int], ...]  # (epoch, count), oldest first
+    version: int | None = None  # growth counter; None on items written before 0.2
+    last_updated_ms: int | None = None  # None on items written before 0.2: last_updated * 1000
 
     @property
     def readable_shards(self) -> int:
@@ -70,8 +79,10 @@ class ShardInfo:
 def throttle_scope(error: ClientError) -> str | None:
     """``"partition"``, ``"table"``, ``"unknown"`` (a throttle without reasons) or None (not a throttle).
 
-    DynamoDB's ``ThrottlingReasons`` name the exhausted resource: ``*KeyRangeThroughputExceeded`` is
-    one partition (more shards help); provisioned or account limits are the table's (they do not).
+    DynamoDB's ``ThrottlingReasons`` name the exhausted resource: ``TableWriteKeyRangeThroughputExceeded``
+    (or ``TableRead...``) is one partition of the base table, where more shards help; an index's key
+    range (``IndexWriteKeyRangeThroughputExceeded``), provisioned or account limits are not, and count as
+    ``"table"`` (no growth).
     """
     if not is_throttle(error):
         return None
@@ -79,7 +90,8 @@ def throttle_scope(error: ClientError) -> str | None:
     if not reasons:
         return "unknown"
     names = [r.get("reason", "") if isinstance(r, Mapping) else str(r) for r in reasons]
-    return "partition" if any("KeyRangeThroughputExceeded" in n for n in names) else "table"
+    base_partition = any(n.startswith("Table") and n.endswith("KeyRangeThroughputExceeded") for n in names)
+    return "partition" if base_partition else "table"
 
 
 class ShardedTable:
@@ -129,8 +141,11 @@ class ShardedTable:
             raise ValueError(f"growth {growth!r} is not one of {', '.join(GROWTH_POLICIES)}")
         if not isinstance(max_shards, int) or max_shards < 1:
             raise ValueError(f"max_shards {max_shards!r} must be a whole number >= 1")
-        if cooldown_seconds < 0:
-            raise ValueError(f"cooldown_seconds {cooldown_seconds} must be >= 0")
+        if isinstance(cooldown_seconds, bool) or not isinstance(cooldown_seconds, int | float) or cooldown_seconds < 1:
+            raise ValueError(
+                f"cooldown_seconds {cooldown_seconds!r} must be >= 1: a shorter cooldown lets one burst of throttles "
+                "grow a key several times"
+            )
         if not separator or separator.isdigit():
             raise ValueError(f"separator {separator!r} must be non-empty and not a digit")
         if sort_key_time_unit not in (None, "s", "ms"):
@@ -226,7 +241,10 @@ class ShardedTable:
             Key=to_attribute_values({self.partition_key: logical}),
             ConsistentRead=True,
         )
-        info = _parse_info(from_attribute_values(response["Item"])) if "Item" in response else ShardInfo(1, None, ())
+        if "Item" in response:
+            info = self._parse(logical, from_attribute_values(response["Item"]))
+        else:
+            info = ShardInfo(1, None, ())
         with self._lock:
             self._cache[logical] = (now, info)
         return info
@@ -239,7 +257,8 @@ class ShardedTable:
         """The first writer of a key records it: 1 shard, history {"<epoch>:1"} (conditional put)."""
         if info.last_updated is not None:
             return info
-        epoch = int(self.clock())
+        now = self.clock()
+        epoch = int(now)
         try:
             self.dynamodb.put_item(
                 TableName=self.metadata_table_name,
@@ -248,6 +267,8 @@ class ShardedTable:
                         self.partition_key: logical,
                         "number_of_shards": 1,
                         "last_updated": epoch,
+                        "last_updated_ms": int(now * 1000),
+                        "version": 1,
                         "shard_history": {f"{epoch}:1"},
                     }
                 ),
@@ -262,29 +283,45 @@ class ShardedTable:
     def grow(self, logical_value: str, seen: ShardInfo) -> bool:
         """Add shards after the cooldown and a random backoff, if nobody else did; True when this call grew it."""
         logical = self._logical(logical_value)
-        if seen.last_updated is not None and self.clock() - seen.last_updated < self.cooldown_seconds:
+        if self._cooling(seen):
             return False
         if seen.number_of_shards >= self.max_shards:
             return False
         self.sleep(self.rng.uniform(0, self.max_backoff_seconds))  # spread writers that throttled together
         current = self.shard_info(logical, fresh=True)
-        if current.last_updated != seen.last_updated:
+        if (current.version, current.last_updated_ms, current.last_updated) != (
+            seen.version, seen.last_updated_ms, seen.last_updated
+        ):
             return False  # another writer grew it while we backed off
+        if self._cooling(current):
+            return False
         count = current.number_of_shards
         target = min(self.max_shards, count + 1 if self.growth == "increment" else count * 2)
-        epoch = int(self.clock())
+        now = self.clock()
+        epoch = int(now)
+        if current.version is None:  # an item written before 0.2: no version yet
+            condition, seen_values = "attribute_not_exists(version) AND last_updated = :seen", {
+                ":seen": current.last_updated
+            }
+        else:
+            condition, seen_values = "version = :seen", {":seen": current.version}
         try:
             self.dynamodb.update_item(
                 TableName=self.metadata_table_name,
                 Key=to_attribute_values({self.partition_key: logical}),
-                UpdateExpression="SET number_of_shards = :count, last_updated = :now ADD shard_history :entry",
-                ConditionExpression="last_updated = :seen",
+                UpdateExpression=(
+                    "SET number_of_shards = :count, last_updated = :now, last_updated_ms = :now_ms, "
+                    "version = :version ADD shard_history :entry"
+                ),
+                ConditionExpression=condition,
                 ExpressionAttributeValues=to_attribute_values(
                     {
                         ":count": target,
                         ":now": epoch,
+                        ":now_ms": int(now * 1000),
+                        ":version": (current.version or 0) + 1,
                         ":entry": {f"{epoch}:{target}"},
-                        ":seen": current.last_updated,
+                        **seen_values,
                     }
                 ),
             )
@@ -295,6 +332,46 @@ class ShardedTable:
             raise
         self.shard_info(logical, fresh=True)
         return True
+
+    def _cooling(self, info: ShardInfo) -> bool:
+        """True while ``info`` was updated less than ``cooldown_seconds`` ago (millisecond precision)."""
+        if info.last_updated is None:
+            return False
+        updated_ms = info.last_updated_ms if info.last_updated_ms is not None else info.last_updated * 1000
+        return self.clock() * 1000 - updated_ms < self.cooldown_seconds * 1000
+
+    def _parse(self, logical: str, item: Mapping[str, Any]) -> ShardInfo:
+        """A metadata item as :class:`ShardInfo`, checked: a corrupt item is an error naming key and attribute."""
+
+        def whole(name: str, value: Any, low: int, high: int | None = None) -> int:
+            if isinstance(value, bool) or not isinstance(value, int | Decimal) or value != int(value):
+                shown = str(value) if isinstance(value, Decimal) else repr(value)
+                raise CorruptShardMetadata(f"shard metadata of {logical!r}: {name} {shown} is not a whole number")
+            if int(value) < low or (high is not None and int(value) > high):
+                limit = f"{low}..{high}" if high is not None else f">= {low}"
+                raise CorruptShardMetadata(f"shard metadata of {logical!r}: {name} {value} is outside {limit}")
+            return int(value)
+
+        for name in ("number_of_shards", "last_updated"):
+            if name not in item:
+                raise CorruptShardMetadata(f"shard metadata of {logical!r} has no {name}")
+        count = whole("number_of_shards", item["number_of_shards"], 1, self.max_shards)
+        updated = whole("last_updated", item["last_updated"], 0)
+        history_raw = item.get("shard_history", set())
+        if not isinstance(history_raw, set | frozenset | list):
+            raise CorruptShardMetadata(f"shard metadata of {logical!r}: shard_history {history_raw!r} is not a set")
+        history = []
+        for entry in history_raw:
+            match = re.fullmatch(r"(\d+):(\d+)", entry) if isinstance(entry, str) else None
+            if not match or not 1 <= int(match.group(2)) <= self.max_shards:
+                raise CorruptShardMetadata(
+                    f"shard metadata of {logical!r}: shard_history entry {entry!r} is not '<epoch>:<count>' with a "
+                    f"count in 1..{self.max_shards}"
+                )
+            history.append((int(match.group(1)), int(match.group(2))))
+        version = whole("version", item["version"], 1) if "version" in item else None
+        updated_ms = whole("last_updated_ms", item["last_updated_ms"], 0) if "last_updated_ms" in item else None
+        return ShardInfo(count, updated, tuple(sorted(history)), version, updated_ms)
 
     # ---- writes ---------------------------------------------------------------------------------
 
@@ -321,7 +398,7 @@ class ShardedTable:
                 if scope is None:
                     raise
                 if scope == "unknown":
-                    scope = self._scope_from_metrics()
+                    scope = self._scope_or_unknown()
                 if scope == "partition":
                     self.grow(logical, info)
                 elif self.on_table_throttle is not None:
@@ -331,6 +408,14 @@ class ShardedTable:
                 self.sleep(full_jitter(attempt, base=0.05, cap=self.max_backoff_seconds, rng=self.rng.random))
                 info = self.shard_info(logical, fresh=True)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _scope_or_unknown(self) -> str:
+        """The metrics' verdict, or ``"unknown"`` (no growth) when CloudWatch cannot be read; never raises."""
+        try:
+            return self._scope_from_metrics()
+        except Exception as error:  # noqa: BLE001 - the throttle, not the metrics call, is what the caller handles
+            logger.warning("cannot classify a throttle of %s from CloudWatch (%s); not growing", self.table_name, error)
+            return "unknown"
 
     def _scope_from_metrics(self) -> str:
         """Without ThrottlingReasons: a table well under its provisioned WCU means one hot partition."""
@@ -428,8 +513,3 @@ class ShardedTable:
                 if request:
                     self.sleep(full_jitter(attempt, base=0.05, cap=self.max_backoff_seconds, rng=self.rng.random))
         return None
-
-
-def _parse_info(item: Mapping[str, Any]) -> ShardInfo:
-    history = sorted((int(e), int(c)) for e, c in (entry.split(":", 1) for entry in item.get("shard_history", set())))
-    return ShardInfo(int(item["number_of_shards"]), int(item["last_updated"]), tuple(history))

@@ -86,10 +86,10 @@ def metadata_item(tables, key):
 
 @pytest.mark.parametrize("strategy", ["random", "computed"])
 def test_round_trip_over_several_shards(tables, strategy):
-    table = sharded(tables, strategy=strategy, growth="double", cooldown_seconds=0)
-    table.clock.now += 1
+    table = sharded(tables, strategy=strategy, growth="double", cooldown_seconds=1)
     for i in range(10):
         table.put_item({"file_path": "/viral.mp4", "timestamp": 1000 + i, "n": i})
+    table.clock.now += 1
     table.grow("/viral.mp4", table.shard_info("/viral.mp4", fresh=True))
     table.clock.now += 1
     table.grow("/viral.mp4", table.shard_info("/viral.mp4", fresh=True))
@@ -114,6 +114,8 @@ def test_first_writer_creates_the_metadata_item(tables):
         "file_path": {"S": "/a"},
         "number_of_shards": {"N": "1"},
         "last_updated": {"N": str(epoch)},
+        "last_updated_ms": {"N": str(int(table.clock() * 1000))},
+        "version": {"N": "1"},
         "shard_history": {"SS": [f"{epoch}:1"]},
     }
     stored = tables[0].query(
@@ -153,7 +155,7 @@ def test_a_partition_throttle_grows_the_key_after_the_cooldown(tables):
 @pytest.mark.parametrize("reasons", [("TableWriteProvisionedThroughputExceeded",), ("TableWriteAccountLimitExceeded",)])
 def test_table_level_throttles_back_off_without_sharding(tables, reasons):
     calls = []
-    table = sharded(tables, cooldown_seconds=0, on_table_throttle=calls.append)
+    table = sharded(tables, cooldown_seconds=1, on_table_throttle=calls.append)
     table.put_item({"file_path": "/busy", "timestamp": 1})
     failures = iter([throttle(*reasons)] * 3)
     inject_failure(tables[0], "PutItem", lambda p: next(failures, None) if p["TableName"] == tables[1] else None)
@@ -199,7 +201,7 @@ def test_without_reasons_cloudwatch_decides(aws):
         sort_key="timestamp",
         dynamodb_client=client,
         cloudwatch_client=cloudwatch,
-        cooldown_seconds=0,
+        cooldown_seconds=1,
         sleep=lambda _s: None,
     )
     table.put_item({"file_path": "/f", "timestamp": 1})
@@ -262,7 +264,7 @@ def test_items_written_concurrently_while_growing_are_all_read_back(server_dynam
         partition_key="file_path",
         sort_key="timestamp",
         dynamodb_client=server_dynamodb,
-        cooldown_seconds=0,
+        cooldown_seconds=1,
         clock=clock,
         cache_ttl_seconds=0,
     )
@@ -296,7 +298,7 @@ def test_computed_point_reads_touch_the_shard_in_force_at_the_items_time(aws):
         sort_key="timestamp",
         dynamodb_client=client,
         strategy="computed",
-        cooldown_seconds=0,
+        cooldown_seconds=1,
         clock=clock,
         sort_key_time_unit="s",
         growth="double",
@@ -316,7 +318,7 @@ def test_computed_point_reads_touch_the_shard_in_force_at_the_items_time(aws):
     ("kwargs", "message"),
     [
         ({"max_shards": 0}, "max_shards 0 must be a whole number >= 1"),
-        ({"cooldown_seconds": -1}, "cooldown_seconds -1 must be >= 0"),
+        ({"cooldown_seconds": 0.5}, "cooldown_seconds 0.5 must be >= 1"),
         ({"strategy": "hash"}, "strategy 'hash' is not one of random, computed"),
         ({"growth": "triple"}, "growth 'triple' is not one of increment, double"),
     ],
@@ -343,7 +345,7 @@ def test_bad_items_are_clear_errors(item, message):
 
 def test_throttle_scope_reads_dynamodbs_reasons():
     assert throttle_scope(throttle("TableWriteKeyRangeThroughputExceeded")) == "partition"
-    assert throttle_scope(throttle("IndexWriteKeyRangeThroughputExceeded")) == "partition"
+    assert throttle_scope(throttle("IndexWriteKeyRangeThroughputExceeded")) == "table"  # more base shards do not help
     assert throttle_scope(throttle("TableWriteProvisionedThroughputExceeded")) == "table"
     assert throttle_scope(throttle()) == "unknown"
     assert throttle_scope(ClientError({"Error": {"Code": "ValidationException"}}, "PutItem")) is None

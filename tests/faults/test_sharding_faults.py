@@ -1,0 +1,126 @@
+"""Sharding: one growth per cooldown whatever the burst, validated metadata, no growth on index or unknown throttles."""
+
+from __future__ import annotations
+
+import random
+import threading
+
+import pytest
+from botocore.exceptions import ClientError
+
+from cdk_ts_runtime.sharding import CorruptShardMetadata, ShardedTable
+from tests.runtime.test_sharding import Clock, create_tables, metadata_item, sharded, tables, throttle  # noqa: F401
+from tests.support.requests import inject_failure
+
+
+def writers(client, main, metadata, clock, count=16, **options):
+    return [
+        ShardedTable(
+            main, metadata, partition_key="file_path", sort_key="timestamp", dynamodb_client=client,
+            clock=clock, rng=random.Random(i), max_backoff_seconds=0.02, sleep=lambda _s: None, **options,
+        )
+        for i in range(count)
+    ]
+
+
+def burst(group, key, seen_by_each):
+    barrier = threading.Barrier(len(group))
+    results = []
+
+    def grow(writer, seen):
+        barrier.wait()
+        results.append(writer.grow(key, seen))
+
+    threads = [threading.Thread(target=grow, args=(w, s)) for w, s in zip(group, seen_by_each, strict=True)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def test_the_reproduction_two_bursts_inside_one_second_grow_the_key_once(dynalite, unique_name):
+    # dynalite makes a conditional update atomic, as DynamoDB does (moto_server does not: see test_sharding.py)
+    from tests.conftest import server_client
+
+    client = server_client(dynalite)
+    main, metadata = create_tables(client, unique_name)
+    clock = Clock(start=1_767_225_600.2)  # metadata created 0.2 s into a second
+    group = writers(client, main, metadata, clock, cooldown_seconds=1)
+    group[0].put_item({"file_path": "/hot", "timestamp": 0})
+    clock.now += 1.1  # past the cooldown, and the growth lands in the next whole second
+    first_seen = group[0].shard_info("/hot", fresh=True)
+    first = burst(group, "/hot", [first_seen] * 16)
+    clock.now += 0.2  # a second burst 0.2 s later: same whole second as the growth, inside the cooldown
+    second_seen = [w.shard_info("/hot", fresh=True) for w in group[:8]] + [first_seen] * 8
+    second = burst(group, "/hot", second_seen)
+    assert (first.count(True), second.count(True)) == (1, 0)
+    item = metadata_item((client, main, metadata), "/hot")
+    assert (item["number_of_shards"], item["version"]) == ({"N": "2"}, {"N": "2"})
+
+
+@pytest.mark.parametrize(
+    ("attributes", "message"),
+    [
+        ({"number_of_shards": {"S": "many"}}, "number_of_shards 'many' is not a whole number"),
+        ({"number_of_shards": {"N": "0"}}, r"number_of_shards 0 is outside 1\.\.64"),
+        ({"number_of_shards": {"N": "100000"}}, r"number_of_shards 100000 is outside 1\.\.64"),
+        ({"number_of_shards": {"N": "2.5"}}, "number_of_shards 2.5 is not a whole number"),
+        ({"shard_history": {"SS": ["1767225600:1", "yesterday:2"]}}, "shard_history entry 'yesterday:2'"),
+        ({"shard_history": {"SS": ["1767225600:100000"]}}, "shard_history entry '1767225600:100000'"),
+        ({"shard_history": {"S": "1767225600:1"}}, "shard_history '1767225600:1' is not a set"),
+        ({"last_updated": {"S": "now"}}, "last_updated 'now' is not a whole number"),
+    ],
+)
+def test_a_corrupt_metadata_item_is_an_error_naming_key_and_attribute(tables, attributes, message):  # noqa: F811
+    client, main, metadata = tables
+    item = {
+        "file_path": {"S": "/bad"},
+        "number_of_shards": {"N": "2"},
+        "last_updated": {"N": "1767225600"},
+        "shard_history": {"SS": ["1767225600:1"]},
+        **attributes,
+    }
+    client.put_item(TableName=metadata, Item=item)
+    table = sharded(tables)
+    queries = []
+    client.meta.events.register("provide-client-params.dynamodb.Query", lambda params, **_: queries.append(params))
+    with pytest.raises(CorruptShardMetadata, match=f"'/bad'.*{message}"):
+        table.query("/bad")
+    assert queries == []  # no fan-out on a value nobody can trust
+    assert metadata_item(tables, "/bad") == item
+
+
+def test_an_index_key_range_throttle_never_grows_the_base_tables_shards(tables):  # noqa: F811
+    client, _main, _metadata = tables
+    table = sharded(tables, cooldown_seconds=1, max_attempts=3)
+    table.put_item({"file_path": "/gsi-hot", "timestamp": 0})
+    table.clock.now += 5
+    inject_failure(client, "PutItem", lambda p: throttle("IndexWriteKeyRangeThroughputExceeded")
+                   if p["TableName"] == table.table_name else None)
+    with pytest.raises(ClientError, match="ProvisionedThroughputExceeded"):
+        table.put_item({"file_path": "/gsi-hot", "timestamp": 1})
+    assert metadata_item(tables, "/gsi-hot")["number_of_shards"] == {"N": "1"}
+
+
+def test_a_cloudwatch_failure_while_classifying_is_no_growth_and_the_throttle_is_what_raises(tables):  # noqa: F811
+    import boto3
+
+    client, _main, _metadata = tables
+    cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
+    inject_failure(cloudwatch, "GetMetricStatistics",
+                   lambda _p: ClientError({"Error": {"Code": "AccessDenied", "Message": "no"}}, "GetMetricStatistics"))
+    table = sharded(tables, cooldown_seconds=1, max_attempts=3, cloudwatch_client=cloudwatch)
+    table.put_item({"file_path": "/quiet", "timestamp": 0})
+    table.clock.now += 5
+    inject_failure(client, "PutItem", lambda p: throttle() if p["TableName"] == table.table_name else None)
+    with pytest.raises(ClientError) as raised:
+        table.put_item({"file_path": "/quiet", "timestamp": 1})
+    assert raised.value.response["Error"]["Code"] == "ProvisionedThroughputExceededException"
+    assert metadata_item(tables, "/quiet")["number_of_shards"] == {"N": "1"}
+
+
+@pytest.mark.parametrize("cooldown", [0, 0.5, -1, True])
+def test_a_cooldown_under_one_second_is_refused(cooldown):
+    with pytest.raises(ValueError, match="cooldown_seconds .* must be >= 1"):
+        ShardedTable("t", "m", partition_key="p", sort_key="s", cooldown_seconds=cooldown)
