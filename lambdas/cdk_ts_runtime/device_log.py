@@ -23,17 +23,33 @@ GSI_BY_OPERATOR = "GSI1"
 GSI_BY_SUPERVISOR = "GSI2"
 KEY_ATTRIBUTES = ("DeviceID", "State#Date", "State", "Date", "Operator", "EscalatedTo")
 WARNING_PREFIX = "WARNING"
+#: Warning states: ``WARNING`` and ``WARNING<n>``; ``WARNINGS_CLEARED`` and the like are not warnings.
+WARNING_STATE = re.compile(r"WARNING[0-9]*")
 _DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def normalise_date(value: str | datetime | date, *, end_of_day: bool = False) -> str:
-    """``YYYY-MM-DDTHH:MM:SS`` in UTC for any ISO-8601 input; a date-only value means its first (or last) second."""
+    """``YYYY-MM-DDTHH:MM:SS`` in UTC for any ISO-8601 input; a date-only value means its first (or last) second.
+
+    Anything else, including dates out of range (``2026-02-30``, a year-1 time with an offset), is ``ValueError``.
+    """
+    try:
+        return _normalise_date(value, end_of_day)
+    except OverflowError:
+        raise ValueError(f"date {value!r} is out of range once converted to UTC") from None
+
+
+def _normalise_date(value: str | datetime | date, end_of_day: bool) -> str:
     if isinstance(value, datetime):
         moment = value
     elif isinstance(value, date):
         return f"{value.isoformat()}T{'23:59:59' if end_of_day else '00:00:00'}"
     elif isinstance(value, str) and _DATE_ONLY.fullmatch(value.strip()):
-        return normalise_date(date.fromisoformat(value.strip()), end_of_day=end_of_day)
+        try:
+            day = date.fromisoformat(value.strip())
+        except ValueError as error:
+            raise ValueError(f"date {value!r} is not a calendar date: {error}") from None
+        return _normalise_date(day, end_of_day)
     elif isinstance(value, str):
         try:
             moment = datetime.fromisoformat(value.strip())
@@ -123,15 +139,23 @@ class DeviceLogRepository:
 
     # 3
     def get_warning_logs_for_specific_device(self, device_id: str) -> list[dict[str, Any]]:
-        """Every warning level (``WARNING``, ``WARNING1``, ...) of one device, newest first.
+        """Every warning level (``WARNING``, ``WARNING1``, ...) of one device, newest first; not ``WARNINGS_CLEARED``.
 
-        The sort key orders by level before date, so the single query's pages are merged by date here.
+        Two key-condition queries: ``WARNING#…`` (plain warnings) and the numbered levels between
+        ``WARNING0`` and ``WARNING9…``, so other states that merely begin with "WARNING" are never read.
+        The sort key orders by level before date, so the pages are merged by date here.
         """
-        items = self._query(
+        device = _require_text("device_id", device_id)
+        plain = self._query(
             key="DeviceID = :device AND begins_with(#sd, :prefix)",
-            values={":device": _require_text("device_id", device_id), ":prefix": WARNING_PREFIX},
+            values={":device": device, ":prefix": f"{WARNING_PREFIX}#"},
         )
-        return _newest_first(items)
+        numbered = self._query(
+            key="DeviceID = :device AND #sd BETWEEN :low AND :high",
+            values={":device": device, ":low": f"{WARNING_PREFIX}0", ":high": f"{WARNING_PREFIX}9\U0010ffff"},
+        )
+        warnings = [i for i in plain + numbered if WARNING_STATE.fullmatch(i["State#Date"].split("#", 1)[0])]
+        return _newest_first(warnings)
 
     # 4
     def get_logs_for_operator_between_two_dates(
