@@ -25,7 +25,7 @@ from cdk_ts._alarms import AlarmActions
 from cdk_ts._defaults import runtime_function, table_arn_pattern
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
 from cdk_ts.runtime_layer import RuntimeLayer
-from cdk_ts_runtime.periods import RotationPeriod
+from cdk_ts_runtime.periods import RotationPeriod, globs_overlap, table_name_glob
 from cdk_ts_runtime.rotation_config import (
     DEFAULT_CURRENT,
     DEFAULT_OLDER,
@@ -132,6 +132,7 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
         )
         self.table_prefix = table_prefix
         self.period = self.layout.period
+        self._refuse_overlapping_rotations()
         self.stream_view_type = stream
         self.encryption_key = encryption_key
         self.archive_bucket = archive_bucket
@@ -252,8 +253,12 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
 
     @property
     def table_name_pattern(self) -> str:
-        """The names of every period table of this construct, as an IAM/ARN wildcard: ``{prefix}_*``."""
-        return f"{self.table_prefix}_*"
+        """The names of this rotation's period tables as an IAM pattern: ``{prefix}_????-??-??`` for daily.
+
+        ``?`` matches exactly one character, so the pattern never covers another rotation's tables
+        (``readings_*`` would also match ``readings_eu_2026-01-01``).
+        """
+        return table_name_glob(self.table_prefix, self.period)
 
     @property
     def table_arns(self) -> list[str]:
@@ -298,7 +303,14 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
             self.encryption_key.grant(grantee, "kms:Decrypt", "kms:DescribeKey")
         return grant
 
-    def bind(self, function: lambda_.Function, *, write: bool = True, add_runtime_layer: bool = True) -> None:
+    def bind(
+        self,
+        function: lambda_.Function,
+        *,
+        read: bool = False,
+        write: bool = True,
+        add_runtime_layer: bool = True,
+    ) -> None:
         """Prepare ``function`` to use ``PeriodRouter.from_env(os.environ)`` on these period tables.
 
         Sets the table layout variables (``CDK_TS_TABLE_PREFIX``, ``CDK_TS_PERIOD``,
@@ -307,16 +319,21 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
         adds the stack's :class:`RuntimeLayer` (so the function can import ``cdk_ts_runtime``).
 
         :param function: the writer or reader.
-        :param write: also grant writes. Default: True (read and write); False grants reads only.
+        :param read: grant reads (GetItem, Query, ...). Default: False, a writer gets no read access.
+        :param write: grant writes (PutItem, BatchWriteItem, ..., and DescribeTable). Default: True.
         :param add_runtime_layer: add the stack's ``RuntimeLayer`` to ``function``. Default: True;
             pass False when the function ships ``cdk_ts_runtime`` in its own code.
         """
+        if not (read or write):
+            raise ValueError(f"{self.node.path}.bind({function.node.path}): grant read=True, write=True or both")
         for name, value in self.layout.to_env().items():
             function.add_environment(name, value)
         if add_runtime_layer:
             RuntimeLayer.of(self).add_to(function)
-        if write:
+        if read and write:
             self.grant_read_write_data(function)
+        elif write:
+            self.grant_write_data(function)
         else:
             self.grant_read_data(function)
 
@@ -421,7 +438,7 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
             f"have no resource-level permissions (PutMetricData is limited to the {METRIC_NAMESPACE} namespace)",
         )
         if self.archive_bucket is not None:
-            objects = self.archive_bucket.arn_for_objects(f"{self.config.archive_prefix}{self.table_name_pattern}")
+            objects = self.archive_bucket.arn_for_objects(f"{self.config.archive_prefix}{self.table_name_pattern}/*")
             self.function.add_to_role_policy(iam.PolicyStatement(
                 actions=["s3:PutObject", "s3:AbortMultipartUpload", "s3:PutObjectAcl"], resources=[objects]
             ))
@@ -466,6 +483,23 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
         )
         if list_streams:
             acknowledge(grantee, "AwsSolutions-IAM5[Resource::*]", "ListStreams has no resource-level permissions")
+
+    def _refuse_overlapping_rotations(self) -> None:
+        """Two rotations in one app whose table names could match each other's IAM pattern are a synth error."""
+        mine = self.table_name_pattern
+        clashes = [
+            other.node.path
+            for other in self.node.root.node.find_all()
+            if isinstance(other, RotatingTimeSeriesTables)
+            and other is not self
+            and globs_overlap(mine, other.table_name_pattern)
+        ]
+        if clashes:
+            raise ValueError(
+                f"{self.node.path}: table names {mine} overlap those of {', '.join(clashes)} "
+                "; give each rotation a prefix that cannot produce the "
+                "other's names (e.g. readings_eu and readings_us, not readings and readings_20)"
+            )
 
     def _warn_about_table_quota(self) -> None:
         unit, step = ("day", timedelta(days=1)) if self.period is RotationPeriod.DAILY else ("week", timedelta(weeks=1))

@@ -52,6 +52,15 @@ LABEL_LENGTH = {
     RotationPeriod.YEARLY: 4,
 }
 
+#: Each period's label as an IAM/S3 resource pattern: ``?`` matches exactly one character.
+LABEL_GLOB = {
+    RotationPeriod.DAILY: "????-??-??",
+    RotationPeriod.WEEKLY: "????-W??",
+    RotationPeriod.MONTHLY: "????-??",
+    RotationPeriod.QUARTERLY: "????-Q?",
+    RotationPeriod.YEARLY: "????",
+}
+
 #: The shortest a period can be; leads and delays must stay below it.
 MIN_PERIOD_LENGTH = {
     RotationPeriod.DAILY: timedelta(days=1),
@@ -169,3 +178,16 @@ def validate_table_prefix(prefix: str, period: RotationPeriod | str) -> None:
             f"table_prefix {prefix!r} gives table names like {longest!r}; a {period.value} prefix needs "
             f"1-{limit} characters of [A-Za-z0-9_.-]"
         )
+
+
+def table_name_glob(prefix: str, period: RotationPeriod | str) -> str:
+    """An IAM resource pattern matching this rotation's table names only: ``readings_????-??-??`` for daily.
+
+    Unlike ``readings_*`` it does not match another rotation's ``readings_eu_2026-01-01``.
+    """
+    return f"{prefix}_{LABEL_GLOB[RotationPeriod.parse(period)]}"
+
+
+def globs_overlap(first: str, second: str) -> bool:
+    """True when some name matches both patterns (made of literal characters and ``?`` only)."""
+    return len(first) == len(second) and all(a == b or "?" in (a, b) for a, b in zip(first, second, strict=True))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
 
 import pytest
@@ -155,7 +156,7 @@ class TestRotationFunction:
         create = next(s for s in statements if "dynamodb:CreateTable" in s["Action"])
         assert (
             joined(create["Resource"])
-            == "arn:<AWS::Partition>:dynamodb:<AWS::Region>:<AWS::AccountId>:table/telemetry_*"
+            == "arn:<AWS::Partition>:dynamodb:<AWS::Region>:<AWS::AccountId>:table/telemetry_????-??-??"
         )
         wildcard = [s for s in statements if s["Resource"] == "*"]
         wildcard_actions = {
@@ -166,7 +167,7 @@ class TestRotationFunction:
     def test_export_writes_only_under_the_archive_prefix(self, archived):
         statements = policy_statements(archived[3])
         put = next(s for s in statements if "s3:PutObject" in s["Action"])
-        assert joined(put["Resource"]).endswith("/exports/telemetry_*")
+        assert joined(put["Resource"]).endswith("/exports/telemetry_????-??-??/*")
 
     def test_deploy_time_reconcile_invokes_the_rotation_function(self, archived):
         template = archived[3]
@@ -206,8 +207,8 @@ class TestGrants:
         assert {"dynamodb:Query", "dynamodb:GetItem", "dynamodb:BatchGetItem"} <= set(read["Action"])
         assert not {"dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:DeleteTable"} & set(read["Action"])
         assert [joined(r).rsplit(":", 1)[1] for r in read["Resource"]] == [
-            "table/telemetry_*",
-            "table/telemetry_*/index/*",
+            "table/telemetry_????-??-??",
+            "table/telemetry_????-??-??/index/*",
         ]
 
     def test_bind_sets_the_layout_env_vars_the_router_reads(self):
@@ -224,7 +225,7 @@ class TestGrants:
         function = runtime_function(
             stack, "Ingest", handler="app.handler", description="ingest", environment={}
         )
-        tables.bind(function)
+        tables.bind(function, read=True)
         template = Template.from_stack(stack)
         (ingest,) = template.find_resources(
             "AWS::Lambda::Function", {"Properties": {"Handler": "app.handler"}}
@@ -337,3 +338,37 @@ def test_schedule_targets_retry_and_dead_letter_to_an_encrypted_queue_with_an_al
         "AWS::CloudWatch::Alarm",
         {"MetricName": "FuturePeriodTables", "Namespace": "cdk-ts", "Threshold": 0},
     )
+
+
+def test_a_writer_bound_by_default_can_write_but_not_read():
+    stack = Stack(new_app(), "Test")
+    tables = RotatingTimeSeriesTables(stack, "T", table_prefix="metrics")
+    tables.bind(runtime_function(stack, "Writer", handler="app.handler", description="w", environment={}))
+    actions = {a for s in policy_statements(Template.from_stack(stack)) for a in (
+        s["Action"] if isinstance(s["Action"], list) else [s["Action"]]
+    )}
+    assert {"dynamodb:PutItem", "dynamodb:BatchWriteItem", "dynamodb:DescribeTable"} <= actions
+    assert not {"dynamodb:Query", "dynamodb:GetItem", "dynamodb:Scan"} & actions
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (("readings", "daily"), ("readings", "daily")),
+        (("readings", "monthly"), ("readings_20", "yearly")),  # readings_20_6-01 would match both patterns
+    ],
+)
+def test_two_rotations_whose_names_could_overlap_are_a_synth_error(first, second):
+    stack = Stack(new_app(), "Test")
+    RotatingTimeSeriesTables(stack, "A", table_prefix=first[0], period=first[1])
+    with pytest.raises(ValueError, match="Test/B: table names .* overlap those of Test/A"):
+        RotatingTimeSeriesTables(stack, "B", table_prefix=second[0], period=second[1])
+
+
+def test_rotations_with_distinct_names_coexist_and_their_patterns_do_not_cover_each_other():
+    stack = Stack(new_app(), "Test")
+    readings = RotatingTimeSeriesTables(stack, "A", table_prefix="readings")
+    eu = RotatingTimeSeriesTables(stack, "B", table_prefix="readings_eu")
+    assert fnmatch.fnmatchcase("readings_2026-01-01", readings.table_name_pattern)
+    assert not fnmatch.fnmatchcase("readings_eu_2026-01-01", readings.table_name_pattern)
+    assert fnmatch.fnmatchcase("readings_eu_2026-01-01", eu.table_name_pattern)

@@ -161,7 +161,7 @@ def test_rotating_tables_get_their_mapping_from_the_rotation_function():
         for s in statements
         if s["Action"] == ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"]
     )
-    assert json.dumps(stream_read["Resource"]).endswith('table/telemetry_*/stream/*"]]}')
+    assert json.dumps(stream_read["Resource"]).endswith('table/telemetry_????-??-??/stream/*"]]}')
     assert unacknowledged_findings(app) == []
 
 
