@@ -23,6 +23,7 @@ class DeviceLogTable(Construct):
     Both GSIs are created with the table (CloudFormation cannot add two GSIs in one update). Pass
     ``existing_table`` to use a table created elsewhere; it must follow the same model, with index
     names GSI1 and GSI2 (import it with ``global_indexes=["GSI1", "GSI2"]`` so grants cover them).
+    The table is exposed as ``table``.
     """
 
     def __init__(
@@ -31,20 +32,55 @@ class DeviceLogTable(Construct):
         construct_id: str,
         *,
         existing_table: dynamodb.ITable | None = None,
-        table_name: str | None = None,  # None: CloudFormation generates a name
-        billing_mode: dynamodb.BillingMode = dynamodb.BillingMode.PAY_PER_REQUEST,  # on-demand: no capacity planning
-        read_capacity: int | None = None,  # provisioned only; the GSIs get the same
+        table_name: str | None = None,
+        billing_mode: dynamodb.BillingMode = dynamodb.BillingMode.PAY_PER_REQUEST,
+        read_capacity: int | None = None,
         write_capacity: int | None = None,
         gsi1_projection: dynamodb.ProjectionType = dynamodb.ProjectionType.ALL,
         gsi2_projection: dynamodb.ProjectionType = dynamodb.ProjectionType.ALL,
-        gsi_non_key_attributes: list[str] | None = None,  # for INCLUDE projections
-        encryption_key: kms.IKey | None = None,  # None: AWS owned key
+        gsi_non_key_attributes: list[str] | None = None,
+        encryption_key: kms.IKey | None = None,
         point_in_time_recovery: bool = True,
-        stream: dynamodb.StreamViewType | None = None,  # None: no stream, nothing to archive
+        stream: dynamodb.StreamViewType | None = None,
         time_to_live_attribute: str | None = None,
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
         deletion_protection: bool = False,
     ) -> None:
+        """Create the table and its two GSIs, or wrap ``existing_table``.
+
+        :param scope: the parent construct.
+        :param construct_id: the construct ID.
+        :param existing_table: a table defined elsewhere that follows the same model (index names GSI1 and
+            GSI2); the table options below must then be left unset. Default: None — a new table is created.
+        :param table_name: the table's name.
+            Default: None — CloudFormation generates a unique name.
+        :param billing_mode: on-demand or provisioned capacity for the table and both GSIs.
+            Default: ``BillingMode.PAY_PER_REQUEST`` — on-demand, no capacity planning.
+        :param read_capacity: provisioned RCU of the table and of each GSI; required (>= 1) with
+            ``BillingMode.PROVISIONED``, not allowed otherwise. Default: None — on-demand.
+        :param write_capacity: provisioned WCU of the table and of each GSI; same rules as ``read_capacity``.
+            Default: None — on-demand.
+        :param gsi1_projection: attributes GSI1 (by ``Operator``/``Date``) carries.
+            Default: ``ProjectionType.ALL`` — whole items, so GSI1 queries need no second read.
+        :param gsi2_projection: attributes GSI2 (by ``EscalatedTo``) carries.
+            Default: ``ProjectionType.ALL``.
+        :param gsi_non_key_attributes: the non-key attributes an ``INCLUDE`` projection carries (required
+            with ``INCLUDE``). Default: None — none; only needed for ``INCLUDE`` projections.
+        :param encryption_key: the KMS key the table is encrypted with.
+            Default: None — an AWS owned key.
+        :param point_in_time_recovery: enable point-in-time recovery.
+            Default: True.
+        :param stream: the stream view type (``NEW_AND_OLD_IMAGES`` for a ``StreamArchiver``).
+            Default: None — no stream, so nothing to archive.
+        :param time_to_live_attribute: the attribute holding each entry's expiry (epoch seconds).
+            Default: None — no TTL; entries are kept until deleted.
+        :param removal_policy: what happens to the table when it leaves the stack.
+            Default: ``RemovalPolicy.RETAIN`` — the table and its data are kept.
+        :param deletion_protection: enable DynamoDB deletion protection.
+            Default: False.
+        :raises ValueError: for table options given with ``existing_table``, capacity that does not match
+            ``billing_mode``, or an ``INCLUDE`` projection without ``gsi_non_key_attributes``.
+        """
         super().__init__(scope, construct_id)
         self.stream_view_type = stream
         self.encryption_key = encryption_key
@@ -126,9 +162,10 @@ class DeviceLogTable(Construct):
         (so the function can import ``cdk_ts_runtime``).
 
         :param function: the function that reads (and writes) the log.
-        :param write: also grant writes. Default: True (read and write); False grants reads only.
-        :param add_runtime_layer: add the stack's ``RuntimeLayer`` to ``function``. Default: True;
-            pass False when the function ships ``cdk_ts_runtime`` in its own code.
+        :param write: also grant writes.
+            Default: True (read and write); False grants reads only.
+        :param add_runtime_layer: add the stack's ``RuntimeLayer`` to ``function``.
+            Default: True; pass False when the function ships ``cdk_ts_runtime`` in its own code.
         """
         function.add_environment(ENV_TABLE_NAME, self.table.table_name)
         if add_runtime_layer:

@@ -82,6 +82,11 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
     older tier; with ``retain_periods`` it exports (when ``archive_bucket`` is given) and deletes
     tables past retention. A reconcile run at deploy time and every ``reconcile_every`` converges
     any state, so a missed run heals itself. Writers and readers use ``cdk_ts_runtime.router.PeriodRouter``.
+
+    Exposes what it creates: ``function`` (the rotation function), ``layout`` (``TableLayout``),
+    ``config`` (``RotationConfig``), the rules ``create_new_rule``, ``resize_old_rule`` and
+    ``reconcile_rule`` (None when disabled), ``deploy_time_run`` (None without ``run_at_deploy``) and
+    the alarms ``rotation_failures_alarm`` and ``next_table_missing_alarm``.
     """
 
     def __init__(
@@ -91,29 +96,92 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
         *,
         table_prefix: str,
         period: RotationPeriod | str = RotationPeriod.DAILY,
-        partition_key: dynamodb.Attribute | None = None,  # None: "pk", Number
-        sort_key: dynamodb.Attribute | None = None,  # None: "sk", Number (event time)
-        time_unit: str | None = None,  # None: "ms" for a Number sort key, "iso" for a String one
-        current_tier: CapacityTier = DEFAULT_CURRENT,  # 300 RCU / 1000 WCU
-        previous_tier: CapacityTier = DEFAULT_PREVIOUS,  # 100 RCU / 1 WCU
-        older_tier: CapacityTier = DEFAULT_OLDER,  # 1 RCU / 1 WCU
-        create_lead: Duration | None = None,  # None: 15 minutes before each boundary (23:45 daily)
-        resize_delay: Duration | None = None,  # None: 15 minutes after each boundary (00:15 daily)
-        reconcile_every: Duration | None = None,  # None: every hour; use enable_reconcile_schedule=False to stop it
+        partition_key: dynamodb.Attribute | None = None,
+        sort_key: dynamodb.Attribute | None = None,
+        time_unit: str | None = None,
+        current_tier: CapacityTier = DEFAULT_CURRENT,
+        previous_tier: CapacityTier = DEFAULT_PREVIOUS,
+        older_tier: CapacityTier = DEFAULT_OLDER,
+        create_lead: Duration | None = None,
+        resize_delay: Duration | None = None,
+        reconcile_every: Duration | None = None,
         enable_reconcile_schedule: bool = True,
-        retain_periods: int | None = None,  # None: tables are kept forever (a warning states when the quota is hit)
-        archive_bucket: s3.IBucket | None = None,  # None: expired tables are deleted without an export
+        retain_periods: int | None = None,
+        archive_bucket: s3.IBucket | None = None,
         archive_prefix: str = "exports/",
-        encryption_key: kms.IKey | None = None,  # None: AWS owned key
+        encryption_key: kms.IKey | None = None,
         point_in_time_recovery: bool = True,
-        time_to_live_attribute: str | None = None,  # None: no TTL
-        stream: dynamodb.StreamViewType | None = None,  # None: no stream (StreamArchiver needs one)
+        time_to_live_attribute: str | None = None,
+        stream: dynamodb.StreamViewType | None = None,
         deletion_protection: bool = False,
-        run_at_deploy: bool = True,  # reconcile during `cdk deploy`, so the current table exists afterwards
+        run_at_deploy: bool = True,
         max_concurrency: int = 8,
         max_changes_per_run: int = 50,
-        alarm_topic: sns.ITopic | None = None,  # None: alarms have no action until add_alarm_action
+        alarm_topic: sns.ITopic | None = None,
     ) -> None:
+        """Define the period tables' layout, capacity tiers, schedules and retention.
+
+        :param scope: the parent construct.
+        :param construct_id: the construct ID.
+        :param table_prefix: the tables are named ``{table_prefix}_{label}`` (``metrics_2026-03-01``). Must be a
+            literal string, since table names are derived from it at synth time; with the longest label of
+            ``period`` it must give names of at most 255 characters of ``[A-Za-z0-9_.-]``.
+        :param period: how long one table covers (UTC boundaries; weeks are ISO weeks). A ``RotationPeriod``
+            or its value (``"weekly"``). Default: ``RotationPeriod.DAILY`` — one table per UTC day.
+        :param partition_key: the partition key of every period table.
+            Default: None — ``pk``, a Number.
+        :param sort_key: the sort key of every period table; it holds the event time that picks the table.
+            Default: None — ``sk``, a Number (the event time in ``time_unit`` since the Unix epoch).
+        :param time_unit: what a Number sort key counts since the epoch (``"s"``, ``"ms"``, ``"us"`` or
+            ``"ns"``); a String sort key must hold ISO-8601 (``"iso"``). Default: None — ``"ms"`` for a Number
+            sort key, ``"iso"`` for a String one.
+        :param current_tier: capacity of the current period's table (and of the next one, created before the
+            boundary). Default: ``CapacityTier.provisioned(300, 1000)`` — 300 RCU / 1000 WCU, no auto scaling.
+        :param previous_tier: capacity the previous period's table is moved to after the boundary.
+            Default: ``CapacityTier.provisioned(100, 1)`` — 100 RCU / 1 WCU (read-mostly, late writes throttle).
+        :param older_tier: capacity of every table older than the previous one.
+            Default: ``CapacityTier.provisioned(1, 1)`` — 1 RCU / 1 WCU.
+        :param create_lead: how long before each boundary the next period's table is created.
+            Default: None — 15 minutes (23:45 UTC on a daily rotation).
+        :param resize_delay: how long after each boundary older tables are moved down their tiers and
+            expired tables are removed. Default: None — 15 minutes (00:15 UTC on a daily rotation).
+        :param reconcile_every: how often the reconcile run converges any state (creates missing tables,
+            fixes tiers, expires). At least 5 minutes. Default: None — every hour.
+        :param enable_reconcile_schedule: schedule the periodic reconcile run.
+            Default: True; False leaves
+            only the create and resize schedules (and the deploy-time run, see ``run_at_deploy``).
+        :param retain_periods: how many periods are kept, counting the current one (at least 2; 7 on a
+            daily rotation keeps today and six days back); older tables are exported (with
+            ``archive_bucket``) and deleted. Default: None — tables are kept forever (on a daily or weekly
+            rotation a synth warning states when the quota of 2,500 tables per account and Region is reached).
+        :param archive_bucket: the bucket expired tables are exported to (``ExportTableToPointInTime``, DynamoDB
+            JSON) before they are deleted; a table is deleted only after its export completed. Needs
+            ``retain_periods`` and ``point_in_time_recovery``. Default: None — expired tables are deleted
+            without an export.
+        :param archive_prefix: key prefix of the exports in ``archive_bucket``; each table's export goes under
+            ``{archive_prefix}{table name}/``. Default: ``"exports/"``.
+        :param encryption_key: the KMS key every period table is encrypted with; grants include its use.
+            Default: None — tables are encrypted with an AWS owned key.
+        :param point_in_time_recovery: enable point-in-time recovery on every period table.
+            Default: True.
+        :param time_to_live_attribute: the attribute holding each item's expiry (epoch seconds) for DynamoDB's
+            TTL. Default: None — no TTL; items live as long as their table.
+        :param stream: the stream view type every period table gets.
+            Default: None — no stream (``StreamArchiver`` and ``add_stream_consumer`` need one).
+        :param deletion_protection: enable deletion protection on every period table (expiry turns it off
+            just before it deletes a table past retention). Default: False.
+        :param run_at_deploy: reconcile during ``cdk deploy`` (a custom resource invokes the rotation
+            function), so the current period's table exists when the deployment ends. Default: True.
+        :param max_concurrency: how many tables one run updates in parallel.
+            Default: 8.
+        :param max_changes_per_run: how many mutating calls (UpdateTable, DeleteTable) one run may make; the
+            rest is deferred to the next run. Default: 50.
+        :param alarm_topic: an SNS topic every alarm of this construct notifies (same as
+            ``add_alarm_action(SnsAction(topic))``). Default: None — alarms have no action until
+            ``add_alarm_action`` is called.
+        :raises ValueError: for a token ``table_prefix``, an invalid prefix, period, key or time unit,
+            ``reconcile_every`` under 5 minutes, or an inconsistent retention (see ``RotationConfig``).
+        """
         super().__init__(scope, construct_id)
         self._init_alarm_actions(alarm_topic)
         if Token.is_unresolved(table_prefix):
@@ -319,10 +387,12 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
         adds the stack's :class:`RuntimeLayer` (so the function can import ``cdk_ts_runtime``).
 
         :param function: the writer or reader.
-        :param read: grant reads (GetItem, Query, ...). Default: False, a writer gets no read access.
-        :param write: grant writes (PutItem, BatchWriteItem, ..., and DescribeTable). Default: True.
-        :param add_runtime_layer: add the stack's ``RuntimeLayer`` to ``function``. Default: True;
-            pass False when the function ships ``cdk_ts_runtime`` in its own code.
+        :param read: grant reads (GetItem, Query, ...).
+            Default: False — a writer gets no read access.
+        :param write: grant writes (PutItem, BatchWriteItem, ..., and DescribeTable).
+            Default: True.
+        :param add_runtime_layer: add the stack's ``RuntimeLayer`` to ``function``.
+            Default: True; pass False when the function ships ``cdk_ts_runtime`` in its own code.
         """
         if not (read or write):
             raise ValueError(f"{self.node.path}.bind({function.node.path}): grant read=True, write=True or both")

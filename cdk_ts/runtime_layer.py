@@ -25,6 +25,13 @@ class RuntimeLayer(lambda_.LayerVersion):
     """
 
     def __init__(self, scope: Construct, construct_id: str) -> None:
+        """Build the layer from the installed ``cdk_ts_runtime`` package.
+
+        Prefer :meth:`RuntimeLayer.of`, which creates the stack's one layer on first use.
+
+        :param scope: the parent construct.
+        :param construct_id: the construct ID.
+        """
         super().__init__(
             scope,
             construct_id,

@@ -30,7 +30,7 @@ class ShardMetadataTable(Construct):
     ``main_table`` is any ``ITable`` or a cdk-ts construct exposing ``.table``. The partition key's
     name and type are read from a ``Table``/``TableV2``; for an imported table pass ``partition_key``
     (and ``sort_key_name`` for ``bind``). On-demand by default: the metadata table must never be the
-    bottleneck of the writes it spreads.
+    bottleneck of the writes it spreads. Exposes ``table`` (the metadata table) and ``main_table``.
     """
 
     def __init__(
@@ -39,13 +39,35 @@ class ShardMetadataTable(Construct):
         construct_id: str,
         *,
         main_table: Any,
-        partition_key: dynamodb.Attribute | None = None,  # None: taken from main_table's schema
-        sort_key_name: str | None = None,  # None: taken from main_table's schema
+        partition_key: dynamodb.Attribute | None = None,
+        sort_key_name: str | None = None,
         strategy: str = "random",
-        encryption_key: kms.IKey | None = None,  # None: AWS owned key
+        encryption_key: kms.IKey | None = None,
         point_in_time_recovery: bool = True,
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
     ) -> None:
+        """Create the metadata table for ``main_table``.
+
+        :param scope: the parent construct.
+        :param construct_id: the construct ID.
+        :param main_table: the table whose hot keys are sharded, an ``ITable`` or a cdk-ts construct
+            exposing ``.table``. Its partition key must be a String (shards are stored as ``{key}_{n}``).
+        :param partition_key: the main table's partition key (the metadata table uses the same name and
+            type). Default: None — read from ``main_table``'s schema (a ``Table``/``TableV2`` with a single
+            partition key); required for an imported table.
+        :param sort_key_name: the main table's sort key name, which ``bind`` passes to ``ShardedTable``.
+            Default: None — read from ``main_table``'s schema; ``bind`` fails when there is none.
+        :param strategy: how writers pick a shard, ``"random"`` (uniform) or ``"computed"``
+            (``md5(key + sort key) % N + 1``, so a point read touches one shard). Default: ``"random"``.
+        :param encryption_key: the KMS key the metadata table is encrypted with.
+            Default: None — an AWS owned key.
+        :param point_in_time_recovery: enable point-in-time recovery on the metadata table.
+            Default: True.
+        :param removal_policy: what happens to the metadata table when it leaves the stack.
+            Default: ``RemovalPolicy.RETAIN`` — kept, so readers still find every shard of the main table.
+        :raises ValueError: for an unknown strategy or a partition key that cannot be read or is not a String.
+        :raises TypeError: when ``main_table`` is not a table or a construct with ``.table``.
+        """
         super().__init__(scope, construct_id)
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy {strategy!r} is not one of {', '.join(STRATEGIES)}")
@@ -104,8 +126,8 @@ class ShardMetadataTable(Construct):
         CloudWatch read of the throttle fallback) and adds the stack's :class:`RuntimeLayer`.
 
         :param function: the writer or reader of the sharded table.
-        :param add_runtime_layer: add the stack's ``RuntimeLayer`` to ``function``. Default: True;
-            pass False when the function ships ``cdk_ts_runtime`` in its own code.
+        :param add_runtime_layer: add the stack's ``RuntimeLayer`` to ``function``.
+            Default: True; pass False when the function ships ``cdk_ts_runtime`` in its own code.
         """
         if not self.sort_key_name:
             raise ValueError(f"main table of {self.node.path} has no sort key name; pass sort_key_name=")

@@ -36,6 +36,10 @@ class StreamArchiver(AlarmActions, Construct):
     (whose rotation function then maps every new period table's stream to this archiver). Delivery
     is at least once: failed groups are retried from their first record, a batch that keeps failing
     goes to the dead-letter queue (``dead_letter_queue``), and ``alarms`` watch all of it.
+
+    Exposes ``bucket``, ``function``, ``dead_letter_queue``, ``alarms`` (by name: ``iterator_age``,
+    ``dead_letter_queue``, ``errors``; also ``iterator_age_alarm``, ``dead_letter_alarm``,
+    ``errors_alarm``) and ``glue_table`` (None without ``glue_database_name``).
     """
 
     def __init__(
@@ -44,19 +48,58 @@ class StreamArchiver(AlarmActions, Construct):
         construct_id: str,
         *,
         source: Any,
-        bucket: s3.IBucket | None = None,  # None: a new secure bucket (SSE, SSL-only, versioned, logged, RETAIN)
+        bucket: s3.IBucket | None = None,
         prefix: str = "dynamodb/",
-        batch_size: int = 1000,  # with the window below: few, large objects
-        max_batching_window: Duration | None = None,  # None: 60 seconds
+        batch_size: int = 1000,
+        max_batching_window: Duration | None = None,
         retry_attempts: int = 10,
-        max_record_age: Duration | None = None,  # None: 24 hours, the stream's retention
-        filter_patterns: list[dict[str, Any]] | None = None,  # None: every change; see TTL_DELETIONS_ONLY
-        transition_to_infrequent_access_after: Duration | None = None,  # None: 30 days
-        transition_to_glacier_after: Duration | None = None,  # None: 180 days (Glacier Instant Retrieval)
-        glue_database_name: str | None = None,  # None: no Glue catalog entries
-        iterator_age_threshold: Duration | None = None,  # None: alarm when records wait over 1 hour
-        alarm_topic: sns.ITopic | None = None,  # None: alarms have no action until add_alarm_action
+        max_record_age: Duration | None = None,
+        filter_patterns: list[dict[str, Any]] | None = None,
+        transition_to_infrequent_access_after: Duration | None = None,
+        transition_to_glacier_after: Duration | None = None,
+        glue_database_name: str | None = None,
+        iterator_age_threshold: Duration | None = None,
+        alarm_topic: sns.ITopic | None = None,
     ) -> None:
+        """Create the archiver function, its bucket (unless given), dead-letter queue and alarms.
+
+        :param scope: the parent construct.
+        :param construct_id: the construct ID.
+        :param source: the table whose stream is archived, an ``ITable`` with a stream, a
+            ``DeviceLogTable`` or a ``RotatingTimeSeriesTables`` (every period table's stream, mapped by
+            the rotation function as tables are created).
+        :param bucket: where the archive is written.
+            Default: None — a new bucket with SSE-S3, SSL-only
+            access, versioning, server access logs and ``RemovalPolicy.RETAIN``, moving objects to
+            Infrequent Access and Glacier Instant Retrieval (see the ``transition_*`` parameters).
+        :param prefix: key prefix of every archived object; must end with ``/`` or be empty.
+            Default: ``"dynamodb/"``.
+        :param batch_size: most records per invocation (1-10000).
+            Default: 1000 — with the 60-second window, few large objects.
+        :param max_batching_window: how long Lambda gathers records before it invokes the archiver (at most
+            300 seconds). Default: None — 60 seconds.
+        :param retry_attempts: how often a failing batch is retried (0-10000) before it goes to the
+            dead-letter queue. Default: 10.
+        :param max_record_age: records older than this go to the dead-letter queue instead of being retried
+            (60 seconds to 7 days). Default: None — 24 hours, the stream's retention.
+        :param filter_patterns: Lambda event filter patterns; only matching records are archived (e.g.
+            ``[TTL_DELETIONS_ONLY]``). Default: None — every change is archived.
+        :param transition_to_infrequent_access_after: age at which objects in the bucket this construct
+            creates move to S3 Standard-IA (ignored with ``bucket``). Default: None — 30 days.
+        :param transition_to_glacier_after: age at which objects in the bucket this construct creates move
+            to Glacier Instant Retrieval (ignored with ``bucket``). Default: None — 180 days.
+        :param glue_database_name: create a Glue database of this name with a ``stream_archive`` table
+            (partition projection over table, day and hour) for Athena. Default: None — no Glue catalog
+            entries.
+        :param iterator_age_threshold: the iterator-age alarm fires when records wait longer than this to be
+            archived. Default: None — 1 hour.
+        :param alarm_topic: an SNS topic every alarm of this construct notifies (same as
+            ``add_alarm_action(SnsAction(topic))``). Default: None — alarms have no action until
+            ``add_alarm_action`` is called.
+        :raises ValueError: for limits out of range, a prefix without a trailing ``/`` or a source without a
+            stream.
+        :raises TypeError: when ``source`` is not a table, ``DeviceLogTable`` or ``RotatingTimeSeriesTables``.
+        """
         super().__init__(scope, construct_id)
         self._init_alarm_actions(alarm_topic)
         if not 1 <= batch_size <= 10_000:

@@ -30,6 +30,7 @@ class TimestreamTable(Construct):
     filter on; enforced in every record unless ``enforce_partition_key=False``), keeps data
     ``memory_retention`` in the memory store and ``magnetic_retention`` in the magnetic store, and
     accepts late writes into the magnetic store, with rejected records written to S3.
+    Exposes ``database``, ``table`` and ``rejected_records_bucket`` (None without magnetic store writes).
     """
 
     def __init__(
@@ -37,16 +38,41 @@ class TimestreamTable(Construct):
         scope: Construct,
         construct_id: str,
         *,
-        database_name: str | None = None,  # None: CloudFormation generates one
+        database_name: str | None = None,
         table_name: str | None = None,
-        encryption_key: kms.IKey | None = None,  # None: Timestream's AWS managed key
-        partition_key_dimension: str | None = None,  # None: partitioned by measure name (Timestream default)
+        encryption_key: kms.IKey | None = None,
+        partition_key_dimension: str | None = None,
         enforce_partition_key: bool = True,
-        memory_retention: Duration | None = None,  # None: 24 hours
-        magnetic_retention: Duration | None = None,  # None: 365 days
+        memory_retention: Duration | None = None,
+        magnetic_retention: Duration | None = None,
         enable_magnetic_store_writes: bool = True,
-        rejected_records_bucket: s3.IBucket | None = None,  # None: a new secure bucket
+        rejected_records_bucket: s3.IBucket | None = None,
     ) -> None:
+        """Create the database, the table and (with magnetic store writes) the rejected-records bucket.
+
+        :param scope: the parent construct.
+        :param construct_id: the construct ID.
+        :param database_name: the database's name (3-256 characters of ``[a-zA-Z0-9_.-]``).
+            Default: None — CloudFormation generates one.
+        :param table_name: the table's name (same rules).
+            Default: None — CloudFormation generates one.
+        :param encryption_key: the KMS key for the database and for rejected records (SSE-KMS).
+            Default: None — Timestream's AWS managed key (and SSE-S3 for rejected records).
+        :param partition_key_dimension: a high-cardinality dimension queries filter on, used as the table's
+            composite partition key. Default: None — partitioned by measure name (Timestream's default).
+        :param enforce_partition_key: require ``partition_key_dimension`` in every record (only used with a
+            partition key dimension). Default: True; False makes it optional.
+        :param memory_retention: how long data stays in the memory store (whole hours, 1 hour to 8766 hours).
+            Default: None — 24 hours.
+        :param magnetic_retention: how long data stays in the magnetic store (whole days, 1 to 73000).
+            Default: None — 365 days.
+        :param enable_magnetic_store_writes: accept writes older than the memory retention into the magnetic
+            store, with rejected records written to S3. Default: True.
+        :param rejected_records_bucket: where rejected magnetic-store records are written (under
+            ``rejected/``). Default: None — a new secure bucket (SSE-S3, SSL-only, versioned, access
+            logged, retained); none at all when ``enable_magnetic_store_writes`` is False.
+        :raises ValueError: for retentions out of range or not whole, or an invalid name.
+        """
         super().__init__(scope, construct_id)
         memory = memory_retention or Duration.hours(24)
         magnetic = magnetic_retention or Duration.days(365)

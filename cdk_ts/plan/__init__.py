@@ -35,19 +35,37 @@ def _positive(name: str, value: float, *, allow_zero: bool = True) -> float:
 
 
 def write_units_per_item(item_size_bytes: float) -> int:
-    """WCU one write of an item of this size consumes (1 per started KB)."""
+    """WCU one write of an item of this size consumes (1 per started KB).
+
+    :param item_size_bytes: the item's size in bytes (> 0).
+    """
     return math.ceil(_positive("item_size_bytes", item_size_bytes, allow_zero=False) / KB)
 
 
 def read_units_per_item(item_size_bytes: float, *, consistent_reads: bool = False) -> float:
-    """RCU one read consumes: 1 per started 4 KB, half for an eventually consistent read."""
+    """RCU one read consumes: 1 per started 4 KB, half for an eventually consistent read.
+
+    :param item_size_bytes: the item's size in bytes (> 0).
+    :param consistent_reads: price a strongly consistent read.
+        Default: False — an eventually consistent read, which costs half.
+    """
     units = math.ceil(_positive("item_size_bytes", item_size_bytes, allow_zero=False) / (4 * KB))
     return units if consistent_reads else units / 2
 
 
 @dataclass(frozen=True)
 class CapacityPlan:
-    """Provisioned capacity, partitions and shards for one workload."""
+    """Provisioned capacity, partitions and shards for one workload (what :func:`capacity` returns).
+
+    :param wcu: write capacity units the write rate needs.
+    :param rcu: read capacity units the read rate needs.
+    :param partitions_by_throughput: partitions the WCU and RCU need (1,000 WCU and 3,000 RCU each).
+    :param partitions_by_size: partitions the stored data needs (about 10 GB each).
+    :param shards_per_hot_key: shards the hottest partition key needs to stay under one partition's
+        1,000 WCU/s (1 when no key is hot).
+    :param write_units_per_item: WCU one write of an item consumes.
+    :param read_units_per_item: RCU one read of an item consumes.
+    """
 
     wcu: int
     rcu: int
@@ -75,8 +93,18 @@ def capacity(
 ) -> CapacityPlan:
     """WCU/RCU for a rate of writes and reads, partitions needed, and shards for the hottest key.
 
-    ``hot_key_share`` is the fraction of writes that go to the single hottest partition key;
-    its shards get ``headroom`` (20%) above one partition's 1,000 WCU/s.
+    :param writes_per_second: items written per second (>= 0).
+    :param reads_per_second: items read per second (>= 0).
+    :param item_size_bytes: the item's size in bytes (> 0).
+    :param consistent_reads: reads are strongly consistent.
+        Default: False — eventually consistent reads, at half the RCU.
+    :param hot_key_share: the fraction (0-1) of writes that go to the single hottest partition key.
+        Default: 0.0 — no hot key; ``shards_per_hot_key`` is 1.
+    :param storage_gb: data stored, for the partitions the size needs.
+        Default: 0.0 — size is ignored.
+    :param headroom: extra share of the hot key's WCU its shards are sized for (0 to 10).
+        Default: 0.2 — shards get 20% above the hot key's rate.
+    :raises ValueError: for a negative or non-numeric rate or an out-of-range share or headroom.
     """
     _positive("writes_per_second", writes_per_second)
     _positive("reads_per_second", reads_per_second)
@@ -103,7 +131,11 @@ def capacity(
 
 @dataclass(frozen=True)
 class Tier:
-    """Provisioned capacity of one class of period table."""
+    """Provisioned capacity of one class of period table.
+
+    :param read: read capacity units.
+    :param write: write capacity units.
+    """
 
     read: int
     write: int
@@ -111,7 +143,16 @@ class Tier:
 
 @dataclass(frozen=True)
 class CostComparison:
-    """Monthly USD cost of three ways to hold the same data, with the assumptions behind them."""
+    """Monthly USD cost of three ways to hold the same data, with the assumptions behind them.
+
+    :param rotating_tiers: rotating period tables with capacity tiers.
+    :param single_provisioned: one provisioned table sized for the peak.
+    :param on_demand: one on-demand table billed for the average rates.
+    :param storage_gb: the data all three hold.
+    :param tables_at_steady_state: period tables that exist once retention is reached.
+    :param assumptions: what the figures assume, one sentence each.
+        Default: an empty list.
+    """
 
     rotating_tiers: float
     single_provisioned: float
@@ -140,6 +181,25 @@ def monthly_cost(
 
     All three keep the same data (``retain_periods`` periods of the average write rate), so storage
     costs the same; the single table and on-demand assume TTL deletes expired items.
+
+    :param peak_writes_per_second: the write rate the current tier and the single table must carry.
+    :param average_writes_per_second: the write rate on-demand is billed for and storage grows by.
+    :param peak_reads_per_second: the read rate the single table is sized for.
+    :param average_reads_per_second: the read rate on-demand is billed for.
+    :param item_size_bytes: the item's size in bytes (> 0).
+    :param period: the rotation period (a ``RotationPeriod`` or its value).
+    :param retain_periods: periods kept, counting the current one (>= 2).
+    :param current: capacity of the current period's table.
+        Default: ``Tier(300, 1000)`` — the constructs' default current tier.
+    :param previous: capacity of the previous period's table.
+        Default: ``Tier(100, 1)``.
+    :param older: capacity of every older table.
+        Default: ``Tier(1, 1)``.
+    :param consistent_reads: reads are strongly consistent.
+        Default: False — eventually consistent.
+    :param prices: the prices to use.
+        Default: ``US_EAST_1`` — us-east-1, Standard table class, as dated in :mod:`cdk_ts.plan.prices`.
+    :raises ValueError: for fewer than 2 retained periods or average rates above the peaks.
     """
     period = RotationPeriod.parse(period)
     if not isinstance(retain_periods, int) or isinstance(retain_periods, bool) or retain_periods < 2:

@@ -47,7 +47,11 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print the plan; exit code 2 for bad input (with the reason on stderr)."""
+    """Print the plan; exit code 2 for bad input (with the reason on stderr).
+
+    :param argv: the command-line arguments.
+        Default: None — ``sys.argv[1:]``.
+    """
     args = parser().parse_args(argv)
     try:
         period = RotationPeriod.parse(args.period)

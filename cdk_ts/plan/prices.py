@@ -18,13 +18,29 @@ SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600
 
 @dataclass(frozen=True)
 class Prices:
-    """USD prices of the capacity and storage the planner compares."""
+    """USD prices of the capacity and storage the planner compares.
 
-    wcu_hour: float = 0.00065  # provisioned write capacity unit, per hour
-    rcu_hour: float = 0.00013  # provisioned read capacity unit, per hour
-    write_request_unit: float = 0.625 / 1_000_000  # on-demand, per write request unit
-    read_request_unit: float = 0.125 / 1_000_000  # on-demand, per read request unit
-    storage_gb_month: float = 0.25  # Standard table class, per GB-month
+    :param wcu_hour: one provisioned write capacity unit for one hour.
+        Default: 0.00065.
+    :param rcu_hour: one provisioned read capacity unit for one hour.
+        Default: 0.00013.
+    :param write_request_unit: one on-demand write request unit.
+        Default: 0.625 / 1,000,000.
+    :param read_request_unit: one on-demand read request unit.
+        Default: 0.125 / 1,000,000.
+    :param storage_gb_month: one GB stored for a month, Standard table class.
+        Default: 0.25.
+    :param region: the Region the prices are for.
+        Default: ``"us-east-1"``.
+    :param as_of: when the prices were published and copied.
+        Default: :data:`AS_OF`.
+    """
+
+    wcu_hour: float = 0.00065
+    rcu_hour: float = 0.00013
+    write_request_unit: float = 0.625 / 1_000_000
+    read_request_unit: float = 0.125 / 1_000_000
+    storage_gb_month: float = 0.25
     region: str = REGION
     as_of: str = AS_OF
 

@@ -140,7 +140,16 @@ def archive_line(record: Mapping[str, Any]) -> dict[str, Any]:
 
 @dataclass
 class Group:
-    """Consecutive records of one table and hour: one S3 object."""
+    """Consecutive records of one table and hour: one S3 object.
+
+    :param table: the source table's name.
+    :param stream: the stream label (from the stream ARN, alphanumerics only).
+    :param hour: the start of the UTC hour the records were created in.
+    :param records: the stream records, in stream order.
+        Default: an empty list.
+    :param lines: each record's JSON line, converted when the record was added.
+        Default: an empty list.
+    """
 
     table: str
     stream: str
@@ -210,6 +219,15 @@ class StreamRecordArchiver:
     """
 
     def __init__(self, bucket: str, prefix: str = "dynamodb/", *, s3_client=None) -> None:
+        """Name the target; no AWS call is made until the first batch.
+
+        :param bucket: the bucket's name.
+        :param prefix: key prefix of every object.
+            Default: ``"dynamodb/"``.
+        :param s3_client: the boto3 S3 client to use.
+            Default: None — one is created on first use.
+        :raises ValueError: for an empty bucket name.
+        """
         if not bucket:
             raise ValueError("bucket must be a bucket name")
         self.bucket = bucket
@@ -218,7 +236,12 @@ class StreamRecordArchiver:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], **kwargs: Any) -> StreamRecordArchiver:
-        """The archiver the construct configured (``ARCHIVE_BUCKET``, ``ARCHIVE_PREFIX``)."""
+        """The archiver the construct configured (``ARCHIVE_BUCKET``, ``ARCHIVE_PREFIX``).
+
+        :param env: the environment, usually ``os.environ``; an unset ``ARCHIVE_PREFIX`` means ``"dynamodb/"``.
+        :param kwargs: further constructor arguments (``s3_client``).
+        :raises KeyError: when ``ARCHIVE_BUCKET`` is not set.
+        """
         if not env.get(ENV_BUCKET):
             raise KeyError(f"environment variable {ENV_BUCKET} is not set")
         return cls(env[ENV_BUCKET], env.get(ENV_PREFIX, "dynamodb/"), **kwargs)

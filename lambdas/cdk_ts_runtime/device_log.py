@@ -31,7 +31,12 @@ _DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")
 def normalise_date(value: str | datetime | date, *, end_of_day: bool = False) -> str:
     """``YYYY-MM-DDTHH:MM:SS`` in UTC for any ISO-8601 input; a date-only value means its first (or last) second.
 
-    Anything else, including dates out of range (``2026-02-30``, a year-1 time with an offset), is ``ValueError``.
+    :param value: ISO-8601 text, a ``date`` or a ``datetime`` (an aware one is converted to UTC; a
+        naive one is taken as UTC).
+    :param end_of_day: a date-only value means the day's last second.
+        Default: False — the day's first second.
+    :raises ValueError: when ``value`` is not ISO-8601 or out of range (``2026-02-30``, a year-1 time
+        with an offset).
     """
     try:
         return _normalise_date(value, end_of_day)
@@ -82,6 +87,15 @@ class DeviceLogRepository:
     """
 
     def __init__(self, table_name: str, *, dynamodb_client=None, page_size: int | None = None) -> None:
+        """Name the table; no AWS call is made until the first read or write.
+
+        :param table_name: the device log table's name.
+        :param dynamodb_client: the boto3 DynamoDB client to use.
+            Default: None — one is created on first use.
+        :param page_size: the Query ``Limit`` per page (every page is followed either way).
+            Default: None — DynamoDB's 1 MB pages.
+        :raises ValueError: for an empty table name or ``page_size`` below 1.
+        """
         self.table_name = _require_text("table_name", table_name)
         if page_size is not None and page_size < 1:
             raise ValueError(f"page_size {page_size} must be >= 1 or None")
@@ -90,7 +104,12 @@ class DeviceLogRepository:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], **kwargs: Any) -> DeviceLogRepository:
-        """The repository for the table ``DeviceLogTable.bind`` named in the environment."""
+        """The repository for the table ``DeviceLogTable.bind`` named in the environment.
+
+        :param env: the environment, usually ``os.environ``.
+        :param kwargs: further constructor arguments (``dynamodb_client``, ``page_size``).
+        :raises KeyError: when ``DEVICE_LOG_TABLE_NAME`` is not set.
+        """
         name = env.get(ENV_TABLE_NAME)
         if not name:
             raise KeyError(
@@ -113,7 +132,18 @@ class DeviceLogRepository:
         escalated_to: str | None = None,
         **attributes: Any,
     ) -> dict[str, Any]:
-        """Write one log entry; ``Operator``/``EscalatedTo`` only when given, so GSI2 stays sparse."""
+        """Write one log entry; ``Operator``/``EscalatedTo`` only when given, so GSI2 stays sparse.
+
+        :param device_id: the device.
+        :param state: the state (``WARNING1``, ``NORMAL``, ...); may not contain ``#``.
+        :param date: when, as ISO-8601 text or a datetime; stored in UTC without a zone suffix.
+        :param operator: the operator on duty; puts the entry in GSI1.
+            Default: None — no ``Operator`` attribute.
+        :param escalated_to: the supervisor the entry is escalated to; puts it in GSI2.
+            Default: None — not escalated (see :meth:`escalate`).
+        :param attributes: further attributes stored with the entry (not the key attributes).
+        :return: the item as written.
+        """
         _require_text("device_id", device_id)
         _require_state(state)
         clash = sorted(set(attributes) & set(KEY_ATTRIBUTES))

@@ -18,7 +18,16 @@ STREAM_VIEW_TYPES = ("KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES"
 
 @dataclass(frozen=True)
 class AutoScaling:
-    """Target tracking for the current tier: capacity floats between the tier's units and ``max_*``."""
+    """Target tracking for a tier: capacity floats between the tier's units and ``max_*``.
+
+    :param target_utilization: the consumed/provisioned percentage the scaler aims for (20-90).
+        Default: 70.0.
+    :param max_read_capacity: the most RCU the scaler may provision (>= the tier's RCU).
+        Default: 3000.
+    :param max_write_capacity: the most WCU the scaler may provision (>= the tier's WCU).
+        Default: 4000.
+    :raises ValueError: for a target outside 20-90 percent.
+    """
 
     target_utilization: float = 70.0
     max_read_capacity: int = 3000
@@ -40,7 +49,21 @@ class AutoScaling:
 
 @dataclass(frozen=True)
 class CapacityTier:
-    """Capacity one class of period table gets: provisioned units, or on-demand when ``on_demand`` is true."""
+    """Capacity one class of period table gets: provisioned units, or on-demand when ``on_demand`` is true.
+
+    Build one with :meth:`provisioned` or :meth:`pay_per_request`.
+
+    :param read_capacity: provisioned RCU (>= 1); must be None for an on-demand tier.
+        Default: None — required unless ``on_demand``.
+    :param write_capacity: provisioned WCU (>= 1); must be None for an on-demand tier.
+        Default: None — required unless ``on_demand``.
+    :param on_demand: bill the table per request instead.
+        Default: False — provisioned.
+    :param auto_scaling: target tracking above the provisioned units (not for on-demand).
+        Default: None — the capacity stays at ``read_capacity``/``write_capacity``.
+    :raises ValueError: for missing or invalid units, units or auto scaling on an on-demand tier, or an
+        auto-scaling maximum below the tier's units.
+    """
 
     read_capacity: int | None = None
     write_capacity: int | None = None
@@ -67,7 +90,13 @@ class CapacityTier:
 
     @classmethod
     def provisioned(cls, read: int, write: int, auto_scaling: AutoScaling | None = None) -> CapacityTier:
-        """A provisioned tier of ``read`` RCU and ``write`` WCU, optionally auto scaled."""
+        """A provisioned tier of ``read`` RCU and ``write`` WCU, optionally auto scaled.
+
+        :param read: read capacity units (>= 1).
+        :param write: write capacity units (>= 1).
+        :param auto_scaling: target tracking above these units.
+            Default: None — fixed capacity.
+        """
         return cls(read_capacity=read, write_capacity=write, auto_scaling=auto_scaling)
 
     @classmethod
@@ -116,8 +145,45 @@ DEFAULT_OLDER = CapacityTier.provisioned(1, 1)
 class RotationConfig:
     """Everything the rotation function needs besides the table layout.
 
-    ``retain_periods`` counts the current period: 7 on a daily rotation keeps today and six days back.
-    ``create_lead_seconds`` is how long before a boundary the next table is wanted (reconcile uses it).
+    ``RotatingTimeSeriesTables`` builds it from its own parameters, whose defaults match these.
+
+    :param current: capacity of the current (and the next) period's table.
+        Default: ``DEFAULT_CURRENT`` — 300 RCU / 1000 WCU.
+    :param previous: capacity of the previous period's table.
+        Default: ``DEFAULT_PREVIOUS`` — 100 RCU / 1 WCU.
+    :param older: capacity of every older table.
+        Default: ``DEFAULT_OLDER`` — 1 RCU / 1 WCU.
+    :param retain_periods: periods kept, counting the current one (>= 2); 7 on a daily rotation keeps
+        today and six days back. Default: None — tables are never expired.
+    :param archive_bucket: the bucket expired tables are exported to before deletion (needs
+        ``retain_periods`` and ``point_in_time_recovery``). Default: None — expired tables are deleted
+        without an export.
+    :param archive_prefix: key prefix of the exports; each goes under ``{archive_prefix}{table}/``.
+        Default: ``""`` — at the top of the bucket.
+    :param create_lead_seconds: how long before a boundary the next table is wanted; reconcile creates
+        it inside this window and reports a missing one. Default: 900 (15 minutes).
+    :param point_in_time_recovery: enable point-in-time recovery on every table.
+        Default: True.
+    :param kms_key_arn: the KMS key new tables are encrypted with.
+        Default: None — an AWS owned key.
+    :param ttl_attribute: the TTL attribute enabled on every table.
+        Default: None — no TTL.
+    :param stream_view_type: ``KEYS_ONLY``, ``NEW_IMAGE``, ``OLD_IMAGE`` or ``NEW_AND_OLD_IMAGES``.
+        Default: None — tables have no stream.
+    :param deletion_protection: enable deletion protection on new tables (expiry lifts it before it
+        deletes). Default: False.
+    :param tags: tags every new table gets, besides the ``cdk-ts`` prefix and period tags.
+        Default: an empty dict — only those two.
+    :param max_concurrency: tables updated in parallel in one run.
+        Default: 8.
+    :param max_changes_per_run: UpdateTable/DeleteTable calls one run may make; the rest waits for the
+        next run. Default: 50.
+    :param wait_for_new_tables_seconds: how long a run waits for a table it created to become ACTIVE
+        before applying PITR, TTL and the stream consumer (the next run finishes otherwise). Default: 60.
+    :param metric_namespace: the CloudWatch namespace of the ``NextPeriodTableMissing`` metric.
+        Default: ``"cdk-ts"``; None publishes no metric.
+    :raises ValueError: for ``retain_periods`` below 2, an archive bucket without retention or PITR, an
+        unknown stream view type, or a negative lead or limits below 1.
     """
 
     current: CapacityTier = DEFAULT_CURRENT

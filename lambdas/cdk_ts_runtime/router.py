@@ -26,7 +26,13 @@ BATCH_LIMIT = 25  # BatchWriteItem's maximum number of requests
 
 
 class BatchWriteError(Exception):
-    """Raised when items were not written; ``items`` are exactly those, ``reasons`` why (same order)."""
+    """Raised when items were not written; ``items`` are exactly those, ``reasons`` why (same order).
+
+    :param items: the items not written, as they were given.
+    :param attempts: how many BatchWriteItem attempts were made (at most, per call).
+    :param reasons: why each item was not written, in the order of ``items``.
+        Default: None — "unprocessed after every retry" for each.
+    """
 
     def __init__(self, items: list[dict[str, Any]], attempts: int, reasons: list[str] | None = None) -> None:
         self.items = items
@@ -67,6 +73,40 @@ class PeriodRouter:
         sleep: Callable[[float], None] = time.sleep,
         rng: Callable[[], float] = random.random,
     ) -> None:
+        """Describe the tables to route to; no AWS call is made until the first read or write.
+
+        :param table_prefix: the tables are named ``{table_prefix}_{label}``.
+        :param period: how long one table covers.
+            Default: ``RotationPeriod.DAILY``.
+        :param partition_key: the partition key attribute.
+            Default: ``"pk"``.
+        :param sort_key: the sort key attribute, which holds the event time.
+            Default: ``"sk"``.
+        :param partition_key_type: ``"S"``, ``"N"`` or ``"B"``.
+            Default: ``"N"`` (Number).
+        :param sort_key_type: ``"N"`` (epoch time in ``time_unit``) or ``"S"`` (ISO-8601).
+            Default: ``"N"``.
+        :param time_unit: ``"s"``, ``"ms"``, ``"us"``, ``"ns"`` or ``"iso"``.
+            Default: None — ``"ms"`` for a Number sort key, ``"iso"`` for a String one.
+        :param dynamodb_client: the boto3 DynamoDB client to use.
+            Default: None — one is created on first use.
+        :param max_workers: most tables ``query`` reads in parallel.
+            Default: 8.
+        :param page_size: the Query ``Limit`` per page (every page is followed either way).
+            Default: None — DynamoDB's 1 MB pages.
+        :param max_batch_attempts: BatchWriteItem attempts per batch before the unprocessed items are
+            reported in :class:`BatchWriteError`. Default: 8.
+        :param backoff_base_seconds: base of the full-jitter backoff between batch attempts.
+            Default: 0.05.
+        :param backoff_cap_seconds: longest wait between batch attempts.
+            Default: 5.0.
+        :param sleep: how to wait (tests pass a fake).
+            Default: ``time.sleep``.
+        :param rng: a source of floats in [0, 1) for the jitter (tests pass a fixed one).
+            Default: ``random.random``.
+        :raises ValueError: for an invalid layout, ``max_workers`` or ``max_batch_attempts`` below 1, or
+            ``page_size`` below 1.
+        """
         self.layout = TableLayout(
             table_prefix=table_prefix,
             period=period,
@@ -91,7 +131,12 @@ class PeriodRouter:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], **kwargs: Any) -> PeriodRouter:
-        """A router for the layout ``RotatingTimeSeriesTables.bind`` put in the environment."""
+        """A router for the layout ``RotatingTimeSeriesTables.bind`` put in the environment.
+
+        :param env: the environment, usually ``os.environ``.
+        :param kwargs: further constructor arguments (``dynamodb_client``, ``max_workers``, ...).
+        :raises KeyError: when ``CDK_TS_TABLE_PREFIX`` is not set.
+        """
         layout = TableLayout.from_env(env)
         return cls(
             layout.table_prefix, layout.period, layout.partition_key, layout.sort_key,
@@ -271,6 +316,12 @@ class PeriodRouter:
 
         Tables are queried in parallel, every page is followed, tables that do not exist are
         skipped, and the result is in sort-key order (ascending unless ``newest_first``).
+
+        :param partition_value: the partition key value.
+        :param start: the earliest time, as an aware datetime or a sort-key value (inclusive).
+        :param end: the latest time, likewise (inclusive).
+        :param newest_first: return the items in descending sort-key order.
+            Default: False — oldest first.
         """
         low = self._normalised(start) if not isinstance(start, datetime) else self.layout.sort_value(start)
         high = self._normalised(end) if not isinstance(end, datetime) else self.layout.sort_value(end)
@@ -299,7 +350,13 @@ class PeriodRouter:
 
 
 class BatchWriter:
-    """Buffers puts for :meth:`PeriodRouter.batch_writer`, per table; a repeated key replaces the buffered item."""
+    """Buffers puts for :meth:`PeriodRouter.batch_writer`, per table; a repeated key replaces the buffered item.
+
+    ``written`` counts the items written, ``failed`` holds the items not written, ``reasons`` why,
+    and ``attempts`` the most attempts a failed batch took.
+
+    :param router: the router whose tables and retry settings are used.
+    """
 
     def __init__(self, router: PeriodRouter) -> None:
         self.router = router

@@ -54,13 +54,22 @@ class CorruptShardMetadata(ValueError):
 
 @dataclass(frozen=True)
 class ShardInfo:
-    """One logical key's metadata: the count writers use now and every count it has had."""
+    """One logical key's metadata: the count writers use now and every count it has had.
+
+    :param number_of_shards: the shard count writers use now.
+    :param last_updated: epoch seconds of the last change; None when the key has no metadata item yet.
+    :param history: every ``(epoch seconds, count)`` the key has had, oldest first.
+    :param version: the growth counter conditional updates compare.
+        Default: None — an item written before 0.2, which has none.
+    :param last_updated_ms: epoch milliseconds of the last change, for the cooldown.
+        Default: None — an item written before 0.2: ``last_updated`` * 1000 is used.
+    """
 
     number_of_shards: int
-    last_updated: int | None  # None: no metadata item yet
-    history: tuple[tuple[int, int], ...]  # (epoch, count), oldest first
-    version: int | None = None  # growth counter; None on items written before 0.2
-    last_updated_ms: int | None = None  # None on items written before 0.2: last_updated * 1000
+    last_updated: int | None
+    history: tuple[tuple[int, int], ...]
+    version: int | None = None
+    last_updated_ms: int | None = None
 
     @property
     def readable_shards(self) -> int:
@@ -117,7 +126,7 @@ class ShardedTable:
         cache_ttl_seconds: float = 5,
         max_backoff_seconds: float = 2.0,
         max_attempts: int = 10,
-        sort_key_time_unit: str | None = None,  # "s" or "ms" when the sort key is an epoch time
+        sort_key_time_unit: str | None = None,
         table_headroom: float = 0.8,
         on_table_throttle: Callable[[str], None] | None = None,
         dynamodb_client=None,
@@ -127,6 +136,49 @@ class ShardedTable:
         sleep: Callable[[float], None] = time.sleep,
         max_workers: int = 16,
     ) -> None:
+        """Describe the sharded table and its metadata table; no AWS call is made until the first use.
+
+        :param table_name: the main table's name.
+        :param metadata_table_name: the metadata table's name (see ``ShardMetadataTable``).
+        :param partition_key: the main table's partition key attribute (a String).
+        :param sort_key: the main table's sort key attribute.
+        :param strategy: ``"random"`` (uniform) or ``"computed"`` (``md5(key + sort key) % N + 1``, so a
+            point read touches one shard). Default: ``"random"``.
+        :param cooldown_seconds: the least time between two growths of one key.
+            Default: 10.
+        :param max_shards: the most shards a key may grow to.
+            Default: 64.
+        :param growth: ``"double"`` doubles the count, ``"increment"`` adds one.
+            Default: ``"double"`` (see bench/README.md for the comparison).
+        :param separator: what joins a key and its shard number; a value that ends with it and digits is
+            refused. Default: ``"_"`` — shards are ``{key}_{n}``.
+        :param cache_ttl_seconds: how long a key's metadata is cached for writes.
+            Default: 5.
+        :param max_backoff_seconds: the longest random wait before a growth and between retries.
+            Default: 2.0.
+        :param max_attempts: write attempts before a throttle is raised.
+            Default: 10.
+        :param sort_key_time_unit: ``"s"`` or ``"ms"`` when the sort key is an epoch time; then a
+            ``computed`` point read picks the shard count in force at the item's time. Default: None — the
+            sort key is not a time; the current count is used (other shards are read as a fallback).
+        :param table_headroom: without throttling reasons, a table consuming less than this share of its
+            provisioned WCU is taken to have one hot partition. Default: 0.8.
+        :param on_table_throttle: called with the table name when a throttle is the table's, not one
+            partition's (more shards would not help). Default: None — such throttles are only retried.
+        :param dynamodb_client: the boto3 DynamoDB client to use.
+            Default: None — one is created on first use.
+        :param cloudwatch_client: the boto3 CloudWatch client for the no-reasons fallback.
+            Default: None — one is created on first use.
+        :param clock: returns the time in epoch seconds (tests pass a fake).
+            Default: ``time.time``.
+        :param rng: the random generator for shard choice and jitter.
+            Default: None — a new ``random.Random()``.
+        :param sleep: how to wait (tests pass a fake).
+            Default: ``time.sleep``.
+        :param max_workers: most shards read in parallel.
+            Default: 16.
+        :raises ValueError: for empty names, an unknown strategy or growth, or invalid limits or separator.
+        """
         for name, value in (
             ("table_name", table_name),
             ("metadata_table_name", metadata_table_name),
@@ -177,7 +229,12 @@ class ShardedTable:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], **kwargs: Any) -> ShardedTable:
-        """The client ``ShardMetadataTable.bind`` configured through environment variables."""
+        """The client ``ShardMetadataTable.bind`` configured through environment variables.
+
+        :param env: the environment, usually ``os.environ``.
+        :param kwargs: further constructor arguments (``max_shards``, ``growth``, ...).
+        :raises KeyError: when a table or key variable is not set.
+        """
         missing = [n for n in (ENV_TABLE, ENV_METADATA_TABLE, ENV_PARTITION_KEY, ENV_SORT_KEY) if not env.get(n)]
         if missing:
             raise KeyError(f"environment variables {', '.join(missing)} are not set; use ShardMetadataTable.bind")
@@ -229,7 +286,12 @@ class ShardedTable:
     # ---- metadata -------------------------------------------------------------------------------
 
     def shard_info(self, logical_value: str, *, fresh: bool = False) -> ShardInfo:
-        """The key's metadata (cached for ``cache_ttl_seconds`` unless ``fresh``); no item means 1 shard."""
+        """The key's metadata (cached for ``cache_ttl_seconds`` unless ``fresh``); no item means 1 shard.
+
+        :param logical_value: the logical partition key value.
+        :param fresh: read the metadata table now (strongly consistent).
+            Default: False — a cached value younger than ``cache_ttl_seconds`` is used.
+        """
         logical = self._logical(logical_value)
         now = self.clock()
         with self._lock:

@@ -17,7 +17,31 @@ STREAM_CONSUMER_ENV = "CDK_TS_STREAM_CONSUMER"
 
 @dataclass(frozen=True)
 class StreamConsumer:
-    """The consumer function and the mapping settings every period table's stream gets."""
+    """The consumer function and the mapping settings every period table's stream gets.
+
+    The fields are CreateEventSourceMapping's settings (see :meth:`mapping_request`).
+
+    :param function_name: the consumer function's name or ARN.
+    :param batch_size: most records per invocation.
+        Default: 1000.
+    :param maximum_batching_window_seconds: how long records are gathered before an invocation.
+        Default: 60.
+    :param starting_position: where a new mapping starts reading.
+        Default: ``"TRIM_HORIZON"`` — the
+        oldest record in the stream, so nothing written before the mapping is missed.
+    :param maximum_retry_attempts: retries of a failing batch before it is discarded or sent to
+        ``on_failure_destination_arn``. Default: 10.
+    :param maximum_record_age_seconds: records older than this are not retried.
+        Default: 86400 (24 hours, the stream's retention).
+    :param bisect_batch_on_function_error: split a failing batch in two and retry the halves.
+        Default: True.
+    :param on_failure_destination_arn: the SQS queue or SNS topic failed batches are reported to.
+        Default: None — failed batches are dropped after the retries.
+    :param filter_patterns: Lambda event filter patterns (JSON strings); only matching records are
+        delivered. Default: an empty list — every record.
+    :param report_batch_item_failures: the function reports partial failures
+        (``ReportBatchItemFailures``). Default: True.
+    """
 
     function_name: str
     batch_size: int = 1000

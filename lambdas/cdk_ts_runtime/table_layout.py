@@ -34,6 +34,23 @@ class TableLayout:
 
     The sort key holds the event time: a Number in ``time_unit`` since the Unix epoch (default
     milliseconds), or an ISO-8601 UTC string when ``sort_key_type`` is ``"S"`` (``time_unit="iso"``).
+
+    :param table_prefix: the tables are named ``{table_prefix}_{label}``; every such name must be a
+        valid DynamoDB table name.
+    :param period: how long one table covers (a ``RotationPeriod`` or its value).
+        Default: ``RotationPeriod.DAILY``.
+    :param partition_key: the partition key attribute.
+        Default: ``"pk"``.
+    :param partition_key_type: ``"S"``, ``"N"`` or ``"B"``.
+        Default: ``"N"`` (Number).
+    :param sort_key: the sort key attribute, holding the event time.
+        Default: ``"sk"``.
+    :param sort_key_type: ``"N"`` (epoch time) or ``"S"`` (ISO-8601); ``"B"`` is refused.
+        Default: ``"N"``.
+    :param time_unit: ``"s"``, ``"ms"``, ``"us"`` or ``"ns"`` for a Number sort key, ``"iso"`` for a
+        String one. Default: ``"ms"`` — milliseconds since the epoch.
+    :raises ValueError: for an invalid prefix, key name, key type or a time unit that does not fit
+        the sort key type.
     """
 
     table_prefix: str

@@ -28,10 +28,16 @@ _RETRYABLE = ("ThrottlingException", "InternalServerException")
 
 @dataclass
 class WriteResult:
-    """What a :meth:`TimestreamWriter.write` call achieved."""
+    """What a :meth:`TimestreamWriter.write` call achieved.
+
+    :param records_ingested: records Timestream ingested.
+        Default: 0.
+    :param rejected: every event not written, as a dict with ``event`` and ``reason``.
+        Default: an empty list.
+    """
 
     records_ingested: int = 0
-    rejected: list[dict[str, Any]] = field(default_factory=list)  # {"event": ..., "reason": ...}
+    rejected: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _to_millis(value: Any) -> str:
@@ -85,6 +91,27 @@ class TimestreamWriter:
         max_attempts: int = 5,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        """Describe the target table and how events map to records.
+
+        :param database_name: the Timestream database.
+        :param table_name: the Timestream table.
+        :param dimensions: the event attributes that become dimensions, the high-cardinality key first;
+            every other attribute (but the time) becomes a measure.
+        :param time_field: the event attribute holding the time (datetime, ISO-8601 text or epoch
+            milliseconds). Default: ``"time"``.
+        :param measure_name: the measure name of every MULTI record.
+            Default: ``"metrics"``.
+        :param client: a ``timestream-write`` client created with an explicit ``endpoint_url``.
+            Default: None — one is created for ``endpoint_url``.
+        :param endpoint_url: the ingestion endpoint (from DescribeEndpoints), used when ``client`` is None.
+            Default: None — then ``client`` is required.
+        :param max_attempts: WriteRecords attempts on throttling or internal errors.
+            Default: 5.
+        :param sleep: how to wait between attempts (tests pass a fake).
+            Default: ``time.sleep``.
+        :raises ValueError: for empty names, no dimensions, a time field that is a dimension, or neither a
+            client nor an endpoint.
+        """
         if not database_name or not table_name:
             raise ValueError("database_name and table_name must not be empty")
         if not dimensions:
@@ -217,7 +244,22 @@ def build_query(
     partition_value: str | None = None,
     measure_name: str | None = None,
 ) -> str:
-    """A SELECT that always bounds ``time`` and, when given, filters on the partition-key dimension."""
+    """A SELECT that always bounds ``time`` and, when given, filters on the partition-key dimension.
+
+    :param database_name: the database (quoted as an identifier).
+    :param table_name: the table (quoted as an identifier).
+    :param start: the earliest time, an aware datetime (inclusive).
+    :param end: the latest time, an aware datetime (inclusive).
+    :param columns: the columns selected.
+        Default: ``("*",)`` — every column.
+    :param partition_key: the partition-key dimension to filter on, given with ``partition_value``.
+        Default: None — no dimension filter.
+    :param partition_value: the value ``partition_key`` must equal.
+        Default: None — no dimension filter.
+    :param measure_name: only rows of this measure name.
+        Default: None — every measure.
+    :raises ValueError: for naive or reversed times, or only one of ``partition_key``/``partition_value``.
+    """
     if start.tzinfo is None or end.tzinfo is None:
         raise ValueError("start and end must be timezone-aware datetimes")
     if start > end:

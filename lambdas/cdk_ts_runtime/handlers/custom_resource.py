@@ -81,7 +81,17 @@ def send(
     *,
     reason: str | None = None,
 ) -> None:
-    """PUT the SUCCESS/FAILED response to the pre-signed ``https`` ``ResponseURL`` CloudFormation waits on."""
+    """PUT the SUCCESS/FAILED response to the pre-signed ``https`` ``ResponseURL`` CloudFormation waits on.
+
+    :param event: the custom resource request.
+    :param context: the Lambda context (its log stream is named in the default reason).
+    :param status: ``"SUCCESS"`` or ``"FAILED"``.
+    :param data: the ``Data`` attributes returned to CloudFormation.
+    :param physical_resource_id: the resource's physical ID.
+    :param reason: why, shown in CloudFormation events (first 1,000 characters).
+        Default: None — "See CloudWatch Logs stream {log stream}".
+    :raises UnanswerableRequest: when the ResponseURL is not https.
+    """
     url = event["ResponseURL"]
     if urllib.parse.urlsplit(url).scheme != "https":
         raise UnanswerableRequest(f"ResponseURL {url!r} is not https; refusing to send the reply in clear text")

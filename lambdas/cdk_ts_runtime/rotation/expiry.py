@@ -35,6 +35,17 @@ class TableExpiry:
         stream_consumer: StreamConsumer | None = None,
         lambda_client=None,
     ) -> None:
+        """Set up expiry for one run.
+
+        :param dynamodb: the boto3 DynamoDB client.
+        :param config: the rotation settings (``retain_periods``, ``archive_bucket``, ...).
+        :param period: the rotation period.
+        :param budget: the run's change budget, shared with the tier changes.
+        :param stream_consumer: the consumer whose mappings are removed before a table is deleted.
+            Default: None — no stream consumer.
+        :param lambda_client: the boto3 Lambda client for ``stream_consumer``.
+            Default: None — only needed with a stream consumer.
+        """
         self.dynamodb = dynamodb
         self.config = config
         self.period = period

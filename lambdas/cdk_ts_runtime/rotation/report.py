@@ -17,7 +17,13 @@ logger = logging.getLogger("cdk_ts_runtime.rotation")
 
 @dataclass
 class RunReport:
-    """What one run did and why: returned by the handler and logged as structured JSON."""
+    """What one run did and why: returned by the handler and logged as structured JSON.
+
+    :param operation: ``create_new``, ``resize_old`` or ``reconcile``.
+    :param reference_time: the run's reference time, ISO-8601.
+    :param actions: what was done, one dict per action (see ``add``).
+        Default: an empty list.
+    """
 
     operation: str
     reference_time: str
@@ -41,7 +47,10 @@ class RunReport:
 
 
 class ChangeBudget:
-    """How many more mutating calls (UpdateTable, DeleteTable) one run may make; thread-safe."""
+    """How many more mutating calls (UpdateTable, DeleteTable) one run may make; thread-safe.
+
+    :param limit: the calls the run may make.
+    """
 
     def __init__(self, limit: int) -> None:
         self._left = limit
@@ -73,7 +82,11 @@ def record_failure(report: RunReport, table: str, step: str, error: BaseExceptio
 
 @dataclass(frozen=True)
 class PeriodTable:
-    """A table of this rotation found by ListTables, with the start of the period it holds."""
+    """A table of this rotation found by ListTables, with the start of the period it holds.
+
+    :param name: the table's name.
+    :param start: the start of its period (UTC).
+    """
 
     name: str
     start: datetime

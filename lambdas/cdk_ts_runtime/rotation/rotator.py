@@ -61,6 +61,26 @@ class TableRotator:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
+        """Set up a rotator for one layout; no AWS call is made until :meth:`run`.
+
+        :param layout: the tables' prefix, period and key schema.
+        :param config: capacity tiers, retention and the other rotation settings.
+        :param dynamodb: the boto3 DynamoDB client.
+        :param autoscaling: the boto3 Application Auto Scaling client.
+            Default: None — fine unless a tier uses auto scaling (a run then raises ``RuntimeError``).
+        :param lambda_client: the boto3 Lambda client that maps streams to ``stream_consumer``.
+            Default: None — only needed with a stream consumer.
+        :param cloudwatch: the boto3 CloudWatch client that publishes ``NextPeriodTableMissing`` and the
+            run's ``FuturePeriodTables``, ``ForeignLookalikeTables`` and ``FailedTables`` counts.
+            Default: None — no metric is published.
+        :param stream_consumer: the ``StreamConsumer`` every new table's stream is mapped to.
+            Default: None — streams are not mapped.
+        :param sleep: how to wait while a new table becomes ACTIVE (tests pass a fake).
+            Default: ``time.sleep``.
+        :param clock: returns "now" as an aware datetime; event times far from it are refused
+            (see :meth:`check_window`).
+            Default: the system clock in UTC.
+        """
         self.layout = layout
         self.config = config
         self.dynamodb = dynamodb
@@ -73,7 +93,11 @@ class TableRotator:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], **clients) -> TableRotator:
-        """Build from the environment a ``RotatingTimeSeriesTables`` function receives."""
+        """Build from the environment a ``RotatingTimeSeriesTables`` function receives.
+
+        :param env: the environment, usually ``os.environ``.
+        :param clients: the clients and options of the constructor (``dynamodb=...`` is required).
+        """
         return cls(TableLayout.from_env(env), RotationConfig.from_env(env), **clients)
 
     # ---- operations -------------------------------------------------------------------------
@@ -332,7 +356,13 @@ class TableRotator:
         report.add("metric", name, NextPeriodTableMissing=missing)
 
 def scheduled_time(event: Mapping[str, Any], clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> datetime:
-    """The event's ``time`` (EventBridge's scheduled time) as aware UTC; the clock only when it is absent."""
+    """The event's ``time`` (EventBridge's scheduled time) as aware UTC; the clock only when it is absent.
+
+    :param event: the scheduled event, with ``Operation`` and ``time``.
+    :param clock: returns the current time when the event has none.
+        Default: the current UTC time.
+    :raises ValueError: when ``time`` is not ISO-8601.
+    """
     raw = event.get("time")
     if not raw:
         return clock()

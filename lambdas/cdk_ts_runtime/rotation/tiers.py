@@ -24,7 +24,11 @@ _SCALING_DIMENSIONS = {
 class TierChanges:
     """Moves period tables to their capacity tiers, within the run's change budget and DynamoDB's limits.
 
-    ``autoscaling`` (an application-autoscaling client) is needed only when a tier uses auto scaling.
+    :param dynamodb: the boto3 DynamoDB client.
+    :param autoscaling: the boto3 Application Auto Scaling client; may be None unless a tier uses auto
+        scaling.
+    :param budget: the run's change budget, shared with expiry.
+    :param max_concurrency: tables updated in parallel.
     """
 
     def __init__(
