@@ -1,0 +1,272 @@
+"""Every ```python block of README.md runs, each in a fresh namespace, and fails its own test when it breaks.
+
+Blocks are told apart by what they import:
+
+- construct blocks (``aws_cdk``) run as ``python app.py`` in a temporary folder, where every folder a
+  block passes to ``lambda_.Code.from_asset("src/...")`` exists with the README's own handler in it.
+  A subprocess, not ``exec``: jsii's Node process resolves relative asset paths against its own
+  working directory, fixed when it started, so ``os.chdir`` in this process would not reach it. The
+  blocks call ``app.synth()`` themselves (``CDK_OUTDIR`` points it into the folder); every stack
+  written must have resources;
+- every other block runs inside ``moto.mock_aws()`` (unless it starts moto itself), with the fake
+  credentials of ``tests/conftest.py``.
+
+Blocks that need tables or environment variables first are preceded in README.md by a marker
+``<!-- readme-test: setup=NAME -->`` naming a function in ``SETUPS``:
+
+- ``router``: ``CDK_TS_*`` variables for ``table_prefix="readings"`` (daily) and the period tables
+  ``readings_2026-01-01`` and ``readings_2026-03-01`` (pk Number, sk Number);
+- ``device_log``: a device-log table (base keys, GSI1, GSI2) and ``DEVICE_LOG_TABLE_NAME``;
+- ``sharding``: an audit table (``file_path``/``timestamp``), its shard-metadata table and the
+  ``SHARDED_*`` / ``SHARDING_STRATEGY`` variables;
+- ``timestream``: the Timestream database ``fleet`` with table ``telemetry``;
+- ``handler_module``: the ``user-handler: code`` block importable as ``handler`` (what a user's
+  pytest ``pythonpath = ["src/ingest"]`` does).
+
+The block marked ``<!-- user-handler: code -->`` only defines ``handler``; its test calls it with the
+environment the ``user-handler: construct`` block's ``bind`` sets, against moto.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from cdk_ts_runtime.device_log import ENV_TABLE_NAME as DEVICE_LOG_ENV
+from cdk_ts_runtime.sharding import ENV_METADATA_TABLE, ENV_PARTITION_KEY, ENV_SORT_KEY, ENV_STRATEGY, ENV_TABLE
+from cdk_ts_runtime.table_layout import TableLayout
+from tests.conftest import REGION
+from tests.runtime.test_device_log import create_device_log_table
+from tests.runtime.test_sharding import create_tables as create_sharded_tables
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+_FENCE = re.compile(r"^```(\w*)\s*$")
+_MARKER = re.compile(r"^<!--\s*([\w-]+):\s*(.*?)\s*-->\s*$")
+_ASSET = re.compile(r"""Code\.from_asset\(["']([^"']+)["']\)""")
+
+
+@dataclass(frozen=True)
+class Block:
+    """One ```python block: where it is, the heading above it and the markers right before it."""
+
+    index: int
+    line: int
+    heading: str
+    code: str
+    markers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def test_id(self) -> str:
+        slug = re.sub(r"[^a-z0-9]+", "-", self.heading.lower()).strip("-")
+        return f"{self.index:02d}-{slug}"
+
+    @property
+    def is_construct(self) -> bool:
+        return re.search(r"^\s*(from|import) aws_cdk\b", self.code, re.MULTILINE) is not None
+
+    def setups(self) -> list[str]:
+        value = self.markers.get("readme-test", "")
+        return [name for name in value.removeprefix("setup=").split(",") if name] if value else []
+
+
+def readme_blocks(text: str) -> list[Block]:
+    """The ```python blocks of ``text`` in order; headings and markers inside other fences are ignored."""
+    blocks: list[Block] = []
+    heading, fence, start, body, pending = "", None, 0, [], {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        opened = _FENCE.match(line)
+        if fence is not None:
+            if line.strip() == "```":
+                if fence == "python":
+                    blocks.append(Block(len(blocks), start, heading, "\n".join(body) + "\n", pending))
+                fence, pending = None, {}
+            elif fence == "python":
+                body.append(line)
+        elif opened:
+            fence, start, body = opened.group(1), number, []
+            if fence != "python":
+                pending = {}
+        elif line.startswith("#"):
+            heading, pending = line.lstrip("#").strip(), {}
+        elif (marker := _MARKER.match(line)) is not None:
+            pending = {**pending, marker.group(1): marker.group(2)}
+        elif line.strip():
+            pending = {}
+    return blocks
+
+
+BLOCKS = readme_blocks(README.read_text())
+
+
+def marked(kind: str) -> Block:
+    """The one block marked ``<!-- user-handler: kind -->``."""
+    found = [b for b in BLOCKS if b.markers.get("user-handler") == kind]
+    assert len(found) == 1, f"README.md needs one block marked <!-- user-handler: {kind} -->, found {len(found)}"
+    return found[0]
+
+
+def run(block: Block) -> dict:
+    """Execute ``block`` in a fresh namespace (as a script: ``__name__ == "__main__"``); returns the namespace."""
+    namespace: dict = {"__name__": "__main__"}
+    exec(compile(block.code, f"README.md:{block.line}", "exec"), namespace)  # noqa: S102 - the point of the test
+    return namespace
+
+
+# ---- setups named by <!-- readme-test: setup=NAME --> -----------------------------------------------
+
+
+def setup_router(monkeypatch, tmp_path) -> None:
+    layout = TableLayout(table_prefix="readings")
+    for name, value in layout.to_env().items():
+        monkeypatch.setenv(name, value)
+    create_period_tables(layout, ["readings_2026-01-01", "readings_2026-03-01"])
+
+
+def setup_device_log(monkeypatch, tmp_path) -> None:
+    create_device_log_table(boto3.client("dynamodb", region_name=REGION), "device-log")
+    monkeypatch.setenv(DEVICE_LOG_ENV, "device-log")
+
+
+def setup_sharding(monkeypatch, tmp_path) -> None:
+    main, metadata = create_sharded_tables(boto3.client("dynamodb", region_name=REGION), "readme")
+    for name, value in (
+        (ENV_TABLE, main),
+        (ENV_METADATA_TABLE, metadata),
+        (ENV_PARTITION_KEY, "file_path"),
+        (ENV_SORT_KEY, "timestamp"),
+        (ENV_STRATEGY, "random"),
+    ):
+        monkeypatch.setenv(name, value)
+
+
+def setup_timestream(monkeypatch, tmp_path) -> None:
+    client = boto3.client("timestream-write", region_name=REGION)
+    client.create_database(DatabaseName="fleet")
+    client.create_table(DatabaseName="fleet", TableName="telemetry")
+
+
+def setup_handler_module(monkeypatch, tmp_path) -> None:
+    folder = tmp_path / "src" / "ingest"
+    folder.mkdir(parents=True)
+    (folder / "handler.py").write_text(marked("code").code)
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.delitem(sys.modules, "handler", raising=False)
+
+
+SETUPS: dict[str, Callable] = {
+    "router": setup_router,
+    "device_log": setup_device_log,
+    "sharding": setup_sharding,
+    "timestream": setup_timestream,
+    "handler_module": setup_handler_module,
+}
+
+
+def create_period_tables(layout: TableLayout, names: list[str]) -> None:
+    client = boto3.client("dynamodb", region_name=REGION)
+    key_schema, attributes = layout.key_schema()
+    for name in names:
+        client.create_table(
+            TableName=name, KeySchema=key_schema, AttributeDefinitions=attributes, BillingMode="PAY_PER_REQUEST"
+        )
+
+
+def write_asset_folders(block: Block, root: Path) -> list[Path]:
+    """Every ``Code.from_asset("src/...")`` folder of ``block``, holding the README's handler."""
+    folders = []
+    for path in _ASSET.findall(block.code):
+        folder = root / path
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "handler.py").write_text(marked("code").code)
+        folders.append(folder)
+    return folders
+
+
+def synthesize(block: Block, folder: Path) -> dict[str, dict]:
+    """Run a construct block as ``python app.py`` in ``folder``; returns the templates it wrote, by stack name."""
+    write_asset_folders(block, folder)
+    (folder / "app.py").write_text(block.code)
+    out = folder / "cdk.out"
+    env = {**os.environ, "CDK_OUTDIR": str(out), "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"}
+    done = subprocess.run(
+        [sys.executable, "app.py"], cwd=folder, env=env, capture_output=True, text=True, timeout=600, check=False
+    )
+    assert done.returncode == 0, f"README.md:{block.line} failed:\n{done.stderr[-4000:]}"
+    manifest = json.loads((out / "manifest.json").read_text())
+    return {
+        name: json.loads((out / artifact["properties"]["templateFile"]).read_text())
+        for name, artifact in manifest["artifacts"].items()
+        if artifact["type"] == "aws:cloudformation:stack"
+    }
+
+
+# ---- tests ----------------------------------------------------------------------------------------
+
+
+def test_the_readme_has_python_blocks_and_known_markers():
+    assert len(BLOCKS) >= 10, f"found only {len(BLOCKS)} ```python blocks in README.md: is the parser broken?"
+    for block in BLOCKS:
+        unknown = [name for name in block.setups() if name not in SETUPS]
+        assert not unknown, f"README.md:{block.line} names unknown setup(s) {unknown}; known: {sorted(SETUPS)}"
+    assert marked("construct").is_construct
+    assert not marked("code").is_construct
+
+
+@pytest.mark.parametrize("block", [b for b in BLOCKS if b.is_construct], ids=lambda b: b.test_id)
+def test_construct_block_synthesizes(block, tmp_path):
+    assert "app.synth()" in block.code, f"README.md:{block.line}: a construct block ends with app.synth()"
+    templates = synthesize(block, tmp_path)
+    assert templates, f"README.md:{block.line} wrote no stack"
+    for name, template in templates.items():
+        assert template.get("Resources"), f"README.md:{block.line}: stack {name} has no resources"
+
+
+@pytest.mark.parametrize(
+    "block",
+    [b for b in BLOCKS if not b.is_construct and b.markers.get("user-handler") != "code"],
+    ids=lambda b: b.test_id,
+)
+def test_runtime_block_runs_against_moto(block, tmp_path, monkeypatch):
+    if "mock_aws" in block.code:  # the block starts moto itself, as a user's test would
+        for name in block.setups():
+            SETUPS[name](monkeypatch, tmp_path)
+        run(block)
+        return
+    with mock_aws():
+        for name in block.setups():
+            SETUPS[name](monkeypatch, tmp_path)
+        run(block)
+
+
+def test_user_handler_code_block_writes_and_reads_back_with_the_env_bind_sets(tmp_path, monkeypatch):
+    from aws_cdk import App, Stack
+
+    from cdk_ts import RotatingTimeSeriesTables
+
+    env = RotatingTimeSeriesTables(Stack(App(), "Layout"), "Readings", table_prefix="readings").layout.to_env()
+    # the README's construct block gives its function exactly these variables
+    template = synthesize(marked("construct"), tmp_path)["Telemetry"]
+    functions = [
+        r["Properties"] for r in template["Resources"].values()
+        if r["Type"] == "AWS::Lambda::Function" and r["Properties"].get("Handler") == "handler.handler"
+    ]
+    assert len(functions) == 1
+    assert env.items() <= functions[0]["Environment"]["Variables"].items()
+
+    handler = run(marked("code"))["handler"]
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    with mock_aws():
+        create_period_tables(TableLayout.from_env(env), ["readings_2026-03-01"])
+        result = handler({"device_id": 7, "time": "2026-03-01T12:00:00+00:00", "temperature_c": "21.5"}, None)
+    assert result == {"table": "readings_2026-03-01", "items": ["21.5"]}
