@@ -375,19 +375,22 @@ class Scenario:
                     )
 
         client.meta.events.register("provide-client-params.dynamodb.PutItem", throttle_every_40th)
-        # No cooldown: the demo lasts seconds, not the minutes a real hot key keeps throttling.
+        # Simulated time: each write is a quarter second later, so the 1 s cooldown passes within the demo.
+        simulated = {"now": time.time()}
         audit = ShardedTable(
             self.outputs["AuditLogTableName"],
             self.outputs["AuditLogShardsTableName"],
             partition_key="file_path",
             sort_key="timestamp",
             dynamodb_client=client,
-            cooldown_seconds=0,
+            cooldown_seconds=1,
             max_backoff_seconds=0.01,
             growth="increment",
+            clock=lambda: simulated["now"],
         )
         start = int(time.time())
         for i in range(200):
+            simulated["now"] += 0.25
             audit.put_item({"file_path": "/releases/viral.mp4", "timestamp": start * 1000 + i, "action": "GET"})
         count = audit.shard_count("/releases/viral.mp4")
         items = audit.query("/releases/viral.mp4")
