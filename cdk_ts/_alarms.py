@@ -26,6 +26,30 @@ class AlarmActions:
             for alarm in self._own_alarms:
                 alarm.add_alarm_action(action)
 
+    def _alarm_above(
+        self,
+        construct_id: str,
+        metric: cloudwatch.IMetric,
+        description: str,
+        *,
+        threshold: float = 0,
+        evaluation_periods: int = 1,
+    ) -> cloudwatch.Alarm:
+        """An alarm (tracked, so it gets this construct's actions) when ``metric`` exceeds ``threshold``.
+
+        Missing data is not breaching: these metrics are published only when something happens.
+        """
+        return self._track_alarm(cloudwatch.Alarm(
+            self,
+            construct_id,
+            metric=metric,
+            threshold=threshold,
+            evaluation_periods=evaluation_periods,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            alarm_description=description,
+        ))
+
     def _track_alarm(self, alarm: cloudwatch.Alarm) -> cloudwatch.Alarm:
         for action in self._alarm_actions:
             alarm.add_alarm_action(action)

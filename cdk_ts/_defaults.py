@@ -12,9 +12,11 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from cdk_ts._assets import lambda_code
+from cdk_ts._nag import acknowledge
 
 #: The oldest Python the runtime package runs on (it uses ``datetime.UTC`` and ``StrEnum``).
 MIN_RUNTIME_MINOR = 11
@@ -141,6 +143,19 @@ def access_logs_bucket(scope: Construct, construct_id: str) -> s3.Bucket:
         )
     )
     return bucket
+
+
+def dead_letter_queue(scope: Construct, construct_id: str, purpose: str) -> sqs.Queue:
+    """An SQS-encrypted, SSL-only queue that keeps messages 14 days: the dead-letter queue of ``purpose``."""
+    queue = sqs.Queue(
+        scope,
+        construct_id,
+        encryption=sqs.QueueEncryption.SQS_MANAGED,
+        enforce_ssl=True,
+        retention_period=Duration.days(14),
+    )
+    acknowledge(queue, "AwsSolutions-SQS3", f"this queue is the dead-letter queue of {purpose}")
+    return queue
 
 
 def table_protection(encryption_key: kms.IKey | None, point_in_time_recovery: bool) -> dict:

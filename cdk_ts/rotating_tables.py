@@ -17,12 +17,11 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sns as sns
-from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from cdk_ts import _schedules
 from cdk_ts._alarms import AlarmActions
-from cdk_ts._defaults import runtime_function, table_arn_pattern
+from cdk_ts._defaults import dead_letter_queue, runtime_function, table_arn_pattern
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
 from cdk_ts.runtime_layer import RuntimeLayer
 from cdk_ts_runtime.periods import RotationPeriod, globs_overlap, table_name_glob
@@ -241,17 +240,8 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
         )
         self._grant_rotation_permissions()
 
-        self.schedule_dead_letter_queue = sqs.Queue(
-            self,
-            "ScheduleDeadLetterQueue",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=Duration.days(14),
-        )
-        acknowledge(
-            self.schedule_dead_letter_queue,
-            "AwsSolutions-SQS3",
-            "this queue is the dead-letter queue of the rotation schedules' EventBridge targets",
+        self.schedule_dead_letter_queue = dead_letter_queue(
+            self, "ScheduleDeadLetterQueue", "the rotation schedules' EventBridge targets"
         )
         self.create_new_rule = self._schedule("CreateNew", "create_new", events.Schedule.cron(**create_fields))
         self.resize_old_rule = self._schedule("ResizeOld", "resize_old", events.Schedule.cron(**resize_fields))
@@ -273,49 +263,28 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
                 properties={"Layout": self.layout.to_env(), "ConfigHash": self._config_fingerprint()},
             )
 
-        five_minutes = Duration.minutes(5)
-        self.rotation_failures_alarm = self._track_alarm(cloudwatch.Alarm(
-            self,
+        self.rotation_failures_alarm = self._alarm_above(
             "RotationFailuresAlarm",
-            metric=self.function.metric_errors(statistic="Sum", period=five_minutes),
-            threshold=0,
-            evaluation_periods=1,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            alarm_description=f"The rotation of {table_prefix}_* failed (create_new, resize_old or reconcile)",
-        ))
-        self.next_table_missing_alarm = self._track_alarm(cloudwatch.Alarm(
-            self,
+            self.function.metric_errors(statistic="Sum", period=Duration.minutes(5)),
+            f"The rotation of {table_prefix}_* failed (create_new, resize_old or reconcile)",
+        )
+        self.next_table_missing_alarm = self._alarm_above(
             "NextTableMissingAlarm",
-            metric=self.metric_next_table_missing(),
-            threshold=0,
-            evaluation_periods=1,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            alarm_description=f"Inside the lead window the next period's {table_prefix} table does not exist yet",
-        ))
-        self.schedule_dead_letters_alarm = self._track_alarm(cloudwatch.Alarm(
-            self,
+            self.metric_next_table_missing(),
+            f"Inside the lead window the next period's {table_prefix} table does not exist yet",
+        )
+        self.schedule_dead_letters_alarm = self._alarm_above(
             "ScheduleDeadLettersAlarm",
-            metric=self.schedule_dead_letter_queue.metric_approximate_number_of_messages_visible(
-                statistic="Maximum", period=five_minutes
+            self.schedule_dead_letter_queue.metric_approximate_number_of_messages_visible(
+                statistic="Maximum", period=Duration.minutes(5)
             ),
-            threshold=0,
-            evaluation_periods=1,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            alarm_description=f"A rotation run of {table_prefix}_* could not be delivered after every retry",
-        ))
-        self.future_tables_alarm = self._track_alarm(cloudwatch.Alarm(
-            self,
+            f"A rotation run of {table_prefix}_* could not be delivered after every retry",
+        )
+        self.future_tables_alarm = self._alarm_above(
             "FuturePeriodTablesAlarm",
-            metric=self._rotation_metric("FuturePeriodTables"),
-            threshold=0,
-            evaluation_periods=1,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            alarm_description=f"Tables named {table_prefix}_* are dated after the next period; rotation leaves them",
-        ))
+            self._rotation_metric("FuturePeriodTables"),
+            f"Tables named {table_prefix}_* are dated after the next period; rotation leaves them",
+        )
 
     # ---- public API -----------------------------------------------------------------------------
 
