@@ -2,8 +2,11 @@
 
 Same construct IDs, so the same logical IDs; ``tests/snapshots/test_plain_baseline.py`` checks that
 it synthesizes the same template as ``app.SampleStack`` (asset hashes aside), so the synth-time
-ratio compares equal work. It imports nothing from ``cdk_ts`` or ``lambdas``: what a team would
-write without the library. Function code comes from ``code_dir`` (a directory holding ``lambdas/``).
+ratio compares equal work. It imports nothing from ``cdk_ts`` or ``cdk_ts_runtime``: what a team
+would write without the library. The code comes from directories the caller passes: ``code_dir``
+holds ``cdk_ts_runtime/`` (the rotation and archiver functions), ``layer_dir`` holds
+``python/cdk_ts_runtime/`` (the runtime layer the ingest function uses), ``ingest_dir`` holds the
+example ingest handler.
 """
 
 from __future__ import annotations
@@ -12,15 +15,18 @@ import hashlib
 
 from aws_cdk import App, ArnFormat, CfnOutput, CustomResource, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_glue as glue
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
@@ -77,12 +83,29 @@ def _function(
     )
 
 
+def _next_table_missing() -> cloudwatch.Metric:
+    return cloudwatch.Metric(
+        namespace="cdk-ts",
+        metric_name="NextPeriodTableMissing",
+        dimensions_map={"TablePrefix": PREFIX},
+        statistic="Maximum",
+        period=FIVE_MINUTES,
+    )
+
+
 def _table_arn(stack: Stack, name: str) -> str:
     return stack.format_arn(service="dynamodb", resource="table", resource_name=name)
 
 
-def _alarm(scope: Construct, construct_id: str, metric: cloudwatch.IMetric, description: str, **props):
-    return cloudwatch.Alarm(
+def _alarm(
+    scope: Construct,
+    construct_id: str,
+    metric: cloudwatch.IMetric,
+    description: str,
+    action: cloudwatch.IAlarmAction,
+    **props,
+) -> cloudwatch.Alarm:
+    alarm = cloudwatch.Alarm(
         scope,
         construct_id,
         metric=metric,
@@ -91,14 +114,30 @@ def _alarm(scope: Construct, construct_id: str, metric: cloudwatch.IMetric, desc
         treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         **{"threshold": 0, "evaluation_periods": 1, **props},
     )
+    alarm.add_alarm_action(action)
+    return alarm
 
 
 class PlainSampleStack(Stack):
     """Rotating tables, device log, audit log with shard metadata, two stream archivers, ingest, dashboard."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, code_dir: str, **kwargs) -> None:
+    def __init__(
+        self, scope: Construct, construct_id: str, *, code_dir: str, layer_dir: str, ingest_dir: str, **kwargs
+    ) -> None:
         super().__init__(scope, construct_id, **kwargs)
         code = lambda_.Code.from_asset(code_dir)
+        key = kms.Key(self, "AlarmTopicKey", enable_key_rotation=True, description="Encrypts the alarm topic")
+        key.add_to_resource_policy(
+            iam.PolicyStatement(
+                principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+                actions=["kms:Decrypt", "kms:GenerateDataKey*"],
+                resources=["*"],
+            )
+        )
+        topic = sns.Topic(
+            self, "AlarmTopic", master_key=key, enforce_ssl=True, display_name=f"{self.stack_name} alarms"
+        )
+        self.alarm_action = cloudwatch_actions.SnsAction(topic)
         private = {
             "encryption": s3.BucketEncryption.S3_MANAGED,
             "block_public_access": s3.BlockPublicAccess.BLOCK_ALL,
@@ -206,6 +245,20 @@ class PlainSampleStack(Stack):
             resource_type="Custom::CdkTsRotation",
             properties={"Layout": LAYOUT, "ConfigHash": config_hash},
         )
+        _alarm(
+            telemetry,
+            "RotationFailuresAlarm",
+            rotation.metric_errors(statistic="Sum", period=FIVE_MINUTES),
+            f"The rotation of {PREFIX}_* failed (create_new, resize_old or reconcile)",
+            self.alarm_action,
+        )
+        _alarm(
+            telemetry,
+            "NextTableMissingAlarm",
+            _next_table_missing(),
+            f"Inside the lead window the next period's {PREFIX} table does not exist yet",
+            self.alarm_action,
+        )
 
         device_log_scope = Construct(self, "DeviceLog")
         string = dynamodb.AttributeType.STRING
@@ -275,6 +328,7 @@ class PlainSampleStack(Stack):
             "bisect_batch_on_function_error": True,
             "on_failure_destination_arn": telemetry_dlq.queue_arn,
             "filter_patterns": [],
+            "report_batch_item_failures": True,
         }
         rotation.add_environment("CDK_TS_STREAM_CONSUMER", self.to_json_string(consumer))
         rotation.add_to_role_policy(
@@ -314,16 +368,40 @@ class PlainSampleStack(Stack):
             )
         )
 
-        ingest = _function(
+        ingest_logs = logs.LogGroup(
+            self, "IngestLogs", retention=logs.RetentionDays.THREE_MONTHS, removal_policy=RemovalPolicy.DESTROY
+        )
+        ingest_role = iam.Role(self, "IngestRole", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+        ingest_logs.grant_write(ingest_role)
+        ingest = lambda_.Function(
             self,
             "Ingest",
-            code,
-            "lambdas.ingest.handler",
-            "Example ingest: multi-measure readings into the rotating telemetry tables",
-            environment={},
-            timeout=Duration.minutes(1),
-            memory_size=256,
+            runtime=lambda_.Runtime.PYTHON_3_14,
+            architecture=lambda_.Architecture.ARM_64,
+            handler="ingest.handler",
+            code=lambda_.Code.from_asset(ingest_dir, exclude=["__pycache__"]),
+            description="Example ingest: multi-measure readings into the rotating telemetry tables",
+            log_group=ingest_logs,
+            logging_format=lambda_.LoggingFormat.JSON,
+            role=ingest_role,
         )
+        # The ingest code imports cdk_ts_runtime from this layer (Lambda puts /opt/python on sys.path).
+        layer = lambda_.LayerVersion(
+            self,
+            "CdkTsRuntimeLayer",
+            code=lambda_.Code.from_asset(layer_dir),
+            compatible_runtimes=[
+                lambda_.Runtime.PYTHON_3_11,
+                lambda_.Runtime.PYTHON_3_12,
+                lambda_.Runtime.PYTHON_3_13,
+                lambda_.Runtime.PYTHON_3_14,
+            ],
+            compatible_architectures=[lambda_.Architecture.ARM_64, lambda_.Architecture.X86_64],
+            description="cdk-ts runtime clients (cdk_ts_runtime): PeriodRouter, DeviceLogRepository, ShardedTable, ...",
+            license="Apache-2.0",
+            removal_policy=RemovalPolicy.RETAIN,
+        )
+        ingest.add_layers(layer)
         for name, value in LAYOUT.items():
             ingest.add_environment(name, value)
         ingest.add_to_role_policy(
@@ -389,6 +467,7 @@ class PlainSampleStack(Stack):
             "IteratorAgeAlarm",
             function.metric("IteratorAge", statistic="Maximum", period=FIVE_MINUTES),
             "Stream records wait too long to be archived (archiver behind or failing)",
+            self.alarm_action,
             threshold=Duration.hours(1).to_milliseconds(),
             evaluation_periods=3,
         )
@@ -397,12 +476,14 @@ class PlainSampleStack(Stack):
             "DeadLetterQueueAlarm",
             dlq.metric_approximate_number_of_messages_visible(statistic="Maximum", period=FIVE_MINUTES),
             "Stream batches gave up and went to the dead-letter queue: records need replay",
+            self.alarm_action,
         )
         _alarm(
             scope,
             "ErrorsAlarm",
             function.metric_errors(statistic="Sum", period=FIVE_MINUTES),
             "The archiver function raised errors",
+            self.alarm_action,
         )
         return scope, function, dlq
 
@@ -458,25 +539,6 @@ class PlainSampleStack(Stack):
     def _monitoring(
         self, rotation: lambda_.Function, archivers: list[lambda_.Function], queues: list[sqs.Queue]
     ) -> None:
-        next_table_missing = cloudwatch.Metric(
-            namespace="cdk-ts",
-            metric_name="NextPeriodTableMissing",
-            dimensions_map={"TablePrefix": PREFIX},
-            statistic="Maximum",
-            period=FIVE_MINUTES,
-        )
-        _alarm(
-            self,
-            "RotationFailuresAlarm",
-            rotation.metric_errors(statistic="Sum", period=FIVE_MINUTES),
-            "The table rotation function failed (create_new, resize_old or reconcile)",
-        )
-        _alarm(
-            self,
-            "NextTableMissingAlarm",
-            next_table_missing,
-            "Inside the lead window the next period's table does not exist yet",
-        )
         _alarm(
             self,
             "ThrottledRequestsAlarm",
@@ -487,6 +549,7 @@ class PlainSampleStack(Stack):
                 label="DynamoDB throttled requests",
             ),
             "DynamoDB throttled requests (current period table among them)",
+            self.alarm_action,
             evaluation_periods=3,
         )
         dashboard = cloudwatch.Dashboard(self, "Dashboard", dashboard_name=f"{self.stack_name}-operations")
@@ -515,7 +578,7 @@ class PlainSampleStack(Stack):
             ),
             cloudwatch.GraphWidget(
                 title="Rotation: errors and next table missing",
-                left=[rotation.metric_errors(period=FIVE_MINUTES), next_table_missing],
+                left=[rotation.metric_errors(period=FIVE_MINUTES), _next_table_missing()],
                 width=12,
             ),
             cloudwatch.GraphWidget(
@@ -531,12 +594,14 @@ class PlainSampleStack(Stack):
         )
 
 
-def build_plain_app(app: App, code_dir: str) -> App:
-    """The plain stack under the sample app's stack name and description."""
+def build_plain_app(app: App, code_dir: str, layer_dir: str, ingest_dir: str) -> App:
+    """The plain stack under the sample app's stack name and description (directories: see the module doc)."""
     PlainSampleStack(
         app,
         "CdkTsSample",
         code_dir=code_dir,
+        layer_dir=layer_dir,
+        ingest_dir=ingest_dir,
         description="cdk-ts sample: rotating DynamoDB time-series tables and the patterns around them",
     )
     return app

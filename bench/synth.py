@@ -1,4 +1,4 @@
-"""Synth time of the sample app vs the same resources without the library; Lambda asset size; import time.
+"""Synth time of the sample app vs the same resources without the library; asset sizes; import time.
 
 Run: .venv/bin/python -m bench.synth [--repeat 5]
 
@@ -36,7 +36,7 @@ PLAIN = """
 import sys
 from aws_cdk import App
 from bench.plain_stack import build_plain_app
-build_plain_app(App(outdir=sys.argv[1]), sys.argv[2]).synth()
+build_plain_app(App(outdir=sys.argv[1]), *sys.argv[2:5]).synth()
 """
 INCLUDED = """
 import sys
@@ -46,6 +46,15 @@ stack = Stack(app, "CdkTsSample")
 cloudformation_include.CfnInclude(stack, "Template", template_file=sys.argv[2])
 app.synth()
 """
+
+
+def zipped_size(directory: Path) -> int:
+    """Bytes of ``directory`` zipped with deflate, every file under it (as the CDK CLI zips an asset)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(p for p in directory.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+            archive.write(path, path.relative_to(directory))
+    return len(buffer.getvalue())
 
 
 def run(code: str, *args: str) -> float:
@@ -61,7 +70,8 @@ def main() -> None:
     args = parser.parse_args()
     from cdk_ts._assets import staged_asset_dir
 
-    code_dir = str(staged_asset_dir())
+    # The plain stack reads the same directories the sample app's constructs stage.
+    code_dirs = (str(staged_asset_dir()), str(staged_asset_dir("python")), str(REPO / "examples" / "ingest"))
     with tempfile.TemporaryDirectory() as tmp:
         library_out = Path(tmp, "lib")
         run(WITH_LIBRARY, str(library_out))  # also warms the file cache
@@ -73,7 +83,7 @@ def main() -> None:
         with_library, plain, included = [], [], []
         for index in range(args.repeat):
             with_library.append(run(WITH_LIBRARY, str(Path(tmp, f"l{index}"))))
-            plain.append(run(PLAIN, str(Path(tmp, f"p{index}")), code_dir))
+            plain.append(run(PLAIN, str(Path(tmp, f"p{index}")), *code_dirs))
             included.append(run(INCLUDED, str(Path(tmp, f"i{index}")), str(template)))
         lib, base, l1 = (statistics.median(s) for s in (with_library, plain, included))
         print(f"| synth, fresh interpreter (median of {args.repeat}) | seconds | vs plain aws-cdk-lib |\n|---|---|---|")
@@ -85,14 +95,16 @@ def main() -> None:
             for name, samples in (("cdk-ts", with_library), ("plain", plain), ("CfnInclude", included))
         ))
 
-        buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-            for path in sorted(staged_asset_dir().rglob("*.py")):
-                archive.write(path, path.relative_to(staged_asset_dir()))
-        print(f"\n| Lambda asset (lambdas/, zipped) | {len(buffer.getvalue()) / 1024:.1f} KB |\n|---|---|")
+    print("\n| asset (zipped, deflate) | KB |\n|---|---|")
+    for name, directory in (
+        ("cdk-ts functions' code (cdk_ts_runtime/)", staged_asset_dir()),
+        ("RuntimeLayer (python/cdk_ts_runtime/)", staged_asset_dir("python")),
+        ("example ingest function (examples/ingest/)", REPO / "examples" / "ingest"),
+    ):
+        print(f"| {name} | {zipped_size(directory) / 1024:.1f} |")
 
     print("\n| handler module | import time, fresh interpreter (median ms) |\n|---|---|")
-    for module in ("cdk_ts_runtime.rotation", "cdk_ts_runtime.archiver", "lambdas.ingest"):
+    for module in ("cdk_ts_runtime.handlers.rotation", "cdk_ts_runtime.handlers.archiver", "examples.ingest.ingest"):
         samples = []
         for _ in range(5):
             out = subprocess.run(

@@ -1,8 +1,15 @@
-"""The built wheel carries both packages, and its constructs find the Lambda code without the checkout."""
+"""The built wheel installs only ``cdk_ts`` and ``cdk_ts_runtime``, and works in an app with its own ``lambdas/``.
+
+A common CDK layout keeps the app's function code in a top-level ``lambdas/`` package. The library
+must not claim that name: these tests build the wheel, install it into a fresh venv, and synthesize
+all four constructs from such an app folder.
+"""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -11,76 +18,200 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.e2e.assembly import asset_files
 
-SYNTH_FROM_WHEEL = """
-import json, os, pathlib, sys
-import cdk_ts, lambdas
+REPO = Path(__file__).resolve().parents[2]
+TOP_LEVEL_PACKAGES = {"cdk_ts", "cdk_ts_runtime"}
+
+# The user's own package: the name the library must leave free.
+USER_PACKAGE = {
+    "__init__.py": '"""The app\'s own Lambda code."""\n',
+    "handler.py": (
+        '"""The app\'s own handler; cdk_ts_runtime comes from the cdk-ts runtime layer at run time."""\n'
+        "\n"
+        'GREETING = "hello from the app\'s own lambdas package"\n'
+        "\n"
+        "\n"
+        "def handler(event, context):\n"
+        '    return {"greeting": GREETING}\n'
+    ),
+}
+
+USER_APP = """
+import json, sys
+
 from aws_cdk import App, Stack
-from cdk_ts import RotatingTimeSeriesTables
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_lambda as lambda_
+
+from lambdas.handler import GREETING  # the app's own package, beside this file
+from cdk_ts import DeviceLogTable, RotatingTimeSeriesTables, ShardMetadataTable, StreamArchiver
+
 app = App(outdir=sys.argv[1])
-RotatingTimeSeriesTables(Stack(app, "S"), "T", table_prefix="telemetry", retain_periods=3)
-assembly = app.synth()
-assets = json.loads(pathlib.Path(sys.argv[1], "S.assets.json").read_text())["files"]
-paths = [pathlib.Path(sys.argv[1], a["source"]["path"])
-         for a in assets.values() if a["source"].get("packaging") == "zip"]
+stack = Stack(app, "UserStack")
+tables = RotatingTimeSeriesTables(stack, "Readings", table_prefix="readings", retain_periods=3)
+device_log = DeviceLogTable(stack, "DeviceLog", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
+audit = dynamodb.Table(
+    stack,
+    "Audit",
+    partition_key=dynamodb.Attribute(name="file_path", type=dynamodb.AttributeType.STRING),
+    sort_key=dynamodb.Attribute(name="timestamp", type=dynamodb.AttributeType.NUMBER),
+)
+ShardMetadataTable(stack, "AuditShards", main_table=audit)
+StreamArchiver(stack, "DeviceLogArchiver", source=device_log)
+fn = lambda_.Function(
+    stack,
+    "UserFunction",
+    runtime=lambda_.Runtime.PYTHON_3_12,
+    handler="handler.handler",
+    code=lambda_.Code.from_asset("lambdas"),
+)
+tables.bind(fn)
+app.synth()
 print(json.dumps({
-    "cdk_ts": cdk_ts.__file__,
-    "lambdas": lambdas.__file__,
-    "asset_files": sorted(str(p.relative_to(d)) for d in paths for p in d.rglob("*.py")),
+    "greeting": GREETING,
+    "cdk_ts": sys.modules["cdk_ts"].__file__,
+    "cdk_ts_runtime": sys.modules["cdk_ts_runtime"].__file__,
 }))
 """
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory):
-    out = tmp_path_factory.mktemp("dist")
-    subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(REPO)],
-        check=True,
-        capture_output=True,
-        timeout=600,
+    # Built from a copy of the sources: setuptools reuses a build/ folder, whose stale files
+    # (an old lambdas/ package, say) would end up in the wheel.
+    source = tmp_path_factory.mktemp("src") / "cdk-ts"
+    shutil.copytree(
+        REPO,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv", "node_modules", "build", "dist", "cdk.out", "*.egg-info", "__pycache__", ".*_cache"
+        ),
     )
-    (built,) = out.glob("cdk_ts-*.whl")
-    return built
-
-
-@pytest.mark.slow
-def test_wheel_contains_the_construct_and_runtime_packages(wheel):
-    names = zipfile.ZipFile(wheel).namelist()
-    assert "cdk_ts/__init__.py" in names
-    assert "cdk_ts/rotating_tables.py" in names
-    assert "lambdas/rotation.py" in names
-    assert not [n for n in names if n.startswith("tests/")]
-
-
-@pytest.mark.slow
-def test_constructs_installed_from_the_wheel_build_their_lambda_asset(wheel, tmp_path):
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    python = venv / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", str(wheel)], check=True, timeout=300)
-    # Dependencies (aws-cdk-lib, ...) come from this test environment; PYTHONPATH does not run the .pth
-    # file of our editable install, so cdk_ts and lambdas can only come from the wheel.
-    env = {
-        **os.environ,
-        "PYTHONPATH": sysconfig.get_paths()["purelib"],
-        "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
-    }
+    out = tmp_path_factory.mktemp("dist")
     result = subprocess.run(
-        [str(python), "-c", SYNTH_FROM_WHEEL, str(tmp_path / "cdk.out")],
-        cwd=tmp_path,
-        env=env,
+        [sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(source)],
         capture_output=True,
         text=True,
         timeout=600,
         check=False,
     )
-    assert result.returncode == 0, result.stderr[-3000:]
-    import json
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    (built,) = out.glob("cdk_ts-*.whl")
+    return built
 
+
+@pytest.fixture(scope="module")
+def venv_python(wheel, tmp_path_factory) -> Path:
+    venv = tmp_path_factory.mktemp("venv") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", str(wheel)], check=True, timeout=300)
+    return python
+
+
+@pytest.fixture
+def venv_env() -> dict[str, str]:
+    # Dependencies (aws-cdk-lib, boto3, ...) come from this test environment. Its cdk_ts and
+    # cdk_ts_runtime are an editable install reached only through a .pth file, which PYTHONPATH does
+    # not run, so in the venv both packages can only come from the wheel.
+    return {
+        **os.environ,
+        "PYTHONPATH": sysconfig.get_paths()["purelib"],
+        "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
+    }
+
+
+@pytest.mark.slow
+def test_wheel_holds_only_the_cdk_ts_and_cdk_ts_runtime_packages(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    top_level = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
+    assert top_level == TOP_LEVEL_PACKAGES
+    assert "cdk_ts/rotating_tables.py" in names
+    assert "cdk_ts_runtime/handlers/rotation.py" in names
+    assert "cdk_ts_runtime/router.py" in names
+    strays = [n for n in names if {"lambdas", "tests", "examples"} & set(n.split("/"))]
+    assert strays == []
+
+
+@pytest.mark.slow
+def test_an_app_with_its_own_lambdas_package_synthesizes_all_four_constructs_from_the_wheel(
+    venv_python, venv_env, tmp_path
+):
+    # given an app folder with its own lambdas/ package and handler, and cdk-ts installed from the wheel
+    app_dir = tmp_path / "app"
+    (app_dir / "lambdas").mkdir(parents=True)
+    for name, text in USER_PACKAGE.items():
+        (app_dir / "lambdas" / name).write_text(text)
+    (app_dir / "app.py").write_text(USER_APP)
+    outdir = app_dir / "cdk.out"
+
+    # when the app imports its own handler module and synthesizes a stack with every construct
+    result = subprocess.run(
+        [str(venv_python), "app.py", str(outdir)],
+        cwd=app_dir,
+        env=venv_env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+    # then it synthesizes, with both the user's module and cdk-ts's packages where they belong
+    assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(result.stdout.strip().splitlines()[-1])
-    assert report["cdk_ts"].startswith(str(venv)), report
-    assert report["lambdas"].startswith(str(venv)), report
-    assert "lambdas/rotation.py" in report["asset_files"]
-    assert not [f for f in report["asset_files"] if not f.startswith("lambdas/")], "the asset holds only lambdas/"
+    assert report["greeting"] == "hello from the app's own lambdas package"
+    venv = str(venv_python.parents[1])
+    assert report["cdk_ts"].startswith(venv), report
+    assert report["cdk_ts_runtime"].startswith(venv), report
+
+    resources = json.loads((outdir / "UserStack.template.json").read_text())["Resources"]
+    functions = {
+        name: r["Properties"] for name, r in resources.items() if r["Type"] == "AWS::Lambda::Function"
+    }
+    library_functions = {n: p for n, p in functions.items() if p["Handler"].startswith("cdk_ts_runtime.")}
+    assert len(library_functions) == 2, sorted(functions)  # rotation and archiver
+    for props in library_functions.values():
+        files = asset_files(outdir, "UserStack", props["Code"]["S3Key"])
+        assert "cdk_ts_runtime/handlers/rotation.py" in files
+        assert [f for f in files if not f.startswith("cdk_ts_runtime/")] == []
+
+    (layer_name,) = [n for n, r in resources.items() if r["Type"] == "AWS::Lambda::LayerVersion"]
+    layer_files = asset_files(outdir, "UserStack", resources[layer_name]["Properties"]["Content"]["S3Key"])
+    assert "python/cdk_ts_runtime/router.py" in layer_files
+    assert [f for f in layer_files if not f.startswith("python/cdk_ts_runtime/")] == []
+
+    (user_function,) = [p for p in functions.values() if p["Handler"] == "handler.handler"]
+    assert user_function["Layers"] == [{"Ref": layer_name}]
+    user_files = asset_files(outdir, "UserStack", user_function["Code"]["S3Key"])
+    # (the app imported lambdas.handler before synth, so Python may have written lambdas/__pycache__)
+    assert [f for f in user_files if "__pycache__" not in f] == ["__init__.py", "handler.py"]
+
+
+@pytest.mark.slow
+def test_nothing_named_lambdas_is_importable_after_installing_the_wheel(venv_python, venv_env, tmp_path):
+    # given a folder without a lambdas/ directory
+    assert not (tmp_path / "lambdas").exists()
+    # when the venv's interpreter imports lambdas, then nothing provides it
+    result = subprocess.run(
+        [str(venv_python), "-c", "import lambdas"],
+        cwd=tmp_path,
+        env=venv_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert "ModuleNotFoundError: No module named 'lambdas'" in result.stderr
+    # while the wheel's own packages are there
+    imported = subprocess.run(
+        [str(venv_python), "-c", "import cdk_ts_runtime, cdk_ts; print(cdk_ts_runtime.__file__)"],
+        cwd=tmp_path,
+        env=venv_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert imported.stdout.startswith(str(venv_python.parents[1]))
