@@ -18,7 +18,7 @@ from cdk_ts_runtime.rotation import TableRotator
 from cdk_ts_runtime.rotation.ownership import ownership_tags
 from cdk_ts_runtime.rotation_config import RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
-from tests.support.requests import RequestCounter
+from examples.local_aws import RequestCounter
 
 
 def main() -> None:
@@ -54,7 +54,7 @@ def main() -> None:
             calls = dict(sorted(counter.calls.items()))
             print(f"| {label} | {args.tables} | {sum(calls.values())} | {calls} | {elapsed:.1f} |")
             assert label.startswith("first") or not report["actions"], report["actions"][:3]
-            dynamodb.meta.events.unregister("provide-client-params.*.*", counter._record)
+            counter.stop()
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 from cdk_ts_runtime.router import PeriodRouter
-from tests.support.servers import server_client_for, start_moto_server
+from examples.local_aws import server_client_for, start_moto_server
 
 
 def timed(action, repeat: int) -> float:

@@ -24,7 +24,7 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 
 from cdk_ts_runtime.sharding import ShardedTable
-from tests.support.servers import server_client_for, start_moto_server
+from examples.local_aws import server_client_for, start_moto_server
 
 PARTITION_LIMIT = 1000  # WCU/s one partition (one physical key) accepts
 KEY = "/hot/file.mp4"

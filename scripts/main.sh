@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
-.venv/bin/python scenario.py "$@"
+.venv/bin/python -m examples.scenario "$@"

@@ -12,7 +12,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from tests.support.servers import LocalServer, start_dynalite, start_moto_server
+from examples.local_aws import LocalServer, start_dynalite, start_moto_server
 
 REGION = "us-east-1"
 _counter = itertools.count()

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,14 +15,26 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.mark.e2e
 @pytest.mark.slow
-def test_sample_app_deploys_runs_the_scenario_and_tears_down():
+def test_sample_app_deploys_runs_the_scenario_and_tears_down(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "CDK_"))}
+    results_file = tmp_path / "results.json"
     result = subprocess.run(
-        [sys.executable, "scenario.py"], cwd=REPO, env=env, capture_output=True, text=True, timeout=900, check=False
+        [sys.executable, "-m", "examples.scenario", "--results", str(results_file)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=900, check=False,
     )
     output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-6000:]
-    assert re.search(r"^\d+ passed, 0 failed$", result.stdout, re.MULTILINE), output[-3000:]
-    assert "destroy: CdkTsSample deleted" in result.stdout
-    (pid,) = re.findall(r"emulator: stopped pid (\d+)", result.stdout)
-    assert not Path(f"/proc/{pid}").exists(), f"emulator process {pid} is still running"
+    assert results_file.exists(), output[-6000:]
+    results = json.loads(results_file.read_text())
+    failed = [s for s in results["steps"] if not s["ok"]]
+    assert failed == [], output[-6000:]
+    steps = {s["step"] for s in results["steps"]}
+    assert {
+        "reconcile creates the current period's table",
+        "ingest writes every reading",
+        "every write read back across the shards",
+        "every stream record is one archived line",
+    } <= steps
+    assert len(results["steps"]) >= 17
+    assert results["destroyed"] is True
+    assert result.returncode == 0, output[-3000:]
+    assert not Path(f"/proc/{results['emulator_pid']}").exists(), "the emulator process is still running"

@@ -1,33 +1,15 @@
-"""Count and fail AWS API calls at the boto3 client with botocore's event hooks (no mocks of our code)."""
+"""Fail AWS API calls at the boto3 client with botocore's event hooks (no mocks of our code); counting is in
+``examples.local_aws.RequestCounter`` and re-exported here for the tests."""
 
 from __future__ import annotations
 
-import threading
-from collections import Counter
 from collections.abc import Callable
 
 from botocore.exceptions import ClientError
 
+from examples.local_aws import RequestCounter
 
-class RequestCounter:
-    """Counts every API call a boto3 client makes, by operation name (thread-safe)."""
-
-    def __init__(self, client) -> None:
-        self.calls: Counter[str] = Counter()
-        self.params: list[tuple[str, dict]] = []
-        self._lock = threading.Lock()
-        client.meta.events.register("provide-client-params.*.*", self._record)
-
-    def _record(self, params, model, **_kwargs) -> None:
-        with self._lock:
-            self.calls[model.name] += 1
-            self.params.append((model.name, dict(params)))
-
-    def reset(self) -> None:
-        """Forget the calls counted so far."""
-        with self._lock:
-            self.calls.clear()
-            self.params.clear()
+__all__ = ["RequestCounter", "client_error", "inject_failure"]
 
 
 def client_error(operation: str, code: str, message: str = "injected", **extra) -> ClientError:

@@ -5,7 +5,10 @@ The emulator accepts the CloudFormation deployment but cannot run Lambda code (t
 so each step runs the deployed function's own handler code on this host, with the environment
 read back from the deployed function. Exit code 0 only when every step's result is right.
 
-Usage: .venv/bin/python scenario.py [--port N] [--keep]
+Usage: .venv/bin/python -m examples.scenario [--port N] [--keep] [--results FILE]
+
+Each step records ``(step, ok, figure)``; ``--results`` writes them as JSON (what the e2e test asserts
+on), along with the emulator's PID and whether the stack was destroyed.
 """
 
 from __future__ import annotations
@@ -16,18 +19,16 @@ import io
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent
+from examples.local_aws import start_moto_server
+
+REPO = Path(__file__).resolve().parents[1]
 SAMPLE_DATA = REPO / "tests" / "data" / "device_state_log.json"
 ACCOUNT, REGION = "123456789012", "us-east-1"
 STACK = "CdkTsSample"
@@ -39,66 +40,6 @@ def say(text: str = "") -> None:
 
 
 # ---- emulator and CDK CLI ---------------------------------------------------------------------
-
-
-def free_port() -> int:
-    """A free TCP port on 127.0.0.1."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@contextlib.contextmanager
-def emulator(port: int) -> Iterator[str]:
-    """moto_server on 127.0.0.1:port for the duration of the block; stopped by PID even on failure."""
-    process = subprocess.Popen(
-        [sys.executable, str(Path(__file__).resolve()), "--serve-emulator", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    # The CDK CLI's template URL is only resolved by the emulator with the host name localhost.
-    url = f"http://localhost:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"moto_server exited with code {process.returncode}")
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/moto-api/", timeout=1)  # noqa: S310
-                break
-            except urllib.error.HTTPError:
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("moto_server did not start within 30 s") from None
-                time.sleep(0.2)
-        say(f"emulator: moto_server pid {process.pid} at {url}")
-        yield url
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=10)
-        say(f"emulator: stopped pid {process.pid}")
-
-
-def serve_emulator(port: int) -> None:
-    """Run moto_server in this process, with stream records left on the stream for the scenario.
-
-    moto hands each new record of a mapped stream to the mapped function, which it cannot start
-    without Docker, and then drops the record; it also keeps that hook after the mapping is deleted.
-    Mapped functions are therefore not invoked here: records stay readable with GetRecords, and the
-    scenario runs the archiver's code on them as the mapping would.
-    """
-    from moto.awslambda.models import LambdaBackend
-    from moto.server import main as moto_server
-
-    LambdaBackend.send_dynamodb_items = lambda self, function_arn, items, source: None
-    moto_server(["-H", "127.0.0.1", "-p", str(port)])
 
 
 def cli_environment(url: str) -> dict[str, str]:
@@ -471,17 +412,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0, help="emulator port (default: a free one)")
     parser.add_argument("--keep", action="store_true", help="leave the stack and the emulator's state (until exit)")
-    parser.add_argument("--serve-emulator", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    parser.add_argument("--results", type=Path, help="write every step's result to this JSON file")
     args = parser.parse_args(argv)
-    if args.serve_emulator:
-        serve_emulator(args.serve_emulator)
-        return 0
-    port = args.port or free_port()
     say("cdk-ts sample: deploy to a local emulator, run the scenario, tear down")
     say("note: moto_server deploys the CloudFormation stack but cannot execute Lambda code (that needs Docker);")
     say("      each step runs the deployed function's handler code on this host with its deployed environment.")
-    with emulator(port) as url:
-        env = cli_environment(url)
+    server = start_moto_server(port=args.port or None, keep_stream_records=True, url_host="localhost")
+    say(f"emulator: moto_server pid {server.pid} at {server.endpoint_url}")
+    scenario: Scenario | None = None
+    destroyed = False
+    try:
+        env = cli_environment(server.endpoint_url)
         os.environ.update({k: v for k, v in env.items() if k.startswith(("AWS_", "CDK_"))})
         started = time.monotonic()
         cdk(env, "bootstrap", f"aws://{ACCOUNT}/{REGION}")
@@ -492,7 +433,6 @@ def main(argv: list[str] | None = None) -> int:
         started = time.monotonic()
         cdk(env, "deploy", "--require-approval", "never")
         say(f"deploy again: no-op update accepted ({time.monotonic() - started:.1f} s)")
-        ok = False
         try:
             scenario = Scenario()
             for step in (
@@ -507,12 +447,23 @@ def main(argv: list[str] | None = None) -> int:
                     step()
                 except Exception as error:  # noqa: BLE001 - report the step and go on to the summary
                     scenario.check(step.__name__, False, f"{type(error).__name__}: {error}")
-            ok = scenario.summary()
+            scenario.summary()
         finally:
             if not args.keep:
                 cdk(env, "destroy", "--force")
+                destroyed = True
                 say(f"destroy: {STACK} deleted (period tables and RETAIN resources stay, as they would in AWS)")
-    return 0 if ok else 1
+    finally:
+        server.stop()
+        say(f"emulator: stopped pid {server.pid}")
+    results = scenario.results if scenario else []
+    if args.results:
+        args.results.write_text(json.dumps({
+            "steps": [{"step": step, "ok": ok, "figure": figure} for step, ok, figure in results],
+            "emulator_pid": server.pid,
+            "destroyed": destroyed,
+        }, indent=2))
+    return 0 if results and all(ok for _step, ok, _figure in results) else 1
 
 
 if __name__ == "__main__":

@@ -1,0 +1,197 @@
+"""Local AWS emulators on 127.0.0.1, written once for the tests, the sample scenario and the benchmarks.
+
+``start_moto_server`` (every service moto has) and ``start_dynalite`` (a second DynamoDB-compatible
+server, from npm) run as subprocesses on free ports and are stopped by PID. ``RequestCounter``
+counts the API calls a boto3 client makes. Run ``python -m examples.local_aws moto PORT`` to serve
+moto_server in this process, optionally with mapped functions not invoked (``--keep-stream-records``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class LocalServer:
+    """A server process started here; ``stop()`` ends it (and is safe to call twice)."""
+
+    name: str
+    endpoint_url: str
+    process: subprocess.Popen
+
+    def stop(self) -> None:
+        """Terminate the process group and wait for it, killing it if it does not exit in 10 s."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=10)
+
+    @property
+    def pid(self) -> int:
+        """The server's process ID."""
+        return self.process.pid
+
+
+def _wait_until_listening(name: str, url: str, process: subprocess.Popen, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{name} exited with code {process.returncode} before listening on {url}")
+        try:
+            urllib.request.urlopen(url, timeout=1)  # noqa: S310 - loopback URL we built
+            return
+        except urllib.error.HTTPError:
+            return  # any HTTP answer means it is up
+        except OSError:
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError(f"{name} did not listen on {url} within {timeout:.0f} s")
+
+
+def start_moto_server(
+    host: str = "127.0.0.1", *, port: int | None = None, keep_stream_records: bool = False, url_host: str | None = None
+) -> LocalServer:
+    """Start ``moto_server`` (all services) as a subprocess listening on ``host``.
+
+    :param host: the address it binds. Default: 127.0.0.1.
+    :param port: the port. Default: None — a free one.
+    :param keep_stream_records: do not hand stream records to mapped functions (see :func:`serve_moto`).
+        Default: False — moto's own behaviour.
+    :param url_host: the host name in ``endpoint_url``. Default: None — ``host``. The CDK CLI's template
+        URLs are resolved by moto only with the host name ``localhost``.
+    """
+    port = port or free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "examples.local_aws", "moto", str(port), "--host", host]
+        + (["--keep-stream-records"] if keep_stream_records else []),
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    _wait_until_listening("moto_server", f"http://{host}:{port}", process)
+    return LocalServer("moto_server", f"http://{url_host or host}:{port}", process)
+
+
+def serve_moto(host: str, port: int, *, keep_stream_records: bool = False) -> None:
+    """Run moto_server in this process until it is stopped.
+
+    With ``keep_stream_records`` mapped functions are not invoked: moto hands each new record of a
+    mapped stream to the mapped function, which it cannot start without Docker, and then drops the
+    record; it also keeps that hook after the mapping is deleted. Records then stay readable with
+    GetRecords, and the sample scenario runs the archiver's code on them as the mapping would.
+    """
+    from moto.server import main as moto_server
+
+    if keep_stream_records:
+        from moto.awslambda.models import LambdaBackend
+
+        LambdaBackend.send_dynamodb_items = lambda self, function_arn, items, source: None
+    moto_server(["-H", host, "-p", str(port)])
+
+
+def dynalite_command() -> list[str]:
+    """The command that runs the npm-installed dynalite; a clear error when it is not installed."""
+    script = REPO / "node_modules" / "dynalite" / "cli.js"
+    node = shutil.which("node")
+    if not script.exists() or node is None:
+        raise RuntimeError(
+            f"dynalite is not installed at {script}: run `npm ci` in {REPO} "
+            "(scripts/test.sh does this) so the second DynamoDB-compatible server is available"
+        )
+    return [node, str(script)]
+
+
+def start_dynalite() -> LocalServer:
+    """Start dynalite (in-memory, fast table state changes) on 127.0.0.1 and a free port."""
+    port = free_port()
+    process = subprocess.Popen(
+        [*dynalite_command(), "--host", "127.0.0.1", "--port", str(port),
+         "--createTableMs", "20", "--deleteTableMs", "20", "--updateTableMs", "20"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ},
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    _wait_until_listening("dynalite", url, process)
+    return LocalServer("dynalite", url, process)
+
+
+def server_client_for(server: LocalServer, service: str = "dynamodb", region: str = "us-east-1"):
+    """A boto3 client for ``service`` on a local server, with dummy credentials."""
+    import boto3
+
+    return boto3.client(
+        service,
+        region_name=region,
+        endpoint_url=server.endpoint_url,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+
+
+class RequestCounter:
+    """Counts every API call a boto3 client makes, by operation name (thread-safe)."""
+
+    def __init__(self, client) -> None:
+        self.calls: Counter[str] = Counter()
+        self.params: list[tuple[str, dict]] = []
+        self._lock = threading.Lock()
+        self._client = client
+        client.meta.events.register("provide-client-params.*.*", self._record)
+
+    def _record(self, params, model, **_kwargs) -> None:
+        with self._lock:
+            self.calls[model.name] += 1
+            self.params.append((model.name, dict(params)))
+
+    def reset(self) -> None:
+        """Forget the calls counted so far."""
+        with self._lock:
+            self.calls.clear()
+            self.params.clear()
+
+    def stop(self) -> None:
+        """Stop counting."""
+        self._client.meta.events.unregister("provide-client-params.*.*", self._record)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m examples.local_aws moto PORT [--host H] [--keep-stream-records]``: serve moto here."""
+    parser = argparse.ArgumentParser(description="Serve moto_server in this process")
+    parser.add_argument("server", choices=["moto"])
+    parser.add_argument("port", type=int)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--keep-stream-records", action="store_true")
+    args = parser.parse_args(argv)
+    serve_moto(args.host, args.port, keep_stream_records=args.keep_stream_records)
+
+
+if __name__ == "__main__":
+    main()
