@@ -14,9 +14,9 @@ import pytest
 from cdk_ts_runtime.handlers import custom_resource, rotation
 from cdk_ts_runtime.periods import label
 from cdk_ts_runtime.rotation import RotationRunError, RotationWindowError, TableRotator
-from cdk_ts_runtime.rotation.ownership import ownership_tags
 from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG, RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
+from tests.runtime.test_rotation import create_period_table
 from tests.support.cloudformation import CloudFormationReplies
 from tests.support.requests import client_error, inject_failure
 
@@ -29,20 +29,21 @@ def day(offset: int) -> str:
 
 
 def make_table(dynamodb, name, read=300, write=1000, *, owned=True):
-    tags = ownership_tags(TableLayout(PREFIX)) if owned else {"owner": "another-team"}
-    dynamodb.create_table(
-        TableName=name,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "N"},
-            {"AttributeName": "sk", "AttributeType": "N"},
-        ],
-        ProvisionedThroughput={"ReadCapacityUnits": read, "WriteCapacityUnits": write},
-        Tags=[{"Key": k, "Value": v} for k, v in tags.items()],
-    )
+    """A daily period table of this rotation (tagged) or a look-alike, with PITR on (exports need it)."""
+    create_period_table(dynamodb, name, read, write, owned=owned, layout=TableLayout(PREFIX))
     dynamodb.update_continuous_backups(
         TableName=name, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True}
     )
+
+
+def published(cloudwatch, metric: str) -> list[float]:
+    """The maxima of one of the rotation's metrics for PREFIX, as CloudWatch holds them."""
+    stats = cloudwatch.get_metric_statistics(
+        Namespace="cdk-ts", MetricName=metric, Dimensions=[{"Name": "TablePrefix", "Value": PREFIX}],
+        StartTime=datetime.now(UTC) - timedelta(hours=1), EndTime=datetime.now(UTC) + timedelta(hours=1),
+        Period=3600, Statistics=["Maximum"],
+    )
+    return [p["Maximum"] for p in stats["Datapoints"]]
 
 
 def rotator(dynamodb, clock=NOW, **config):
@@ -153,13 +154,7 @@ class TestOwnership:
             TableLayout(PREFIX), RotationConfig(retain_periods=3), dynamodb=dynamodb, cloudwatch=cloudwatch,
             sleep=lambda _s: None, clock=lambda: NOW,
         ).run("resize_old", NOW)
-        stats = cloudwatch.get_metric_statistics(
-            Namespace="cdk-ts", MetricName="ForeignLookalikeTables",
-            Dimensions=[{"Name": "TablePrefix", "Value": PREFIX}],
-            StartTime=datetime.now(UTC) - timedelta(hours=1), EndTime=datetime.now(UTC) + timedelta(hours=1),
-            Period=3600, Statistics=["Maximum"],
-        )
-        assert [p["Maximum"] for p in stats["Datapoints"]] == [1.0]
+        assert published(cloudwatch, "ForeignLookalikeTables") == [1.0]
         assert day(-9) in state(dynamodb)
 
 
@@ -284,13 +279,7 @@ class TestFutureTables:
         ).run("reconcile", NOW)
         assert state(dynamodb)[day(5)] == (1, 1)
         assert any(a["action"] == "future" and a["table"] == day(5) for a in report["actions"])
-        stats = cloudwatch.get_metric_statistics(
-            Namespace="cdk-ts", MetricName="FuturePeriodTables",
-            Dimensions=[{"Name": "TablePrefix", "Value": PREFIX}],
-            StartTime=datetime.now(UTC) - timedelta(hours=1), EndTime=datetime.now(UTC) + timedelta(hours=1),
-            Period=3600, Statistics=["Maximum"],
-        )
-        assert [p["Maximum"] for p in stats["Datapoints"]] == [1.0]
+        assert published(cloudwatch, "FuturePeriodTables") == [1.0]
 
     def test_the_2099_table_of_the_reproduction_is_not_left_hot_silently(self, dynamodb):
         make_table(dynamodb, day(0))
