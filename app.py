@@ -121,6 +121,8 @@ class SampleStack(Stack):
             ("ArchiveBucketName", self.archive_bucket.bucket_name),
             ("TelemetryArchiverFunctionName", self.telemetry_archiver.function.function_name),
             ("DeviceLogArchiverFunctionName", self.device_log_archiver.function.function_name),
+            ("TelemetryArchiverFailureBucketName", self.telemetry_archiver.failure_bucket.bucket_name),
+            ("DeviceLogArchiverFailureBucketName", self.device_log_archiver.failure_bucket.bucket_name),
         ):
             CfnOutput(self, name, value=value)
 
