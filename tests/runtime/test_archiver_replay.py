@@ -231,3 +231,18 @@ def test_the_command_line_replays_and_prints_the_report(table, s3, capsys):  # n
 def test_a_done_prefix_inside_the_failure_prefix_is_refused():
     with pytest.raises(ValueError, match="outside 'aws/lambda/'"):
         StreamRecordArchiver(BUCKET, s3_client=object()).replay(FAILURES, done_prefix="aws/lambda/done/")
+
+
+def test_period_table_mappings_send_give_ups_to_the_failure_bucket(table, s3):  # noqa: F811
+    # given the consumer settings the construct hands the rotation function (S3 failure destination)
+    from cdk_ts_runtime.stream_consumer import StreamConsumer
+    from tests.runtime.test_rotation_handler import consumer_function
+
+    _dynamodb, stream = table
+    consumer = StreamConsumer(function_name=consumer_function(), on_failure_destination_arn=f"arn:aws:s3:::{FAILURES}")
+    lambda_client = boto3.client("lambda", region_name="us-east-1")
+    # when it maps a new table's stream
+    assert consumer.attach(lambda_client, stream)
+    # then the mapping's failure destination is the bucket, where Lambda keeps the whole batch
+    (mapping,) = lambda_client.list_event_source_mappings(EventSourceArn=stream)["EventSourceMappings"]
+    assert mapping["DestinationConfig"] == {"OnFailure": {"Destination": f"arn:aws:s3:::{FAILURES}"}}
