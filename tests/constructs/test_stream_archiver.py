@@ -144,7 +144,8 @@ def test_noncurrent_versions_expire_when_configured():
 
 
 def test_sqs_stays_available_as_the_failure_destination():
-    stack = Stack(new_app(), "Test")
+    app = new_app()
+    stack = Stack(app, "Test")
     log = DeviceLogTable(stack, "Log", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
     archiver = StreamArchiver(stack, "Archive", source=log, failure_destination=FailureDestination.SQS)
     template = Template.from_stack(stack)
@@ -169,10 +170,12 @@ def test_sqs_stays_available_as_the_failure_destination():
     template.has_resource_properties(
         "AWS::CloudWatch::Alarm", {"MetricName": "ApproximateNumberOfMessagesVisible", "Threshold": 0}
     )
+    assert unacknowledged_findings(app) == []
 
 
 def test_a_failure_bucket_passed_in_is_the_destination():
-    stack = Stack(new_app(), "Test")
+    app = new_app()
+    stack = Stack(app, "Test")
     log = DeviceLogTable(stack, "Log", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
     failures = s3.Bucket.from_bucket_name(stack, "Failures", "my-failures")
     archiver = StreamArchiver(stack, "Archive", source=log, failure_bucket=failures)
@@ -182,6 +185,7 @@ def test_a_failure_bucket_passed_in_is_the_destination():
         "AWS::Lambda::EventSourceMapping",
         {"DestinationConfig": {"OnFailure": {"Destination": stack.resolve(failures.bucket_arn)}}},
     )
+    assert unacknowledged_findings(app) == []
 
 
 def test_alarms_watch_iterator_age_failed_batches_delivery_failures_and_errors(fixed):
@@ -347,3 +351,13 @@ def test_fixed_table_archiver_passes_cdk_nag(fixed):
     log = DeviceLogTable(stack, "Log", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
     StreamArchiver(stack, "Archive", source=log, glue_database_name="archive_db")
     assert unacknowledged_findings(app) == []
+
+
+def test_the_archive_bucket_may_hold_failure_records_only_beside_a_prefixed_archive():
+    stack = Stack(new_app(), "Test")
+    log = DeviceLogTable(stack, "L", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
+    shared = s3.Bucket(stack, "Shared")
+    with pytest.raises(ValueError, match="failure_bucket is the archive bucket and prefix is empty"):
+        StreamArchiver(stack, "Archive", source=log, bucket=shared, failure_bucket=shared, prefix="")
+    archiver = StreamArchiver(stack, "Prefixed", source=log, bucket=shared, failure_bucket=shared)
+    assert archiver.failure_bucket is shared
