@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from pathlib import Path
 
 import pytest
 from aws_cdk import Duration, Stack
@@ -361,3 +362,8 @@ def test_the_archive_bucket_may_hold_failure_records_only_beside_a_prefixed_arch
         StreamArchiver(stack, "Archive", source=log, bucket=shared, failure_bucket=shared, prefix="")
     archiver = StreamArchiver(stack, "Prefixed", source=log, bucket=shared, failure_bucket=shared)
     assert archiver.failure_bucket is shared
+
+
+def test_the_readme_shows_the_view_text_the_construct_writes():
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert deduplicated_view_sql('"<database>"."<table>"') in readme
