@@ -20,6 +20,7 @@ from aws_cdk import aws_iam as iam  # noqa: E402
 from aws_cdk import aws_kms as kms  # noqa: E402
 from aws_cdk import aws_lambda as lambda_  # noqa: E402
 from aws_cdk import aws_logs as logs  # noqa: E402
+from aws_cdk import aws_s3 as s3  # noqa: E402
 from aws_cdk import aws_sns as sns  # noqa: E402
 from aws_cdk import aws_sns_subscriptions as subscriptions  # noqa: E402
 from cdk_nag import AwsSolutionsChecks  # noqa: E402
@@ -56,7 +57,12 @@ class SampleStack(Stack):
         self.alarm_topic = self._alarm_topic(alarm_email)
         access_logs = access_logs_bucket(self, "AccessLogs")
         self.archive_bucket = secure_bucket(
-            self, "Archive", server_access_logs_bucket=access_logs, server_access_logs_prefix="archive/"
+            self,
+            "Archive",
+            server_access_logs_bucket=access_logs,
+            server_access_logs_prefix="archive/",
+            # Versioned: a retried batch overwrites its object, and every overwrite keeps a version; expire them.
+            lifecycle_rules=[s3.LifecycleRule(noncurrent_version_expiration=Duration.days(30))],
         )
         self.telemetry = RotatingTimeSeriesTables(
             self,
@@ -90,6 +96,7 @@ class SampleStack(Stack):
             prefix="cdc/telemetry/",
             glue_database_name="cdk_ts_archive",
             alarm_topic=self.alarm_topic,
+            access_logs_bucket=access_logs,
         )
         self.device_log_archiver = StreamArchiver(
             self,
@@ -98,6 +105,7 @@ class SampleStack(Stack):
             bucket=self.archive_bucket,
             prefix="cdc/device-log/",
             alarm_topic=self.alarm_topic,
+            access_logs_bucket=access_logs,
         )
         self.ingest = self._ingest_function()
         self.telemetry.bind(self.ingest)  # layout env vars, read/write grant, and the cdk_ts_runtime layer
@@ -113,6 +121,8 @@ class SampleStack(Stack):
             ("ArchiveBucketName", self.archive_bucket.bucket_name),
             ("TelemetryArchiverFunctionName", self.telemetry_archiver.function.function_name),
             ("DeviceLogArchiverFunctionName", self.device_log_archiver.function.function_name),
+            ("TelemetryArchiverFailureBucketName", self.telemetry_archiver.failure_bucket.bucket_name),
+            ("DeviceLogArchiverFailureBucketName", self.device_log_archiver.failure_bucket.bucket_name),
         ):
             CfnOutput(self, name, value=value)
 
@@ -218,9 +228,9 @@ class SampleStack(Stack):
                 width=12,
             ),
             cloudwatch.GraphWidget(
-                title="Archivers: dead-letter queue depth",
+                title="Archivers: failed batches written to the failure bucket (replay them)",
                 left=[
-                    a.dead_letter_queue.metric_approximate_number_of_messages_visible(period=five_minutes)
+                    a.metric_failed_batches(period=five_minutes)
                     for a in (self.telemetry_archiver, self.device_log_archiver)
                 ],
                 width=12,

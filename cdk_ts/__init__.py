@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time
     from cdk_ts.rotating_tables import RotatingTimeSeriesTables
     from cdk_ts.runtime_layer import RuntimeLayer
     from cdk_ts.sharding import ShardMetadataTable
-    from cdk_ts.stream_archiver import TTL_DELETIONS_ONLY, StreamArchiver
+    from cdk_ts.stream_archiver import TTL_DELETIONS_ONLY, FailureDestination, StreamArchiver
     from cdk_ts.timestream import TimestreamTable
 
 _LAZY = {
@@ -26,6 +26,7 @@ _LAZY = {
     "RuntimeLayer": "cdk_ts.runtime_layer",
     "ShardMetadataTable": "cdk_ts.sharding",
     "StreamArchiver": "cdk_ts.stream_archiver",
+    "FailureDestination": "cdk_ts.stream_archiver",
     "TTL_DELETIONS_ONLY": "cdk_ts.stream_archiver",
     "TimestreamTable": "cdk_ts.timestream",
 }
@@ -36,6 +37,7 @@ __all__ = [
     "AutoScaling",
     "CapacityTier",
     "DeviceLogTable",
+    "FailureDestination",
     "RotatingTimeSeriesTables",
     "RotationPeriod",
     "RuntimeLayer",

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 import json
+import re
+from enum import StrEnum
 from typing import Any
 
-from aws_cdk import Duration, Stack
+from aws_cdk import Duration, Names, Stack, Token
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_glue as glue
 from aws_cdk import aws_iam as iam
@@ -17,9 +20,9 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from cdk_ts._alarms import AlarmActions
-from cdk_ts._defaults import access_logs_bucket, runtime_function, secure_bucket
+from cdk_ts._defaults import access_logs_bucket, dead_letter_queue, runtime_function, secure_bucket
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
-from cdk_ts_runtime.archiver import ENV_BUCKET, ENV_PREFIX
+from cdk_ts_runtime.archiver import DONE_PREFIX, ENV_BUCKET, ENV_FAILURE_BUCKET, ENV_PREFIX, FAILURE_PREFIX
 from cdk_ts_runtime.stream_consumer import StreamConsumer
 
 #: Event pattern for "archive only items that TTL deleted" (``filter_patterns=[TTL_DELETIONS_ONLY]``).
@@ -28,6 +31,56 @@ TTL_DELETIONS_ONLY = {
     "userIdentity": {"type": ["Service"], "principalId": ["dynamodb.amazonaws.com"]},
 }
 
+#: The Glue table's data columns (all strings: every field of a line is a JSON string or null).
+ARCHIVE_COLUMNS = (
+    "eventid",
+    "eventname",
+    "sequencenumber",
+    "approximatecreationdatetime",
+    "keys",
+    "newimage",
+    "oldimage",
+    "useridentity",
+)
+#: The Glue table's partition columns, in key order.
+PARTITION_COLUMNS = ("table", "dt", "hour")
+_GLUE_NAME = re.compile(r"[a-z0-9_]{1,250}")
+
+
+class FailureDestination(StrEnum):
+    """Where the stream mappings send a batch they gave up on."""
+
+    #: An S3 bucket: Lambda writes the whole invocation record, records included, so it can be replayed.
+    S3 = "s3"
+    #: An SQS queue: metadata only (shard, sequence range); the records stay in the stream for 24 hours.
+    SQS = "sqs"
+
+
+def deduplicated_view_sql(source: str) -> str:
+    """The SELECT of the ``<table>_deduplicated`` view: one row per ``eventid`` (Presto/Trino, and DuckDB).
+
+    The window partitions by ``"table", dt, hour, eventid``: a duplicate always has the same table,
+    day and hour (they come from the record itself), and filters on those partition columns can then
+    be pushed below the window, so a query for one table and day reads only that table's and day's files.
+
+    :param source: the table reference, e.g. ``"archive"."telemetry_archiver"``.
+    """
+    columns = ", ".join(f'"{c}"' for c in ARCHIVE_COLUMNS + PARTITION_COLUMNS)
+    return (
+        f"SELECT {columns}\n"
+        "FROM (\n"
+        '  SELECT a.*, row_number() OVER (PARTITION BY "table", dt, hour, eventid ORDER BY sequencenumber) AS copy\n'
+        f"  FROM {source} a\n"
+        ")\n"
+        "WHERE copy = 1"
+    )
+
+
+def glue_name_for(construct_id: str) -> str:
+    """The Glue table name derived from a construct ID: ``TelemetryArchiver`` gives ``telemetry_archiver``."""
+    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", construct_id).lower()
+    return re.sub(r"[^a-z0-9_]+", "_", snake).strip("_") or "stream_archive"
+
 
 class StreamArchiver(AlarmActions, Construct):
     """Archives a DynamoDB stream to S3 as gzip JSON Lines under ``{prefix}table=/dt=/hour=/``.
@@ -35,11 +88,13 @@ class StreamArchiver(AlarmActions, Construct):
     ``source`` is any ``ITable`` with a stream, a ``DeviceLogTable`` or a ``RotatingTimeSeriesTables``
     (whose rotation function then maps every new period table's stream to this archiver). Delivery
     is at least once: failed groups are retried from their first record, a batch that keeps failing
-    goes to the dead-letter queue (``dead_letter_queue``), and ``alarms`` watch all of it.
+    goes to the failure destination (an S3 bucket holding the whole batch, replayable with
+    ``python -m cdk_ts_runtime.archiver replay``; or an SQS queue), and ``alarms`` watch all of it.
 
-    Exposes ``bucket``, ``function``, ``dead_letter_queue``, ``alarms`` (by name: ``iterator_age``,
-    ``dead_letter_queue``, ``errors``; also ``iterator_age_alarm``, ``dead_letter_alarm``,
-    ``errors_alarm``) and ``glue_table`` (None without ``glue_database_name``).
+    Exposes ``bucket``, ``function``, ``failure_bucket`` (None with SQS), ``dead_letter_queue`` (None
+    with S3), ``alarms`` (by name: ``iterator_age``, ``dead_letter_queue``, ``failure_delivery``,
+    ``errors``; also ``iterator_age_alarm``, ``dead_letter_alarm``, ``errors_alarm``), ``glue_table`` and
+    ``glue_view`` (None without ``glue_database_name``).
     """
 
     def __init__(
@@ -58,8 +113,13 @@ class StreamArchiver(AlarmActions, Construct):
         transition_to_infrequent_access_after: Duration | None = None,
         transition_to_glacier_after: Duration | None = None,
         glue_database_name: str | None = None,
+        glue_table_name: str | None = None,
         iterator_age_threshold: Duration | None = None,
         alarm_topic: sns.ITopic | None = None,
+        failure_destination: FailureDestination | str = FailureDestination.S3,
+        failure_bucket: s3.IBucket | None = None,
+        noncurrent_version_expiration: Duration | None = None,
+        access_logs_bucket: s3.IBucket | None = None,
     ) -> None:
         """Create the archiver function, its bucket (unless given), dead-letter queue and alarms.
 
@@ -70,8 +130,9 @@ class StreamArchiver(AlarmActions, Construct):
             the rotation function as tables are created).
         :param bucket: where the archive is written.
             Default: None — a new bucket with SSE-S3, SSL-only
-            access, versioning, server access logs and ``RemovalPolicy.RETAIN``, moving objects to
-            Infrequent Access and Glacier Instant Retrieval (see the ``transition_*`` parameters).
+            access, versioning (overwritten versions expire, see ``noncurrent_version_expiration``), server
+            access logs and ``RemovalPolicy.RETAIN``, moving objects to Infrequent Access and Glacier Instant
+            Retrieval (see the ``transition_*`` parameters).
         :param prefix: key prefix of every archived object; must end with ``/`` or be empty.
             Default: ``"dynamodb/"``.
         :param batch_size: most records per invocation (1-10000).
@@ -79,25 +140,42 @@ class StreamArchiver(AlarmActions, Construct):
         :param max_batching_window: how long Lambda gathers records before it invokes the archiver (at most
             300 seconds). Default: None — 60 seconds.
         :param retry_attempts: how often a failing batch is retried (0-10000) before it goes to the
-            dead-letter queue. Default: 10.
-        :param max_record_age: records older than this go to the dead-letter queue instead of being retried
-            (60 seconds to 7 days). Default: None — 24 hours, the stream's retention.
+            failure destination. Default: 10.
+        :param max_record_age: records older than this go to the failure destination instead of being
+            retried (60 seconds to 7 days). Default: None — 24 hours, the stream's retention.
         :param filter_patterns: Lambda event filter patterns; only matching records are archived (e.g.
             ``[TTL_DELETIONS_ONLY]``). Default: None — every change is archived.
         :param transition_to_infrequent_access_after: age at which objects in the bucket this construct
             creates move to S3 Standard-IA (ignored with ``bucket``). Default: None — 30 days.
         :param transition_to_glacier_after: age at which objects in the bucket this construct creates move
             to Glacier Instant Retrieval (ignored with ``bucket``). Default: None — 180 days.
-        :param glue_database_name: create a Glue database of this name with a ``stream_archive`` table
-            (partition projection over table, day and hour) for Athena. Default: None — no Glue catalog
+        :param glue_database_name: create a Glue database of this name with the archive's table
+            (partition projection over table, day and hour; Hive JSON SerDe) and the view
+            ``<table>_deduplicated`` (one row per ``eventid``) for Athena. Default: None — no Glue catalog
             entries.
+        :param glue_table_name: the Glue table's name (lowercase letters, digits, ``_``).
+            Default: None — derived from the construct ID (``TelemetryArchiver`` gives ``telemetry_archiver``).
         :param iterator_age_threshold: the iterator-age alarm fires when records wait longer than this to be
             archived. Default: None — 1 hour.
         :param alarm_topic: an SNS topic every alarm of this construct notifies (same as
             ``add_alarm_action(SnsAction(topic))``). Default: None — alarms have no action until
             ``add_alarm_action`` is called.
-        :raises ValueError: for limits out of range, a prefix without a trailing ``/`` or a source without a
-            stream.
+        :param failure_destination: where a batch goes once the retries are used up,
+            ``FailureDestination.S3`` (or ``"s3"``), the whole invocation record with its records, which
+            ``python -m cdk_ts_runtime.archiver replay`` archives later; or ``FailureDestination.SQS``
+            (``"sqs"``), metadata only, which needs the records to be read from the stream within its 24 hours.
+            Default: ``FailureDestination.S3``.
+        :param failure_bucket: the S3 failure destination (only with S3); the function may read, write and
+            delete in it (Lambda writes failure records with the function's role; the replay moves them).
+            Default: None — a new bucket: SSE-S3, SSL-only, public access blocked, versioned (noncurrent
+            versions expire), server access logs, replayed records under ``done/`` expire after 90 days.
+        :param noncurrent_version_expiration: how long overwritten or deleted versions are kept in the
+            buckets this construct creates. Default: None — 30 days.
+        :param access_logs_bucket: where the buckets this construct creates log their server access.
+            Default: None — a new logs bucket (objects expire after 365 days).
+        :raises ValueError: for limits out of range, a prefix without a trailing ``/``, a source without a
+            stream, a failure bucket with SQS, a bad Glue table name, or a failure bucket that is the
+            archive bucket with an empty prefix (failure records would land in the archive's location).
         :raises TypeError: when ``source`` is not a table, ``DeviceLogTable`` or ``RotatingTimeSeriesTables``.
         """
         super().__init__(scope, construct_id)
@@ -116,13 +194,27 @@ class StreamArchiver(AlarmActions, Construct):
             raise ValueError(f"prefix {prefix!r} must end with '/' (or be empty)")
         self.prefix = prefix
         self.filter_patterns = list(filter_patterns or [])
+        destination = FailureDestination(failure_destination)
+        if destination is FailureDestination.SQS and failure_bucket is not None:
+            raise ValueError("failure_bucket is for failure_destination=FailureDestination.S3; SQS needs no bucket")
+        if failure_bucket is not None and failure_bucket is bucket and not prefix:
+            raise ValueError(
+                "failure_bucket is the archive bucket and prefix is empty: Lambda's failure records "
+                f"({FAILURE_PREFIX}...) would be read as archive objects; pass a prefix such as 'dynamodb/'"
+            )
+        table_name = glue_table_name or glue_name_for(construct_id)
+        if not _GLUE_NAME.fullmatch(table_name):
+            raise ValueError(
+                f"glue_table_name {table_name!r} must be 1-250 lowercase letters, digits or '_' (Glue/Athena names)"
+            )
+        noncurrent = noncurrent_version_expiration or Duration.days(30)
+        self._access_logs = access_logs_bucket
 
         if bucket is None:
-            logs = access_logs_bucket(self, "AccessLogs")
             bucket = secure_bucket(
                 self,
                 "Bucket",
-                server_access_logs_bucket=logs,
+                server_access_logs_bucket=self._logs(),
                 server_access_logs_prefix="archive/",
                 lifecycle_rules=[
                     s3.LifecycleRule(
@@ -136,31 +228,40 @@ class StreamArchiver(AlarmActions, Construct):
                                 transition_after=transition_to_glacier_after or Duration.days(180),
                             ),
                         ],
-                        noncurrent_version_expiration=Duration.days(30),
+                        noncurrent_version_expiration=noncurrent,
                     )
                 ],
             )
         self.bucket = bucket
 
-        self.dead_letter_queue = sqs.Queue(
-            self,
-            "DeadLetterQueue",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=Duration.days(14),
-        )
-        acknowledge(
-            self.dead_letter_queue,
-            "AwsSolutions-SQS3",
-            "this queue is the dead-letter destination of the archiver's stream mapping",
-        )
+        self.dead_letter_queue: sqs.Queue | None = None
+        self.failure_bucket: s3.IBucket | None = None
+        if destination is FailureDestination.SQS:
+            self.dead_letter_queue = dead_letter_queue(self, "DeadLetterQueue", "the archiver's stream mapping")
+        else:
+            self.failure_bucket = failure_bucket or secure_bucket(
+                self,
+                "FailureBucket",
+                server_access_logs_bucket=self._logs(),
+                server_access_logs_prefix="failures/",
+                lifecycle_rules=[
+                    # Failure records under aws/lambda/ are the only copy of their records: never expire them.
+                    s3.LifecycleRule(noncurrent_version_expiration=noncurrent),
+                    s3.LifecycleRule(prefix=DONE_PREFIX, expiration=Duration.days(90)),
+                ],
+            )
+        self._failure_filter = self._failure_metrics_filter()
 
         self.function = runtime_function(
             self,
             "Function",
             handler="cdk_ts_runtime.handlers.archiver.handler",
             description="Archives DynamoDB stream records to S3 as gzip JSON Lines",
-            environment={ENV_BUCKET: bucket.bucket_name, ENV_PREFIX: prefix},
+            environment={
+                ENV_BUCKET: bucket.bucket_name,
+                ENV_PREFIX: prefix,
+                **({ENV_FAILURE_BUCKET: self.failure_bucket.bucket_name} if self.failure_bucket else {}),
+            },
             timeout=Duration.minutes(2),
             memory_size=512,
         )
@@ -174,14 +275,43 @@ class StreamArchiver(AlarmActions, Construct):
             self.function, self, [objects], f"the archiver writes one object per table and hour under {prefix}"
         )
         self._connect(source, window, age, retry_attempts, batch_size)
+        if self.failure_bucket is not None:
+            self._acknowledge_failure_grant()
 
         self.alarms = self._alarms(iterator_age_threshold or Duration.hours(1))
         self.iterator_age_alarm = self.alarms["iterator_age"]
         self.dead_letter_alarm = self.alarms["dead_letter_queue"]
         self.errors_alarm = self.alarms["errors"]
         self.glue_table: glue.CfnTable | None = None
+        self.glue_view: glue.CfnTable | None = None
+        self.glue_table_name = table_name
         if glue_database_name:
-            self.glue_table = self._glue(glue_database_name)
+            self.glue_table, self.glue_view = self._glue(glue_database_name, table_name)
+
+    def _logs(self) -> s3.IBucket:
+        if self._access_logs is None:
+            self._access_logs = access_logs_bucket(self, "AccessLogs")
+        return self._access_logs
+
+    def _failure_metrics_filter(self) -> str | None:
+        # S3 request metrics on the failure prefix make "a failure record arrived" a CloudWatch metric
+        # (PutRequests); only a bucket defined in this app can be given the metrics configuration.
+        if not isinstance(self.failure_bucket, s3.Bucket):
+            return None
+        filter_id = f"cdk-ts-failures-{Names.unique_id(self)}"[-64:]
+        self.failure_bucket.add_metric(id=filter_id, prefix=FAILURE_PREFIX)
+        return filter_id
+
+    def _acknowledge_failure_grant(self) -> None:
+        bucket = self.failure_bucket
+        reason = (
+            "Lambda writes failure records under aws/lambda/<mapping-uuid>/<shard>/... with the function's role "
+            "(keys AWS chooses) and the replay reads, lists and moves them under done/; this is the read/write "
+            "grant aws-cdk-lib's S3OnFailureDestination makes on the failure bucket"
+        )
+        acknowledge_wildcard_resources(self.function, self, [bucket.arn_for_objects("*")], reason)
+        for action in ("s3:GetObject*", "s3:GetBucket*", "s3:List*", "s3:DeleteObject*", "s3:Abort*"):
+            acknowledge(self.function, f"AwsSolutions-IAM5[Action::{action}]", reason)
 
     # ---- wiring ---------------------------------------------------------------------------------
 
@@ -208,7 +338,11 @@ class StreamArchiver(AlarmActions, Construct):
                 retry_attempts=retries,
                 max_record_age=age,
                 report_batch_item_failures=True,
-                on_failure=event_sources.SqsDlq(self.dead_letter_queue),
+                on_failure=(
+                    event_sources.SqsDlq(self.dead_letter_queue)
+                    if self.dead_letter_queue is not None
+                    else event_sources.S3OnFailureDestination(self.failure_bucket)
+                ),
                 filters=[{"pattern": json.dumps(p)} for p in self.filter_patterns] or None,
             )
         )
@@ -222,7 +356,12 @@ class StreamArchiver(AlarmActions, Construct):
                 f"source {source.node.path} has no stream: pass stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES"
             )
         source.grant_stream_read(self.function)
-        self.dead_letter_queue.grant_send_messages(self.function)
+        if self.dead_letter_queue is not None:
+            self.dead_letter_queue.grant_send_messages(self.function)
+            destination_arn = self.dead_letter_queue.queue_arn
+        else:
+            self.failure_bucket.grant_read_write(self.function)  # what S3OnFailureDestination grants
+            destination_arn = self.failure_bucket.bucket_arn
         source.add_stream_consumer(
             self.function,
             StreamConsumer(
@@ -233,7 +372,7 @@ class StreamArchiver(AlarmActions, Construct):
                 maximum_retry_attempts=retries,
                 maximum_record_age_seconds=int(age.to_seconds()),
                 bisect_batch_on_function_error=True,
-                on_failure_destination_arn=self.dead_letter_queue.queue_arn,
+                on_failure_destination_arn=destination_arn,
                 filter_patterns=[json.dumps(p) for p in self.filter_patterns],
             ),
         )
@@ -242,44 +381,64 @@ class StreamArchiver(AlarmActions, Construct):
 
     def _alarms(self, iterator_age: Duration) -> dict[str, cloudwatch.Alarm]:
         five_minutes = Duration.minutes(5)
+        failed_batches = (
+            "Stream batches gave up and went to the dead-letter queue: read their records from the stream "
+            "within 24 hours" if self.dead_letter_queue is not None else
+            "Stream batches gave up: failure records arrived in the failure bucket; run the replay "
+            "(python -m cdk_ts_runtime.archiver replay, or the function with {\"Operation\": \"replay\"})"
+        )
         return {
-            "iterator_age": self._track_alarm(cloudwatch.Alarm(
-                self,
+            "iterator_age": self._alarm_above(
                 "IteratorAgeAlarm",
-                alarm_description="Stream records wait too long to be archived (archiver behind or failing)",
-                metric=self.function.metric("IteratorAge", statistic="Maximum", period=five_minutes),
+                self.function.metric("IteratorAge", statistic="Maximum", period=five_minutes),
+                "Stream records wait too long to be archived (archiver behind or failing)",
                 threshold=iterator_age.to_milliseconds(),
                 evaluation_periods=3,
-                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            )),
-            "dead_letter_queue": self._track_alarm(cloudwatch.Alarm(
-                self,
-                "DeadLetterQueueAlarm",
-                alarm_description="Stream batches gave up and went to the dead-letter queue: records need replay",
-                metric=self.dead_letter_queue.metric_approximate_number_of_messages_visible(
-                    statistic="Maximum", period=five_minutes
-                ),
-                threshold=0,
-                evaluation_periods=1,
-                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            )),
-            "errors": self._track_alarm(cloudwatch.Alarm(
-                self,
+            ),
+            "dead_letter_queue": self._alarm_above(
+                "DeadLetterQueueAlarm", self.metric_failed_batches(period=five_minutes), failed_batches
+            ),
+            "failure_delivery": self._alarm_above(
+                "FailureDeliveryAlarm",
+                self.function.metric("DestinationDeliveryFailures", statistic="Sum", period=five_minutes),
+                "Lambda could not deliver a failed batch to the failure destination: those records are lost "
+                "once the stream's 24 hours pass (check the function role's access to the destination)",
+            ),
+            "errors": self._alarm_above(
                 "ErrorsAlarm",
-                alarm_description="The archiver function raised errors",
-                metric=self.function.metric_errors(statistic="Sum", period=five_minutes),
-                threshold=0,
-                evaluation_periods=1,
-                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            )),
+                self.function.metric_errors(statistic="Sum", period=five_minutes),
+                "The archiver function raised errors",
+            ),
         }
+
+    def metric_failed_batches(self, **props: Any) -> cloudwatch.Metric:
+        """Batches the mappings gave up on: failure records written to the failure bucket, or queue depth with SQS.
+
+        With S3: the bucket's ``PutRequests`` request metric on the ``aws/lambda/`` prefix (a metrics
+        configuration this construct adds to a bucket defined in the app; for an imported
+        ``failure_bucket`` add one named ``failure_metrics_filter_id`` yourself).
+
+        :param props: metric options (``period``, ``statistic``...).
+        """
+        if self.dead_letter_queue is not None:
+            return self.dead_letter_queue.metric_approximate_number_of_messages_visible(
+                **{"statistic": "Maximum", **props}
+            )
+        return cloudwatch.Metric(
+            namespace="AWS/S3",
+            metric_name="PutRequests",
+            dimensions_map={"BucketName": self.failure_bucket.bucket_name, "FilterId": self.failure_metrics_filter_id},
+            **{"statistic": "Sum", **props},
+        )
+
+    @property
+    def failure_metrics_filter_id(self) -> str:
+        """The S3 request-metrics filter ID the failed-batches alarm watches (on the ``aws/lambda/`` prefix)."""
+        return self._failure_filter or f"cdk-ts-failures-{Names.unique_id(self)}"[-64:]
 
     # ---- catalog --------------------------------------------------------------------------------
 
-    def _glue(self, database_name: str) -> glue.CfnTable:
+    def _glue(self, database_name: str, table_name: str) -> tuple[glue.CfnTable, glue.CfnTable]:
         account = Stack.of(self).account
         database = glue.CfnDatabase(
             self,
@@ -290,24 +449,13 @@ class StreamArchiver(AlarmActions, Construct):
             ),
         )
         location = f"s3://{self.bucket.bucket_name}/{self.prefix}"
-        columns = [
-            ("eventid", "string"),
-            ("eventname", "string"),
-            ("sequencenumber", "string"),
-            ("approximatecreationdatetime", "string"),
-            ("source_table", "string"),
-            ("keys", "string"),
-            ("newimage", "string"),
-            ("oldimage", "string"),
-            ("useridentity", "string"),
-        ]
         table = glue.CfnTable(
             self,
             "GlueTable",
             catalog_id=account,
             database_name=database_name,
             table_input=glue.CfnTable.TableInputProperty(
-                name="stream_archive",
+                name=table_name,
                 table_type="EXTERNAL_TABLE",
                 partition_keys=[
                     glue.CfnTable.ColumnProperty(name="table", type="string"),
@@ -331,16 +479,53 @@ class StreamArchiver(AlarmActions, Construct):
                 },
                 storage_descriptor=glue.CfnTable.StorageDescriptorProperty(
                     location=location,
-                    columns=[glue.CfnTable.ColumnProperty(name=n, type=t) for n, t in columns],
+                    columns=[glue.CfnTable.ColumnProperty(name=n, type="string") for n in ARCHIVE_COLUMNS],
                     input_format="org.apache.hadoop.mapred.TextInputFormat",
                     output_format="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
+                    # Athena documents that the OpenX JSON SerDe can return non-deterministic results and
+                    # recommends the Hive JSON SerDe instead; every field is a string, so its lack of
+                    # OpenX's mapping options costs nothing. The "table" key of a line has no data column
+                    # (the partition of that name holds the same value) and is skipped.
                     serde_info=glue.CfnTable.SerdeInfoProperty(
-                        serialization_library="org.openx.data.jsonserde.JsonSerDe",
-                        # "table" in each line would clash with the partition column of that name.
-                        parameters={"mapping.source_table": "table", "case.insensitive": "true"},
+                        serialization_library="org.apache.hive.hcatalog.data.JsonSerDe",
                     ),
                 ),
             ),
         )
         table.add_resource_dependency(database)
-        return table
+        view = self._glue_view(account, database_name, table_name)
+        view.add_resource_dependency(table)
+        return table, view
+
+    def _glue_view(self, account: str, database_name: str, table_name: str) -> glue.CfnTable:
+        if Token.is_unresolved(database_name):
+            raise ValueError("glue_database_name must be a plain string: the view's text names it")
+        sql = deduplicated_view_sql(f'"{database_name}"."{table_name}"')
+        columns = ARCHIVE_COLUMNS + PARTITION_COLUMNS
+        # Athena's own view format: Presto view JSON, base64 inside a comment, in ViewOriginalText.
+        presto = {
+            "originalSql": sql,
+            "catalog": "awsdatacatalog",
+            "schema": database_name,
+            "columns": [{"name": c, "type": "varchar"} for c in columns],
+        }
+        encoded = base64.b64encode(json.dumps(presto).encode()).decode()
+        return glue.CfnTable(
+            self,
+            "GlueDeduplicatedView",
+            catalog_id=account,
+            database_name=database_name,
+            table_input=glue.CfnTable.TableInputProperty(
+                name=f"{table_name}_deduplicated",
+                description=f"{table_name}, one row per eventid (cdk-ts StreamArchiver)",
+                table_type="VIRTUAL_VIEW",
+                parameters={"presto_view": "true", "comment": "Presto View"},
+                view_original_text=f"/* Presto View: {encoded} */",
+                view_expanded_text="/* Presto View */",
+                partition_keys=[],
+                storage_descriptor=glue.CfnTable.StorageDescriptorProperty(
+                    columns=[glue.CfnTable.ColumnProperty(name=c, type="string") for c in columns],
+                    serde_info=glue.CfnTable.SerdeInfoProperty(),
+                ),
+            ),
+        )

@@ -369,7 +369,7 @@ class Scenario:
                         records += [{**r, "eventSourceARN": arn} for r in page["Records"]]
                         iterator = page.get("NextShardIterator")
             for start in range(0, len(records), 1000):
-                with contextlib.redirect_stdout(io.StringIO()):  # the function's JSON log lines
+                with contextlib.redirect_stderr(io.StringIO()):  # the function's JSON log lines
                     response = archiver.archive(records[start : start + 1000])
                 if response["batchItemFailures"]:
                     self.check("archive batch", False, str(response))

@@ -5,6 +5,15 @@ One object per run of consecutive records of one table and hour, keyed
 the bytes depend only on the records, so a retried batch overwrites its own objects instead of
 duplicating them. Every line carries ``eventID`` for readers that deduplicate (see README).
 
+Every field of a line is a JSON string (or null): ``keys``, ``newImage``, ``oldImage`` and
+``userIdentity`` hold DynamoDB JSON *as text*, so any JSON reader takes any item (attribute names
+that differ only in case, lists of mixed types, 38-digit numbers, which DynamoDB JSON keeps as text).
+
+Replay: when a batch keeps failing, Lambda writes the whole invocation record to the S3 on-failure
+destination; :meth:`StreamRecordArchiver.replay` (``python -m cdk_ts_runtime.archiver replay ...``)
+archives those records exactly as the live path does and then moves each failure object under
+``done/``.
+
 Why not Powertools' batch utilities: they report failures record by record, while this function
 writes a *group* of records as one object; for an ordered stream the right report is the first
 sequence number of the first group that failed, with nothing after it written. The Lambda asset
@@ -17,6 +26,7 @@ import base64
 import gzip
 import json
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -26,6 +36,12 @@ from cdk_ts_runtime._aws import LazyClient
 
 ENV_BUCKET = "ARCHIVE_BUCKET"
 ENV_PREFIX = "ARCHIVE_PREFIX"
+#: The S3 on-failure destination bucket of the archiver's mappings (what a replay reads by default).
+ENV_FAILURE_BUCKET = "ARCHIVE_FAILURE_BUCKET"
+#: Where Lambda writes failure records in an S3 on-failure destination (AWS chooses the keys below it).
+FAILURE_PREFIX = "aws/lambda/"
+#: Where a replayed failure record is moved to: ``done/`` + its original key.
+DONE_PREFIX = "done/"
 _TABLE_IN_ARN = re.compile(r":table/([^/]+)/stream/([^/]+)$")
 #: A DynamoDB number as it may stand in JSON unquoted: JSON's number grammar (DynamoDB's own text is a subset).
 _JSON_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
@@ -77,6 +93,46 @@ def plain_value(attribute: Mapping[str, Any]) -> Any:
     raise ValueError(f"unknown AttributeValue type {kind!r}")
 
 
+def typed_value(attribute: Mapping[str, Any]) -> dict[str, Any]:
+    """One AttributeValue as DynamoDB JSON: numbers checked and kept as text, binary as base64 text."""
+    (kind, value), = attribute.items()
+    if kind in ("S", "BOOL", "NULL"):
+        if kind == "S" and not isinstance(value, str):
+            raise ValueError(f"S value {value!r} is not a string")
+        return {kind: bool(value) if kind != "S" else value}
+    if kind == "N":
+        return {"N": str(dynamodb_number(value))}
+    if kind == "B":
+        return {"B": _base64(value)}
+    if kind == "SS":
+        return {"SS": [str(v) for v in value]}
+    if kind == "NS":
+        return {"NS": [str(dynamodb_number(n)) for n in value]}
+    if kind == "BS":
+        return {"BS": [_base64(b) for b in value]}
+    if kind == "M":
+        return {"M": typed_image(value)}
+    if kind == "L":
+        return {"L": [typed_value(v) for v in value]}
+    raise ValueError(f"unknown AttributeValue type {kind!r}")
+
+
+def typed_image(image: Mapping[str, Any]) -> dict[str, Any]:
+    """An item (or key) as DynamoDB JSON, checked attribute by attribute (see :func:`typed_value`)."""
+    return {name: typed_value(value) for name, value in image.items()}
+
+
+def dynamodb_json_text(image: Mapping[str, Any] | None) -> str | None:
+    """An item as compact DynamoDB JSON text (None stays None): what a line holds in ``keys``/``newImage``/``oldImage``.
+
+    Get an attribute out exactly: Athena ``json_extract_scalar(newimage, '$["Url"].S')``, DuckDB
+    ``json_extract_string(newImage, '$.Url.S')``; numbers come back as their exact text (``.N``).
+    """
+    if image is None:
+        return None
+    return json.dumps(typed_image(image), separators=(",", ":"), ensure_ascii=False)
+
+
 def _base64(value: bytes | str) -> str:
     # Lambda hands binary over base64-encoded already; boto3's GetRecords hands bytes.
     return value if isinstance(value, str) else base64.b64encode(value).decode()
@@ -122,20 +178,19 @@ def archive_line(record: Mapping[str, Any]) -> dict[str, Any]:
     """The JSON object written for one stream record."""
     change = record["dynamodb"]
     table, _stream = table_and_stream(record)
-    line = {
+    identity = record.get("userIdentity")
+    return {
         "eventID": record["eventID"],
         "eventName": record["eventName"],
         "sequenceNumber": change["SequenceNumber"],
         "approximateCreationDateTime": _created_at(record).isoformat(),
         "table": table,
-        "keys": {k: plain_value(v) for k, v in change.get("Keys", {}).items()},
-        "newImage": {k: plain_value(v) for k, v in change["NewImage"].items()} if "NewImage" in change else None,
-        "oldImage": {k: plain_value(v) for k, v in change["OldImage"].items()} if "OldImage" in change else None,
+        "keys": dynamodb_json_text(change.get("Keys", {})),
+        "newImage": dynamodb_json_text(change.get("NewImage")),
+        "oldImage": dynamodb_json_text(change.get("OldImage")),
+        # TTL deletions: {"type": "Service", "principalId": "dynamodb.amazonaws.com"}
+        "userIdentity": json.dumps(identity, separators=(",", ":"), sort_keys=True) if identity else None,
     }
-    identity = record.get("userIdentity")
-    if identity:
-        line["userIdentity"] = identity  # TTL deletions: {"type": "Service", "principalId": "dynamodb.amazonaws.com"}
-    return line
 
 
 @dataclass
@@ -262,9 +317,7 @@ class StreamRecordArchiver:
         for group in groups:
             key = group.key(self.prefix)
             try:
-                self.s3.put_object(
-                    Bucket=self.bucket, Key=key, Body=group.body(), ContentType="application/x-ndjson"
-                )
+                self._put(group)
             except Exception as error:  # noqa: BLE001 - any failure must become a retry, never a loss
                 _log("ERROR", "archive write failed; retrying from this group", key=key,
                      sequenceNumber=group.first_sequence, error=f"{type(error).__name__}: {error}")
@@ -284,5 +337,138 @@ class StreamRecordArchiver:
         return {"batchItemFailures": [{"itemIdentifier": sequence}]}
 
 
+    def _put(self, group: Group) -> str:
+        key = group.key(self.prefix)
+        self.s3.put_object(Bucket=self.bucket, Key=key, Body=group.body(), ContentType="application/x-ndjson")
+        return key
+
+    def replay(
+        self, failure_bucket: str, failure_prefix: str = FAILURE_PREFIX, *, done_prefix: str = DONE_PREFIX
+    ) -> dict[str, Any]:
+        """Archive the records of every failure record under ``failure_prefix``, as the live path would.
+
+        Each failure object's records are grouped and written exactly as :meth:`archive` writes a
+        batch (same keys and bytes, so records already archived are overwritten, never duplicated).
+        Only when every record of an object is written is the object moved to ``done_prefix`` + its
+        key (copied, then deleted); an object that cannot be read or written stays where it is and is
+        reported under ``failed``, and the replay goes on with the next one.
+
+        :param failure_bucket: the S3 on-failure destination bucket.
+        :param failure_prefix: where to look for failure records.
+            Default: ``"aws/lambda/"`` — where Lambda writes them.
+        :param done_prefix: where replayed failure objects are moved.
+            Default: ``"done/"``.
+        :return: the report,
+            ``replayed`` (per failure object: ``failure`` key, ``done`` key, ``records``, archive ``objects``),
+            ``failed`` (``failure`` key and ``error``) and ``records`` (the total written).
+        :raises ValueError: when ``done_prefix`` is empty or lies under ``failure_prefix`` (a moved
+            object would be replayed again).
+        """
+        if not done_prefix or done_prefix.startswith(failure_prefix):
+            raise ValueError(f"done_prefix {done_prefix!r} must be non-empty and outside {failure_prefix!r}")
+        report: dict[str, Any] = {"replayed": [], "failed": [], "records": 0}
+        for key in self._failure_keys(failure_bucket, failure_prefix):
+            try:
+                body = self.s3.get_object(Bucket=failure_bucket, Key=key)["Body"].read()
+                records = failure_record_records(json.loads(body))
+                groups = group_records(records)
+                written = [self._put(group) for group in groups]
+                done = done_prefix + key
+                self.s3.copy_object(
+                    Bucket=failure_bucket, Key=done, CopySource={"Bucket": failure_bucket, "Key": key}
+                )
+                self.s3.delete_object(Bucket=failure_bucket, Key=key)
+            except Exception as error:  # noqa: BLE001 - one bad failure record must not stop the others
+                text = f"{type(error).__name__}: {error}"
+                _log("ERROR", "replay failed; failure record left in place", failure=key, error=text)
+                report["failed"].append({"failure": key, "error": text})
+                continue
+            _log("INFO", "replayed", failure=key, done=done, records=len(records), objects=len(written))
+            report["replayed"].append({"failure": key, "done": done, "records": len(records), "objects": written})
+            report["records"] += len(records)
+        return report
+
+    def _failure_keys(self, bucket: str, prefix: str) -> list[str]:
+        keys, kwargs = [], {"Bucket": bucket, "Prefix": prefix}
+        while True:
+            page = self.s3.list_objects_v2(**kwargs)
+            keys += [o["Key"] for o in page.get("Contents", []) if not o["Key"].endswith("/")]
+            if not page.get("IsTruncated"):
+                return sorted(keys)
+            kwargs["ContinuationToken"] = page["NextContinuationToken"]
+
+
+def failure_record_records(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The stream records of an S3 on-failure destination's invocation record.
+
+    AWS documents the record Lambda writes for a DynamoDB stream mapping ("Retain discarded records
+    for a DynamoDB event source in Lambda",
+    https://docs.aws.amazon.com/lambda/latest/dg/services-dynamodb-errors.html) as::
+
+        {"requestContext": {"requestId": ..., "functionArn": ..., "condition": "RetryAttemptsExhausted",
+                            "approximateInvokeCount": 1},
+         "responseContext": {"statusCode": 200, "executedVersion": "$LATEST", "functionError": "Unhandled"},
+         "version": "1.0", "timestamp": "2019-11-14T00:13:49.717Z",
+         "DDBStreamBatchInfo": {"shardId": ..., "startSequenceNumber": ..., "endSequenceNumber": ...,
+                                "approximateArrivalOfFirstRecord": ..., "approximateArrivalOfLastRecord": ...,
+                                "batchSize": 1, "streamArn": ...},
+         "payload": "<Whole Event>"  // Only available in S3}
+
+    stored under ``aws/lambda/<ESM-UUID>/<shardID>/YYYY/MM/DD/YYYY-MM-DDTHH.MM.SS-<Random UUID>``.
+    The payload is the whole event the function was invoked with (``{"Records": [...]}``); it is
+    accepted as JSON text (as the example shows it) or as an object.
+
+    :param document: the parsed failure object.
+    :raises ValueError: when it is not a DynamoDB stream failure record with a payload.
+    """
+    if not isinstance(document, Mapping) or "DDBStreamBatchInfo" not in document:
+        raise ValueError("not a DynamoDB stream failure record (no DDBStreamBatchInfo)")
+    payload = document.get("payload")
+    if isinstance(payload, str | bytes):
+        payload = json.loads(payload)
+    if not isinstance(payload, Mapping) or not isinstance(payload.get("Records"), list):
+        raise ValueError(
+            "failure record has no payload with Records: only an S3 on-failure destination keeps the records"
+        )
+    return payload["Records"]
+
+
+def main(argv: list[str] | None = None, *, s3_client=None) -> int:
+    """``python -m cdk_ts_runtime.archiver replay --bucket FAILURES [--prefix aws/lambda/] [--archive-bucket ...]``.
+
+    Prints the replay report as JSON; exits 1 when any failure record could not be replayed.
+
+    :param argv: the command line after the program name.
+        Default: None — ``sys.argv[1:]``.
+    :param s3_client: the boto3 S3 client to use.
+        Default: None — one is created on first use.
+    """
+    import argparse
+    import os
+
+    parser = argparse.ArgumentParser(prog="python -m cdk_ts_runtime.archiver")
+    commands = parser.add_subparsers(dest="command", required=True)
+    replay = commands.add_parser("replay", help="archive the records of S3 on-failure destination records")
+    replay.add_argument("--bucket", required=True, help="the failure destination bucket")
+    replay.add_argument("--prefix", default=FAILURE_PREFIX, help=f"failure records' prefix (default {FAILURE_PREFIX})")
+    replay.add_argument("--done-prefix", default=DONE_PREFIX, help=f"where replayed ones go (default {DONE_PREFIX})")
+    replay.add_argument("--archive-bucket", default=os.environ.get(ENV_BUCKET), help=f"default ${ENV_BUCKET}")
+    replay.add_argument(
+        "--archive-prefix", default=os.environ.get(ENV_PREFIX, "dynamodb/"), help=f"default ${ENV_PREFIX} or dynamodb/"
+    )
+    args = parser.parse_args(argv)
+    if not args.archive_bucket:
+        parser.error(f"--archive-bucket is required (or set {ENV_BUCKET})")
+    archiver = StreamRecordArchiver(args.archive_bucket, args.archive_prefix, s3_client=s3_client)
+    report = archiver.replay(args.bucket, args.prefix, done_prefix=args.done_prefix)
+    print(json.dumps(report, indent=2))
+    return 1 if report["failed"] else 0
+
+
 def _log(level: str, message: str, **fields: Any) -> None:
-    print(json.dumps({"level": level, "message": message, **fields}, default=str))
+    # stderr: Lambda sends it to the log group too, and the command line keeps stdout for its report.
+    print(json.dumps({"level": level, "message": message, **fields}, default=str), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -35,8 +35,9 @@ class StreamConsumer:
         Default: 86400 (24 hours, the stream's retention).
     :param bisect_batch_on_function_error: split a failing batch in two and retry the halves.
         Default: True.
-    :param on_failure_destination_arn: the SQS queue or SNS topic failed batches are reported to.
-        Default: None — failed batches are dropped after the retries.
+    :param on_failure_destination_arn: the S3 bucket (whole invocation record, records included), SQS
+        queue or SNS topic (metadata only) failed batches are sent to. Default: None — failed batches are
+        dropped after the retries.
     :param filter_patterns: Lambda event filter patterns (JSON strings); only matching records are
         delivered. Default: an empty list — every record.
     :param report_batch_item_failures: the function reports partial failures

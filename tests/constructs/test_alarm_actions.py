@@ -26,7 +26,7 @@ def test_alarm_topic_is_the_action_of_every_alarm_of_each_construct():
     StreamArchiver(stack, "TablesArchive", source=tables, alarm_topic=topic)
     StreamArchiver(stack, "LogArchive", source=log, alarm_topic=topic)
     actions = alarm_actions(stack)
-    assert len(actions) == 4 + 3 + 3
+    assert len(actions) == 4 + 4 + 4  # rotation: 4; each archiver: iterator age, failed batches, delivery, errors
     assert all(value == [stack.resolve(topic.topic_arn)] for value in actions.values()), actions
 
 

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import base64
 import json
+from pathlib import Path
 
 import pytest
 from aws_cdk import Duration, Stack
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_s3 as s3
 from aws_cdk.assertions import Match, Template
 
-from cdk_ts import DeviceLogTable, RotatingTimeSeriesTables, StreamArchiver
-from cdk_ts.stream_archiver import TTL_DELETIONS_ONLY
+from cdk_ts import DeviceLogTable, FailureDestination, RotatingTimeSeriesTables, StreamArchiver
+from cdk_ts.stream_archiver import TTL_DELETIONS_ONLY, deduplicated_view_sql
 from cdk_ts_runtime.stream_consumer import STREAM_CONSUMER_ENV
 from tests.support.nag import new_app, unacknowledged_findings
 
@@ -26,8 +29,17 @@ def fixed():
     return app, stack, archiver, Template.from_stack(stack)
 
 
-def test_mapping_reads_from_the_start_reports_partial_failures_and_sends_give_ups_to_the_dlq(fixed):
+def statements(template):
+    return [
+        s
+        for p in template.find_resources("AWS::IAM::Policy").values()
+        for s in p["Properties"]["PolicyDocument"]["Statement"]
+    ]
+
+
+def test_mapping_reads_from_the_start_reports_partial_failures_and_sends_give_ups_to_s3(fixed):
     _app, stack, archiver, template = fixed
+    assert archiver.dead_letter_queue is None
     template.has_resource_properties(
         "AWS::Lambda::EventSourceMapping",
         {
@@ -38,8 +50,53 @@ def test_mapping_reads_from_the_start_reports_partial_failures_and_sends_give_up
             "BisectBatchOnFunctionError": True,
             "MaximumRetryAttempts": 10,
             "MaximumRecordAgeInSeconds": 86400,
-            "DestinationConfig": {"OnFailure": {"Destination": stack.resolve(archiver.dead_letter_queue.queue_arn)}},
+            "DestinationConfig": {"OnFailure": {"Destination": stack.resolve(archiver.failure_bucket.bucket_arn)}},
             "FilterCriteria": {"Filters": [{"Pattern": json.dumps(TTL_DELETIONS_ONLY)}]},
+        },
+    )
+    template.resource_count_is("AWS::SQS::Queue", 0)
+
+
+def test_the_function_may_write_failure_records_and_replay_them(fixed):
+    _app, stack, archiver, template = fixed
+    bucket_arn = stack.resolve(archiver.failure_bucket.bucket_arn)
+    grant = next(s for s in statements(template) if "s3:PutObject" in s["Action"]
+                 and bucket_arn in (s["Resource"] if isinstance(s["Resource"], list) else [s["Resource"]]))
+    assert {"s3:GetObject*", "s3:List*", "s3:DeleteObject*"} <= set(grant["Action"])
+    (function,) = template.find_resources(
+        "AWS::Lambda::Function", {"Properties": {"Handler": "cdk_ts_runtime.handlers.archiver.handler"}}
+    ).values()
+    assert function["Properties"]["Environment"]["Variables"]["ARCHIVE_FAILURE_BUCKET"] == stack.resolve(
+        archiver.failure_bucket.bucket_name
+    )
+
+
+def bucket_props(stack, template, bucket):
+    return template.to_json()["Resources"][stack.get_logical_id(bucket.node.default_child)]["Properties"]
+
+
+def test_failure_bucket_is_encrypted_private_ssl_only_versioned_and_keeps_undone_records(fixed):
+    _app, stack, archiver, template = fixed
+    props = bucket_props(stack, template, archiver.failure_bucket)
+    encryption = props["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]["ServerSideEncryptionByDefault"]
+    assert encryption == {"SSEAlgorithm": "AES256"}
+    assert set(props["PublicAccessBlockConfiguration"].values()) == {True}
+    assert props["VersioningConfiguration"] == {"Status": "Enabled"}
+    assert "LoggingConfiguration" in props
+    rules = props["LifecycleConfiguration"]["Rules"]
+    assert {"NoncurrentVersionExpiration": {"NoncurrentDays": 30}, "Status": "Enabled"} in rules
+    assert {"ExpirationInDays": 90, "Prefix": "done/", "Status": "Enabled"} in rules
+    assert all("ExpirationInDays" not in r or r.get("Prefix") == "done/" for r in rules)  # aws/lambda/ stays
+    assert props["MetricsConfigurations"] == [{"Id": archiver.failure_metrics_filter_id, "Prefix": "aws/lambda/"}]
+    template.has_resource_properties(
+        "AWS::S3::BucketPolicy",
+        {
+            "Bucket": {"Ref": stack.get_logical_id(archiver.failure_bucket.node.default_child)},
+            "PolicyDocument": {
+                "Statement": Match.array_with(
+                    [Match.object_like({"Effect": "Deny", "Condition": {"Bool": {"aws:SecureTransport": "false"}}})]
+                )
+            },
         },
     )
 
@@ -58,11 +115,12 @@ def test_default_bucket_is_encrypted_private_ssl_only_versioned_logged_and_tiere
     }
     assert props["VersioningConfiguration"] == {"Status": "Enabled"}
     assert "LoggingConfiguration" in props
-    transitions = props["LifecycleConfiguration"]["Rules"][0]["Transitions"]
-    assert [(t["StorageClass"], t["TransitionInDays"]) for t in transitions] == [
+    (rule,) = props["LifecycleConfiguration"]["Rules"]
+    assert [(t["StorageClass"], t["TransitionInDays"]) for t in rule["Transitions"]] == [
         ("STANDARD_IA", 30),
         ("GLACIER_IR", 180),
     ]
+    assert rule["NoncurrentVersionExpiration"] == {"NoncurrentDays": 30}
     template.has_resource_properties(
         "AWS::S3::BucketPolicy",
         {
@@ -76,8 +134,27 @@ def test_default_bucket_is_encrypted_private_ssl_only_versioned_logged_and_tiere
     )
 
 
-def test_dead_letter_queue_is_encrypted_and_ssl_only(fixed):
-    template = fixed[3]
+def test_noncurrent_versions_expire_when_configured():
+    stack = Stack(new_app(), "Test")
+    log = DeviceLogTable(stack, "Log", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
+    archiver = StreamArchiver(stack, "Archive", source=log, noncurrent_version_expiration=Duration.days(7))
+    template = Template.from_stack(stack)
+    for bucket in (archiver.bucket, archiver.failure_bucket):
+        rules = bucket_props(stack, template, bucket)["LifecycleConfiguration"]["Rules"]
+        assert any(r.get("NoncurrentVersionExpiration") == {"NoncurrentDays": 7} for r in rules)
+
+
+def test_sqs_stays_available_as_the_failure_destination():
+    app = new_app()
+    stack = Stack(app, "Test")
+    log = DeviceLogTable(stack, "Log", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
+    archiver = StreamArchiver(stack, "Archive", source=log, failure_destination=FailureDestination.SQS)
+    template = Template.from_stack(stack)
+    assert archiver.failure_bucket is None
+    template.has_resource_properties(
+        "AWS::Lambda::EventSourceMapping",
+        {"DestinationConfig": {"OnFailure": {"Destination": stack.resolve(archiver.dead_letter_queue.queue_arn)}}},
+    )
     template.has_resource_properties(
         "AWS::SQS::Queue", {"SqsManagedSseEnabled": True, "MessageRetentionPeriod": 1209600}
     )
@@ -91,37 +168,97 @@ def test_dead_letter_queue_is_encrypted_and_ssl_only(fixed):
             }
         },
     )
-
-
-def test_alarms_watch_iterator_age_dlq_depth_and_errors(fixed):
-    _app, _stack, archiver, template = fixed
-    assert set(archiver.alarms) == {"iterator_age", "dead_letter_queue", "errors"}
-    template.has_resource_properties("AWS::CloudWatch::Alarm", {"MetricName": "IteratorAge", "Threshold": 3_600_000})
     template.has_resource_properties(
         "AWS::CloudWatch::Alarm", {"MetricName": "ApproximateNumberOfMessagesVisible", "Threshold": 0}
+    )
+    assert unacknowledged_findings(app) == []
+
+
+def test_a_failure_bucket_passed_in_is_the_destination():
+    app = new_app()
+    stack = Stack(app, "Test")
+    log = DeviceLogTable(stack, "Log", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
+    failures = s3.Bucket.from_bucket_name(stack, "Failures", "my-failures")
+    archiver = StreamArchiver(stack, "Archive", source=log, failure_bucket=failures)
+    template = Template.from_stack(stack)
+    assert archiver.failure_bucket is failures
+    template.has_resource_properties(
+        "AWS::Lambda::EventSourceMapping",
+        {"DestinationConfig": {"OnFailure": {"Destination": stack.resolve(failures.bucket_arn)}}},
+    )
+    assert unacknowledged_findings(app) == []
+
+
+def test_alarms_watch_iterator_age_failed_batches_delivery_failures_and_errors(fixed):
+    _app, stack, archiver, template = fixed
+    assert set(archiver.alarms) == {"iterator_age", "dead_letter_queue", "failure_delivery", "errors"}
+    template.has_resource_properties("AWS::CloudWatch::Alarm", {"MetricName": "IteratorAge", "Threshold": 3_600_000})
+    template.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {
+            "Namespace": "AWS/S3",
+            "MetricName": "PutRequests",
+            "Dimensions": Match.array_with([
+                {"Name": "FilterId", "Value": archiver.failure_metrics_filter_id},
+            ]),
+            "Threshold": 0,
+        },
+    )
+    template.has_resource_properties(
+        "AWS::CloudWatch::Alarm", {"MetricName": "DestinationDeliveryFailures", "Threshold": 0}
     )
     template.has_resource_properties("AWS::CloudWatch::Alarm", {"MetricName": "Errors", "Threshold": 0})
 
 
-def test_glue_table_projects_table_dt_and_hour_partitions(fixed):
+def glue_tables(template):
+    return {t["Properties"]["TableInput"]["Name"]: t["Properties"]["TableInput"]
+            for t in template.find_resources("AWS::Glue::Table").values()}
+
+
+def presto_view(table_input):
+    """The Presto view JSON Athena keeps in ViewOriginalText."""
+    text = table_input["ViewOriginalText"]
+    assert text.startswith("/* Presto View: ") and text.endswith(" */")
+    return json.loads(base64.b64decode(text[len("/* Presto View: "):-len(" */")]))
+
+
+def test_glue_table_projects_table_dt_and_hour_partitions_with_the_hive_json_serde(fixed):
     template = fixed[3]
-    (table,) = template.find_resources("AWS::Glue::Table").values()
-    table_input = table["Properties"]["TableInput"]
+    table_input = glue_tables(template)["archive"]  # derived from the construct ID "Archive"
     assert [p["Name"] for p in table_input["PartitionKeys"]] == ["table", "dt", "hour"]
+    assert {c["Type"] for c in table_input["StorageDescriptor"]["Columns"]} == {"string"}
+    serde = table_input["StorageDescriptor"]["SerdeInfo"]["SerializationLibrary"]
+    assert serde == "org.apache.hive.hcatalog.data.JsonSerDe"
     parameters = table_input["Parameters"]
     assert parameters["projection.enabled"] == "true"
     assert (parameters["projection.dt.type"], parameters["projection.hour.range"]) == ("date", "0,23")
     assert "table=${table}/dt=${dt}/hour=${hour}/" in json.dumps(parameters["storage.location.template"])
 
 
-def test_function_writes_only_under_the_prefix(fixed):
+def test_the_deduplicated_view_is_an_athena_view_partitioned_by_the_partition_columns(fixed):
     template = fixed[3]
-    statements = [
-        s
-        for p in template.find_resources("AWS::IAM::Policy").values()
-        for s in p["Properties"]["PolicyDocument"]["Statement"]
-    ]
-    put = next(s for s in statements if "s3:PutObject" in s["Action"])
+    view = glue_tables(template)["archive_deduplicated"]
+    assert view["TableType"] == "VIRTUAL_VIEW"
+    assert view["Parameters"] == {"presto_view": "true", "comment": "Presto View"}
+    presto = presto_view(view)
+    assert presto["schema"] == "archive_db" and presto["catalog"] == "awsdatacatalog"
+    assert presto["originalSql"] == deduplicated_view_sql('"archive_db"."archive"')
+    assert 'PARTITION BY "table", dt, hour, eventid' in presto["originalSql"]
+    assert [c["name"] for c in presto["columns"]] == [c["Name"] for c in view["StorageDescriptor"]["Columns"]]
+
+
+def test_glue_table_name_can_be_chosen():
+    stack = Stack(new_app(), "Test")
+    log = DeviceLogTable(stack, "Log", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
+    StreamArchiver(stack, "TelemetryArchiver", source=log, glue_database_name="db")
+    StreamArchiver(stack, "Other", source=log, glue_database_name="db2", glue_table_name="device_changes")
+    assert {"telemetry_archiver", "telemetry_archiver_deduplicated", "device_changes",
+            "device_changes_deduplicated"} == set(glue_tables(Template.from_stack(stack)))
+
+
+def test_function_writes_only_under_the_prefix_of_the_archive_bucket(fixed):
+    _app, stack, archiver, template = fixed
+    put = next(s for s in statements(template) if s["Action"] == ["s3:PutObject", "s3:AbortMultipartUpload"])
     assert json.dumps(put["Resource"]).endswith('"/dynamodb/*"]]}')
 
 
@@ -147,6 +284,8 @@ def test_rotating_tables_get_their_mapping_from_the_rotation_function():
     )
     consumer = rotation["Properties"]["Environment"]["Variables"][STREAM_CONSUMER_ENV]
     assert "Fn::Join" in consumer and stack.resolve(archiver.function.function_arn) in consumer["Fn::Join"][1]
+    # the mappings the rotation function creates send give-ups to the same S3 failure bucket
+    assert stack.resolve(archiver.failure_bucket.bucket_arn) in consumer["Fn::Join"][1]
     statements = [
         s
         for p in template.find_resources("AWS::IAM::Policy").values()
@@ -195,6 +334,9 @@ def test_sources_without_a_stream_fail_at_synth(make_source, message):
         ({"max_batching_window": Duration.minutes(6)}, "max_batching_window 6 minutes must be at most 300 seconds"),
         ({"max_record_age": Duration.days(8)}, "max_record_age 8 days must be 60 seconds to 7 days"),
         ({"prefix": "no-slash"}, "prefix 'no-slash' must end with '/'"),
+        ({"glue_table_name": "Bad-Name"}, "glue_table_name 'Bad-Name' must be"),
+        ({"failure_destination": "sqs", "failure_bucket": "x"}, "failure_bucket is for"),
+        ({"failure_destination": "kafka"}, "'kafka' is not a valid FailureDestination"),
     ],
 )
 def test_bad_props_fail_at_synth(props, message):
@@ -210,3 +352,18 @@ def test_fixed_table_archiver_passes_cdk_nag(fixed):
     log = DeviceLogTable(stack, "Log", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
     StreamArchiver(stack, "Archive", source=log, glue_database_name="archive_db")
     assert unacknowledged_findings(app) == []
+
+
+def test_the_archive_bucket_may_hold_failure_records_only_beside_a_prefixed_archive():
+    stack = Stack(new_app(), "Test")
+    log = DeviceLogTable(stack, "L", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
+    shared = s3.Bucket(stack, "Shared")
+    with pytest.raises(ValueError, match="failure_bucket is the archive bucket and prefix is empty"):
+        StreamArchiver(stack, "Archive", source=log, bucket=shared, failure_bucket=shared, prefix="")
+    archiver = StreamArchiver(stack, "Prefixed", source=log, bucket=shared, failure_bucket=shared)
+    assert archiver.failure_bucket is shared
+
+
+def test_the_readme_shows_the_view_text_the_construct_writes():
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert deduplicated_view_sql('"<database>"."<table>"') in readme

@@ -1,13 +1,29 @@
-"""Entry point of the StreamArchiver function: a DynamoDB Streams batch with ReportBatchItemFailures."""
+"""Entry point of the StreamArchiver function: a DynamoDB Streams batch with ReportBatchItemFailures, or a replay."""
 
 from __future__ import annotations
 
 import os
 from typing import Any
 
-from cdk_ts_runtime.archiver import StreamRecordArchiver
+from cdk_ts_runtime.archiver import DONE_PREFIX, ENV_FAILURE_BUCKET, FAILURE_PREFIX, StreamRecordArchiver
 
 
 def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
-    """Archive the event's ``Records``; returns ``batchItemFailures`` for Lambda to retry from."""
-    return StreamRecordArchiver.from_env(os.environ).archive(event.get("Records", []))
+    """Archive the event's ``Records``, or replay failure records.
+
+    A stream batch returns ``batchItemFailures`` for Lambda to retry from. ``{"Operation": "replay"}``
+    (optional ``Bucket``, default ``$ARCHIVE_FAILURE_BUCKET``; ``Prefix``, default ``aws/lambda/``;
+    ``DonePrefix``, default ``done/``) returns the replay report of
+    :meth:`~cdk_ts_runtime.archiver.StreamRecordArchiver.replay`.
+    """
+    archiver = StreamRecordArchiver.from_env(os.environ)
+    if event.get("Operation") == "replay":
+        bucket = event.get("Bucket") or os.environ.get(ENV_FAILURE_BUCKET)
+        if not bucket:
+            raise ValueError(f"replay needs a Bucket in the event or {ENV_FAILURE_BUCKET} in the environment")
+        return archiver.replay(
+            bucket, event.get("Prefix", FAILURE_PREFIX), done_prefix=event.get("DonePrefix", DONE_PREFIX)
+        )
+    if "Operation" in event:
+        raise ValueError(f"unknown Operation {event['Operation']!r}; the archiver knows 'replay'")
+    return archiver.archive(event.get("Records", []))
