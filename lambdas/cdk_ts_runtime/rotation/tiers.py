@@ -234,10 +234,10 @@ def tier_change(description: Mapping[str, Any], tier: CapacityTier) -> dict[str,
 def _provisioned_change(description: Mapping[str, Any], tier: CapacityTier) -> dict[str, Any]:
     throughput = description.get("ProvisionedThroughput", {})
     read, write = throughput.get("ReadCapacityUnits"), throughput.get("WriteCapacityUnits")
-    if tier.auto_scaling and read >= tier.read_capacity and write >= tier.write_capacity:
-        return {}
     sizing = tier.right_sizing
     if sizing and all(sizing.floor <= units <= sizing.ceiling for units in (read, write)):
+        return {}
+    if tier.auto_scaling and read >= tier.read_capacity and write >= tier.write_capacity:
         return {}
     if (read, write) == (tier.read_capacity, tier.write_capacity):
         return {}
