@@ -136,11 +136,15 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
             ``"ns"``); a String sort key must hold ISO-8601 (``"iso"``). Default: None — ``"ms"`` for a Number
             sort key, ``"iso"`` for a String one.
         :param current_tier: capacity of the current period's table (and of the next one, created before the
-            boundary). Default: ``CapacityTier.provisioned(300, 1000)`` — 300 RCU / 1000 WCU, no auto scaling.
-        :param previous_tier: capacity the previous period's table is moved to after the boundary.
-            Default: ``CapacityTier.provisioned(100, 1)`` — 100 RCU / 1 WCU (read-mostly, late writes throttle).
-        :param older_tier: capacity of every table older than the previous one.
-            Default: ``CapacityTier.provisioned(1, 1)`` — 1 RCU / 1 WCU.
+            boundary): a ``CapacityTier.provisioned(...)`` or ``CapacityTier.on_demand(...)``, with warm
+            throughput, table class and right-sizing from the observed peak if you want them.
+            Default: ``CapacityTier.provisioned(300, 1000)`` — 300 RCU / 1000 WCU, no auto scaling.
+        :param previous_tier: state the previous period's table is moved to after the boundary.
+            Default: ``CapacityTier.on_demand(table_class="STANDARD_INFREQUENT_ACCESS")`` — on-demand in
+            Standard-IA: late writes and reads are billed per request, an idle table costs storage only
+            (chosen with the planner, see the README).
+        :param older_tier: state of every table older than the previous one.
+            Default: the same on-demand Standard-IA tier (no second class change when a table ages).
         :param create_lead: how long before each boundary the next period's table is created.
             Default: None — 15 minutes (23:45 UTC on a daily rotation).
         :param resize_delay: how long after each boundary older tables are moved down their tiers and

@@ -237,3 +237,20 @@ def test_tier_config_round_trips_through_the_environment():
 def test_invalid_tiers_name_the_bad_value(build, message):
     with pytest.raises(ValueError, match=message):
         build()
+
+
+def test_by_default_closed_periods_become_on_demand_standard_ia_in_one_update(dynamodb):
+    reported = ReportedState(dynamodb)
+    create_period_table(dynamodb, "telemetry_2026-03-01")
+    create_period_table(dynamodb, "telemetry_2026-03-02")
+
+    make_rotator(dynamodb).run("resize_old", utc(2026, 3, 2, 0, 15))
+
+    [update] = reported.updates("telemetry_2026-03-01")
+    assert update == {"TableName": "telemetry_2026-03-01", "BillingMode": "PAY_PER_REQUEST", "TableClass": IA}
+    assert billing(dynamodb, "telemetry_2026-03-01") == "PAY_PER_REQUEST"
+    assert reported.updates("telemetry_2026-03-02") == []
+    # a day later the table is older: same tier, nothing to send (no second class change)
+    reported.requests.clear()
+    make_rotator(dynamodb).run("resize_old", utc(2026, 3, 3, 0, 15))
+    assert reported.updates("telemetry_2026-03-01") == []
