@@ -7,7 +7,8 @@ from datetime import timedelta
 import boto3
 import pytest
 
-from cdk_ts_runtime.rotation_config import CapacityTier, RightSizing, RotationConfig
+from cdk_ts_runtime.handlers import rotation
+from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG, CapacityTier, RightSizing, RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
 from tests.runtime.test_capacity_tiers import ReportedState
 from tests.runtime.test_rotation import PREFIX, OnTimeRotator, create_period_table, utc
@@ -110,3 +111,11 @@ def test_an_existing_next_table_is_not_sized_again(dynamodb, cloudwatch):
     rotator(dynamodb, cloudwatch, CapacityTier.provisioned(300, 1000, right_size=True)).run("create_new", WHEN)
 
     assert counter.calls["GetMetricStatistics"] == 0
+
+
+def test_the_handler_gives_a_right_sizing_rotator_a_cloudwatch_client_even_without_metrics(aws):
+    config = RotationConfig(current=CapacityTier.on_demand(right_size=True), metric_namespace=None)
+    env = {**TableLayout(PREFIX).to_env(), ENV_ROTATION_CONFIG: config.to_json()}
+    assert rotation.build_rotator(env).cloudwatch is not None
+    plain = {**TableLayout(PREFIX).to_env(), ENV_ROTATION_CONFIG: RotationConfig(metric_namespace=None).to_json()}
+    assert rotation.build_rotator(plain).cloudwatch is None
