@@ -357,7 +357,8 @@ class RotationConfig:
     :param metric_namespace: the CloudWatch namespace of the ``NextPeriodTableMissing`` metric.
         Default: ``"cdk-ts"``; None publishes no metric.
     :raises ValueError: for ``retain_periods`` below 2, an archive bucket without retention or PITR, an
-        unknown stream view type, or a negative lead or limits below 1.
+        unknown stream view type, a negative lead or limits below 1, or right-sizing on the previous or
+        older tier.
     """
 
     current: CapacityTier = DEFAULT_CURRENT
@@ -380,6 +381,12 @@ class RotationConfig:
 
     def __post_init__(self) -> None:
         self._check_types()
+        for name in ("previous", "older"):
+            if getattr(self, name).right_sizing is not None:
+                raise ValueError(
+                    f"{name} tier {getattr(self, name).describe()} has right_sizing; only the current tier is sized "
+                    "(from the observed peak, when the next table is created)"
+                )
         if self.retain_periods is not None and self.retain_periods < 2:
             raise ValueError(
                 f"retain_periods {self.retain_periods} must be >= 2 (the current and the previous period) or None"

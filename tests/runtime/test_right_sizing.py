@@ -119,3 +119,8 @@ def test_the_handler_gives_a_right_sizing_rotator_a_cloudwatch_client_even_witho
     assert rotation.build_rotator(env).cloudwatch is not None
     plain = {**TableLayout(PREFIX).to_env(), ENV_ROTATION_CONFIG: RotationConfig(metric_namespace=None).to_json()}
     assert rotation.build_rotator(plain).cloudwatch is None
+
+
+def test_only_the_current_tier_may_be_right_sized():
+    with pytest.raises(ValueError, match="older tier on-demand has right_sizing; only the current tier is sized"):
+        RotationConfig(older=CapacityTier.on_demand(right_size=True))
