@@ -124,9 +124,9 @@ class PlainSampleStack(Stack):
 
         telemetry = Construct(self, "Telemetry")
         config = {
-            "current": {"read_capacity": 300, "write_capacity": 1000, "on_demand": False},
-            "previous": {"read_capacity": 100, "write_capacity": 1, "on_demand": False},
-            "older": {"read_capacity": 1, "write_capacity": 1, "on_demand": False},
+            "current": {"read_capacity": 300, "write_capacity": 1000, "on_demand": False, "table_class": "STANDARD"},
+            "previous": {"on_demand": True, "table_class": "STANDARD_INFREQUENT_ACCESS"},
+            "older": {"on_demand": True, "table_class": "STANDARD_INFREQUENT_ACCESS"},
             "retain_periods": 14,
             "archive_bucket": archive.bucket_name,
             "archive_prefix": "exports/",
