@@ -124,3 +124,10 @@ def test_the_handler_gives_a_right_sizing_rotator_a_cloudwatch_client_even_witho
 def test_only_the_current_tier_may_be_right_sized():
     with pytest.raises(ValueError, match="older tier on-demand has right_sizing; only the current tier is sized"):
         RotationConfig(older=CapacityTier.on_demand(right_size=True))
+
+
+def test_without_a_cloudwatch_client_the_configured_tier_is_used(dynamodb):
+    report = rotator(dynamodb, None, CapacityTier.provisioned(300, 1000, right_size=True)).run("create_new", WHEN)
+
+    assert provisioned_units(dynamodb, NEXT) == (300, 1000)
+    assert sizing_report(report)["reason"] == "no CloudWatch client: the configured tier"
