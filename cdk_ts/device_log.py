@@ -9,6 +9,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from cdk_ts._capacity import table_capacity_options
 from cdk_ts._defaults import table_protection
 from cdk_ts._nag import acknowledge_wildcard_resources
 from cdk_ts.runtime_layer import RuntimeLayer
@@ -45,6 +46,11 @@ class DeviceLogTable(Construct):
         time_to_live_attribute: str | None = None,
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
         deletion_protection: bool = False,
+        max_read_request_units: int | None = None,
+        max_write_request_units: int | None = None,
+        warm_read_units_per_second: int | None = None,
+        warm_write_units_per_second: int | None = None,
+        table_class: dynamodb.TableClass | None = None,
     ) -> None:
         """Create the table and its two GSIs, or wrap ``existing_table``.
 
@@ -78,8 +84,19 @@ class DeviceLogTable(Construct):
             Default: ``RemovalPolicy.RETAIN`` — the table and its data are kept.
         :param deletion_protection: enable DynamoDB deletion protection.
             Default: False.
-        :raises ValueError: for table options given with ``existing_table``, capacity that does not match
-            ``billing_mode``, or an ``INCLUDE`` projection without ``gsi_non_key_attributes``.
+        :param max_read_request_units: on-demand maximum read request units per second of the table and of
+            each GSI (a cost guardrail). Default: None — no cap.
+        :param max_write_request_units: on-demand maximum write request units per second of the table and of
+            each GSI. Default: None — no cap.
+        :param warm_read_units_per_second: warm throughput of the table for reads (instantly available).
+            Default: None — DynamoDB's own (12,000 on a new on-demand table).
+        :param warm_write_units_per_second: warm throughput of the table for writes.
+            Default: None — DynamoDB's own (4,000 on a new on-demand table).
+        :param table_class: ``TableClass.STANDARD`` or ``TableClass.STANDARD_INFREQUENT_ACCESS``.
+            Default: None — Standard.
+        :raises ValueError: for table options given with ``existing_table``, capacity or caps that do not match
+            ``billing_mode``, a cap or warm value below 1, or an ``INCLUDE`` projection without
+            ``gsi_non_key_attributes``.
         """
         super().__init__(scope, construct_id)
         self.stream_view_type = stream
@@ -94,6 +111,11 @@ class DeviceLogTable(Construct):
                     ("encryption_key", encryption_key),
                     ("stream", stream),
                     ("time_to_live_attribute", time_to_live_attribute),
+                    ("max_read_request_units", max_read_request_units),
+                    ("max_write_request_units", max_write_request_units),
+                    ("warm_read_units_per_second", warm_read_units_per_second),
+                    ("warm_write_units_per_second", warm_write_units_per_second),
+                    ("table_class", table_class),
                 )
                 if value is not None
             ]
@@ -115,6 +137,12 @@ class DeviceLogTable(Construct):
             if projection == dynamodb.ProjectionType.INCLUDE and not gsi_non_key_attributes:
                 raise ValueError(f"{name} INCLUDE needs gsi_non_key_attributes")
         capacity = {"read_capacity": read_capacity, "write_capacity": write_capacity} if provisioned else {}
+        options, caps = table_capacity_options(
+            on_demand=not provisioned,
+            max_read_request_units=max_read_request_units, max_write_request_units=max_write_request_units,
+            warm_read_units_per_second=warm_read_units_per_second,
+            warm_write_units_per_second=warm_write_units_per_second, table_class=table_class,
+        )
         table = dynamodb.Table(
             self,
             "Table",
@@ -128,6 +156,7 @@ class DeviceLogTable(Construct):
             removal_policy=removal_policy,
             deletion_protection=deletion_protection,
             **capacity,
+            **options,
         )
         for index, partition, sort, projection in (
             (GSI_BY_OPERATOR, "Operator", "Date", gsi1_projection),
@@ -140,6 +169,7 @@ class DeviceLogTable(Construct):
                 projection_type=projection,
                 non_key_attributes=gsi_non_key_attributes if projection == dynamodb.ProjectionType.INCLUDE else None,
                 **capacity,
+                **caps,
             )
         self.table: dynamodb.ITable = table
 

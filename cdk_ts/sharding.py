@@ -11,6 +11,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from cdk_ts._capacity import table_capacity_options
 from cdk_ts._defaults import table_protection
 from cdk_ts._nag import acknowledge
 from cdk_ts.runtime_layer import RuntimeLayer
@@ -45,6 +46,11 @@ class ShardMetadataTable(Construct):
         encryption_key: kms.IKey | None = None,
         point_in_time_recovery: bool = True,
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
+        max_read_request_units: int | None = None,
+        max_write_request_units: int | None = None,
+        warm_read_units_per_second: int | None = None,
+        warm_write_units_per_second: int | None = None,
+        table_class: dynamodb.TableClass | None = None,
     ) -> None:
         """Create the metadata table for ``main_table``.
 
@@ -65,7 +71,18 @@ class ShardMetadataTable(Construct):
             Default: True.
         :param removal_policy: what happens to the metadata table when it leaves the stack.
             Default: ``RemovalPolicy.RETAIN`` — kept, so readers still find every shard of the main table.
-        :raises ValueError: for an unknown strategy or a partition key that cannot be read or is not a String.
+        :param max_read_request_units: on-demand maximum read request units per second of the metadata table.
+            Default: None — no cap.
+        :param max_write_request_units: on-demand maximum write request units per second of the metadata table.
+            Default: None — no cap.
+        :param warm_read_units_per_second: warm throughput of the metadata table for reads.
+            Default: None — DynamoDB's own.
+        :param warm_write_units_per_second: warm throughput of the metadata table for writes.
+            Default: None — DynamoDB's own.
+        :param table_class: the metadata table's class.
+            Default: None — Standard.
+        :raises ValueError: for an unknown strategy, a partition key that cannot be read or is not a String,
+            or a cap or warm value below 1.
         :raises TypeError: when ``main_table`` is not a table or a construct with ``.table``.
         """
         super().__init__(scope, construct_id)
@@ -93,6 +110,12 @@ class ShardMetadataTable(Construct):
         self.partition_key = partition_key
         self.sort_key_name = sort_key_name
         self.strategy = strategy
+        options, _caps = table_capacity_options(
+            on_demand=True,
+            max_read_request_units=max_read_request_units, max_write_request_units=max_write_request_units,
+            warm_read_units_per_second=warm_read_units_per_second,
+            warm_write_units_per_second=warm_write_units_per_second, table_class=table_class,
+        )
         self.table = dynamodb.Table(
             self,
             "Table",
@@ -100,6 +123,7 @@ class ShardMetadataTable(Construct):
             billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
             **table_protection(encryption_key, point_in_time_recovery),
             removal_policy=removal_policy,
+            **options,
         )
 
     def grant_read_write(self, grantee: iam.IGrantable) -> iam.Grant:

@@ -244,3 +244,161 @@ def monthly_cost(
             "the current tier must cover the peak: check capacity(...).wcu against the current tier's WCU",
         ],
     )
+
+
+#: Warm throughput a new on-demand table has without asking (reads, writes per second).
+ON_DEMAND_WARM_READS = 12000
+ON_DEMAND_WARM_WRITES = 4000
+
+
+@dataclass(frozen=True)
+class StrategyCost:
+    """Monthly USD cost of one strategy, by part.
+
+    :param name: the strategy's short name, ``2016-tiers``, ``provisioned+ia``, ``on-demand+warm``, ``ttl-table``.
+    :param description: what the strategy does, one line.
+    :param throughput: provisioned capacity-hours or on-demand request units.
+    :param storage: GB-months at each table's class.
+    :param warm_throughput: raising each new table's warm throughput to the peak (charged once per table).
+    :param exports: exporting each expired table to S3 (only with ``archive``).
+    """
+
+    name: str
+    description: str
+    throughput: float
+    storage: float
+    warm_throughput: float
+    exports: float
+
+    @property
+    def total(self) -> float:
+        """The sum of the parts."""
+        return round(self.throughput + self.storage + self.warm_throughput + self.exports, 2)
+
+
+@dataclass(frozen=True)
+class StrategyComparison:
+    """Four ways to hold the same workload at the same service (each sized to the peak), cheapest marked.
+
+    :param strategies: the four costs, in the order (a) to (d).
+    :param peak: capacity the peak needs (with partitions counted for one period's data).
+    :param storage_gb_per_period: data one period adds.
+    :param storage_gb: data held at steady state (``retain_periods`` periods).
+    :param assumptions: what the figures assume, one sentence each.
+    """
+
+    strategies: list[StrategyCost]
+    peak: CapacityPlan
+    storage_gb_per_period: float
+    storage_gb: float
+    assumptions: list[str]
+
+    @property
+    def cheapest(self) -> StrategyCost:
+        """The strategy with the lowest total."""
+        return min(self.strategies, key=lambda s: s.total)
+
+
+def compare_strategies(
+    *,
+    peak_writes_per_second: float,
+    average_writes_per_second: float,
+    peak_reads_per_second: float,
+    average_reads_per_second: float,
+    item_size_bytes: float,
+    period: RotationPeriod | str,
+    retain_periods: int,
+    archive: bool = False,
+    consistent_reads: bool = False,
+    prices: Prices = US_EAST_1,
+) -> StrategyComparison:
+    """Compare four strategies for one workload, each able to serve the peak (equal service).
+
+    (a) ``2016-tiers``: provisioned current table at the peak, previous at 100/1, older at 1/1 (Standard).
+    (b) ``provisioned+ia``: provisioned current table at the peak; closed periods on-demand Standard-IA
+    (idle: storage only). (c) ``on-demand+warm``: every table on-demand, billed for the average rates; each
+    new table's warm throughput raised to the peak (above what a new on-demand table already has); closed
+    periods Standard-IA. (d) ``ttl-table``: one provisioned table at the peak, TTL deletes expired items
+    (free), no rotation and nothing to export. Reads are assumed to go to the current period.
+
+    :param peak_writes_per_second: items written per second at the peak.
+    :param average_writes_per_second: items written per second on average (storage, on-demand bill).
+    :param peak_reads_per_second: items read per second at the peak.
+    :param average_reads_per_second: items read per second on average.
+    :param item_size_bytes: the item's size in bytes (> 0).
+    :param period: the rotation period (a ``RotationPeriod`` or its value).
+    :param retain_periods: periods kept, counting the current one (>= 2).
+    :param archive: expired tables are exported to S3 before deletion (strategies a-c).
+        Default: False — no export cost.
+    :param consistent_reads: reads are strongly consistent.
+        Default: False — eventually consistent.
+    :param prices: the prices to use.
+        Default: ``US_EAST_1`` (see :mod:`cdk_ts.plan.prices` for which figures are verified).
+    :raises ValueError: for fewer than 2 retained periods or average rates above the peaks.
+    """
+    period = RotationPeriod.parse(period)
+    if not isinstance(retain_periods, int) or isinstance(retain_periods, bool) or retain_periods < 2:
+        raise ValueError(f"retain_periods {retain_periods!r} must be a whole number >= 2")
+    _positive("average_writes_per_second", average_writes_per_second)
+    _positive("average_reads_per_second", average_reads_per_second)
+    if average_writes_per_second > peak_writes_per_second or average_reads_per_second > peak_reads_per_second:
+        raise ValueError("average rates must not exceed the peak rates")
+    period_hours = AVERAGE_PERIOD_DAYS[period] * 24
+    per_period_gb = average_writes_per_second * period_hours * 3600 * item_size_bytes / KB**3
+    storage_gb = per_period_gb * retain_periods
+    peak = capacity(
+        peak_writes_per_second, peak_reads_per_second, item_size_bytes,
+        consistent_reads=consistent_reads, storage_gb=per_period_gb,
+    )
+    new_tables_per_month = HOURS_PER_MONTH / period_hours
+    closed = retain_periods - 1
+
+    def hours(read: float, write: float, factor: float = 1.0) -> float:
+        return HOURS_PER_MONTH * factor * (read * prices.rcu_hour + write * prices.wcu_hour)
+
+    standard_storage = storage_gb * prices.storage_gb_month
+    mixed_storage = per_period_gb * prices.storage_gb_month + closed * per_period_gb * prices.ia_storage_gb_month
+    exports = new_tables_per_month * per_period_gb * prices.export_gb if archive else 0.0
+    on_demand = SECONDS_PER_MONTH * (
+        average_writes_per_second * peak.write_units_per_item * prices.write_request_unit
+        + average_reads_per_second * peak.read_units_per_item * prices.read_request_unit
+    )
+    warm_reads = max(0.0, peak_reads_per_second * peak.read_units_per_item - ON_DEMAND_WARM_READS)
+    warm_writes = max(0.0, peak_writes_per_second * peak.write_units_per_item - ON_DEMAND_WARM_WRITES)
+    warm = new_tables_per_month * (
+        warm_reads / 1000 * prices.warm_read_per_1000 + warm_writes / 1000 * prices.warm_write_per_1000
+    )
+    strategies = [
+        StrategyCost(
+            "2016-tiers", "provisioned: current at the peak, previous 100/1, older 1/1, Standard",
+            round(hours(peak.rcu, peak.wcu) + hours(100, 1) + hours(closed - 1, closed - 1), 2),
+            round(standard_storage, 2), 0.0, round(exports, 2),
+        ),
+        StrategyCost(
+            "provisioned+ia", "provisioned current at the peak; closed periods on-demand Standard-IA (idle)",
+            round(hours(peak.rcu, peak.wcu), 2), round(mixed_storage, 2), 0.0, round(exports, 2),
+        ),
+        StrategyCost(
+            "on-demand+warm", "on-demand everywhere, next table pre-warmed to the peak; closed periods Standard-IA",
+            round(on_demand, 2), round(mixed_storage, 2), round(warm, 2), round(exports, 2),
+        ),
+        StrategyCost(
+            "ttl-table", "one provisioned table at the peak, TTL deletes expired items, no rotation",
+            round(hours(peak.rcu, peak.wcu), 2), round(standard_storage, 2), 0.0, 0.0,
+        ),
+    ]
+    return StrategyComparison(
+        strategies=strategies,
+        peak=peak,
+        storage_gb_per_period=round(per_period_gb, 3),
+        storage_gb=round(storage_gb, 3),
+        assumptions=[
+            f"prices: {prices.region}, {prices.as_of}",
+            f"every strategy serves the peak: {peak.rcu} RCU / {peak.wcu} WCU provisioned, or on-demand",
+            f"{retain_periods} {period.value} periods of {per_period_gb:.3f} GB each; reads go to the current period",
+            f"{new_tables_per_month:.2f} new tables a month; warm throughput above {ON_DEMAND_WARM_READS} reads / "
+            f"{ON_DEMAND_WARM_WRITES} writes per second is charged once per new table",
+            "no free tier, no reserved capacity, no auto scaling, no GSIs; "
+            + ("each expired table exported once" if archive else "no exports"),
+        ],
+    )

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from cdk_ts.plan import Tier, capacity, monthly_cost
+from cdk_ts.plan import capacity, compare_strategies
 from cdk_ts.plan.prices import US_EAST_1
 from cdk_ts_runtime.periods import RotationPeriod
 
@@ -15,16 +15,6 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # argparse exits 2 on usage errors; keep its format
         self.print_usage(sys.stderr)
         self.exit(2, f"{self.prog}: error: {message}\n")
-
-
-def _tier(text: str) -> Tier:
-    try:
-        read, write = (int(part) for part in text.split("/"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"tier {text!r} must be READ/WRITE units, e.g. 300/1000") from None
-    if read < 1 or write < 1:
-        raise argparse.ArgumentTypeError(f"tier {text!r} needs at least 1 read and 1 write unit")
-    return Tier(read, write)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -39,9 +29,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--hot-key-share", type=float, default=0.0, help="share of writes on the hottest key (0-1)")
     p.add_argument("--period", default="daily", help="rotation period: " + ", ".join(x.value for x in RotationPeriod))
     p.add_argument("--retain-periods", type=int, default=30, help="periods kept, the current one included")
-    p.add_argument("--current-tier", type=_tier, default=Tier(300, 1000), help="READ/WRITE (default 300/1000)")
-    p.add_argument("--previous-tier", type=_tier, default=Tier(100, 1), help="READ/WRITE (default 100/1)")
-    p.add_argument("--older-tier", type=_tier, default=Tier(1, 1), help="READ/WRITE (default 1/1)")
+    p.add_argument("--archive", action="store_true", help="expired tables are exported to S3 (export cost)")
     p.add_argument("--plot", type=Path, help="write a PNG of monthly cost over retention to this file")
     return p
 
@@ -61,17 +49,10 @@ def main(argv: list[str] | None = None) -> int:
         average_reads = (
             args.reads_per_second if args.average_reads_per_second is None else args.average_reads_per_second
         )
-        plan = capacity(
-            args.writes_per_second,
-            args.reads_per_second,
-            args.item_size,
-            consistent_reads=args.consistent_reads,
-            hot_key_share=args.hot_key_share,
-        )
-        costs = [
+        comparisons = [
             (
                 retain,
-                monthly_cost(
+                compare_strategies(
                     peak_writes_per_second=args.writes_per_second,
                     average_writes_per_second=average_writes,
                     peak_reads_per_second=args.reads_per_second,
@@ -79,18 +60,25 @@ def main(argv: list[str] | None = None) -> int:
                     item_size_bytes=args.item_size,
                     period=period,
                     retain_periods=retain,
-                    current=args.current_tier,
-                    previous=args.previous_tier,
-                    older=args.older_tier,
+                    archive=args.archive,
                     consistent_reads=args.consistent_reads,
                 ),
             )
             for retain in sorted({2, max(2, args.retain_periods // 2), args.retain_periods, args.retain_periods * 2})
         ]
+        comparison = dict(comparisons)[args.retain_periods]
+        # partitions of one period's table (the rotation) and of one table holding every period (TTL)
+        plan = capacity(
+            args.writes_per_second, args.reads_per_second, args.item_size, consistent_reads=args.consistent_reads,
+            hot_key_share=args.hot_key_share, storage_gb=comparison.storage_gb_per_period,
+        )
+        single = capacity(
+            args.writes_per_second, args.reads_per_second, args.item_size, consistent_reads=args.consistent_reads,
+            storage_gb=comparison.storage_gb,
+        )
     except ValueError as error:
         print(f"cdk-ts-plan: error: {error}", file=sys.stderr)
         return 2
-    cost = dict(costs)[args.retain_periods]
     print(
         f"Capacity for {args.writes_per_second:g} writes/s and {args.reads_per_second:g} reads/s "
         f"of {args.item_size:g}-byte items ({'strongly' if args.consistent_reads else 'eventually'} consistent)"
@@ -100,24 +88,30 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  WCU                    {plan.wcu}")
     print(f"  RCU                    {plan.rcu}")
     print(
-        f"  partitions             {plan.partitions} (throughput {plan.partitions_by_throughput}, "
-        f"size {plan.partitions_by_size})"
+        f"  partitions             {plan.partitions} per period table (throughput {plan.partitions_by_throughput}, "
+        f"size {plan.partitions_by_size} for {comparison.storage_gb_per_period:g} GB); "
+        f"{single.partitions} for one table of {comparison.storage_gb:g} GB"
     )
     print(f"  shards per hot key     {plan.shards_per_hot_key} (hot key share {args.hot_key_share:g}, 20% headroom)")
-    if plan.wcu > args.current_tier.write:
-        print(f"  warning: the current tier's {args.current_tier.write} WCU is below the peak's {plan.wcu} WCU")
     print(
-        f"\nMonthly cost, {period.value} tables, {args.retain_periods} periods retained "
-        f"({cost.storage_gb:g} GB stored), USD"
+        f"\nMonthly cost at equal service (each sized to the peak), {period.value} tables, "
+        f"{args.retain_periods} periods retained ({comparison.storage_gb:g} GB stored), USD"
     )
-    print(f"  rotating tables with tiers   {cost.rotating_tiers:10.2f}")
-    print(f"  one provisioned table        {cost.single_provisioned:10.2f}")
-    print(f"  on-demand                    {cost.on_demand:10.2f}")
-    for assumption in cost.assumptions:
+    print(f"  {'strategy':16} {'throughput':>10} {'storage':>10} {'warm':>8} {'exports':>8} {'total':>10}")
+    cheapest = comparison.cheapest
+    for cost in comparison.strategies:
+        mark = "  <- cheapest" if cost is cheapest else ""
+        print(
+            f"  {cost.name:16} {cost.throughput:10.2f} {cost.storage:10.2f} {cost.warm_throughput:8.2f} "
+            f"{cost.exports:8.2f} {cost.total:10.2f}{mark}"
+        )
+    for cost in comparison.strategies:
+        print(f"  {cost.name}: {cost.description}")
+    for assumption in comparison.assumptions:
         print(f"  - {assumption}")
     if args.plot:
         try:
-            _plot(costs, period, args.plot)
+            _plot(comparisons, period, args.plot)
         except ImportError:
             print("cdk-ts-plan: error: --plot needs matplotlib: pip install 'cdk-ts[plot]'", file=sys.stderr)
             return 2
@@ -133,15 +127,13 @@ def _plot(costs, period: RotationPeriod, path: Path) -> None:
 
     retains = [retain for retain, _cost in costs]
     fig, axis = plt.subplots(figsize=(7, 4))
-    for label, attribute in (
-        ("rotating tables with tiers", "rotating_tiers"),
-        ("one provisioned table", "single_provisioned"),
-        ("on-demand", "on_demand"),
-    ):
-        axis.plot(retains, [getattr(cost, attribute) for _retain, cost in costs], marker="o", label=label)
+    names = [strategy.name for strategy in costs[0][1].strategies]
+    for index, name in enumerate(names):
+        totals = [comparison.strategies[index].total for _retain, comparison in costs]
+        axis.plot(retains, totals, marker="o", label=name)
     axis.set_xlabel(f"{period.value} periods retained")
     axis.set_ylabel("USD per month")
-    axis.set_title(f"DynamoDB monthly cost over retention ({US_EAST_1.region})")
+    axis.set_title(f"DynamoDB monthly cost at equal service ({US_EAST_1.region})")
     axis.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=100)

@@ -8,6 +8,7 @@ The construct serialises a :class:`RotationConfig` to JSON in one environment va
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -47,11 +48,57 @@ class AutoScaling:
             )
 
 
+TABLE_CLASSES = ("STANDARD", "STANDARD_INFREQUENT_ACCESS")
+
+
+def _whole(name: str, value: Any, *, optional: bool = True, low: int = 1) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, int) or isinstance(value, bool) or value < low:
+        raise ValueError(f"{name} {value!r} must be a whole number >= {low}")
+
+
+@dataclass(frozen=True)
+class RightSizing:
+    """Size the next period's table from the current one's observed peak (CloudWatch consumed capacity).
+
+    The peak is the largest per-minute Sum of ``ConsumedReadCapacityUnits`` / ``ConsumedWriteCapacityUnits``
+    over the current period, divided by 60. The next table gets ``peak × headroom`` bounded by ``floor`` and
+    ``ceiling``: provisioned units for a provisioned tier, warm throughput for an on-demand tier.
+
+    :param headroom: multiplier above the observed peak (>= 1).
+        Default: 1.3.
+    :param floor: the fewest units per second chosen.
+        Default: 1.
+    :param ceiling: the most units per second chosen.
+        Default: 40000 — DynamoDB's default per-table throughput quota.
+    :raises ValueError: for a headroom below 1, or a floor above the ceiling.
+    """
+
+    headroom: float = 1.3
+    floor: int = 1
+    ceiling: int = 40000
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.headroom, int | float) or isinstance(self.headroom, bool) or self.headroom < 1:
+            raise ValueError(f"headroom {self.headroom!r} must be a number >= 1")
+        _whole("floor", self.floor, optional=False)
+        _whole("ceiling", self.ceiling, optional=False)
+        if self.floor > self.ceiling:
+            raise ValueError(f"floor {self.floor} is above ceiling {self.ceiling}")
+
+    def size(self, peak: float) -> int:
+        """Units per second for an observed ``peak``: ``ceil(peak × headroom)`` within floor..ceiling."""
+        return max(self.floor, min(self.ceiling, math.ceil(peak * self.headroom)))
+
+
 @dataclass(frozen=True)
 class CapacityTier:
-    """Capacity one class of period table gets: provisioned units, or on-demand when ``on_demand`` is true.
+    """The whole capacity state one class of period table converges to.
 
-    Build one with :meth:`provisioned` or :meth:`pay_per_request`.
+    Billing mode (provisioned units with optional auto scaling, or on-demand with optional maximum
+    throughput), warm throughput and table class. Build one with :meth:`provisioned` or :meth:`on_demand`
+    (:meth:`pay_per_request` is the on-demand tier with no options).
 
     :param read_capacity: provisioned RCU (>= 1); must be None for an on-demand tier.
         Default: None — required unless ``on_demand``.
@@ -61,20 +108,52 @@ class CapacityTier:
         Default: False — provisioned.
     :param auto_scaling: target tracking above the provisioned units (not for on-demand).
         Default: None — the capacity stays at ``read_capacity``/``write_capacity``.
-    :raises ValueError: for missing or invalid units, units or auto scaling on an on-demand tier, or an
-        auto-scaling maximum below the tier's units.
+    :param max_read_request_units: on-demand maximum read request units per second (``OnDemandThroughput``).
+        Default: None — no cap (an existing cap is removed).
+    :param max_write_request_units: on-demand maximum write request units per second.
+        Default: None — no cap (an existing cap is removed).
+    :param warm_read_units_per_second: warm throughput for reads; raised to, never lowered.
+        Default: None — whatever DynamoDB gives the table.
+    :param warm_write_units_per_second: warm throughput for writes; raised to, never lowered.
+        Default: None — whatever DynamoDB gives the table.
+    :param table_class: ``STANDARD`` or ``STANDARD_INFREQUENT_ACCESS``.
+        Default: ``"STANDARD"``.
+    :param right_sizing: size tables of this tier from the previous period's observed peak (used on the
+        current tier, when the next period's table is created).
+        Default: None — the tier's units as configured.
+    :raises ValueError: naming the bad value, for missing or invalid units, provisioned settings on an on-demand
+        tier or on-demand caps on a provisioned one, an auto-scaling maximum below the tier's units, an
+        unknown table class.
     """
 
     read_capacity: int | None = None
     write_capacity: int | None = None
     on_demand: bool = False
     auto_scaling: AutoScaling | None = None
+    max_read_request_units: int | None = None
+    max_write_request_units: int | None = None
+    warm_read_units_per_second: int | None = None
+    warm_write_units_per_second: int | None = None
+    table_class: str = "STANDARD"
+    right_sizing: RightSizing | None = None
 
     def __post_init__(self) -> None:
+        for name in (
+            "max_read_request_units", "max_write_request_units",
+            "warm_read_units_per_second", "warm_write_units_per_second",
+        ):
+            _whole(name, getattr(self, name))
+        if self.table_class not in TABLE_CLASSES:
+            raise ValueError(f"table_class {self.table_class!r} is not one of {', '.join(TABLE_CLASSES)}")
+        if self.right_sizing is not None and not isinstance(self.right_sizing, RightSizing):
+            raise ValueError(f"right_sizing {self.right_sizing!r} must be a RightSizing")
         if self.on_demand:
             if self.read_capacity is not None or self.write_capacity is not None or self.auto_scaling:
                 raise ValueError("an on-demand tier takes no read/write capacity and no auto scaling")
             return
+        for name in ("max_read_request_units", "max_write_request_units"):
+            if getattr(self, name) is not None:
+                raise ValueError(f"{name} {getattr(self, name)!r} is an on-demand cap; a provisioned tier takes none")
         for name in ("read_capacity", "write_capacity"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -89,24 +168,87 @@ class CapacityTier:
             )
 
     @classmethod
-    def provisioned(cls, read: int, write: int, auto_scaling: AutoScaling | None = None) -> CapacityTier:
+    def provisioned(
+        cls,
+        read: int,
+        write: int,
+        auto_scaling: AutoScaling | None = None,
+        *,
+        warm_read_units_per_second: int | None = None,
+        warm_write_units_per_second: int | None = None,
+        table_class: str = "STANDARD",
+        right_size: bool | RightSizing = False,
+    ) -> CapacityTier:
         """A provisioned tier of ``read`` RCU and ``write`` WCU, optionally auto scaled.
 
         :param read: read capacity units (>= 1).
         :param write: write capacity units (>= 1).
         :param auto_scaling: target tracking above these units.
             Default: None — fixed capacity.
+        :param warm_read_units_per_second: warm throughput for reads (raised to, never lowered).
+            Default: None — DynamoDB's own.
+        :param warm_write_units_per_second: warm throughput for writes (raised to, never lowered).
+            Default: None — DynamoDB's own.
+        :param table_class: ``STANDARD`` or ``STANDARD_INFREQUENT_ACCESS``.
+            Default: ``"STANDARD"``.
+        :param right_size: True (``RightSizing()``) or a ``RightSizing``; the next table's units follow the
+            observed peak. Default: False — the units as given.
         """
-        return cls(read_capacity=read, write_capacity=write, auto_scaling=auto_scaling)
+        return cls(
+            read_capacity=read, write_capacity=write, auto_scaling=auto_scaling,
+            warm_read_units_per_second=warm_read_units_per_second,
+            warm_write_units_per_second=warm_write_units_per_second,
+            table_class=table_class, right_sizing=_right_sizing(right_size),
+        )
+
+    @classmethod
+    def _on_demand(
+        cls,
+        max_read_request_units: int | None = None,
+        max_write_request_units: int | None = None,
+        warm_read_units_per_second: int | None = None,
+        warm_write_units_per_second: int | None = None,
+        table_class: str = "STANDARD",
+        right_size: bool | RightSizing = False,
+    ) -> CapacityTier:
+        """An on-demand tier with optional maximum throughput, warm throughput and table class.
+
+        :param max_read_request_units: cap on read request units per second.
+            Default: None — no cap.
+        :param max_write_request_units: cap on write request units per second.
+            Default: None — no cap.
+        :param warm_read_units_per_second: warm throughput for reads (raised to, never lowered).
+            Default: None — DynamoDB's own (12,000 on a new on-demand table).
+        :param warm_write_units_per_second: warm throughput for writes (raised to, never lowered).
+            Default: None — DynamoDB's own (4,000 on a new on-demand table).
+        :param table_class: ``STANDARD`` or ``STANDARD_INFREQUENT_ACCESS``.
+            Default: ``"STANDARD"``.
+        :param right_size: True (``RightSizing()``) or a ``RightSizing``; the next table's warm throughput
+            follows the observed peak. Default: False — the warm throughput as given.
+        """
+        return cls(
+            on_demand=True,
+            max_read_request_units=max_read_request_units, max_write_request_units=max_write_request_units,
+            warm_read_units_per_second=warm_read_units_per_second,
+            warm_write_units_per_second=warm_write_units_per_second,
+            table_class=table_class, right_sizing=_right_sizing(right_size),
+        )
 
     @classmethod
     def pay_per_request(cls) -> CapacityTier:
-        """An on-demand tier."""
+        """An on-demand tier with no caps, no warm throughput, Standard class."""
         return cls(on_demand=True)
 
     def describe(self) -> str:
-        """Short text for logs: ``300/1000`` or ``on-demand``."""
-        return "on-demand" if self.on_demand else f"{self.read_capacity}/{self.write_capacity}"
+        """Short text for logs: ``300/1000``, ``on-demand``, plus warm/max/class when set."""
+        text = "on-demand" if self.on_demand else f"{self.read_capacity}/{self.write_capacity}"
+        if self.max_read_request_units or self.max_write_request_units:
+            text += f" max {self.max_read_request_units or '-'}/{self.max_write_request_units or '-'}"
+        if self.warm_read_units_per_second or self.warm_write_units_per_second:
+            text += f" warm {self.warm_read_units_per_second or '-'}/{self.warm_write_units_per_second or '-'}"
+        if self.table_class != "STANDARD":
+            text += " IA"
+        return text
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CapacityTier:
@@ -119,14 +261,41 @@ class CapacityTier:
         scaling = data.get("auto_scaling")
         if scaling is not None and not isinstance(scaling, Mapping):
             raise ValueError(f"auto_scaling {scaling!r} must be an object")
+        sizing = data.get("right_sizing")
+        if sizing is not None and not isinstance(sizing, Mapping):
+            raise ValueError(f"right_sizing {sizing!r} must be an object")
         if not isinstance(data.get("on_demand", False), bool):
             raise ValueError(f"on_demand {data.get('on_demand')!r} must be true or false")
-        return cls(
-            read_capacity=data.get("read_capacity"),
-            write_capacity=data.get("write_capacity"),
-            on_demand=data.get("on_demand", False),
-            auto_scaling=_auto_scaling(scaling) if scaling else None,
-        )
+        values = dict(data)
+        values["auto_scaling"] = _auto_scaling(scaling) if scaling else None
+        values["right_sizing"] = _from_fields(RightSizing, sizing, "right sizing") if sizing else None
+        return cls(**values)
+
+
+class _TierFactoryOrFlag:
+    """``CapacityTier.on_demand(...)`` builds an on-demand tier; ``tier.on_demand`` is the tier's flag.
+
+    A non-data descriptor: on the class it returns the factory, on an instance the dataclass field stored in
+    the instance's ``__dict__`` shadows it, so ``asdict``/``repr``/``==`` see the boolean.
+    """
+
+    def __get__(self, instance: Any, owner: type) -> Any:
+        return owner._on_demand
+
+
+def _right_sizing(value: bool | RightSizing) -> RightSizing | None:
+    if isinstance(value, RightSizing):
+        return value
+    if isinstance(value, bool):
+        return RightSizing() if value else None
+    raise ValueError(f"right_size {value!r} must be true, false or a RightSizing")
+
+
+def _from_fields(kind: type, data: Mapping[str, Any], label: str) -> Any:
+    unknown = set(data) - set(kind.__dataclass_fields__)
+    if unknown:
+        raise ValueError(f"unknown {label} settings: {', '.join(sorted(unknown))}")
+    return kind(**data)
 
 
 def _auto_scaling(data: Mapping[str, Any]) -> AutoScaling:
@@ -136,9 +305,14 @@ def _auto_scaling(data: Mapping[str, Any]) -> AutoScaling:
     return AutoScaling(**data)
 
 
+CapacityTier.on_demand = _TierFactoryOrFlag()  # type: ignore[assignment] - see _TierFactoryOrFlag
+
+# Chosen with the planner (bench/README.md): for the README's sample workload (1,000 writes/s peak, 400
+# average, 1 KB items, 14 daily periods) closed periods on-demand in Standard-IA cost storage only and
+# beat the 2016 tiers (100/1, 1/1 provisioned) by $79.56 a month.
 DEFAULT_CURRENT = CapacityTier.provisioned(300, 1000)
-DEFAULT_PREVIOUS = CapacityTier.provisioned(100, 1)
-DEFAULT_OLDER = CapacityTier.provisioned(1, 1)
+DEFAULT_PREVIOUS = CapacityTier.on_demand(table_class="STANDARD_INFREQUENT_ACCESS")
+DEFAULT_OLDER = CapacityTier.on_demand(table_class="STANDARD_INFREQUENT_ACCESS")
 
 
 @dataclass(frozen=True)
@@ -150,9 +324,9 @@ class RotationConfig:
     :param current: capacity of the current (and the next) period's table.
         Default: ``DEFAULT_CURRENT`` — 300 RCU / 1000 WCU.
     :param previous: capacity of the previous period's table.
-        Default: ``DEFAULT_PREVIOUS`` — 100 RCU / 1 WCU.
+        Default: ``DEFAULT_PREVIOUS`` — on-demand, Standard-IA (an idle table costs storage only).
     :param older: capacity of every older table.
-        Default: ``DEFAULT_OLDER`` — 1 RCU / 1 WCU.
+        Default: ``DEFAULT_OLDER`` — on-demand, Standard-IA.
     :param retain_periods: periods kept, counting the current one (>= 2); 7 on a daily rotation keeps
         today and six days back. Default: None — tables are never expired.
     :param archive_bucket: the bucket expired tables are exported to before deletion (needs
@@ -183,7 +357,8 @@ class RotationConfig:
     :param metric_namespace: the CloudWatch namespace of the ``NextPeriodTableMissing`` metric.
         Default: ``"cdk-ts"``; None publishes no metric.
     :raises ValueError: for ``retain_periods`` below 2, an archive bucket without retention or PITR, an
-        unknown stream view type, or a negative lead or limits below 1.
+        unknown stream view type, a negative lead or limits below 1, or right-sizing on the previous or
+        older tier.
     """
 
     current: CapacityTier = DEFAULT_CURRENT
@@ -206,6 +381,12 @@ class RotationConfig:
 
     def __post_init__(self) -> None:
         self._check_types()
+        for name in ("previous", "older"):
+            if getattr(self, name).right_sizing is not None:
+                raise ValueError(
+                    f"{name} tier {getattr(self, name).describe()} has right_sizing; only the current tier is sized "
+                    "(from the observed peak, when the next table is created)"
+                )
         if self.retain_periods is not None and self.retain_periods < 2:
             raise ValueError(
                 f"retain_periods {self.retain_periods} must be >= 2 (the current and the previous period) or None"

@@ -153,3 +153,35 @@ def test_passes_cdk_nag():
     log = DeviceLogTable(stack, "Log", removal_policy=RemovalPolicy.RETAIN)
     log.bind(runtime_function(stack, "Api", handler="app.handler", description="api", environment={}))
     assert unacknowledged_findings(app) == []
+
+
+def test_on_demand_caps_warm_throughput_and_table_class():
+    stack = Stack(new_app(), "Test")
+    DeviceLogTable(
+        stack, "Log", max_read_request_units=500, max_write_request_units=200,
+        warm_read_units_per_second=15000, warm_write_units_per_second=5000,
+        table_class=dynamodb.TableClass.STANDARD_INFREQUENT_ACCESS,
+    )
+    table = next(iter(Template.from_stack(stack).find_resources("AWS::DynamoDB::Table").values()))["Properties"]
+    caps = {"MaxReadRequestUnits": 500, "MaxWriteRequestUnits": 200}
+    assert table["OnDemandThroughput"] == caps
+    assert [g["OnDemandThroughput"] for g in table["GlobalSecondaryIndexes"]] == [caps] * 2
+    assert table["WarmThroughput"] == {"ReadUnitsPerSecond": 15000, "WriteUnitsPerSecond": 5000}
+    assert table["TableClass"] == "STANDARD_INFREQUENT_ACCESS"
+
+
+@pytest.mark.parametrize(
+    ("props", "message"),
+    [
+        ({"max_write_request_units": 0}, "max_write_request_units 0 must be a whole number >= 1"),
+        ({"warm_read_units_per_second": -1}, "warm_read_units_per_second -1 must be"),
+        (
+            {"billing_mode": dynamodb.BillingMode.PROVISIONED, "read_capacity": 1, "write_capacity": 1,
+             "max_read_request_units": 10},
+            "max_read_request_units 10 is an on-demand cap",
+        ),
+    ],
+)
+def test_bad_capacity_options_name_the_value(props, message):
+    with pytest.raises(ValueError, match=message):
+        DeviceLogTable(Stack(new_app(), "Test"), "Log", **props)

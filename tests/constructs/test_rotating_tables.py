@@ -372,3 +372,28 @@ def test_rotations_with_distinct_names_coexist_and_their_patterns_do_not_cover_e
     assert fnmatch.fnmatchcase("readings_2026-01-01", readings.table_name_pattern)
     assert not fnmatch.fnmatchcase("readings_eu_2026-01-01", readings.table_name_pattern)
     assert fnmatch.fnmatchcase("readings_eu_2026-01-01", eu.table_name_pattern)
+
+
+class TestRightSizingPermissions:
+    def test_right_sizing_grants_get_metric_statistics_and_passes_cdk_nag(self):
+        app, stack, _tables = build(
+            current_tier=CapacityTier.on_demand(right_size=True), previous_tier=CapacityTier.pay_per_request(),
+        )
+        statements = policy_statements(Template.from_stack(stack))
+        assert any("cloudwatch:GetMetricStatistics" in json.dumps(s.get("Action")) for s in statements)
+        assert unacknowledged_findings(app) == []
+
+    def test_without_right_sizing_no_metric_read_is_granted(self):
+        _app, stack, _tables = build()
+        statements = policy_statements(Template.from_stack(stack))
+        assert not any("cloudwatch:GetMetricStatistics" in json.dumps(s.get("Action")) for s in statements)
+
+    def test_the_whole_tier_state_travels_to_the_function(self):
+        _app, stack, _tables = build(
+            current_tier=CapacityTier.on_demand(warm_write_units_per_second=8000, right_size=True),
+            older_tier=CapacityTier.on_demand(max_read_request_units=10, table_class="STANDARD_INFREQUENT_ACCESS"),
+        )
+        config = json.loads(stack.resolve(rotation_config(Template.from_stack(stack))[ENV_ROTATION_CONFIG]))
+        assert config["current"]["warm_write_units_per_second"] == 8000
+        assert config["current"]["right_sizing"] == {"headroom": 1.3, "floor": 1, "ceiling": 40000}
+        assert config["older"]["table_class"] == "STANDARD_INFREQUENT_ACCESS"

@@ -125,3 +125,23 @@ def test_passes_cdk_nag():
     shards = ShardMetadataTable(stack, "Shards", main_table=audit_table(stack))
     shards.bind(runtime_function(stack, "Writer", handler="app.handler", description="w", environment={}))
     assert unacknowledged_findings(app) == []
+
+
+def test_metadata_table_takes_caps_warm_throughput_and_table_class():
+    stack = Stack(new_app(), "Test")
+    ShardMetadataTable(
+        stack, "Shards", main_table=audit_table(stack), max_read_request_units=100, max_write_request_units=50,
+        warm_write_units_per_second=4500, table_class=dynamodb.TableClass.STANDARD,
+    )
+    Template.from_stack(stack).has_resource_properties("AWS::DynamoDB::Table", {
+        "KeySchema": [{"AttributeName": "file_path", "KeyType": "HASH"}],
+        "OnDemandThroughput": {"MaxReadRequestUnits": 100, "MaxWriteRequestUnits": 50},
+        "WarmThroughput": {"WriteUnitsPerSecond": 4500},
+        "TableClass": "STANDARD",
+    })
+
+
+def test_metadata_table_rejects_a_bad_cap():
+    stack = Stack(new_app(), "Test")
+    with pytest.raises(ValueError, match="max_read_request_units 0 must be"):
+        ShardMetadataTable(stack, "Shards", main_table=audit_table(stack), max_read_request_units=0)

@@ -14,7 +14,7 @@ import pytest
 from cdk_ts_runtime.handlers import custom_resource, rotation
 from cdk_ts_runtime.periods import label
 from cdk_ts_runtime.rotation import RotationRunError, RotationWindowError, TableRotator
-from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG, RotationConfig
+from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG, CapacityTier, RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
 from tests.runtime.test_rotation import create_period_table
 from tests.support.cloudformation import CloudFormationReplies
@@ -264,7 +264,9 @@ class TestFailureIsolation:
             lambda p: client_error("UpdateTable", "ThrottlingException") if p["TableName"] == day(-1) else None,
         )
         with pytest.raises(RotationRunError):
-            rotator(dynamodb).run("resize_old", NOW)
+            rotator(
+                dynamodb, previous=CapacityTier.provisioned(100, 1), older=CapacityTier.provisioned(1, 1)
+            ).run("resize_old", NOW)
         assert state(dynamodb) == {day(0): (300, 1000), day(-1): (300, 1000), day(-2): (1, 1)}
 
 

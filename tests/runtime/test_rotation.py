@@ -39,6 +39,13 @@ def make_rotator(dynamodb, layout=None, **config):
     )
 
 
+def make_rotator_2016(dynamodb, layout=None, **config):
+    """A rotator with the 2016 provisioned tiers (300/1000, 100/1, 1/1): the tests of provisioned tier moves."""
+    config.setdefault("previous", CapacityTier.provisioned(100, 1))
+    config.setdefault("older", CapacityTier.provisioned(1, 1))
+    return make_rotator(dynamodb, layout, **config)
+
+
 def create_period_table(dynamodb, name, read=300, write=1000, *, owned=True, layout=None):
     """A period table as the rotation creates it (with its ownership tags), or a look-alike (``owned=False``)."""
     tags = ownership_tags(layout or TableLayout(PREFIX)) if owned else {}
@@ -173,7 +180,7 @@ class TestResizeOld:
         create_period_table(dynamodb, "telemetry_2026-03-01")
         create_period_table(dynamodb, "telemetry_2026-03-02")
 
-        make_rotator(dynamodb).run("resize_old", utc(2026, 3, 2, 0, 15))
+        make_rotator_2016(dynamodb).run("resize_old", utc(2026, 3, 2, 0, 15))
 
         assert capacity(dynamodb, "telemetry_2026-03-02") == (300, 1000)
         assert capacity(dynamodb, "telemetry_2026-03-01") == (100, 1)
@@ -182,13 +189,13 @@ class TestResizeOld:
 
     def test_without_a_previous_table_older_tables_still_get_the_older_tier(self, dynamodb):
         create_period_table(dynamodb, "telemetry_2026-02-27")
-        make_rotator(dynamodb).run("resize_old", utc(2026, 3, 2, 0, 15))
+        make_rotator_2016(dynamodb).run("resize_old", utc(2026, 3, 2, 0, 15))
         assert capacity(dynamodb, "telemetry_2026-02-27") == (1, 1)
 
     def test_month_boundary_for_a_monthly_rotation(self, dynamodb):
         for name in ("telemetry_2026-01", "telemetry_2026-02", "telemetry_2026-03"):
             create_period_table(dynamodb, name, layout=TableLayout(PREFIX, "monthly"))
-        make_rotator(dynamodb, TableLayout(PREFIX, "monthly")).run("resize_old", utc(2026, 3, 1, 0, 15))
+        make_rotator_2016(dynamodb, TableLayout(PREFIX, "monthly")).run("resize_old", utc(2026, 3, 1, 0, 15))
         assert [capacity(dynamodb, n) for n in ("telemetry_2026-01", "telemetry_2026-02", "telemetry_2026-03")] == [
             (1, 1),
             (100, 1),
@@ -199,7 +206,7 @@ class TestResizeOld:
         create_period_table(dynamodb, "telemetry_2026-02-28", 1, 1)
         create_period_table(dynamodb, "telemetry_2026-03-01", 100, 1)
         counter = RequestCounter(dynamodb)
-        report = make_rotator(dynamodb).run("resize_old", utc(2026, 3, 2, 0, 15))
+        report = make_rotator_2016(dynamodb).run("resize_old", utc(2026, 3, 2, 0, 15))
         assert counter.calls["UpdateTable"] == 0
         assert report["actions"] == []
 
@@ -258,7 +265,7 @@ class TestDecreaseBudget:
             overrides["LastDecreaseDateTime"] = when - timedelta(minutes=last_decrease_minutes_ago)
         force_describe(dynamodb, "telemetry_2026-03-01", **overrides)
 
-        report = make_rotator(dynamodb).run("resize_old", when)
+        report = make_rotator_2016(dynamodb).run("resize_old", when)
 
         assert capacity(dynamodb, "telemetry_2026-03-01") == ((100, 1) if updated else (300, 1000))
         assert [a["action"] for a in report["actions"]] == (["update"] if updated else ["defer"])
@@ -280,7 +287,7 @@ class TestDecreaseBudget:
             else None,
         )
         with pytest.raises(RotationRunError, match="1 table\\(s\\) failed: telemetry_2026-02-27") as failed:
-            make_rotator(dynamodb).run("resize_old", utc(2026, 3, 2, 0, 15))
+            make_rotator_2016(dynamodb).run("resize_old", utc(2026, 3, 2, 0, 15))
         assert {a["table"]: a["action"] for a in failed.value.report.actions} == {
             "telemetry_2026-02-27": "error",
             "telemetry_2026-02-28": "update",
@@ -311,7 +318,7 @@ class TestReconcile:
         for name in ("telemetry_2026-02-27", "telemetry_2026-02-28", "telemetry_2026-03-01"):
             create_period_table(dynamodb, name)
 
-        make_rotator(dynamodb).run("reconcile", utc(2026, 3, 2, 9))
+        make_rotator_2016(dynamodb).run("reconcile", utc(2026, 3, 2, 9))
 
         assert capacity(dynamodb, "telemetry_2026-03-02") == (300, 1000)
         assert capacity(dynamodb, "telemetry_2026-03-01") == (100, 1)
@@ -321,7 +328,7 @@ class TestReconcile:
     def test_running_twice_changes_nothing_the_second_time(self, dynamodb):
         for name in ("telemetry_2026-02-27", "telemetry_2026-03-01"):
             create_period_table(dynamodb, name)
-        rotator = make_rotator(dynamodb, retain_periods=3, ttl_attribute="ttl")
+        rotator = make_rotator_2016(dynamodb, retain_periods=3, ttl_attribute="ttl")
         rotator.run("reconcile", utc(2026, 3, 2, 23, 50))
         counter = RequestCounter(dynamodb)
 
@@ -340,7 +347,7 @@ class TestReconcile:
     def test_auto_scaled_current_tier_is_registered_then_removed_when_the_table_ages(self, dynamodb):
         autoscaling = boto3.client("application-autoscaling", region_name="us-east-1")
         tier = CapacityTier.provisioned(300, 1000, AutoScaling(target_utilization=70, max_write_capacity=4000))
-        rotator = make_rotator(dynamodb, current=tier)
+        rotator = make_rotator_2016(dynamodb, current=tier)
 
         rotator.run("create_new", utc(2026, 3, 1, 23, 45))
         targets = autoscaling.describe_scalable_targets(ServiceNamespace="dynamodb")["ScalableTargets"]

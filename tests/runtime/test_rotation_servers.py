@@ -6,7 +6,7 @@ import time
 from datetime import UTC, datetime
 
 from cdk_ts_runtime.rotation import TableRotator
-from cdk_ts_runtime.rotation_config import RotationConfig
+from cdk_ts_runtime.rotation_config import CapacityTier, RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.requests import RequestCounter
 
@@ -38,6 +38,11 @@ def throughput(client, name):
     return table["ReadCapacityUnits"], table["WriteCapacityUnits"]
 
 
+def billing_mode(client, name):
+    table = client.describe_table(TableName=name)["Table"]
+    return table.get("BillingModeSummary", {}).get("BillingMode", "PROVISIONED")
+
+
 def ours(client, prefix):
     names, kwargs = [], {}
     while True:
@@ -50,9 +55,15 @@ def ours(client, prefix):
 
 def test_three_days_of_schedule_converge_and_a_second_reconcile_changes_nothing(server_dynamodb, unique_name):
     # dynalite has no PITR API, so this lifecycle runs without it (PITR is covered against moto).
+    # Neither server reports TableClass back (so a Standard-IA tier would look unconverged every run, and
+    # dynalite refuses an UpdateTable carrying only TableClass): closed periods go on-demand in Standard
+    # here; the class is covered against moto with the requests asserted (test_capacity_tiers.py).
     rotator = TableRotator(
         TableLayout(unique_name),
-        RotationConfig(retain_periods=2, point_in_time_recovery=False, metric_namespace=None),
+        RotationConfig(
+            retain_periods=2, point_in_time_recovery=False, metric_namespace=None,
+            previous=CapacityTier.pay_per_request(), older=CapacityTier.pay_per_request(),
+        ),
         dynamodb=server_dynamodb,
         sleep=time.sleep,
     )
@@ -72,7 +83,9 @@ def test_three_days_of_schedule_converge_and_a_second_reconcile_changes_nothing(
 
     # retain 2 on 3 March: 3 March (current) and 2 March (previous); 1 March expired
     assert ours(server_dynamodb, unique_name) == day[1:3]
-    assert throughput(server_dynamodb, day[1]) == (100, 1)
+    # the previous table is on-demand, the current one provisioned
+    assert billing_mode(server_dynamodb, day[1]) == "PAY_PER_REQUEST"
+    assert billing_mode(server_dynamodb, day[2]) == "PROVISIONED"
     assert throughput(server_dynamodb, day[2]) == (300, 1000)
 
     counter = RequestCounter(server_dynamodb)

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from cdk_ts.plan import Tier, capacity, monthly_cost, read_units_per_item, write_units_per_item
+from cdk_ts.plan import Tier, capacity, compare_strategies, monthly_cost, read_units_per_item, write_units_per_item
 from cdk_ts.plan.__main__ import main
 from cdk_ts.plan.prices import HOURS_PER_MONTH, US_EAST_1
 
@@ -115,7 +115,7 @@ def test_cli_prints_the_plan(capsys):
     out = capsys.readouterr().out
     assert "WCU                    3000" in out
     assert "RCU                    500" in out
-    assert "rotating tables with tiers" in out and "us-east-1" in out
+    assert "2016-tiers" in out and "<- cheapest" in out and "us-east-1" in out
 
 
 @pytest.mark.parametrize(
@@ -124,7 +124,7 @@ def test_cli_prints_the_plan(capsys):
         ["--writes-per-second", "-5", "--item-size", "100"],
         ["--writes-per-second", "5", "--item-size", "0"],
         ["--writes-per-second", "5", "--item-size", "10", "--period", "hourly"],
-        ["--writes-per-second", "5", "--item-size", "10", "--current-tier", "0/5"],
+        ["--writes-per-second", "5", "--item-size", "10", "--retain-periods", "1"],
         ["--item-size", "10"],
     ],
 )
@@ -167,3 +167,65 @@ def test_module_runs_as_a_command_without_starting_the_cdk_runtime():
         check=True,
     )
     assert check.stdout.strip() == "False"
+
+
+class TestStrategies:
+    """Hand-computed figures: 1,000 writes/s peak (400 average) and 600 reads/s peak (200 average) of 1,000-byte
+    items, daily tables, 14 retained: 1,000 WCU and 300 RCU at the peak."""
+
+    WORKLOAD = dict(
+        peak_writes_per_second=1000, average_writes_per_second=400, peak_reads_per_second=600,
+        average_reads_per_second=200, item_size_bytes=1000, period="daily", retain_periods=14,
+    )
+
+    def costs(self, **overrides):
+        comparison = compare_strategies(**{**self.WORKLOAD, **overrides})
+        return comparison, {s.name: s for s in comparison.strategies}
+
+    def test_storage_and_partitions_by_size(self):
+        comparison, _ = self.costs()
+        per_period = 400 * 86400 * 1000 / 1024**3  # 32.187 GB
+        assert comparison.storage_gb_per_period == pytest.approx(per_period, abs=0.001)
+        assert comparison.storage_gb == pytest.approx(14 * per_period, abs=0.01)
+        assert (comparison.peak.wcu, comparison.peak.rcu, comparison.peak.partitions_by_size) == (1000, 300, 4)
+
+    def test_each_strategy_against_hand_computed_parts(self):
+        _comparison, costs = self.costs()
+        gb = 400 * 86400 * 1000 / 1024**3
+        peak_hours = 730 * (300 * 0.00013 + 1000 * 0.00065)  # 502.97
+        assert costs["2016-tiers"].throughput == pytest.approx(
+            peak_hours + 730 * (100 * 0.00013 + 1 * 0.00065) + 730 * 12 * (0.00013 + 0.00065), abs=0.01)
+        assert costs["2016-tiers"].storage == pytest.approx(14 * gb * 0.25, abs=0.01)
+        assert costs["provisioned+ia"].throughput == pytest.approx(peak_hours, abs=0.01)
+        assert costs["provisioned+ia"].storage == pytest.approx(gb * 0.25 + 13 * gb * 0.10, abs=0.01)
+        on_demand = 730 * 3600 * (400 * 1 * 0.625e-6 + 200 * 0.5 * 0.125e-6)  # 689.85
+        assert costs["on-demand+warm"].throughput == pytest.approx(on_demand, abs=0.01)
+        assert costs["on-demand+warm"].warm_throughput == 0  # 1,000 WCU / 300 RCU: below a new table's warm
+        assert costs["ttl-table"].throughput == pytest.approx(peak_hours, abs=0.01)
+        assert costs["ttl-table"].storage == pytest.approx(14 * gb * 0.25, abs=0.01)
+        assert all(c.exports == 0 for c in costs.values())
+
+    def test_the_cheapest_is_marked(self):
+        comparison, costs = self.costs()
+        assert comparison.cheapest.name == "provisioned+ia"
+        assert comparison.cheapest.total == pytest.approx(502.97 + 49.89, abs=0.02)
+
+    def test_warm_throughput_is_charged_once_per_new_table_above_the_on_demand_baseline(self):
+        _comparison, costs = self.costs(peak_writes_per_second=10000, peak_reads_per_second=30000)
+        # writes: 10,000 - 4,000 = 6,000 units/s; reads: 30,000 x 0.5 - 12,000 = 3,000 units/s
+        per_table = 6 * 0.013 + 3 * 0.0026
+        assert costs["on-demand+warm"].warm_throughput == pytest.approx(730 / 24 * per_table, abs=0.01)
+
+    def test_exports_cost_one_full_export_per_expired_table(self):
+        _comparison, costs = self.costs(archive=True)
+        gb = 400 * 86400 * 1000 / 1024**3
+        assert costs["provisioned+ia"].exports == pytest.approx(730 / 24 * gb * 0.10, abs=0.01)
+        assert costs["ttl-table"].exports == 0
+
+
+def test_cli_counts_partitions_by_the_stored_size(capsys):
+    argv = ["--writes-per-second", "1000", "--average-writes-per-second", "400", "--item-size", "2560",
+            "--reads-per-second", "500", "--retain-periods", "14"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "partitions             9 per period table (throughput 4, size 9 for 82.397 GB)" in out

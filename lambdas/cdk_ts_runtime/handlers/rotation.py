@@ -32,7 +32,7 @@ def build_rotator(env: Mapping[str, str]) -> TableRotator:
         dynamodb=boto3.client("dynamodb"),
         autoscaling=boto3.client("application-autoscaling") if uses_scaling else None,
         lambda_client=boto3.client("lambda") if consumer else None,
-        cloudwatch=boto3.client("cloudwatch") if config.metric_namespace else None,
+        cloudwatch=boto3.client("cloudwatch") if config.metric_namespace or config.current.right_sizing else None,
         stream_consumer=consumer,
         clock=lambda: now(),
     )

@@ -27,6 +27,7 @@ from cdk_ts_runtime.rotation.report import (
     describe_table,
     record_failure,
 )
+from cdk_ts_runtime.rotation.sizing import right_sized
 from cdk_ts_runtime.rotation.tiers import TierChanges, capacity_request
 from cdk_ts_runtime.rotation_config import CapacityTier, RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
@@ -71,8 +72,9 @@ class TableRotator:
         :param lambda_client: the boto3 Lambda client that maps streams to ``stream_consumer``.
             Default: None — only needed with a stream consumer.
         :param cloudwatch: the boto3 CloudWatch client that publishes ``NextPeriodTableMissing`` and the
-            run's ``FuturePeriodTables``, ``ForeignLookalikeTables`` and ``FailedTables`` counts.
-            Default: None — no metric is published.
+            run's ``FuturePeriodTables``, ``ForeignLookalikeTables`` and ``FailedTables`` counts, and reads
+            consumed capacity for a right-sized current tier.
+            Default: None — no metric is published and right-sizing keeps the configured tier.
         :param stream_consumer: the ``StreamConsumer`` every new table's stream is mapped to.
             Default: None — streams are not mapped.
         :param sleep: how to wait while a new table becomes ACTIVE (tests pass a fake).
@@ -155,8 +157,11 @@ class TableRotator:
         return when
 
     def create_new(self, when: datetime, report: RunReport) -> None:
-        """Create the NEXT period's table at current-tier capacity (never the current one)."""
-        self._ensure_table(self._name(next_start(self.layout.period, when)), report)
+        """Create the NEXT period's table at current-tier capacity (never the current one).
+
+        With right-sizing on the current tier, the capacity follows the current table's observed peak.
+        """
+        self._ensure_table(self._name(next_start(self.layout.period, when)), report, when)
 
     def resize_old(self, when: datetime, report: RunReport) -> None:
         """Move the previous table to the previous tier and every older one to the older tier; expire old ones."""
@@ -181,7 +186,7 @@ class TableRotator:
         for start in wanted:
             name = self._name(start)
             if name not in tables:
-                self._ensure_table(name, report)
+                self._ensure_table(name, report, when)
         live = [t for t in tables.values() if t.start >= shift(self.layout.period, current, -1)]
         self._ensure_settings([t.name for t in live], report)
         kept, expired = self._expiry.split(list(tables.values()), current)
@@ -252,7 +257,17 @@ class TableRotator:
     def _name(self, start: datetime) -> str:
         return table_name(self.layout.table_prefix, self.layout.period, start)
 
-    def _ensure_table(self, name: str, report: RunReport) -> None:
+    def _tier_for_new(self, name: str, when: datetime, report: RunReport) -> CapacityTier:
+        """The current tier, right-sized from the table before ``name`` when the tier asks for it."""
+        tier = self.config.current
+        if tier.right_sizing is None or describe_table(self.dynamodb, name):
+            return tier
+        start = parse_table_name(self.layout.table_prefix, self.layout.period, name)
+        observed_start = shift(self.layout.period, start, -1)
+        end = min(when, start)
+        return right_sized(tier, self.cloudwatch, self._name(observed_start), observed_start, end, name, report)
+
+    def _ensure_table(self, name: str, report: RunReport, when: datetime) -> None:
         key_schema, definitions = self.layout.key_schema()
         request: dict[str, Any] = {
             "TableName": name,
@@ -261,14 +276,15 @@ class TableRotator:
             "Tags": [{"Key": k, "Value": v} for k, v in sorted(self._tags().items())],
             "DeletionProtectionEnabled": self.config.deletion_protection,
         }
-        request.update(capacity_request(self.config.current))
+        tier = self._tier_for_new(name, when, report)
+        request.update(capacity_request(tier))
         if self.config.kms_key_arn:
             request["SSESpecification"] = {"Enabled": True, "SSEType": "KMS", "KMSMasterKeyId": self.config.kms_key_arn}
         if self.config.stream_view_type:
             request["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": self.config.stream_view_type}
         try:
             self.dynamodb.create_table(**request)
-            report.add("create", name, tier=self.config.current.describe())
+            report.add("create", name, tier=tier.describe())
             self._wait_active(name)
             self._ensure_own_tags(name)
         except ClientError as error:
@@ -277,8 +293,8 @@ class TableRotator:
                 return
             report.add("exists", name, reason="table already exists")
         self._ensure_settings([name], report)
-        if self.config.current.auto_scaling and self._owned(describe_table(self.dynamodb, name)):
-            self._tiers.register_scaling(name, self.config.current, self._tiers.autoscaled_tables([name]), report)
+        if tier.auto_scaling and self._owned(describe_table(self.dynamodb, name)):
+            self._tiers.register_scaling(name, tier, self._tiers.autoscaled_tables([name]), report)
 
     def _ensure_own_tags(self, name: str) -> None:
         """Make sure a table this run created carries the ownership tags (some emulators ignore CreateTable's Tags)."""

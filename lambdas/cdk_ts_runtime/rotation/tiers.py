@@ -91,16 +91,18 @@ class TierChanges:
             self.register_scaling(table.name, tier, scaled, report)
         if request is None:
             return
-        if request.pop("_decrease", False):
-            reason = decrease_refusal(description, when)
-            if reason:
-                report.add("defer", table.name, tier=tier.describe(), reason=reason)
-                return
+        request, refusals = split_refused(request, description, when)
+        for reason in refusals:
+            report.add("defer", table.name, tier=tier.describe(), reason=reason)
+        if not request:
+            return
         if not self.budget.take():
             report.add("defer", table.name, tier=tier.describe(), reason="max_changes_per_run reached")
             return
         self.dynamodb.update_table(TableName=table.name, **request)
-        report.add("update", table.name, tier=tier.describe(), was=current_capacity(description))
+        report.add(
+            "update", table.name, tier=tier.describe(), was=current_capacity(description), changes=sorted(request)
+        )
 
     def autoscaled_tables(self, names: list[str]) -> set[str]:
         """The subset of ``names`` that has an Application Auto Scaling target."""
@@ -154,45 +156,165 @@ class TierChanges:
         report.add("deregister_autoscaling", name)
 
 
+#: Provisioned -> on-demand switches DynamoDB allows in a rolling 24 h (on-demand -> provisioned: any time).
+ON_DEMAND_SWITCHES_PER_DAY = 4
+#: Table class updates DynamoDB allows in a trailing 30 days.
+CLASS_UPDATES_PER_30_DAYS = 2
+
+
 def capacity_request(tier: CapacityTier) -> dict[str, Any]:
-    """CreateTable/UpdateTable billing arguments for ``tier``."""
+    """CreateTable arguments for ``tier``'s whole state: billing mode, units or caps, warm throughput, class."""
+    request: dict[str, Any] = {"BillingMode": "PAY_PER_REQUEST" if tier.on_demand else "PROVISIONED"}
     if tier.on_demand:
-        return {"BillingMode": "PAY_PER_REQUEST"}
-    return {
-        "BillingMode": "PROVISIONED",
-        "ProvisionedThroughput": {"ReadCapacityUnits": tier.read_capacity, "WriteCapacityUnits": tier.write_capacity},
-    }
+        caps = {"MaxReadRequestUnits": tier.max_read_request_units,
+                "MaxWriteRequestUnits": tier.max_write_request_units}
+        caps = {k: v for k, v in caps.items() if v is not None}
+        if caps:
+            request["OnDemandThroughput"] = caps
+    else:
+        request["ProvisionedThroughput"] = {
+            "ReadCapacityUnits": tier.read_capacity, "WriteCapacityUnits": tier.write_capacity,
+        }
+    warm = {"ReadUnitsPerSecond": tier.warm_read_units_per_second,
+            "WriteUnitsPerSecond": tier.warm_write_units_per_second}
+    warm = {k: v for k, v in warm.items() if v is not None}
+    if warm:
+        request["WarmThroughput"] = warm
+    if tier.table_class != "STANDARD":
+        request["TableClass"] = tier.table_class
+    return request
 
 
 def current_capacity(description: Mapping[str, Any]) -> str:
     """A described table's capacity as ``read/write`` or ``on-demand``, for reports."""
-    if description.get("BillingModeSummary", {}).get("BillingMode") == "PAY_PER_REQUEST":
+    if _is_on_demand(description):
         return "on-demand"
     throughput = description.get("ProvisionedThroughput", {})
     return f"{throughput.get('ReadCapacityUnits')}/{throughput.get('WriteCapacityUnits')}"
 
 
-def tier_change(description: Mapping[str, Any], tier: CapacityTier) -> dict[str, Any] | None:
-    """The UpdateTable arguments that move a table to ``tier``, or None when it is there already.
+def _is_on_demand(description: Mapping[str, Any]) -> bool:
+    return description.get("BillingModeSummary", {}).get("BillingMode") == "PAY_PER_REQUEST"
 
-    A request that would change nothing is never built: DynamoDB rejects no-op updates. Auto-scaled
-    tables keep whatever capacity the scaler chose at or above the tier's floor.
+
+def tier_change(description: Mapping[str, Any], tier: CapacityTier) -> dict[str, Any] | None:
+    """The one UpdateTable request that moves a table to ``tier``'s whole state, or None when it is there.
+
+    It carries only what differs: billing mode with units or on-demand caps, warm throughput (only the
+    dimensions that rise: warm throughput is never lowered), table class. A request that would change
+    nothing is never built: DynamoDB rejects no-op updates. Auto-scaled tables keep whatever capacity the
+    scaler chose at or above the tier's floor; right-sized tiers keep units inside the sizing's floor and
+    ceiling. A capacity decrease is marked ``_decrease`` for :func:`split_refused`.
     """
-    on_demand = description.get("BillingModeSummary", {}).get("BillingMode") == "PAY_PER_REQUEST"
+    request: dict[str, Any] = {}
+    on_demand = _is_on_demand(description)
     if tier.on_demand:
-        return None if on_demand else {"BillingMode": "PAY_PER_REQUEST"}
-    if on_demand:
-        return capacity_request(tier)
+        wanted = {"MaxReadRequestUnits": tier.max_read_request_units or -1,
+                  "MaxWriteRequestUnits": tier.max_write_request_units or -1}
+        described = description.get("OnDemandThroughput") or {}
+        have = {k: described.get(k) or -1 for k in wanted} if on_demand else {k: -1 for k in wanted}
+        if not on_demand:
+            request["BillingMode"] = "PAY_PER_REQUEST"
+        if wanted != have:
+            request["OnDemandThroughput"] = wanted
+    elif on_demand:
+        request.update(BillingMode="PROVISIONED", ProvisionedThroughput={
+            "ReadCapacityUnits": tier.read_capacity, "WriteCapacityUnits": tier.write_capacity})
+    else:
+        request.update(_provisioned_change(description, tier))
+    warm = _warm_raise(description, tier)
+    if warm:
+        request["WarmThroughput"] = warm
+    described_class = (description.get("TableClassSummary") or {}).get("TableClass", "STANDARD")
+    if described_class != tier.table_class:
+        request["TableClass"] = tier.table_class
+    return request or None
+
+
+def _provisioned_change(description: Mapping[str, Any], tier: CapacityTier) -> dict[str, Any]:
     throughput = description.get("ProvisionedThroughput", {})
     read, write = throughput.get("ReadCapacityUnits"), throughput.get("WriteCapacityUnits")
+    sizing = tier.right_sizing
+    if sizing and all(sizing.floor <= units <= sizing.ceiling for units in (read, write)):
+        return {}
     if tier.auto_scaling and read >= tier.read_capacity and write >= tier.write_capacity:
-        return None
+        return {}
     if (read, write) == (tier.read_capacity, tier.write_capacity):
-        return None
-    request = capacity_request(tier)
-    del request["BillingMode"]
-    request["_decrease"] = tier.read_capacity < read or tier.write_capacity < write
-    return request
+        return {}
+    return {
+        "ProvisionedThroughput": {"ReadCapacityUnits": tier.read_capacity, "WriteCapacityUnits": tier.write_capacity},
+        "_decrease": tier.read_capacity < read or tier.write_capacity < write,
+    }
+
+
+def _warm_raise(description: Mapping[str, Any], tier: CapacityTier) -> dict[str, int]:
+    """The warm-throughput dimensions the tier wants above what the table has (never one at or below it)."""
+    have = description.get("WarmThroughput") or {}
+    wanted = {"ReadUnitsPerSecond": tier.warm_read_units_per_second,
+              "WriteUnitsPerSecond": tier.warm_write_units_per_second}
+    return {k: v for k, v in wanted.items() if v is not None and v > int(have.get(k) or 0)}
+
+
+def split_refused(
+    request: Mapping[str, Any], description: Mapping[str, Any], when: datetime
+) -> tuple[dict[str, Any], list[str]]:
+    """Drop the parts of ``request`` a DynamoDB limit refuses at ``when``; return what is left and why.
+
+    Capacity decreases follow :func:`decrease_refusal`; a switch to on-demand and a table-class change
+    follow :func:`mode_switch_refusal` and :func:`class_change_refusal`. What is dropped is retried by a
+    later run.
+    """
+    left = dict(request)
+    reasons: list[str] = []
+    if left.pop("_decrease", False):
+        reason = decrease_refusal(description, when)
+        if reason:
+            reasons.append(reason)
+            left.pop("ProvisionedThroughput", None)
+    if left.get("BillingMode") == "PAY_PER_REQUEST":
+        reason = mode_switch_refusal(description, when)
+        if reason:
+            reasons.append(reason)
+            left.pop("BillingMode")
+            left.pop("OnDemandThroughput", None)
+    if "TableClass" in left:
+        reason = class_change_refusal(description, when)
+        if reason:
+            reasons.append(reason)
+            left.pop("TableClass")
+    return left, reasons
+
+
+def mode_switch_refusal(description: Mapping[str, Any], when: datetime) -> str | None:
+    """Why a switch from provisioned to on-demand must wait, or None when it is allowed now.
+
+    DynamoDB allows four such switches in a rolling 24 hours. DescribeTable reports only the last one
+    (``BillingModeSummary.LastUpdateToPayPerRequestDateTime``), so the rotation switches a table at most
+    once in 24 hours: always inside the quota, whatever else switched it.
+    """
+    last = (description.get("BillingModeSummary") or {}).get("LastUpdateToPayPerRequestDateTime")
+    if last is not None and when - last.astimezone(UTC) < timedelta(hours=24):
+        return (
+            f"switched to on-demand at {last.isoformat()}: DynamoDB allows {ON_DEMAND_SWITCHES_PER_DAY} switches "
+            "to on-demand in 24 h; the next is made 24 h after the last"
+        )
+    return None
+
+
+def class_change_refusal(description: Mapping[str, Any], when: datetime) -> str | None:
+    """Why a table-class change must wait, or None when it is allowed now.
+
+    DynamoDB allows two table-class updates in a trailing 30 days. DescribeTable reports only the last
+    (``TableClassSummary.LastUpdateDateTime``), so the rotation changes a table's class at most once in
+    30 days: always inside the quota.
+    """
+    last = (description.get("TableClassSummary") or {}).get("LastUpdateDateTime")
+    if last is not None and when - last.astimezone(UTC) < timedelta(days=30):
+        return (
+            f"table class updated at {last.isoformat()}: DynamoDB allows {CLASS_UPDATES_PER_30_DAYS} class updates "
+            "in 30 days; the next is made 30 days after the last"
+        )
+    return None
 
 
 def decrease_refusal(description: Mapping[str, Any], when: datetime) -> str | None:

@@ -1,0 +1,256 @@
+"""Whole-state tiers against moto: billing mode, on-demand caps, warm throughput and table class.
+
+moto accepts and reports ``WarmThroughput``; it ignores ``OnDemandThroughput`` and ``TableClass``. Those are
+asserted on the requests the rotation sends (botocore hooks), and :class:`ReportedState` adds them back to
+DescribeTable answers so convergence can be observed, as DynamoDB itself would report them.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from cdk_ts_runtime.rotation.tiers import tier_change
+from cdk_ts_runtime.rotation_config import CapacityTier, RotationConfig
+from tests.runtime.test_rotation import create_period_table, make_rotator, utc
+
+IA = "STANDARD_INFREQUENT_ACCESS"
+PROVISIONED = CapacityTier.provisioned(300, 1000)
+ON_DEMAND = CapacityTier.pay_per_request()
+CAPPED = CapacityTier.on_demand(max_read_request_units=500, max_write_request_units=2000)
+WARM = CapacityTier.on_demand(warm_read_units_per_second=15000, warm_write_units_per_second=6000)
+COLD_IA = CapacityTier.on_demand(max_read_request_units=50, max_write_request_units=10, table_class=IA)
+PROVISIONED_IA = CapacityTier.provisioned(5, 1, table_class=IA)
+KINDS = {
+    "provisioned": PROVISIONED, "on-demand": ON_DEMAND, "capped": CAPPED, "warm": WARM,
+    "on-demand-ia": COLD_IA, "provisioned-ia": PROVISIONED_IA,
+}
+
+
+class ReportedState:
+    """Records CreateTable/UpdateTable requests and reports OnDemandThroughput, TableClass and warm
+    throughput back in DescribeTable, as DynamoDB does and moto does not."""
+
+    def __init__(self, dynamodb) -> None:
+        self.requests: list[tuple[str, dict]] = []
+        self.state: dict[str, dict] = {}
+        self.overrides: dict[str, dict] = {}
+        self._lock = threading.Lock()
+        dynamodb.meta.events.register("provide-client-params.dynamodb.CreateTable", self._record)
+        dynamodb.meta.events.register("provide-client-params.dynamodb.UpdateTable", self._record)
+        dynamodb.meta.events.register("after-call.dynamodb.DescribeTable", self._report)
+
+    def updates(self, table: str) -> list[dict]:
+        return [p for op, p in self.requests if op == "UpdateTable" and p["TableName"] == table]
+
+    def _record(self, params, model, **_kwargs) -> None:
+        with self._lock:
+            self.requests.append((model.name, dict(params)))
+            state = self.state.setdefault(params["TableName"], {})
+            if "OnDemandThroughput" in params:
+                state["OnDemandThroughput"] = {k: v for k, v in params["OnDemandThroughput"].items() if v != -1}
+            if params.get("BillingMode") == "PROVISIONED":
+                state.pop("OnDemandThroughput", None)
+            if "TableClass" in params:
+                state["TableClassSummary"] = {"TableClass": params["TableClass"]}
+            if "WarmThroughput" in params:  # moto replaces the pair with the dimensions sent
+                state.setdefault("WarmThroughput", {}).update(params["WarmThroughput"])
+
+    def _report(self, parsed, **_kwargs) -> None:
+        table = parsed.get("Table")
+        if not table:
+            return
+        state = self.state.get(table["TableName"], {})
+        for key, value in state.items():
+            if key == "WarmThroughput":
+                table.setdefault("WarmThroughput", {}).update(value)
+            else:
+                table[key] = value
+        for key, value in self.overrides.get(table["TableName"], {}).items():
+            table.setdefault(key, {}).update(value)
+
+
+def describe(dynamodb, name):
+    return dynamodb.describe_table(TableName=name)["Table"]
+
+
+def billing(dynamodb, name):
+    return describe(dynamodb, name).get("BillingModeSummary", {}).get("BillingMode", "PROVISIONED")
+
+
+class TestCreate:
+    @pytest.mark.parametrize("kind", sorted(KINDS))
+    def test_the_next_table_is_created_in_its_tiers_whole_state(self, dynamodb, kind):
+        tier = KINDS[kind]
+        reported = ReportedState(dynamodb)
+
+        make_rotator(dynamodb, current=tier).run("create_new", utc(2026, 3, 1, 23, 45))
+
+        [create] = [p for op, p in reported.requests if op == "CreateTable"]
+        assert create["BillingMode"] == ("PAY_PER_REQUEST" if tier.on_demand else "PROVISIONED")
+        assert create.get("TableClass", "STANDARD") == tier.table_class
+        caps = {"MaxReadRequestUnits": tier.max_read_request_units,
+                "MaxWriteRequestUnits": tier.max_write_request_units}
+        assert create.get("OnDemandThroughput") == ({k: v for k, v in caps.items() if v} or None)
+        if tier.on_demand:
+            assert "ProvisionedThroughput" not in create
+        else:
+            assert create["ProvisionedThroughput"] == {"ReadCapacityUnits": tier.read_capacity,
+                                                       "WriteCapacityUnits": tier.write_capacity}
+        if tier.warm_write_units_per_second:
+            warm = describe(dynamodb, "telemetry_2026-03-02")["WarmThroughput"]
+            assert (warm["ReadUnitsPerSecond"], warm["WriteUnitsPerSecond"]) == (15000, 6000)
+        # created in its state: a reconcile right after changes nothing
+        reported.requests.clear()
+        make_rotator(dynamodb, current=tier).run("reconcile", utc(2026, 3, 1, 23, 50))
+        assert reported.updates("telemetry_2026-03-02") == []
+
+
+class TestConvergence:
+    @pytest.mark.parametrize("source", sorted(KINDS))
+    @pytest.mark.parametrize("target", sorted(KINDS))
+    def test_from_each_tier_kind_to_each_other_in_one_update_and_never_a_no_op(self, dynamodb, source, target):
+        reported = ReportedState(dynamodb)
+        make_rotator(dynamodb, current=KINDS[source]).run("create_new", utc(2026, 3, 1, 23, 45))
+        name = "telemetry_2026-03-02"
+        reported.requests.clear()
+
+        # two days later the table is "older" and converges to the target tier
+        make_rotator(dynamodb, current=PROVISIONED, older=KINDS[target]).run("resize_old", utc(2026, 3, 4, 0, 15))
+
+        updates = reported.updates(name)
+        assert len(updates) <= 1
+        if updates:
+            assert set(updates[0]) - {"TableName"}, "an UpdateTable that changes nothing"
+        final = describe(dynamodb, name)
+        tier = KINDS[target]
+        assert billing(dynamodb, name) == ("PAY_PER_REQUEST" if tier.on_demand else "PROVISIONED")
+        assert final.get("TableClassSummary", {}).get("TableClass", "STANDARD") == tier.table_class
+        if tier.on_demand:
+            caps = final.get("OnDemandThroughput", {})
+            assert caps.get("MaxReadRequestUnits") == tier.max_read_request_units
+            assert caps.get("MaxWriteRequestUnits") == tier.max_write_request_units
+        else:
+            throughput = final["ProvisionedThroughput"]
+            assert (throughput["ReadCapacityUnits"], throughput["WriteCapacityUnits"]) == (
+                tier.read_capacity, tier.write_capacity)
+        if tier.warm_write_units_per_second:
+            assert final["WarmThroughput"]["WriteUnitsPerSecond"] >= tier.warm_write_units_per_second
+        assert tier_change(final, tier) is None
+        # converged: the next run sends nothing
+        reported.requests.clear()
+        make_rotator(dynamodb, current=PROVISIONED, older=KINDS[target]).run("resize_old", utc(2026, 3, 4, 1, 15))
+        assert reported.updates(name) == []
+
+    def test_warm_throughput_is_raised_never_lowered_and_only_the_rising_dimension_is_sent(self, dynamodb):
+        reported = ReportedState(dynamodb)
+        make_rotator(dynamodb, current=WARM).run("create_new", utc(2026, 3, 1, 23, 45))
+        reported.requests.clear()
+        older = CapacityTier.on_demand(warm_read_units_per_second=12000, warm_write_units_per_second=9000)
+
+        make_rotator(dynamodb, current=PROVISIONED, older=older).run("resize_old", utc(2026, 3, 4, 0, 15))
+
+        [update] = reported.updates("telemetry_2026-03-02")
+        assert update["WarmThroughput"] == {"WriteUnitsPerSecond": 9000}
+        warm = describe(dynamodb, "telemetry_2026-03-02")["WarmThroughput"]
+        assert (warm["ReadUnitsPerSecond"], warm["WriteUnitsPerSecond"]) == (15000, 9000)
+
+    def test_a_cap_the_tier_no_longer_has_is_removed(self, dynamodb):
+        reported = ReportedState(dynamodb)
+        make_rotator(dynamodb, current=CAPPED).run("create_new", utc(2026, 3, 1, 23, 45))
+        reported.requests.clear()
+
+        make_rotator(dynamodb, current=PROVISIONED, older=ON_DEMAND).run("resize_old", utc(2026, 3, 4, 0, 15))
+
+        [update] = reported.updates("telemetry_2026-03-02")
+        assert update["OnDemandThroughput"] == {"MaxReadRequestUnits": -1, "MaxWriteRequestUnits": -1}
+
+
+class TestLimits:
+    def test_a_second_switch_to_on_demand_within_24_hours_is_deferred_not_failed(self, dynamodb):
+        reported = ReportedState(dynamodb)
+        create_period_table(dynamodb, "telemetry_2026-03-01", read=300, write=1000)
+        when = utc(2026, 3, 3, 0, 15)
+        reported.overrides["telemetry_2026-03-01"] = {
+            "BillingModeSummary": {"LastUpdateToPayPerRequestDateTime": when - timedelta(hours=3)}
+        }
+
+        report = make_rotator(dynamodb, older=COLD_IA).run("resize_old", when)
+
+        [update] = reported.updates("telemetry_2026-03-01")
+        assert update == {"TableName": "telemetry_2026-03-01", "TableClass": IA}
+        [defer] = [a for a in report["actions"] if a["action"] == "defer"]
+        assert "4 switches to on-demand in 24 h" in defer["reason"]
+        assert billing(dynamodb, "telemetry_2026-03-01") == "PROVISIONED"
+
+        # a day later the switch is made
+        reported.overrides.clear()
+        make_rotator(dynamodb, older=COLD_IA).run("resize_old", when + timedelta(days=1))
+        assert billing(dynamodb, "telemetry_2026-03-01") == "PAY_PER_REQUEST"
+
+    def test_a_class_change_within_30_days_of_the_last_is_deferred_not_failed(self, dynamodb):
+        reported = ReportedState(dynamodb)
+        create_period_table(dynamodb, "telemetry_2026-03-01", read=1, write=1)
+        when = utc(2026, 3, 3, 0, 15)
+        reported.overrides["telemetry_2026-03-01"] = {
+            "TableClassSummary": {"LastUpdateDateTime": when - timedelta(days=10)}
+        }
+
+        report = make_rotator(dynamodb, older=CapacityTier.provisioned(1, 1, table_class=IA)).run("resize_old", when)
+
+        assert reported.updates("telemetry_2026-03-01") == []
+        [defer] = [a for a in report["actions"] if a["action"] == "defer"]
+        assert "2 class updates in 30 days" in defer["reason"]
+        assert not [a for a in report["actions"] if a["action"] == "error"]
+
+    def test_switching_on_demand_back_to_provisioned_is_never_held_back(self, dynamodb):
+        reported = ReportedState(dynamodb)
+        make_rotator(dynamodb, current=ON_DEMAND).run("create_new", utc(2026, 3, 1, 23, 45))
+        reported.overrides["telemetry_2026-03-02"] = {
+            "BillingModeSummary": {"LastUpdateToPayPerRequestDateTime": datetime(2026, 3, 3, 23, tzinfo=UTC)}
+        }
+
+        make_rotator(dynamodb, older=PROVISIONED_IA).run("resize_old", utc(2026, 3, 4, 0, 15))
+
+        [update] = reported.updates("telemetry_2026-03-02")
+        assert update["BillingMode"] == "PROVISIONED" and update["TableClass"] == IA
+
+
+def test_tier_config_round_trips_through_the_environment():
+    config = RotationConfig(current=WARM, previous=CAPPED, older=COLD_IA)
+    assert RotationConfig.from_env({"CDK_TS_ROTATION_CONFIG": config.to_json()}) == config
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: CapacityTier.on_demand(table_class="GLACIER"), "table_class 'GLACIER' is not one of"),
+        (lambda: CapacityTier.on_demand(max_write_request_units=0), "max_write_request_units 0 must be"),
+        (lambda: CapacityTier.on_demand(warm_read_units_per_second=-5), "warm_read_units_per_second -5 must be"),
+        (lambda: CapacityTier(read_capacity=1, write_capacity=1, max_read_request_units=5),
+         "max_read_request_units 5 is an on-demand cap"),
+        (lambda: CapacityTier.on_demand(right_size="yes"), "right_size 'yes' must be"),
+    ],
+)
+def test_invalid_tiers_name_the_bad_value(build, message):
+    with pytest.raises(ValueError, match=message):
+        build()
+
+
+def test_by_default_closed_periods_become_on_demand_standard_ia_in_one_update(dynamodb):
+    reported = ReportedState(dynamodb)
+    create_period_table(dynamodb, "telemetry_2026-03-01")
+    create_period_table(dynamodb, "telemetry_2026-03-02")
+
+    make_rotator(dynamodb).run("resize_old", utc(2026, 3, 2, 0, 15))
+
+    [update] = reported.updates("telemetry_2026-03-01")
+    assert update == {"TableName": "telemetry_2026-03-01", "BillingMode": "PAY_PER_REQUEST", "TableClass": IA}
+    assert billing(dynamodb, "telemetry_2026-03-01") == "PAY_PER_REQUEST"
+    assert reported.updates("telemetry_2026-03-02") == []
+    # a day later the table is older: same tier, nothing to send (no second class change)
+    reported.requests.clear()
+    make_rotator(dynamodb).run("resize_old", utc(2026, 3, 3, 0, 15))
+    assert reported.updates("telemetry_2026-03-01") == []
