@@ -53,44 +53,16 @@ class UnreadableRecordError(ValueError):
     """A stream record that cannot be archived and cannot be reported by sequence number: the whole batch fails."""
 
 
-def dynamodb_number(text: Any) -> RawNumber:
-    """``text`` as a :class:`RawNumber` after checking it is a number DynamoDB stores and JSON can hold."""
+def dynamodb_number(text: Any) -> str:
+    """``text`` after checking it is a number DynamoDB stores (at most 38 significant digits) in JSON's grammar."""
     if not isinstance(text, str) or not _JSON_NUMBER.fullmatch(text):
         raise ValueError(f"{text!r} is not a DynamoDB number")
+    if len(text) <= _MAX_DIGITS:
+        return text
     digits = text.lstrip("-").split("e")[0].split("E")[0].replace(".", "").lstrip("0")
     if len(digits.rstrip("0")) > _MAX_DIGITS:
         raise ValueError(f"{text!r} has more than {_MAX_DIGITS} significant digits")
-    return RawNumber(text)
-
-
-class RawNumber(str):
-    """A DynamoDB number kept as its exact text, written into JSON unquoted."""
-
-
-def plain_value(attribute: Mapping[str, Any]) -> Any:
-    """One AttributeValue as a JSON-ready value: numbers exact, binary as base64, sets as lists."""
-    (kind, value), = attribute.items()
-    if kind == "S":
-        return value
-    if kind == "N":
-        return dynamodb_number(value)
-    if kind == "B":
-        return _base64(value)
-    if kind == "BOOL":
-        return bool(value)
-    if kind == "NULL":
-        return None
-    if kind == "SS":
-        return list(value)
-    if kind == "NS":
-        return [dynamodb_number(n) for n in value]
-    if kind == "BS":
-        return [_base64(b) for b in value]
-    if kind == "M":
-        return {k: plain_value(v) for k, v in value.items()}
-    if kind == "L":
-        return [plain_value(v) for v in value]
-    raise ValueError(f"unknown AttributeValue type {kind!r}")
+    return text
 
 
 def typed_value(attribute: Mapping[str, Any]) -> dict[str, Any]:
@@ -101,13 +73,13 @@ def typed_value(attribute: Mapping[str, Any]) -> dict[str, Any]:
             raise ValueError(f"S value {value!r} is not a string")
         return {kind: bool(value) if kind != "S" else value}
     if kind == "N":
-        return {"N": str(dynamodb_number(value))}
+        return {"N": dynamodb_number(value)}
     if kind == "B":
         return {"B": _base64(value)}
     if kind == "SS":
         return {"SS": [str(v) for v in value]}
     if kind == "NS":
-        return {"NS": [str(dynamodb_number(n)) for n in value]}
+        return {"NS": [dynamodb_number(n) for n in value]}
     if kind == "BS":
         return {"BS": [_base64(b) for b in value]}
     if kind == "M":
@@ -136,17 +108,6 @@ def dynamodb_json_text(image: Mapping[str, Any] | None) -> str | None:
 def _base64(value: bytes | str) -> str:
     # Lambda hands binary over base64-encoded already; boto3's GetRecords hands bytes.
     return value if isinstance(value, str) else base64.b64encode(value).decode()
-
-
-def to_json(value: Any) -> str:
-    """Compact JSON in which :class:`RawNumber` values appear as numbers with their exact digits."""
-    if isinstance(value, RawNumber):
-        return str(value)
-    if isinstance(value, Mapping):
-        return "{" + ",".join(f"{json.dumps(k)}:{to_json(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list | tuple):
-        return "[" + ",".join(to_json(v) for v in value) + "]"
-    return json.dumps(value)
 
 
 def _created_at(record: Mapping[str, Any]) -> datetime:
@@ -258,7 +219,7 @@ def _add(groups: list[Group], record: Mapping[str, Any]) -> None:
         raise ValueError(f"record {record.get('eventID')!r} has no sequence number")
     table, stream = table_and_stream(record)
     hour = _created_at(record).replace(minute=0, second=0, microsecond=0)
-    line = to_json(archive_line(record))
+    line = json.dumps(archive_line(record), separators=(",", ":"))
     current = groups[-1] if groups else None
     if current is None or (current.table, current.stream, current.hour) != (table, stream, hour):
         current = Group(table, stream, hour)
