@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import KW_ONLY, dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -30,6 +31,7 @@ from cdk_ts_runtime.rotation.report import (
 from cdk_ts_runtime.rotation.sizing import right_sized
 from cdk_ts_runtime.rotation.tiers import TierChanges, capacity_request
 from cdk_ts_runtime.rotation_config import CapacityTier, RotationConfig
+from cdk_ts_runtime.stream_consumer import StreamConsumer
 from cdk_ts_runtime.table_layout import TableLayout
 
 OPERATIONS = ("create_new", "resize_old", "reconcile")
@@ -41,57 +43,49 @@ class RotationWindowError(ValueError):
     """An event time too far from the clock to act on: nothing was changed."""
 
 
+def _utc_now() -> datetime:
+    """The system clock as an aware UTC datetime (the rotator's default ``clock``)."""
+    return datetime.now(UTC)
+
+
+@dataclass(eq=False)
 class TableRotator:
     """Creates, resizes and expires the period tables of one prefix; every method is idempotent.
 
-    Clients are injected. ``autoscaling`` is needed only when a tier uses auto scaling,
-    ``stream_consumer`` (with ``lambda_client``) only when period tables feed a stream consumer,
-    ``cloudwatch`` only to publish the next-table-ready metric.
+    Clients are injected and no AWS call is made until :meth:`run`. ``autoscaling`` is needed only
+    when a tier uses auto scaling, ``stream_consumer`` (with ``lambda_client``) only when period tables
+    feed a stream consumer, ``cloudwatch`` only to publish metrics and read consumed capacity.
+
+    :param layout: the tables' prefix, period and key schema.
+    :param config: capacity tiers, retention and the other rotation settings.
+    :param dynamodb: the boto3 DynamoDB client.
+    :param autoscaling: the boto3 Application Auto Scaling client.
+        Default: None — fine unless a tier uses auto scaling (a run then raises ``RuntimeError``).
+    :param lambda_client: the boto3 Lambda client that maps streams to ``stream_consumer``.
+        Default: None — only needed with a stream consumer.
+    :param cloudwatch: the boto3 CloudWatch client that publishes ``NextPeriodTableMissing`` and the
+        run's ``FuturePeriodTables``, ``ForeignLookalikeTables`` and ``FailedTables`` counts, and reads
+        consumed capacity for a right-sized current tier.
+        Default: None — no metric is published and right-sizing keeps the configured tier.
+    :param stream_consumer: the ``StreamConsumer`` every new table's stream is mapped to.
+        Default: None — streams are not mapped.
+    :param sleep: how to wait while a new table becomes ACTIVE (tests pass a fake).
+        Default: ``time.sleep``.
+    :param clock: returns "now" as an aware datetime; event times far from it are refused
+        (see :meth:`check_window`).
+        Default: the system clock in UTC.
     """
 
-    def __init__(
-        self,
-        layout: TableLayout,
-        config: RotationConfig,
-        *,
-        dynamodb,
-        autoscaling=None,
-        lambda_client=None,
-        cloudwatch=None,
-        stream_consumer=None,
-        sleep: Callable[[float], None] = time.sleep,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-    ) -> None:
-        """Set up a rotator for one layout; no AWS call is made until :meth:`run`.
-
-        :param layout: the tables' prefix, period and key schema.
-        :param config: capacity tiers, retention and the other rotation settings.
-        :param dynamodb: the boto3 DynamoDB client.
-        :param autoscaling: the boto3 Application Auto Scaling client.
-            Default: None — fine unless a tier uses auto scaling (a run then raises ``RuntimeError``).
-        :param lambda_client: the boto3 Lambda client that maps streams to ``stream_consumer``.
-            Default: None — only needed with a stream consumer.
-        :param cloudwatch: the boto3 CloudWatch client that publishes ``NextPeriodTableMissing`` and the
-            run's ``FuturePeriodTables``, ``ForeignLookalikeTables`` and ``FailedTables`` counts, and reads
-            consumed capacity for a right-sized current tier.
-            Default: None — no metric is published and right-sizing keeps the configured tier.
-        :param stream_consumer: the ``StreamConsumer`` every new table's stream is mapped to.
-            Default: None — streams are not mapped.
-        :param sleep: how to wait while a new table becomes ACTIVE (tests pass a fake).
-            Default: ``time.sleep``.
-        :param clock: returns "now" as an aware datetime; event times far from it are refused
-            (see :meth:`check_window`).
-            Default: the system clock in UTC.
-        """
-        self.layout = layout
-        self.config = config
-        self.dynamodb = dynamodb
-        self.autoscaling = autoscaling
-        self.lambda_client = lambda_client
-        self.cloudwatch = cloudwatch
-        self.stream_consumer = stream_consumer
-        self.sleep = sleep
-        self.clock = clock
+    layout: TableLayout
+    config: RotationConfig
+    _: KW_ONLY
+    dynamodb: Any
+    autoscaling: Any = None
+    lambda_client: Any = None
+    cloudwatch: Any = None
+    stream_consumer: StreamConsumer | None = None
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], datetime] = _utc_now
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], **clients) -> TableRotator:

@@ -293,12 +293,11 @@ def mode_switch_refusal(description: Mapping[str, Any], when: datetime) -> str |
     once in 24 hours: always inside the quota, whatever else switched it.
     """
     last = (description.get("BillingModeSummary") or {}).get("LastUpdateToPayPerRequestDateTime")
-    if last is not None and when - last.astimezone(UTC) < timedelta(hours=24):
-        return (
-            f"switched to on-demand at {last.isoformat()}: DynamoDB allows {ON_DEMAND_SWITCHES_PER_DAY} switches "
-            "to on-demand in 24 h; the next is made 24 h after the last"
-        )
-    return None
+    return _once_per(
+        last, when, timedelta(hours=24), "24 h",
+        f"switched to on-demand at {{last}}: "
+        f"DynamoDB allows {ON_DEMAND_SWITCHES_PER_DAY} switches to on-demand in 24 h",
+    )
 
 
 def class_change_refusal(description: Mapping[str, Any], when: datetime) -> str | None:
@@ -309,12 +308,17 @@ def class_change_refusal(description: Mapping[str, Any], when: datetime) -> str 
     30 days: always inside the quota.
     """
     last = (description.get("TableClassSummary") or {}).get("LastUpdateDateTime")
-    if last is not None and when - last.astimezone(UTC) < timedelta(days=30):
-        return (
-            f"table class updated at {last.isoformat()}: DynamoDB allows {CLASS_UPDATES_PER_30_DAYS} class updates "
-            "in 30 days; the next is made 30 days after the last"
-        )
-    return None
+    return _once_per(
+        last, when, timedelta(days=30), "30 days",
+        f"table class updated at {{last}}: DynamoDB allows {CLASS_UPDATES_PER_30_DAYS} class updates in 30 days",
+    )
+
+
+def _once_per(last: datetime | None, when: datetime, window: timedelta, window_text: str, reason: str) -> str | None:
+    """``reason`` (its ``{last}`` filled in) while ``when`` is less than ``window`` after ``last``, else None."""
+    if last is None or when - last.astimezone(UTC) >= window:
+        return None
+    return reason.format(last=last.isoformat()) + f"; the next is made {window_text} after the last"
 
 
 def decrease_refusal(description: Mapping[str, Any], when: datetime) -> str | None:
