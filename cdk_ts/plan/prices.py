@@ -1,21 +1,25 @@
 """DynamoDB prices the planner uses: one Region, one date. Check them before you rely on a figure.
 
-Region us-east-1 (US East, N. Virginia). Source and status of each figure (looked up 2026-11-23):
+Region us-east-1 (US East, N. Virginia). Each figure with its source (checked 2026-11-23):
 
-- Standard provisioned WCU-hour $0.00065, RCU-hour $0.00013: https://aws.amazon.com/dynamodb/pricing/provisioned/
-  (copied 2026-11-22, unchanged since the 2018 page).
-- Standard on-demand $0.625 per million write request units, $0.125 per million read request units: after the
-  50% reduction of 1 November 2024 (https://aws.amazon.com/dynamodb/pricing/on-demand/; the same figures are
-  quoted by third-party summaries of the reduction, read 2026-11-23).
-- Standard storage $0.25 per GB-month (first 25 GB free, not modelled): the on-demand pricing page.
-- Standard-IA storage $0.10 per GB-month (60% below Standard): the on-demand pricing page. NOT re-verified
-  with the search tool on 2026-11-23.
-- Standard-IA throughput is 1.25x Standard (the ratio published for the AWS China Regions, read 2026-11-23:
-  CNY 0.0725 vs 0.058 per 10 WCU-hours); the us-east-1 IA figures below are that ratio applied to the Standard
-  figures, NOT verified against the us-east-1 page.
-- Warm throughput, charged once when raised: $0.013 per 1,000 write units/s and $0.0026 per 1,000 read units/s
-  raised above the table's current warm throughput. From memory of the pricing page; NOT verified.
-- Export to S3 (full export): $0.10 per GB of table size: the on-demand pricing page; NOT re-verified.
+- Standard provisioned WCU-hour $0.00065, RCU-hour $0.00013: AWS Price List, DynamoDB offer 20260911124422
+  for us-east-1 (usage types ``WriteCapacityUnit-Hrs`` / ``ReadCapacityUnit-Hrs``), and
+  https://aws.amazon.com/dynamodb/pricing/provisioned/.
+- Standard on-demand $0.625 per million write request units, $0.125 per million read request units: the same
+  Price List offer (``WriteRequestUnits`` / ``ReadRequestUnits``), after the 50% reduction of 1 November 2024
+  (https://aws.amazon.com/dynamodb/pricing/on-demand/).
+- Standard storage $0.25 per GB-month (first 25 GB free, not modelled): the same offer (``TimedStorage-ByteHrs``).
+- Standard-IA storage $0.10 per GB-month, no free tier: the same offer (``IA-TimedStorage-ByteHrs``).
+  Standard-IA throughput (``IA-WriteRequestUnits`` $0.78 and ``IA-ReadRequestUnits`` $0.155 per million,
+  ``IA-WriteCapacityUnit-Hrs`` $0.00081, ``IA-ReadCapacityUnit-Hrs`` $0.00016) is not used: the planner
+  assumes closed periods are not read.
+- Warm throughput: default warm throughput is free and raising it is charged
+  (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/warm-throughput.html), but no published
+  us-east-1 figure was found on 2026-11-23. The defaults below ($0.013 per 1,000 write units/s, $0.0026 per
+  1,000 read units/s, once per raise) are NOT verified: check them before relying on ``warm``.
+- Export to S3: billed per GB of the base table at the export time (usage type ``ExportDataSize-Bytes``,
+  DynamoDB developer guide, "Understanding your billing and usage reports"); the $0.10 per GB below is NOT
+  verified against a published figure.
 
 Prices differ by Region and change; edit this module (or pass a ``Prices`` of your own) to plan for another
 Region.
@@ -26,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 REGION = "us-east-1"
-AS_OF = "2024-11-01 (on-demand price reduction); copied 2026-11-22, IA/warm/export figures unverified"
+AS_OF = "Price List offer 2026-09-11, checked 2026-11-23; warm-throughput and export figures unverified"
 HOURS_PER_MONTH = 730
 SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600
 
@@ -46,9 +50,7 @@ class Prices:
     :param storage_gb_month: one GB stored for a month, Standard table class.
         Default: 0.25.
     :param ia_storage_gb_month: one GB stored for a month, Standard-IA table class.
-        Default: 0.10 (unverified, see the module docstring).
-    :param ia_throughput_factor: Standard-IA throughput price over Standard's (provisioned and on-demand).
-        Default: 1.25 (unverified for us-east-1).
+        Default: 0.10.
     :param warm_write_per_1000: raising warm throughput by 1,000 write units per second, once.
         Default: 0.013 (unverified).
     :param warm_read_per_1000: raising warm throughput by 1,000 read units per second, once.
@@ -67,7 +69,6 @@ class Prices:
     read_request_unit: float = 0.125 / 1_000_000
     storage_gb_month: float = 0.25
     ia_storage_gb_month: float = 0.10
-    ia_throughput_factor: float = 1.25
     warm_write_per_1000: float = 0.013
     warm_read_per_1000: float = 0.0026
     export_gb: float = 0.10

@@ -7,7 +7,8 @@ import copy
 import boto3
 import pytest
 
-from cdk_ts_runtime.archiver import StreamRecordArchiver, UnreadableRecordError, dynamodb_number
+from cdk_ts_runtime.archive_lines import UnreadableRecordError, dynamodb_number
+from cdk_ts_runtime.archiver import StreamRecordArchiver
 from tests.runtime.test_archiver import BUCKET, archived_lines, stream_records, table  # noqa: F401 - fixture
 
 

@@ -13,7 +13,8 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from cdk_ts_runtime.archiver import StreamRecordArchiver, group_records
+from cdk_ts_runtime.archive_lines import group_records
+from cdk_ts_runtime.archiver import StreamRecordArchiver
 from cdk_ts_runtime.handlers import archiver
 from tests.support.requests import client_error, inject_failure
 

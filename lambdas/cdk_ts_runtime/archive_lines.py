@@ -1,0 +1,202 @@
+"""One line of the archive: a DynamoDB stream record as a JSON object, and records grouped into objects.
+
+Every field of a line is a JSON string (or null): ``keys``, ``newImage``, ``oldImage`` and
+``userIdentity`` hold DynamoDB JSON *as text*, so any JSON reader takes any item (attribute names
+that differ only in case, lists of mixed types, 38-digit numbers, which DynamoDB JSON keeps as text).
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+_TABLE_IN_ARN = re.compile(r":table/([^/]+)/stream/([^/]+)$")
+#: A DynamoDB number as it may stand in JSON unquoted: JSON's number grammar (DynamoDB's own text is a subset).
+_JSON_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
+_MAX_DIGITS = 38  # DynamoDB numbers carry up to 38 significant digits
+_READ_ERRORS = (KeyError, ValueError, TypeError, OverflowError, OSError, AttributeError)
+
+
+class UnreadableRecordError(ValueError):
+    """A stream record that cannot be archived and cannot be reported by sequence number: the whole batch fails."""
+
+
+def dynamodb_number(text: Any) -> str:
+    """``text`` after checking it is a number DynamoDB stores (at most 38 significant digits) in JSON's grammar."""
+    if not isinstance(text, str) or not _JSON_NUMBER.fullmatch(text):
+        raise ValueError(f"{text!r} is not a DynamoDB number")
+    if len(text) <= _MAX_DIGITS:
+        return text
+    digits = text.lstrip("-").split("e")[0].split("E")[0].replace(".", "").lstrip("0")
+    if len(digits.rstrip("0")) > _MAX_DIGITS:
+        raise ValueError(f"{text!r} has more than {_MAX_DIGITS} significant digits")
+    return text
+
+
+def typed_value(attribute: Mapping[str, Any]) -> dict[str, Any]:
+    """One AttributeValue as DynamoDB JSON: numbers checked and kept as text, binary as base64 text."""
+    (kind, value), = attribute.items()
+    if kind in ("S", "BOOL", "NULL"):
+        if kind == "S" and not isinstance(value, str):
+            raise ValueError(f"S value {value!r} is not a string")
+        return {kind: bool(value) if kind != "S" else value}
+    if kind == "N":
+        return {"N": dynamodb_number(value)}
+    if kind == "B":
+        return {"B": _base64(value)}
+    if kind == "SS":
+        return {"SS": [str(v) for v in value]}
+    if kind == "NS":
+        return {"NS": [dynamodb_number(n) for n in value]}
+    if kind == "BS":
+        return {"BS": [_base64(b) for b in value]}
+    if kind == "M":
+        return {"M": typed_image(value)}
+    if kind == "L":
+        return {"L": [typed_value(v) for v in value]}
+    raise ValueError(f"unknown AttributeValue type {kind!r}")
+
+
+def typed_image(image: Mapping[str, Any]) -> dict[str, Any]:
+    """An item (or key) as DynamoDB JSON, checked attribute by attribute (see :func:`typed_value`)."""
+    return {name: typed_value(value) for name, value in image.items()}
+
+
+def dynamodb_json_text(image: Mapping[str, Any] | None) -> str | None:
+    """An item as compact DynamoDB JSON text (None stays None): what a line holds in ``keys``/``newImage``/``oldImage``.
+
+    Get an attribute out exactly: Athena ``json_extract_scalar(newimage, '$["Url"].S')``, DuckDB
+    ``json_extract_string(newImage, '$.Url.S')``; numbers come back as their exact text (``.N``).
+    """
+    if image is None:
+        return None
+    return json.dumps(typed_image(image), separators=(",", ":"), ensure_ascii=False)
+
+
+def _base64(value: bytes | str) -> str:
+    # Lambda hands binary over base64-encoded already; boto3's GetRecords hands bytes.
+    return value if isinstance(value, str) else base64.b64encode(value).decode()
+
+
+def _created_at(record: Mapping[str, Any]) -> datetime:
+    raw = record["dynamodb"]["ApproximateCreationDateTime"]
+    if isinstance(raw, datetime):
+        return raw.astimezone(UTC)
+    if isinstance(raw, bool) or not isinstance(raw, int | float | str):
+        raise ValueError(f"ApproximateCreationDateTime {raw!r} is not a time")
+    return datetime.fromtimestamp(float(raw), UTC)
+
+
+def sequence_number(record: Mapping[str, Any]) -> str | None:
+    """The record's sequence number, or None when it has none that Lambda could retry from."""
+    change = record.get("dynamodb") if isinstance(record, Mapping) else None
+    value = change.get("SequenceNumber") if isinstance(change, Mapping) else None
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def table_and_stream(record: Mapping[str, Any]) -> tuple[str, str]:
+    """The table name and stream label from the record's ``eventSourceARN``."""
+    arn = record.get("eventSourceARN", "")
+    match = _TABLE_IN_ARN.search(arn)
+    if not match:
+        raise ValueError(f"record {record.get('eventID')!r} has no DynamoDB stream ARN (eventSourceARN {arn!r})")
+    return match.group(1), re.sub(r"[^0-9A-Za-z]", "", match.group(2))
+
+
+def archive_line(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON object written for one stream record."""
+    change = record["dynamodb"]
+    table, _stream = table_and_stream(record)
+    identity = record.get("userIdentity")
+    return {
+        "eventID": record["eventID"],
+        "eventName": record["eventName"],
+        "sequenceNumber": change["SequenceNumber"],
+        "approximateCreationDateTime": _created_at(record).isoformat(),
+        "table": table,
+        "keys": dynamodb_json_text(change.get("Keys", {})),
+        "newImage": dynamodb_json_text(change.get("NewImage")),
+        "oldImage": dynamodb_json_text(change.get("OldImage")),
+        # TTL deletions: {"type": "Service", "principalId": "dynamodb.amazonaws.com"}
+        "userIdentity": json.dumps(identity, separators=(",", ":"), sort_keys=True) if identity else None,
+    }
+
+
+@dataclass
+class Group:
+    """Consecutive records of one table and hour: one S3 object.
+
+    :param table: the source table's name.
+    :param stream: the stream label (from the stream ARN, alphanumerics only).
+    :param hour: the start of the UTC hour the records were created in.
+    :param records: the stream records, in stream order.
+        Default: an empty list.
+    :param lines: each record's JSON line, converted when the record was added.
+        Default: an empty list.
+    """
+
+    table: str
+    stream: str
+    hour: datetime
+    records: list[Mapping[str, Any]] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+
+    @property
+    def first_sequence(self) -> str:
+        """Sequence number of the group's first record (what a failure reports)."""
+        return self.records[0]["dynamodb"]["SequenceNumber"]
+
+    def key(self, prefix: str) -> str:
+        """The object key; the same records always give the same key."""
+        last = self.records[-1]["dynamodb"]["SequenceNumber"]
+        return (
+            f"{prefix}table={self.table}/dt={self.hour:%Y-%m-%d}/hour={self.hour:%H}/"
+            f"{self.stream}-{self.first_sequence}-{last}.jsonl.gz"
+        )
+
+    def body(self) -> bytes:
+        """Gzip JSON Lines; mtime 0 keeps the bytes identical when a batch is retried."""
+        text = "".join(line + "\n" for line in self.lines)
+        return gzip.compress(text.encode(), mtime=0)
+
+
+def group_records(records: Iterable[Mapping[str, Any]]) -> list[Group]:
+    """Split a batch into runs of consecutive records with the same table and hour, in stream order.
+
+    Raises ``ValueError`` (or ``KeyError``...) at the first record that cannot be archived.
+    """
+    groups: list[Group] = []
+    for record in records:
+        _add(groups, record)
+    return groups
+
+
+def readable_groups(records: list[Mapping[str, Any]]) -> tuple[list[Group], tuple[int, Exception] | None]:
+    """The groups of every record before the first unreadable one, and (its index, the error) if there is one."""
+    groups: list[Group] = []
+    for index, record in enumerate(records):
+        try:
+            _add(groups, record)
+        except _READ_ERRORS as error:
+            return groups, (index, error)
+    return groups, None
+
+
+def _add(groups: list[Group], record: Mapping[str, Any]) -> None:
+    if sequence_number(record) is None:
+        raise ValueError(f"record {record.get('eventID')!r} has no sequence number")
+    table, stream = table_and_stream(record)
+    hour = _created_at(record).replace(minute=0, second=0, microsecond=0)
+    line = json.dumps(archive_line(record), separators=(",", ":"))
+    current = groups[-1] if groups else None
+    if current is None or (current.table, current.stream, current.hour) != (table, stream, hour):
+        current = Group(table, stream, hour)
+        groups.append(current)
+    current.records.append(record)
+    current.lines.append(line)
