@@ -8,7 +8,7 @@ and 3,000 RCU/s and holds about 10 GB.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from cdk_ts.plan.prices import HOURS_PER_MONTH, SECONDS_PER_MONTH, US_EAST_1, Prices
 from cdk_ts_runtime.periods import RotationPeriod
@@ -129,124 +129,6 @@ def capacity(
     )
 
 
-@dataclass(frozen=True)
-class Tier:
-    """Provisioned capacity of one class of period table.
-
-    :param read: read capacity units.
-    :param write: write capacity units.
-    """
-
-    read: int
-    write: int
-
-
-@dataclass(frozen=True)
-class CostComparison:
-    """Monthly USD cost of three ways to hold the same data, with the assumptions behind them.
-
-    :param rotating_tiers: rotating period tables with capacity tiers.
-    :param single_provisioned: one provisioned table sized for the peak.
-    :param on_demand: one on-demand table billed for the average rates.
-    :param storage_gb: the data all three hold.
-    :param tables_at_steady_state: period tables that exist once retention is reached.
-    :param assumptions: what the figures assume, one sentence each.
-        Default: an empty list.
-    """
-
-    rotating_tiers: float
-    single_provisioned: float
-    on_demand: float
-    storage_gb: float
-    tables_at_steady_state: int
-    assumptions: list[str] = field(default_factory=list)
-
-
-def monthly_cost(
-    *,
-    peak_writes_per_second: float,
-    average_writes_per_second: float,
-    peak_reads_per_second: float,
-    average_reads_per_second: float,
-    item_size_bytes: float,
-    period: RotationPeriod | str,
-    retain_periods: int,
-    current: Tier = Tier(300, 1000),
-    previous: Tier = Tier(100, 1),
-    older: Tier = Tier(1, 1),
-    consistent_reads: bool = False,
-    prices: Prices = US_EAST_1,
-) -> CostComparison:
-    """Compare rotating tables with capacity tiers, one provisioned table sized for the peak, and on-demand.
-
-    All three keep the same data (``retain_periods`` periods of the average write rate), so storage
-    costs the same; the single table and on-demand assume TTL deletes expired items.
-
-    :param peak_writes_per_second: the write rate the current tier and the single table must carry.
-    :param average_writes_per_second: the write rate on-demand is billed for and storage grows by.
-    :param peak_reads_per_second: the read rate the single table is sized for.
-    :param average_reads_per_second: the read rate on-demand is billed for.
-    :param item_size_bytes: the item's size in bytes (> 0).
-    :param period: the rotation period (a ``RotationPeriod`` or its value).
-    :param retain_periods: periods kept, counting the current one (>= 2).
-    :param current: capacity of the current period's table.
-        Default: ``Tier(300, 1000)`` — the constructs' default current tier.
-    :param previous: capacity of the previous period's table.
-        Default: ``Tier(100, 1)``.
-    :param older: capacity of every older table.
-        Default: ``Tier(1, 1)``.
-    :param consistent_reads: reads are strongly consistent.
-        Default: False — eventually consistent.
-    :param prices: the prices to use.
-        Default: ``US_EAST_1`` — us-east-1, Standard table class, as dated in :mod:`cdk_ts.plan.prices`.
-    :raises ValueError: for fewer than 2 retained periods or average rates above the peaks.
-    """
-    period = RotationPeriod.parse(period)
-    if not isinstance(retain_periods, int) or isinstance(retain_periods, bool) or retain_periods < 2:
-        raise ValueError(f"retain_periods {retain_periods!r} must be a whole number >= 2")
-    for name, value in (
-        ("average_writes_per_second", average_writes_per_second),
-        ("average_reads_per_second", average_reads_per_second),
-    ):
-        _positive(name, value)
-    if average_writes_per_second > peak_writes_per_second or average_reads_per_second > peak_reads_per_second:
-        raise ValueError("average rates must not exceed the peak rates")
-    peak = capacity(peak_writes_per_second, peak_reads_per_second, item_size_bytes, consistent_reads=consistent_reads)
-    period_seconds = AVERAGE_PERIOD_DAYS[period] * 86400
-    storage_gb = average_writes_per_second * period_seconds * retain_periods * item_size_bytes / KB**3
-    storage = storage_gb * prices.storage_gb_month
-
-    def hourly(tier: Tier) -> float:
-        return tier.read * prices.rcu_hour + tier.write * prices.wcu_hour
-
-    rotating = HOURS_PER_MONTH * (hourly(current) + hourly(previous) + (retain_periods - 2) * hourly(older)) + storage
-    single = HOURS_PER_MONTH * hourly(Tier(peak.rcu, peak.wcu)) + storage
-    on_demand = (
-        SECONDS_PER_MONTH
-        * (
-            average_writes_per_second * peak.write_units_per_item * prices.write_request_unit
-            + average_reads_per_second * peak.read_units_per_item * prices.read_request_unit
-        )
-        + storage
-    )
-    return CostComparison(
-        rotating_tiers=round(rotating, 2),
-        single_provisioned=round(single, 2),
-        on_demand=round(on_demand, 2),
-        storage_gb=round(storage_gb, 3),
-        tables_at_steady_state=retain_periods,
-        assumptions=[
-            f"prices: {prices.region}, {prices.as_of}",
-            f"rotating: 1 current table at {current.read}/{current.write}, 1 previous at {previous.read}/"
-            f"{previous.write}, {retain_periods - 2} older at {older.read}/{older.write} RCU/WCU, {HOURS_PER_MONTH} h",
-            f"single provisioned table sized for the peak: {peak.rcu} RCU / {peak.wcu} WCU, no auto scaling",
-            "on-demand billed for the average rates; storage the same for all three (Standard class, no free tier)",
-            "the current tier must cover the peak: check capacity(...).wcu against the current tier's WCU",
-        ],
-    )
-
-
-#: Warm throughput a new on-demand table has without asking (reads, writes per second).
 ON_DEMAND_WARM_READS = 12000
 ON_DEMAND_WARM_WRITES = 4000
 

@@ -7,9 +7,8 @@ import sys
 
 import pytest
 
-from cdk_ts.plan import Tier, capacity, compare_strategies, monthly_cost, read_units_per_item, write_units_per_item
+from cdk_ts.plan import capacity, compare_strategies, read_units_per_item, write_units_per_item
 from cdk_ts.plan.__main__ import main
-from cdk_ts.plan.prices import HOURS_PER_MONTH, US_EAST_1
 
 
 def test_1000_writes_per_second_of_2_5_kb_items_need_3000_wcu():
@@ -45,31 +44,6 @@ def test_shards_for_a_hot_key_keep_20_percent_headroom():
     assert capacity(100, 0, 1000, hot_key_share=1.0).shards_per_hot_key == 1
 
 
-def test_monthly_cost_of_tiers_matches_the_hand_worked_sum():
-    cost = monthly_cost(
-        peak_writes_per_second=500,
-        average_writes_per_second=100,
-        peak_reads_per_second=0,
-        average_reads_per_second=0,
-        item_size_bytes=1024,
-        period="daily",
-        retain_periods=10,
-        current=Tier(300, 1000),
-        previous=Tier(100, 1),
-        older=Tier(1, 1),
-    )
-    hourly = (300 + 100 + 8 * 1) * US_EAST_1.rcu_hour + (1000 + 1 + 8 * 1) * US_EAST_1.wcu_hour
-    storage_gb = 100 * 86400 * 10 * 1024 / 1024**3
-    assert cost.storage_gb == pytest.approx(storage_gb, abs=0.001)
-    assert cost.rotating_tiers == pytest.approx(
-        HOURS_PER_MONTH * hourly + storage_gb * US_EAST_1.storage_gb_month, abs=0.01
-    )
-    single = HOURS_PER_MONTH * 500 * US_EAST_1.wcu_hour + storage_gb * US_EAST_1.storage_gb_month
-    assert cost.single_provisioned == pytest.approx(single, abs=0.01)
-    on_demand = 100 * 730 * 3600 * US_EAST_1.write_request_unit + storage_gb * US_EAST_1.storage_gb_month
-    assert cost.on_demand == pytest.approx(on_demand, abs=0.01)
-
-
 @pytest.mark.parametrize(
     ("call", "message"),
     [
@@ -77,7 +51,7 @@ def test_monthly_cost_of_tiers_matches_the_hand_worked_sum():
         (lambda: capacity(1, 0, 0), "item_size_bytes 0 must be > 0"),
         (lambda: capacity(1, 0, 10, hot_key_share=1.5), "hot_key_share 1.5 must be between 0 and 1"),
         (
-            lambda: monthly_cost(
+            lambda: compare_strategies(
                 peak_writes_per_second=1,
                 average_writes_per_second=1,
                 peak_reads_per_second=0,
@@ -89,7 +63,7 @@ def test_monthly_cost_of_tiers_matches_the_hand_worked_sum():
             "period 'hourly' is not one of",
         ),
         (
-            lambda: monthly_cost(
+            lambda: compare_strategies(
                 peak_writes_per_second=1,
                 average_writes_per_second=2,
                 peak_reads_per_second=0,
