@@ -28,7 +28,9 @@ from typing import Any
 from cdk_ts_runtime._aws import LazyClient
 from cdk_ts_runtime.archive_lines import Group, UnreadableRecordError, group_records, readable_groups, sequence_number
 
+#: The archive bucket (set by ``StreamArchiver`` on its function).
 ENV_BUCKET = "ARCHIVE_BUCKET"
+#: The key prefix of every archive object, e.g. ``dynamodb/``.
 ENV_PREFIX = "ARCHIVE_PREFIX"
 #: The S3 on-failure destination bucket of the archiver's mappings (what a replay reads by default).
 ENV_FAILURE_BUCKET = "ARCHIVE_FAILURE_BUCKET"
