@@ -129,6 +129,17 @@ def capacity(
     )
 
 
+def _priced(quantity: float, price: float | None) -> float | None:
+    """``quantity`` at ``price``: nothing to pay costs 0 even unpriced; otherwise None when there is no price."""
+    if quantity == 0:
+        return 0.0
+    return None if price is None else quantity * price
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
+
 ON_DEMAND_WARM_READS = 12000
 ON_DEMAND_WARM_WRITES = 4000
 
@@ -141,21 +152,30 @@ class StrategyCost:
     :param description: what the strategy does, one line.
     :param throughput: provisioned capacity-hours or on-demand request units.
     :param storage: GB-months at each table's class.
-    :param warm_throughput: raising each new table's warm throughput to the peak (charged once per table).
-    :param exports: exporting each expired table to S3 (only with ``archive``).
+    :param warm_throughput: raising each new table's warm throughput to the peak (charged once per table);
+        None when the strategy needs it but the prices have no figure for it.
+    :param exports: exporting each expired table to S3 (only with ``archive``); None when unpriced.
     """
 
     name: str
     description: str
     throughput: float
     storage: float
-    warm_throughput: float
-    exports: float
+    warm_throughput: float | None
+    exports: float | None
+
+    @property
+    def unpriced(self) -> tuple[str, ...]:
+        """The parts this strategy incurs that the prices give no figure for: its total is a lower bound."""
+        return tuple(
+            part for part, value in (("warm_throughput", self.warm_throughput), ("exports", self.exports))
+            if value is None
+        )
 
     @property
     def total(self) -> float:
-        """The sum of the parts."""
-        return round(self.throughput + self.storage + self.warm_throughput + self.exports, 2)
+        """The sum of the priced parts (a lower bound when :attr:`unpriced` is not empty)."""
+        return round(self.throughput + self.storage + (self.warm_throughput or 0.0) + (self.exports or 0.0), 2)
 
 
 @dataclass(frozen=True)
@@ -240,29 +260,29 @@ def compare_strategies(
 
     standard_storage = storage_gb * prices.storage_gb_month
     mixed_storage = per_period_gb * prices.storage_gb_month + closed * per_period_gb * prices.ia_storage_gb_month
-    exports = new_tables_per_month * per_period_gb * prices.export_gb if archive else 0.0
+    exports = _priced(new_tables_per_month * per_period_gb, prices.export_gb) if archive else 0.0
     on_demand = SECONDS_PER_MONTH * (
         average_writes_per_second * peak.write_units_per_item * prices.write_request_unit
         + average_reads_per_second * peak.read_units_per_item * prices.read_request_unit
     )
     warm_reads = max(0.0, peak_reads_per_second * peak.read_units_per_item - ON_DEMAND_WARM_READS)
     warm_writes = max(0.0, peak_writes_per_second * peak.write_units_per_item - ON_DEMAND_WARM_WRITES)
-    warm = new_tables_per_month * (
-        warm_reads / 1000 * prices.warm_read_per_1000 + warm_writes / 1000 * prices.warm_write_per_1000
-    )
+    warm_reads_cost = _priced(new_tables_per_month * warm_reads / 1000, prices.warm_read_per_1000)
+    warm_writes_cost = _priced(new_tables_per_month * warm_writes / 1000, prices.warm_write_per_1000)
+    warm = None if warm_reads_cost is None or warm_writes_cost is None else warm_reads_cost + warm_writes_cost
     strategies = [
         StrategyCost(
             "2016-tiers", "provisioned: current at the peak, previous 100/1, older 1/1, Standard",
             round(hours(peak.rcu, peak.wcu) + hours(100, 1) + hours(closed - 1, closed - 1), 2),
-            round(standard_storage, 2), 0.0, round(exports, 2),
+            round(standard_storage, 2), 0.0, _round(exports),
         ),
         StrategyCost(
             "provisioned+ia", "provisioned current at the peak; closed periods on-demand Standard-IA (idle)",
-            round(hours(peak.rcu, peak.wcu), 2), round(mixed_storage, 2), 0.0, round(exports, 2),
+            round(hours(peak.rcu, peak.wcu), 2), round(mixed_storage, 2), 0.0, _round(exports),
         ),
         StrategyCost(
             "on-demand+warm", "on-demand everywhere, next table pre-warmed to the peak; closed periods Standard-IA",
-            round(on_demand, 2), round(mixed_storage, 2), round(warm, 2), round(exports, 2),
+            round(on_demand, 2), round(mixed_storage, 2), _round(warm), _round(exports),
         ),
         StrategyCost(
             "ttl-table", "one provisioned table at the peak, TTL deletes expired items, no rotation",
@@ -282,5 +302,16 @@ def compare_strategies(
             f"{ON_DEMAND_WARM_WRITES} writes per second is charged once per new table",
             "no free tier, no reserved capacity, no auto scaling, no GSIs; "
             + ("each expired table exported once" if archive else "no exports"),
+            *_unpriced_note(strategies),
         ],
     )
+
+
+def _unpriced_note(strategies: list[StrategyCost]) -> list[str]:
+    parts = sorted({part for cost in strategies for part in cost.unpriced})
+    if not parts:
+        return []
+    return [
+        f"unpriced: {', '.join(parts)} (no published price in these prices; pass your own): "
+        "totals marked + are lower bounds"
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -30,6 +31,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--period", default="daily", help="rotation period: " + ", ".join(x.value for x in RotationPeriod))
     p.add_argument("--retain-periods", type=int, default=30, help="periods kept, the current one included")
     p.add_argument("--archive", action="store_true", help="expired tables are exported to S3 (export cost)")
+    p.add_argument("--warm-write-price", type=float, help="USD to raise warm throughput by 1,000 writes/s (unpriced)")
+    p.add_argument("--warm-read-price", type=float, help="USD to raise warm throughput by 1,000 reads/s (unpriced)")
+    p.add_argument("--export-price", type=float, help="USD per GB of a full export to S3 (unpriced)")
     p.add_argument("--plot", type=Path, help="write a PNG of monthly cost over retention to this file")
     return p
 
@@ -41,6 +45,16 @@ def main(argv: list[str] | None = None) -> int:
         Default: None — ``sys.argv[1:]``.
     """
     args = parser().parse_args(argv)
+    prices = dataclasses.replace(
+        US_EAST_1,
+        warm_write_per_1000=args.warm_write_price,
+        warm_read_per_1000=args.warm_read_price,
+        export_gb=args.export_price,
+        as_of=US_EAST_1.as_of + (
+            "; warm-throughput/export prices from the command line"
+            if {args.warm_write_price, args.warm_read_price, args.export_price} != {None} else ""
+        ),
+    )
     try:
         period = RotationPeriod.parse(args.period)
         average_writes = (
@@ -62,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
                     retain_periods=retain,
                     archive=args.archive,
                     consistent_reads=args.consistent_reads,
+                    prices=prices,
                 ),
             )
             for retain in sorted({2, max(2, args.retain_periods // 2), args.retain_periods, args.retain_periods * 2})
@@ -100,10 +115,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  {'strategy':16} {'throughput':>10} {'storage':>10} {'warm':>8} {'exports':>8} {'total':>10}")
     cheapest = comparison.cheapest
     for cost in comparison.strategies:
-        mark = "  <- cheapest" if cost is cheapest else ""
+        mark = ("  <- cheapest" + (" (a lower bound)" if cost.unpriced else "")) if cost is cheapest else ""
+        total = f"{cost.total:.2f}" + ("+" if cost.unpriced else "")
         print(
-            f"  {cost.name:16} {cost.throughput:10.2f} {cost.storage:10.2f} {cost.warm_throughput:8.2f} "
-            f"{cost.exports:8.2f} {cost.total:10.2f}{mark}"
+            f"  {cost.name:16} {cost.throughput:10.2f} {cost.storage:10.2f} {_part(cost.warm_throughput):>8} "
+            f"{_part(cost.exports):>8} {total:>10}{mark}"
         )
     for cost in comparison.strategies:
         print(f"  {cost.name}: {cost.description}")
@@ -117,6 +133,10 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         print(f"\nplot: {args.plot}")
     return 0
+
+
+def _part(value: float | None) -> str:
+    return "unpriced" if value is None else f"{value:.2f}"
 
 
 def _plot(costs, period: RotationPeriod, path: Path) -> None:

@@ -15,11 +15,12 @@ Region us-east-1 (US East, N. Virginia). Each figure with its source (checked 20
   assumes closed periods are not read.
 - Warm throughput: default warm throughput is free and raising it is charged
   (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/warm-throughput.html), but no published
-  us-east-1 figure was found on 2026-11-23. The defaults below ($0.013 per 1,000 write units/s, $0.0026 per
-  1,000 read units/s, once per raise) are NOT verified: check them before relying on ``warm``.
+  us-east-1 figure was found on 2026-11-23, so :data:`US_EAST_1` leaves it unpriced (None): the planner
+  reports the part as unpriced instead of inventing a number. Pass ``warm_write_per_1000`` /
+  ``warm_read_per_1000`` (CLI ``--warm-write-price`` / ``--warm-read-price``) from your pricing page.
 - Export to S3: billed per GB of the base table at the export time (usage type ``ExportDataSize-Bytes``,
-  DynamoDB developer guide, "Understanding your billing and usage reports"); the $0.10 per GB below is NOT
-  verified against a published figure.
+  DynamoDB developer guide, "Understanding your billing and usage reports"); no published us-east-1 figure
+  was found, so it is unpriced too (``export_gb``, CLI ``--export-price``).
 
 Prices differ by Region and change; edit this module (or pass a ``Prices`` of your own) to plan for another
 Region.
@@ -30,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 REGION = "us-east-1"
-AS_OF = "Price List offer 2026-09-11, checked 2026-11-23; warm-throughput and export figures unverified"
+AS_OF = "Price List offer 2026-09-11, checked 2026-11-23; warm throughput and exports unpriced"
 HOURS_PER_MONTH = 730
 SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600
 
@@ -52,11 +53,11 @@ class Prices:
     :param ia_storage_gb_month: one GB stored for a month, Standard-IA table class.
         Default: 0.10.
     :param warm_write_per_1000: raising warm throughput by 1,000 write units per second, once.
-        Default: 0.013 (unverified).
+        Default: None — unpriced (no published figure found; see the module docstring).
     :param warm_read_per_1000: raising warm throughput by 1,000 read units per second, once.
-        Default: 0.0026 (unverified).
+        Default: None — unpriced.
     :param export_gb: a full export to S3, per GB of table size.
-        Default: 0.10 (unverified).
+        Default: None — unpriced.
     :param region: the Region the prices are for.
         Default: ``"us-east-1"``.
     :param as_of: when the prices were published and copied.
@@ -69,9 +70,9 @@ class Prices:
     read_request_unit: float = 0.125 / 1_000_000
     storage_gb_month: float = 0.25
     ia_storage_gb_month: float = 0.10
-    warm_write_per_1000: float = 0.013
-    warm_read_per_1000: float = 0.0026
-    export_gb: float = 0.10
+    warm_write_per_1000: float | None = None
+    warm_read_per_1000: float | None = None
+    export_gb: float | None = None
     region: str = REGION
     as_of: str = AS_OF
 

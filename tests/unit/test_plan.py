@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 
@@ -9,6 +10,7 @@ import pytest
 
 from cdk_ts.plan import capacity, compare_strategies, read_units_per_item, write_units_per_item
 from cdk_ts.plan.__main__ import main
+from cdk_ts.plan.prices import US_EAST_1
 
 
 def test_1000_writes_per_second_of_2_5_kb_items_need_3000_wcu():
@@ -185,16 +187,46 @@ class TestStrategies:
         assert comparison.cheapest.total == pytest.approx(502.97 + 49.89, abs=0.02)
 
     def test_warm_throughput_is_charged_once_per_new_table_above_the_on_demand_baseline(self):
-        _comparison, costs = self.costs(peak_writes_per_second=10000, peak_reads_per_second=30000)
+        prices = dataclasses.replace(US_EAST_1, warm_write_per_1000=0.013, warm_read_per_1000=0.0026)
+        _comparison, costs = self.costs(peak_writes_per_second=10000, peak_reads_per_second=30000, prices=prices)
         # writes: 10,000 - 4,000 = 6,000 units/s; reads: 30,000 x 0.5 - 12,000 = 3,000 units/s
         per_table = 6 * 0.013 + 3 * 0.0026
         assert costs["on-demand+warm"].warm_throughput == pytest.approx(730 / 24 * per_table, abs=0.01)
 
     def test_exports_cost_one_full_export_per_expired_table(self):
-        _comparison, costs = self.costs(archive=True)
+        _comparison, costs = self.costs(archive=True, prices=dataclasses.replace(US_EAST_1, export_gb=0.10))
         gb = 400 * 86400 * 1000 / 1024**3
         assert costs["provisioned+ia"].exports == pytest.approx(730 / 24 * gb * 0.10, abs=0.01)
         assert costs["ttl-table"].exports == 0
+
+    def test_parts_without_a_published_price_are_unpriced_not_invented(self):
+        comparison, costs = self.costs(peak_writes_per_second=10000, archive=True)
+        assert costs["on-demand+warm"].warm_throughput is None
+        assert costs["on-demand+warm"].unpriced == ("warm_throughput", "exports")
+        assert costs["on-demand+warm"].total == pytest.approx(
+            costs["on-demand+warm"].throughput + costs["on-demand+warm"].storage, abs=0.01)
+        assert costs["ttl-table"].unpriced == ()  # nothing to export, no warm throughput to raise
+        assert costs["2016-tiers"].warm_throughput == 0.0
+        assert any(a.startswith("unpriced: exports, warm_throughput") for a in comparison.assumptions)
+
+    def test_without_warm_or_exports_nothing_is_unpriced(self):
+        comparison, costs = self.costs()
+        assert all(c.unpriced == () for c in costs.values())
+        assert not any(a.startswith("unpriced") for a in comparison.assumptions)
+
+
+def test_cli_marks_unpriced_parts_and_lower_bounds(capsys):
+    argv = ["--writes-per-second", "10000", "--average-writes-per-second", "400", "--item-size", "1000",
+            "--retain-periods", "14", "--archive"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    on_demand = next(line for line in out.splitlines() if line.startswith("  on-demand+warm "))
+    assert on_demand.split()[3:5] == ["unpriced", "unpriced"]
+    assert on_demand.split()[5].endswith("+")
+    assert "<- cheapest (a lower bound)" in on_demand
+    assert main([*argv, "--warm-write-price", "0.013", "--warm-read-price", "0.0026", "--export-price", "0.1"]) == 0
+    priced = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("  on-demand+warm "))
+    assert "unpriced" not in priced and not priced.split()[5].endswith("+")
 
 
 def test_cli_counts_partitions_by_the_stored_size(capsys):
