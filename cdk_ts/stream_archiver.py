@@ -448,8 +448,8 @@ class StreamArchiver(AlarmActions, Construct):
         configuration this construct adds to a bucket defined in the app; for an imported
         ``failure_bucket`` add one named ``failure_metrics_filter_id`` yourself).
 
-        :param props: metric options (``period``, ``statistic``...). Over 5 minutes: Sum of
-            ``PutRequests`` (S3) or Maximum of ``ApproximateNumberOfMessagesVisible`` (SQS).
+        :param props: metric options (``period``, ``statistic``...). Over 5 minutes, the Sum of
+            ``PutRequests`` (S3) or the Maximum of ``ApproximateNumberOfMessagesVisible`` (SQS).
         """
         props = {"period": Duration.minutes(5), **props}
         if self.dead_letter_queue is not None:
