@@ -162,7 +162,7 @@ class SampleStack(Stack):
         monitored = (self.telemetry, self.telemetry_archiver, self.device_log_archiver)
         for construct in monitored:
             construct.add_default_alarms(alarm_topic=self.alarm_topic)
-        dashboard = MonitoringDashboard(self, "Monitoring", dashboard_name=f"{self.stack_name}-operations")
+        dashboard = MonitoringDashboard(self, "Monitoring", dashboard_name=f"{self.stack_name}-monitoring")
         dashboard.monitor(*monitored)
         return dashboard
 
