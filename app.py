@@ -13,8 +13,6 @@ from pathlib import Path
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
 from aws_cdk import App, CfnOutput, Duration, Environment, RemovalPolicy, Stack, Validations  # noqa: E402
-from aws_cdk import aws_cloudwatch as cloudwatch  # noqa: E402
-from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions  # noqa: E402
 from aws_cdk import aws_dynamodb as dynamodb  # noqa: E402
 from aws_cdk import aws_iam as iam  # noqa: E402
 from aws_cdk import aws_kms as kms  # noqa: E402
@@ -28,6 +26,7 @@ from constructs import Construct  # noqa: E402
 
 from cdk_ts import (  # noqa: E402
     DeviceLogTable,
+    MonitoringDashboard,
     RotatingTimeSeriesTables,
     RotationPeriod,
     ShardMetadataTable,
@@ -73,7 +72,6 @@ class SampleStack(Stack):
             archive_bucket=self.archive_bucket,
             stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
             time_to_live_attribute="expires_at",
-            alarm_topic=self.alarm_topic,
         )
         self.device_log = DeviceLogTable(self, "DeviceLog", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
         self.audit_log = dynamodb.Table(
@@ -95,7 +93,6 @@ class SampleStack(Stack):
             bucket=self.archive_bucket,
             prefix="cdc/telemetry/",
             glue_database_name="cdk_ts_archive",
-            alarm_topic=self.alarm_topic,
             access_logs_bucket=access_logs,
         )
         self.device_log_archiver = StreamArchiver(
@@ -104,13 +101,11 @@ class SampleStack(Stack):
             source=self.device_log,
             bucket=self.archive_bucket,
             prefix="cdc/device-log/",
-            alarm_topic=self.alarm_topic,
             access_logs_bucket=access_logs,
         )
         self.ingest = self._ingest_function()
         self.telemetry.bind(self.ingest)  # layout env vars, read/write grant, and the cdk_ts_runtime layer
-        self.alarms = self._monitoring()
-        self.alarms["throttles"].add_alarm_action(cloudwatch_actions.SnsAction(self.alarm_topic))
+        self.monitoring = self._monitoring()
         for name, value in (
             ("TelemetryTablePrefix", self.telemetry.table_prefix),
             ("RotationFunctionName", self.telemetry.function.function_name),
@@ -162,82 +157,14 @@ class SampleStack(Stack):
             role=role,
         )
 
-    def _monitoring(self) -> dict[str, cloudwatch.Alarm]:
-        """One dashboard and the alarms an operator of this app needs."""
-        five_minutes = Duration.minutes(5)
-        rotation = self.telemetry.function
-        alarms = {
-            "rotation_failures": self.telemetry.rotation_failures_alarm,
-            "next_table_missing": self.telemetry.next_table_missing_alarm,
-            # Period tables get a new name (and metric dimension) every period, which a static alarm
-            # cannot name; a Metrics Insights query sums throttles over the account's tables instead.
-            "throttles": cloudwatch.MathExpression(
-                expression='SELECT SUM(ThrottledRequests) FROM SCHEMA("AWS/DynamoDB", Operation, TableName)',
-                using_metrics={},
-                period=five_minutes,
-                label="DynamoDB throttled requests",
-            ).create_alarm(
-                self,
-                "ThrottledRequestsAlarm",
-                threshold=0,
-                evaluation_periods=3,
-                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-                alarm_description="DynamoDB throttled requests (current period table among them)",
-            ),
-            "archiver_iterator_age": self.telemetry_archiver.alarms["iterator_age"],
-            "archiver_dead_letters": self.telemetry_archiver.alarms["dead_letter_queue"],
-            "device_log_archiver_iterator_age": self.device_log_archiver.alarms["iterator_age"],
-            "device_log_archiver_dead_letters": self.device_log_archiver.alarms["dead_letter_queue"],
-        }
-        prefix = self.telemetry.table_prefix
-        dashboard = cloudwatch.Dashboard(self, "Dashboard", dashboard_name=f"{self.stack_name}-operations")
-        dashboard.add_widgets(
-            cloudwatch.TextWidget(
-                markdown=f"## {self.stack_name}\nAlarms: " + ", ".join(sorted(alarms)) + ". Period tables: "
-                f"`{prefix}_*` ({self.telemetry.period.value}).",
-                width=24,
-                height=2,
-            )
-        )
-        dashboard.add_widgets(
-            cloudwatch.GraphWidget(
-                title=f"Throttled requests, {prefix}_* period tables",
-                left=[
-                    cloudwatch.MathExpression(
-                        expression=f'SEARCH(\'{{AWS/DynamoDB,TableName,Operation}} MetricName="ThrottledRequests" '
-                        f"TableName=\"{prefix}_\"', 'Sum', 300)",
-                        using_metrics={},
-                        label="throttled",
-                        period=five_minutes,
-                    )
-                ],
-                width=12,
-            ),
-            cloudwatch.GraphWidget(
-                title="Rotation: errors and next table missing",
-                left=[rotation.metric_errors(period=five_minutes), self.telemetry.metric_next_table_missing()],
-                width=12,
-            ),
-            cloudwatch.GraphWidget(
-                title="Archivers: iterator age (ms)",
-                left=[
-                    a.function.metric("IteratorAge", statistic="Maximum", period=five_minutes)
-                    for a in (self.telemetry_archiver, self.device_log_archiver)
-                ],
-                width=12,
-            ),
-            cloudwatch.GraphWidget(
-                title="Archivers: failed batches written to the failure bucket (replay them)",
-                left=[
-                    a.metric_failed_batches(period=five_minutes)
-                    for a in (self.telemetry_archiver, self.device_log_archiver)
-                ],
-                width=12,
-            ),
-        )
-        self.dashboard = dashboard
-        return alarms
+    def _monitoring(self) -> MonitoringDashboard:
+        """The recommended alarms of every construct, all notifying the alarm topic, and one dashboard."""
+        monitored = (self.telemetry, self.telemetry_archiver, self.device_log_archiver)
+        for construct in monitored:
+            construct.add_default_alarms(alarm_topic=self.alarm_topic)
+        dashboard = MonitoringDashboard(self, "Monitoring", dashboard_name=f"{self.stack_name}-monitoring")
+        dashboard.monitor(*monitored)
+        return dashboard
 
 
 def build_app(app: App | None = None, *, checks: bool = True) -> App:

@@ -14,6 +14,7 @@ from cdk_ts_runtime.rotation_config import AutoScaling, CapacityTier
 
 if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time they load lazily
     from cdk_ts.device_log import DeviceLogTable
+    from cdk_ts.monitoring import MonitoringDashboard
     from cdk_ts.rotating_tables import RotatingTimeSeriesTables
     from cdk_ts.runtime_layer import RuntimeLayer
     from cdk_ts.sharding import ShardMetadataTable
@@ -22,6 +23,7 @@ if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time
 
 _LAZY = {
     "DeviceLogTable": "cdk_ts.device_log",
+    "MonitoringDashboard": "cdk_ts.monitoring",
     "RotatingTimeSeriesTables": "cdk_ts.rotating_tables",
     "RuntimeLayer": "cdk_ts.runtime_layer",
     "ShardMetadataTable": "cdk_ts.sharding",
@@ -38,6 +40,7 @@ __all__ = [
     "CapacityTier",
     "DeviceLogTable",
     "FailureDestination",
+    "MonitoringDashboard",
     "RotatingTimeSeriesTables",
     "RotationPeriod",
     "RuntimeLayer",

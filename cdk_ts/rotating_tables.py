@@ -84,8 +84,12 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
 
     Exposes what it creates: ``function`` (the rotation function), ``layout`` (``TableLayout``),
     ``config`` (``RotationConfig``), the rules ``create_new_rule``, ``resize_old_rule`` and
-    ``reconcile_rule`` (None when disabled), ``deploy_time_run`` (None without ``run_at_deploy``) and
-    the alarms ``rotation_failures_alarm`` and ``next_table_missing_alarm``.
+    ``reconcile_rule`` (None when disabled) and ``deploy_time_run`` (None without ``run_at_deploy``).
+
+    Monitoring: ``metric_*()`` methods give the metrics (graph them, or alarm on them your way);
+    ``add_default_alarms()`` creates the recommended alarms, kept in ``alarms`` by name and as the
+    attributes ``rotation_failures_alarm``, ``next_table_missing_alarm``, ``schedule_dead_letters_alarm``,
+    ``future_tables_alarm`` and ``throttles_alarm`` (None until then).
     """
 
     def __init__(
@@ -179,14 +183,14 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
             Default: 8.
         :param max_changes_per_run: how many mutating calls (UpdateTable, DeleteTable) one run may make; the
             rest is deferred to the next run. Default: 50.
-        :param alarm_topic: an SNS topic every alarm of this construct notifies (same as
-            ``add_alarm_action(SnsAction(topic))``). Default: None — alarms have no action until
-            ``add_alarm_action`` is called.
+        :param alarm_topic: create the default alarms now, notifying this SNS topic (same as calling
+            ``add_default_alarms(alarm_topic=topic)``). Default: None — no alarms until
+            ``add_default_alarms`` is called.
         :raises ValueError: for a token ``table_prefix``, an invalid prefix, period, key or time unit,
             ``reconcile_every`` under 5 minutes, or an inconsistent retention (see ``RotationConfig``).
         """
         super().__init__(scope, construct_id)
-        self._init_alarm_actions(alarm_topic)
+        self._init_alarm_actions()
         if Token.is_unresolved(table_prefix):
             raise ValueError("table_prefix must be a literal string: table names are derived from it at synth time")
         partition_key = partition_key or dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.NUMBER)
@@ -267,28 +271,13 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
                 properties={"Layout": self.layout.to_env(), "ConfigHash": self._config_fingerprint()},
             )
 
-        self.rotation_failures_alarm = self._alarm_above(
-            "RotationFailuresAlarm",
-            self.function.metric_errors(statistic="Sum", period=Duration.minutes(5)),
-            f"The rotation of {table_prefix}_* failed (create_new, resize_old or reconcile)",
-        )
-        self.next_table_missing_alarm = self._alarm_above(
-            "NextTableMissingAlarm",
-            self.metric_next_table_missing(),
-            f"Inside the lead window the next period's {table_prefix} table does not exist yet",
-        )
-        self.schedule_dead_letters_alarm = self._alarm_above(
-            "ScheduleDeadLettersAlarm",
-            self.schedule_dead_letter_queue.metric_approximate_number_of_messages_visible(
-                statistic="Maximum", period=Duration.minutes(5)
-            ),
-            f"A rotation run of {table_prefix}_* could not be delivered after every retry",
-        )
-        self.future_tables_alarm = self._alarm_above(
-            "FuturePeriodTablesAlarm",
-            self._rotation_metric("FuturePeriodTables"),
-            f"Tables named {table_prefix}_* are dated after the next period; rotation leaves them",
-        )
+        self.rotation_failures_alarm: cloudwatch.Alarm | None = None
+        self.next_table_missing_alarm: cloudwatch.Alarm | None = None
+        self.schedule_dead_letters_alarm: cloudwatch.Alarm | None = None
+        self.future_tables_alarm: cloudwatch.Alarm | None = None
+        self.throttles_alarm: cloudwatch.Alarm | None = None
+        if alarm_topic is not None:
+            self.add_default_alarms(alarm_topic=alarm_topic)
 
     # ---- public API -----------------------------------------------------------------------------
 
@@ -420,19 +409,133 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
             "condition limits the statement to mappings of the one consumer function",
         )
 
+    # ---- monitoring -----------------------------------------------------------------------------
+
+    def metric_throttled_requests(self, **props: Any) -> cloudwatch.SearchExpression:
+        """Throttled requests of every period table of this prefix, one line per table and operation.
+
+        A SEARCH expression over ``AWS/DynamoDB`` ``ThrottledRequests`` by ``TableName`` and
+        ``Operation`` whose table name contains the prefix as a term (CloudWatch's partial match: a
+        longer prefix such as ``{prefix}_eu`` is matched too): period tables get a new name every
+        period, which a static metric cannot name. For graphs only — CloudWatch alarms cannot use
+        SEARCH; ``metric_throttled_requests_in_account`` is the alarmable form.
+
+        :param props: ``SearchExpression`` options (``label``, ``period``, ``color``...).
+            Statistic Sum over 5 minutes; label ``"{prefix}_* throttled requests"``.
+        """
+        period = props.pop("period", None) or Duration.minutes(5)
+        search = (
+            "SEARCH('{AWS/DynamoDB,TableName,Operation} MetricName=\"ThrottledRequests\" "
+            f"TableName={self.table_prefix}', 'Sum', {int(period.to_seconds())})"
+        )
+        return cloudwatch.SearchExpression(
+            expression=search,
+            **{"label": f"{self.table_prefix}_* throttled requests", "period": period, **props},
+        )
+
+    def metric_throttled_requests_in_account(self, **props: Any) -> cloudwatch.MathExpression:
+        """Throttled requests summed over every DynamoDB table of the account and Region (Metrics Insights).
+
+        A Metrics Insights query can drive an alarm, but it cannot select tables by a name prefix, so
+        this counts other tables' throttles too; graph ``metric_throttled_requests`` to see which table.
+
+        :param props: ``MathExpression`` options (``label``, ``period``...). Sum over 5 minutes.
+        """
+        return cloudwatch.MathExpression(
+            expression='SELECT SUM(ThrottledRequests) FROM SCHEMA("AWS/DynamoDB", Operation, TableName)',
+            using_metrics={},
+            **{"label": "DynamoDB throttled requests (account)", "period": Duration.minutes(5), **props},
+        )
+
+    def metric_rotation_errors(self, **props: Any) -> cloudwatch.Metric:
+        """Failed runs of the rotation function (``AWS/Lambda`` ``Errors``): create_new, resize_old or reconcile.
+
+        :param props: metric options (``period``, ``statistic``...). Sum over 5 minutes.
+        """
+        return self.function.metric_errors(**{"statistic": "Sum", "period": Duration.minutes(5), **props})
+
+    def metric_schedule_dead_letters(self, **props: Any) -> cloudwatch.Metric:
+        """Scheduled runs EventBridge could not deliver after every retry (dead-letter queue depth).
+
+        :param props: metric options (``period``, ``statistic``...). Maximum over 5 minutes.
+        """
+        return self.schedule_dead_letter_queue.metric_approximate_number_of_messages_visible(
+            **{"statistic": "Maximum", "period": Duration.minutes(5), **props}
+        )
+
     def metric_next_table_missing(self, **props: Any) -> cloudwatch.Metric:
-        """1 when, inside the lead window, the next period's table does not exist yet (published by reconcile)."""
+        """1 when, inside the lead window, the next period's table does not exist yet (published by reconcile).
+
+        :param props: metric options (``period``, ``statistic``...). Maximum over 5 minutes.
+        """
         return self._rotation_metric("NextPeriodTableMissing", **props)
+
+    def metric_future_tables(self, **props: Any) -> cloudwatch.Metric:
+        """Tables named like this rotation's but dated after the next period (rotation leaves them alone).
+
+        :param props: metric options (``period``, ``statistic``...). Maximum over 5 minutes.
+        """
+        return self._rotation_metric("FuturePeriodTables", **props)
+
+    def metric_foreign_lookalike_tables(self, **props: Any) -> cloudwatch.Metric:
+        """Tables named like period tables but not tagged as this rotation's (rotation never touches them).
+
+        :param props: metric options (``period``, ``statistic``...). Maximum over 5 minutes.
+        """
+        return self._rotation_metric("ForeignLookalikeTables", **props)
+
+    def metric_failed_tables(self, **props: Any) -> cloudwatch.Metric:
+        """Tables a rotation run could not bring to their target state (the run goes on with the others).
+
+        :param props: metric options (``period``, ``statistic``...). Maximum over 5 minutes.
+        """
+        return self._rotation_metric("FailedTables", **props)
 
     def _rotation_metric(self, name: str, **props: Any) -> cloudwatch.Metric:
         return cloudwatch.Metric(
             namespace=METRIC_NAMESPACE,
             metric_name=name,
             dimensions_map={"TablePrefix": self.table_prefix},
-            statistic="Maximum",
-            period=Duration.minutes(5),
-            **props,
+            **{"statistic": "Maximum", "period": Duration.minutes(5), **props},
         )
+
+    def _default_alarms(self) -> dict[str, cloudwatch.Alarm]:
+        prefix = self.table_prefix
+        alarms = {
+            "rotation_failures": self._alarm_above(
+                "RotationFailuresAlarm",
+                self.metric_rotation_errors(),
+                f"The rotation of {prefix}_* failed (create_new, resize_old or reconcile)",
+            ),
+            "next_table_missing": self._alarm_above(
+                "NextTableMissingAlarm",
+                self.metric_next_table_missing(),
+                f"Inside the lead window the next period's {prefix} table does not exist yet",
+            ),
+            "schedule_dead_letters": self._alarm_above(
+                "ScheduleDeadLettersAlarm",
+                self.metric_schedule_dead_letters(),
+                f"A rotation run of {prefix}_* could not be delivered after every retry",
+            ),
+            "future_tables": self._alarm_above(
+                "FuturePeriodTablesAlarm",
+                self.metric_future_tables(),
+                f"Tables named {prefix}_* are dated after the next period; rotation leaves them",
+            ),
+            "throttles": self._alarm_above(
+                "ThrottledRequestsAlarm",
+                self.metric_throttled_requests_in_account(),
+                f"DynamoDB throttled requests in the account, {prefix}_* period tables among them "
+                "(the dashboard's SEARCH graph shows which table)",
+                evaluation_periods=3,
+            ),
+        }
+        self.rotation_failures_alarm = alarms["rotation_failures"]
+        self.next_table_missing_alarm = alarms["next_table_missing"]
+        self.schedule_dead_letters_alarm = alarms["schedule_dead_letters"]
+        self.future_tables_alarm = alarms["future_tables"]
+        self.throttles_alarm = alarms["throttles"]
+        return alarms
 
     # ---- internals ------------------------------------------------------------------------------
 

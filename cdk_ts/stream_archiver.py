@@ -89,12 +89,16 @@ class StreamArchiver(AlarmActions, Construct):
     (whose rotation function then maps every new period table's stream to this archiver). Delivery
     is at least once: failed groups are retried from their first record, a batch that keeps failing
     goes to the failure destination (an S3 bucket holding the whole batch, replayable with
-    ``python -m cdk_ts_runtime.archiver replay``; or an SQS queue), and ``alarms`` watch all of it.
+    ``python -m cdk_ts_runtime.archiver replay``; or an SQS queue), and ``add_default_alarms()``
+    watches all of it.
 
     Exposes ``bucket``, ``function``, ``failure_bucket`` (None with SQS), ``dead_letter_queue`` (None
-    with S3), ``alarms`` (by name: ``iterator_age``, ``dead_letter_queue``, ``failure_delivery``,
-    ``errors``; also ``iterator_age_alarm``, ``dead_letter_alarm``, ``errors_alarm``), ``glue_table`` and
-    ``glue_view`` (None without ``glue_database_name``).
+    with S3), ``glue_table`` and ``glue_view`` (None without ``glue_database_name``).
+
+    Monitoring: ``metric_*()`` methods give the metrics; ``add_default_alarms()`` creates the
+    recommended alarms, kept in ``alarms`` by name (``iterator_age``, ``dead_letter_queue``,
+    ``failure_delivery``, ``errors``) and as ``iterator_age_alarm``, ``dead_letter_alarm``,
+    ``failure_delivery_alarm`` and ``errors_alarm`` (None until then).
     """
 
     def __init__(
@@ -121,7 +125,7 @@ class StreamArchiver(AlarmActions, Construct):
         noncurrent_version_expiration: Duration | None = None,
         access_logs_bucket: s3.IBucket | None = None,
     ) -> None:
-        """Create the archiver function, its bucket (unless given), dead-letter queue and alarms.
+        """Create the archiver function, its bucket (unless given) and failure destination.
 
         :param scope: the parent construct.
         :param construct_id: the construct ID.
@@ -155,11 +159,11 @@ class StreamArchiver(AlarmActions, Construct):
             entries.
         :param glue_table_name: the Glue table's name (lowercase letters, digits, ``_``).
             Default: None — derived from the construct ID (``TelemetryArchiver`` gives ``telemetry_archiver``).
-        :param iterator_age_threshold: the iterator-age alarm fires when records wait longer than this to be
-            archived. Default: None — 1 hour.
-        :param alarm_topic: an SNS topic every alarm of this construct notifies (same as
-            ``add_alarm_action(SnsAction(topic))``). Default: None — alarms have no action until
-            ``add_alarm_action`` is called.
+        :param iterator_age_threshold: the iterator-age alarm (``add_default_alarms``) fires when records wait
+            longer than this to be archived. Default: None — 1 hour.
+        :param alarm_topic: create the default alarms now, notifying this SNS topic (same as calling
+            ``add_default_alarms(alarm_topic=topic)``). Default: None — no alarms until
+            ``add_default_alarms`` is called.
         :param failure_destination: where a batch goes once the retries are used up,
             ``FailureDestination.S3`` (or ``"s3"``), the whole invocation record with its records, which
             ``python -m cdk_ts_runtime.archiver replay`` archives later; or ``FailureDestination.SQS``
@@ -179,7 +183,8 @@ class StreamArchiver(AlarmActions, Construct):
         :raises TypeError: when ``source`` is not a table, ``DeviceLogTable`` or ``RotatingTimeSeriesTables``.
         """
         super().__init__(scope, construct_id)
-        self._init_alarm_actions(alarm_topic)
+        self._init_alarm_actions()
+        self._iterator_age_threshold = iterator_age_threshold or Duration.hours(1)
         if not 1 <= batch_size <= 10_000:
             raise ValueError(f"batch_size {batch_size} must be 1-10000 (the DynamoDB Streams limit)")
         if not 0 <= retry_attempts <= 10_000:
@@ -278,15 +283,17 @@ class StreamArchiver(AlarmActions, Construct):
         if self.failure_bucket is not None:
             self._acknowledge_failure_grant()
 
-        self.alarms = self._alarms(iterator_age_threshold or Duration.hours(1))
-        self.iterator_age_alarm = self.alarms["iterator_age"]
-        self.dead_letter_alarm = self.alarms["dead_letter_queue"]
-        self.errors_alarm = self.alarms["errors"]
+        self.iterator_age_alarm: cloudwatch.Alarm | None = None
+        self.dead_letter_alarm: cloudwatch.Alarm | None = None
+        self.failure_delivery_alarm: cloudwatch.Alarm | None = None
+        self.errors_alarm: cloudwatch.Alarm | None = None
         self.glue_table: glue.CfnTable | None = None
         self.glue_view: glue.CfnTable | None = None
         self.glue_table_name = table_name
         if glue_database_name:
             self.glue_table, self.glue_view = self._glue(glue_database_name, table_name)
+        if alarm_topic is not None:
+            self.add_default_alarms(alarm_topic=alarm_topic)
 
     def _logs(self) -> s3.IBucket:
         if self._access_logs is None:
@@ -379,37 +386,60 @@ class StreamArchiver(AlarmActions, Construct):
 
     # ---- monitoring -----------------------------------------------------------------------------
 
-    def _alarms(self, iterator_age: Duration) -> dict[str, cloudwatch.Alarm]:
-        five_minutes = Duration.minutes(5)
+    def metric_iterator_age(self, **props: Any) -> cloudwatch.Metric:
+        """How long the newest record of a batch waited in the stream, in milliseconds (``IteratorAge``).
+
+        :param props: metric options (``period``, ``statistic``...). Maximum over 5 minutes.
+        """
+        return self.function.metric("IteratorAge", **{"statistic": "Maximum", "period": Duration.minutes(5), **props})
+
+    def metric_errors(self, **props: Any) -> cloudwatch.Metric:
+        """Invocations of the archiver function that raised (``AWS/Lambda`` ``Errors``).
+
+        :param props: metric options (``period``, ``statistic``...). Sum over 5 minutes.
+        """
+        return self.function.metric_errors(**{"statistic": "Sum", "period": Duration.minutes(5), **props})
+
+    def metric_failure_delivery_failures(self, **props: Any) -> cloudwatch.Metric:
+        """Failed batches Lambda could not deliver to the failure destination (``DestinationDeliveryFailures``).
+
+        :param props: metric options (``period``, ``statistic``...). Sum over 5 minutes.
+        """
+        return self.function.metric(
+            "DestinationDeliveryFailures", **{"statistic": "Sum", "period": Duration.minutes(5), **props}
+        )
+
+    def _default_alarms(self) -> dict[str, cloudwatch.Alarm]:
         failed_batches = (
             "Stream batches gave up and went to the dead-letter queue: read their records from the stream "
             "within 24 hours" if self.dead_letter_queue is not None else
             "Stream batches gave up: failure records arrived in the failure bucket; run the replay "
             "(python -m cdk_ts_runtime.archiver replay, or the function with {\"Operation\": \"replay\"})"
         )
-        return {
+        alarms = {
             "iterator_age": self._alarm_above(
                 "IteratorAgeAlarm",
-                self.function.metric("IteratorAge", statistic="Maximum", period=five_minutes),
+                self.metric_iterator_age(),
                 "Stream records wait too long to be archived (archiver behind or failing)",
-                threshold=iterator_age.to_milliseconds(),
+                threshold=self._iterator_age_threshold.to_milliseconds(),
                 evaluation_periods=3,
             ),
             "dead_letter_queue": self._alarm_above(
-                "DeadLetterQueueAlarm", self.metric_failed_batches(period=five_minutes), failed_batches
+                "DeadLetterQueueAlarm", self.metric_failed_batches(), failed_batches
             ),
             "failure_delivery": self._alarm_above(
                 "FailureDeliveryAlarm",
-                self.function.metric("DestinationDeliveryFailures", statistic="Sum", period=five_minutes),
+                self.metric_failure_delivery_failures(),
                 "Lambda could not deliver a failed batch to the failure destination: those records are lost "
                 "once the stream's 24 hours pass (check the function role's access to the destination)",
             ),
-            "errors": self._alarm_above(
-                "ErrorsAlarm",
-                self.function.metric_errors(statistic="Sum", period=five_minutes),
-                "The archiver function raised errors",
-            ),
+            "errors": self._alarm_above("ErrorsAlarm", self.metric_errors(), "The archiver function raised errors"),
         }
+        self.iterator_age_alarm = alarms["iterator_age"]
+        self.dead_letter_alarm = alarms["dead_letter_queue"]
+        self.failure_delivery_alarm = alarms["failure_delivery"]
+        self.errors_alarm = alarms["errors"]
+        return alarms
 
     def metric_failed_batches(self, **props: Any) -> cloudwatch.Metric:
         """Batches the mappings gave up on: failure records written to the failure bucket, or queue depth with SQS.
@@ -418,8 +448,10 @@ class StreamArchiver(AlarmActions, Construct):
         configuration this construct adds to a bucket defined in the app; for an imported
         ``failure_bucket`` add one named ``failure_metrics_filter_id`` yourself).
 
-        :param props: metric options (``period``, ``statistic``...).
+        :param props: metric options (``period``, ``statistic``...). Over 5 minutes, the Sum of
+            ``PutRequests`` (S3) or the Maximum of ``ApproximateNumberOfMessagesVisible`` (SQS).
         """
+        props = {"period": Duration.minutes(5), **props}
         if self.dead_letter_queue is not None:
             return self.dead_letter_queue.metric_approximate_number_of_messages_visible(
                 **{"statistic": "Maximum", **props}

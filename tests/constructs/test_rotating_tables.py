@@ -321,6 +321,7 @@ def test_the_construct_passes_cdk_nag_with_reasoned_acknowledgements_only():
 def test_schedule_targets_retry_and_dead_letter_to_an_encrypted_queue_with_an_alarm():
     stack = Stack(new_app(), "Test")
     tables = RotatingTimeSeriesTables(stack, "T", table_prefix="metrics")
+    tables.add_default_alarms()
     template = Template.from_stack(stack)
     queue_arn = stack.resolve(tables.schedule_dead_letter_queue.queue_arn)
     rules = template.find_resources("AWS::Events::Rule")

@@ -60,22 +60,28 @@ def test_throttles_alarm_queries_dynamodb_throttled_requests(sample):
     )
 
 
-def test_archiver_alarms_are_part_of_the_app(sample):
+def test_every_monitored_construct_has_its_default_alarms_on_the_dashboard(sample):
     stack, _template = sample
-    assert {
-        "archiver_iterator_age",
-        "archiver_dead_letters",
-        "rotation_failures",
-        "next_table_missing",
-        "throttles",
-    } <= set(stack.alarms)
+    expected = [
+        stack.telemetry.rotation_failures_alarm,
+        stack.telemetry.next_table_missing_alarm,
+        stack.telemetry.throttles_alarm,
+        stack.telemetry_archiver.iterator_age_alarm,
+        stack.telemetry_archiver.dead_letter_alarm,
+        stack.device_log_archiver.iterator_age_alarm,
+        stack.device_log_archiver.dead_letter_alarm,
+    ]
+    assert None not in expected
+    shown = stack.monitoring.alarms
+    assert all(any(alarm is s for s in shown) for alarm in expected)
 
 
 def test_one_dashboard_graphs_throttles_of_every_period_table(sample):
     _stack, template = sample
     (dashboard,) = template.find_resources("AWS::CloudWatch::Dashboard").values()
     body = json.dumps(dashboard["Properties"]["DashboardBody"])
-    assert "ThrottledRequests" in body and 'TableName=\\\\\\"telemetry_\\\\\\"' in body
+    # unquoted: a SEARCH term in double quotes matches the whole table name only, never a period table
+    assert "ThrottledRequests" in body and "TableName=telemetry'" in body
     assert "IteratorAge" in body and "PutRequests" in body  # failure records arriving in the failure buckets
 
 

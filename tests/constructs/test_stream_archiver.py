@@ -149,6 +149,7 @@ def test_sqs_stays_available_as_the_failure_destination():
     stack = Stack(app, "Test")
     log = DeviceLogTable(stack, "Log", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
     archiver = StreamArchiver(stack, "Archive", source=log, failure_destination=FailureDestination.SQS)
+    archiver.add_default_alarms()
     template = Template.from_stack(stack)
     assert archiver.failure_bucket is None
     template.has_resource_properties(
@@ -189,8 +190,12 @@ def test_a_failure_bucket_passed_in_is_the_destination():
     assert unacknowledged_findings(app) == []
 
 
-def test_alarms_watch_iterator_age_failed_batches_delivery_failures_and_errors(fixed):
-    _app, stack, archiver, template = fixed
+def test_alarms_watch_iterator_age_failed_batches_delivery_failures_and_errors():
+    stack = Stack(new_app(), "Test")
+    log = DeviceLogTable(stack, "Log", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
+    archiver = StreamArchiver(stack, "Archive", source=log)
+    archiver.add_default_alarms()
+    template = Template.from_stack(stack)
     assert set(archiver.alarms) == {"iterator_age", "dead_letter_queue", "failure_delivery", "errors"}
     template.has_resource_properties("AWS::CloudWatch::Alarm", {"MetricName": "IteratorAge", "Threshold": 3_600_000})
     template.has_resource_properties(

@@ -20,6 +20,7 @@ COMMITTED = ROOT / "docs" / "api"
 PUBLIC_MODULES = [
     "cdk_ts",
     "cdk_ts.device_log",
+    "cdk_ts.monitoring",
     "cdk_ts.plan",
     "cdk_ts.plan.__main__",
     "cdk_ts.plan.prices",

@@ -1,0 +1,102 @@
+"""MonitoringDashboard: one CloudWatch dashboard for a deployment, built from the constructs' metric methods."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import aws_cloudwatch as cloudwatch
+from constructs import Construct
+
+from cdk_ts.rotating_tables import RotatingTimeSeriesTables
+from cdk_ts.stream_archiver import StreamArchiver
+
+
+class MonitoringDashboard(Construct):
+    """A CloudWatch dashboard with one row of graphs per monitored construct, and the state of their alarms.
+
+    ``monitor(*constructs)`` adds, for a ``RotatingTimeSeriesTables``: the throttled requests of its
+    period tables (SEARCH) and the rotation's health (function errors, next table missing, undelivered
+    runs, future and failed tables); for a ``StreamArchiver``: iterator age, failed batches and
+    errors. Alarms the constructs have when ``monitor`` runs (``add_default_alarms`` first) are shown
+    in an alarm-status widget. Exposes ``dashboard`` (the ``aws_cloudwatch.Dashboard``).
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, dashboard_name: str | None = None) -> None:
+        """Create the empty dashboard.
+
+        :param scope: the parent construct.
+        :param construct_id: the construct ID.
+        :param dashboard_name: the dashboard's name.
+            Default: None — a name CloudFormation generates.
+        """
+        super().__init__(scope, construct_id)
+        self.dashboard = cloudwatch.Dashboard(self, "Dashboard", dashboard_name=dashboard_name)
+        self._alarms: list[cloudwatch.IAlarm] = []
+
+    def monitor(self, *constructs: Any) -> None:
+        """Add a row of graphs for each construct, and their alarms to the alarm-status widget.
+
+        :param constructs: ``RotatingTimeSeriesTables`` and ``StreamArchiver`` instances, in the order
+            their rows should appear.
+        :raises TypeError: for anything else, naming it.
+        """
+        alarms: list[cloudwatch.IAlarm] = []
+        for construct in constructs:
+            if isinstance(construct, RotatingTimeSeriesTables):
+                self.dashboard.add_widgets(*_rotation_widgets(construct))
+            elif isinstance(construct, StreamArchiver):
+                self.dashboard.add_widgets(*_archiver_widgets(construct))
+            else:
+                path = getattr(getattr(construct, "node", None), "path", repr(construct))
+                raise TypeError(
+                    f"{path} cannot be monitored here: pass RotatingTimeSeriesTables or StreamArchiver instances"
+                )
+            alarms.extend(construct.alarms.values())
+        if alarms:
+            self._alarms.extend(alarms)
+            self.dashboard.add_widgets(
+                cloudwatch.AlarmStatusWidget(title="Alarms", alarms=alarms, width=24, height=2 + len(alarms) // 4)
+            )
+
+    @property
+    def alarms(self) -> list[cloudwatch.IAlarm]:
+        """The alarms shown on the dashboard, in the order they were added."""
+        return list(self._alarms)
+
+
+def _rotation_widgets(tables: RotatingTimeSeriesTables) -> list[cloudwatch.IWidget]:
+    prefix = tables.table_prefix
+    return [
+        cloudwatch.GraphWidget(
+            title=f"Throttled requests, {prefix}_* period tables", left=[tables.metric_throttled_requests()], width=12
+        ),
+        cloudwatch.GraphWidget(
+            title=f"Rotation of {prefix}_* ({tables.period.value})",
+            left=[
+                tables.metric_rotation_errors(label="rotation errors"),
+                tables.metric_next_table_missing(label="next table missing"),
+                tables.metric_schedule_dead_letters(label="undelivered runs"),
+                tables.metric_future_tables(label="future tables"),
+                tables.metric_failed_tables(label="failed tables"),
+            ],
+            width=12,
+        ),
+    ]
+
+
+def _archiver_widgets(archiver: StreamArchiver) -> list[cloudwatch.IWidget]:
+    name = archiver.node.id
+    return [
+        cloudwatch.GraphWidget(
+            title=f"{name}: iterator age (ms)", left=[archiver.metric_iterator_age(label="iterator age")], width=12
+        ),
+        cloudwatch.GraphWidget(
+            title=f"{name}: failed batches (replay them), delivery failures, errors",
+            left=[
+                archiver.metric_failed_batches(label="failed batches"),
+                archiver.metric_failure_delivery_failures(label="delivery failures"),
+                archiver.metric_errors(label="errors"),
+            ],
+            width=12,
+        ),
+    ]
