@@ -1,0 +1,48 @@
+"""IAM action lists every cdk-ts grant uses, written once so the constructs cannot drift apart."""
+
+from __future__ import annotations
+
+#: Data reads on a table and its indexes (what ``ITable.grant_read_data`` grants, plus DescribeTable).
+DYNAMODB_READ_ACTIONS = (
+    "dynamodb:BatchGetItem",
+    "dynamodb:GetItem",
+    "dynamodb:Query",
+    "dynamodb:Scan",
+    "dynamodb:ConditionCheckItem",
+    "dynamodb:DescribeTable",
+)
+#: Data writes on a table; DescribeTable lets a writer check the table exists before a batch.
+DYNAMODB_WRITE_ACTIONS = (
+    "dynamodb:BatchWriteItem",
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:DescribeTable",
+)
+#: Both of the above, without duplicates.
+DYNAMODB_READ_WRITE_ACTIONS = tuple(dict.fromkeys(DYNAMODB_READ_ACTIONS + DYNAMODB_WRITE_ACTIONS))
+#: Reading a table's stream (on the ``.../stream/*`` ARN).
+DYNAMODB_STREAM_ACTIONS = ("dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator")
+#: Listing streams has no resource-level permissions (``*``).
+DYNAMODB_LIST_STREAMS_ACTIONS = ("dynamodb:ListStreams",)
+
+#: What a reader of data encrypted with a customer managed key needs on the key.
+KMS_DECRYPT_ACTIONS = ("kms:Decrypt", "kms:DescribeKey")
+#: What a writer (or reader-writer) of data encrypted with a customer managed key needs on the key.
+KMS_ENCRYPT_DECRYPT_ACTIONS = (
+    "kms:Decrypt",
+    "kms:Encrypt",
+    "kms:ReEncrypt*",
+    "kms:GenerateDataKey*",
+    "kms:DescribeKey",
+)
+#: What the rotation function needs to create, resize and export tables encrypted with a customer managed key.
+KMS_TABLE_ADMIN_ACTIONS = ("kms:CreateGrant",) + KMS_ENCRYPT_DECRYPT_ACTIONS
+
+#: Timestream writes (the table) and the endpoint discovery every Timestream client performs (``*``).
+TIMESTREAM_WRITE_ACTIONS = ("timestream:WriteRecords", "timestream:DescribeTable")
+TIMESTREAM_QUERY_ACTIONS = ("timestream:Select", "timestream:DescribeTable")
+TIMESTREAM_ENDPOINT_ACTIONS = ("timestream:DescribeEndpoints",)
+
+#: CloudWatch metric reads have no resource-level permissions (``*``).
+CLOUDWATCH_READ_METRICS_ACTIONS = ("cloudwatch:GetMetricStatistics",)
