@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from constructs import Construct
+
+_T = TypeVar("_T")
 
 
 def construct_path(scope: Construct, construct_id: str) -> str:
@@ -37,6 +42,14 @@ class Problems:
     def add(self, message: str) -> None:
         """Record ``message`` unconditionally."""
         self.messages.append(message)
+
+    def collect(self, build: Callable[[], _T]) -> _T | None:
+        """``build()``, or None with its ``ValueError`` recorded, so a validating constructor joins the list."""
+        try:
+            return build()
+        except ValueError as error:
+            self.messages.append(str(error))
+            return None
 
     def raise_if_any(self) -> None:
         """Raise one ``ValueError`` listing every recorded problem, prefixed with the construct path."""

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any
 
 from aws_cdk import Annotations, ArnFormat, CustomResource, Duration, Stack, Token
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -38,7 +37,6 @@ from cdk_ts_runtime.rotation_config import (
 from cdk_ts_runtime.stream_consumer import STREAM_CONSUMER_ENV, StreamConsumer
 from cdk_ts_runtime.table_layout import TableLayout
 
-_T = TypeVar("_T")
 TABLE_QUOTA = 2500
 METRIC_NAMESPACE = "cdk-ts"
 READ_ACTIONS = _perms.DYNAMODB_READ_ACTIONS  # kept for imports of the 0.1 names
@@ -187,7 +185,7 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
             not Token.is_unresolved(table_prefix),
             "table_prefix must be a literal string: table names are derived from it at synth time",
         ):
-            layout = _collect(problems, lambda: TableLayout(
+            layout = problems.collect(lambda: TableLayout(
                 table_prefix=table_prefix,
                 period=RotationPeriod.parse(period),
                 partition_key=partition_key.name,
@@ -196,14 +194,14 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
                 sort_key_type=sort_type,
                 time_unit=time_unit or ("iso" if sort_type == "S" else "ms"),
             ))
-        lead = _collect(problems, lambda: _to_timedelta("create_lead", create_lead, Duration.minutes(15)))
-        delay = _collect(problems, lambda: _to_timedelta("resize_delay", resize_delay, Duration.minutes(15)))
+        lead = problems.collect(lambda: _to_timedelta("create_lead", create_lead, Duration.minutes(15)))
+        delay = problems.collect(lambda: _to_timedelta("resize_delay", resize_delay, Duration.minutes(15)))
         every = reconcile_every or Duration.hours(1)
         if enable_reconcile_schedule:
             problems.check(
                 every.to_minutes() >= 5, f"reconcile_every {every.to_human_string()} must be at least 5 minutes"
             )
-        config = _collect(problems, lambda: RotationConfig(
+        config = problems.collect(lambda: RotationConfig(
             current=current_tier,
             previous=previous_tier,
             older=older_tier,
@@ -595,12 +593,3 @@ def _to_timedelta(name: str, value: Duration | None, default: Duration) -> timed
     if Token.is_unresolved(duration.to_seconds()):
         raise ValueError(f"{name} must be a literal duration")
     return timedelta(seconds=duration.to_seconds())
-
-
-def _collect(problems: Problems, build: Callable[[], _T]) -> _T | None:
-    """``build()``, or None with its ValueError recorded, so every invalid prop is reported in one error."""
-    try:
-        return build()
-    except ValueError as error:
-        problems.add(str(error))
-        return None

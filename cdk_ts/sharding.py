@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import warnings
-from typing import Protocol, runtime_checkable
 
 from aws_cdk import RemovalPolicy, Stack
 from aws_cdk import aws_dynamodb as dynamodb
@@ -17,6 +16,7 @@ from cdk_ts._capacity import table_capacity_options
 from cdk_ts._defaults import table_protection
 from cdk_ts._nag import acknowledge
 from cdk_ts._validation import Problems, require_access
+from cdk_ts.protocols import HasTable
 from cdk_ts.runtime_layer import RuntimeLayer
 from cdk_ts_runtime.sharding import (
     ENV_METADATA_TABLE,
@@ -34,16 +34,6 @@ _ATTRIBUTE_TYPES = {
     "N": dynamodb.AttributeType.NUMBER,
     "B": dynamodb.AttributeType.BINARY,
 }
-
-
-@runtime_checkable
-class HasTable(Protocol):
-    """A construct exposing the DynamoDB table it manages as ``table`` (``DeviceLogTable``, ...)."""
-
-    @property
-    def table(self) -> dynamodb.ITable | dynamodb.ITableV2:
-        """The table."""
-        ...
 
 
 class ShardMetadataTable(Construct):
