@@ -95,7 +95,7 @@ class DeviceLogTable(Construct):
             Default: None — DynamoDB's own (4,000 on a new on-demand table).
         :param table_class: ``TableClass.STANDARD`` or ``TableClass.STANDARD_INFREQUENT_ACCESS``.
             Default: None — Standard.
-        :raises ValueError: naming this construct's path and every problem at once: table options given with
+        :raises ValueError: naming this construct's path and every problem at once, table options given with
             ``existing_table``, capacity or caps that do not match ``billing_mode``, a cap or warm value below
             1, or an ``INCLUDE`` projection without ``gsi_non_key_attributes``.
         """

@@ -170,7 +170,7 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
         :param alarm_topic: an SNS topic every alarm of this construct notifies (same as
             ``add_alarm_action(SnsAction(topic))``). Default: None — alarms have no action until
             ``add_alarm_action`` is called.
-        :raises ValueError: naming this construct's path and every problem at once: a token ``table_prefix``,
+        :raises ValueError: naming this construct's path and every problem at once, a token ``table_prefix``,
             an invalid prefix, period, key or time unit, ``reconcile_every`` under 5 minutes, or an
             inconsistent retention (see ``RotationConfig``).
         """

@@ -95,7 +95,7 @@ class ShardMetadataTable(Construct):
             Default: None — DynamoDB's own.
         :param table_class: the metadata table's class.
             Default: None — Standard.
-        :raises ValueError: naming this construct's path and every problem at once: an unknown strategy, a
+        :raises ValueError: naming this construct's path and every problem at once, an unknown strategy, a
             partition key that cannot be read or is not a String, no sort key, or a cap or warm value below 1.
         :raises TypeError: when ``main_table`` is not a table or a construct with ``.table``.
         """
@@ -164,8 +164,9 @@ class ShardMetadataTable(Construct):
         metrics are the fallback for throttles without ``ThrottlingReasons``.
 
         :param grantee: who writes.
-        :param acknowledge_nag_findings: acknowledge ``AwsSolutions-IAM5[Resource::*]`` (the
-            ``cloudwatch:GetMetricStatistics`` statement) on ``grantee``'s policy. Default: False — the
+        :param acknowledge_nag_findings: acknowledge the cdk-nag finding of the
+            ``cloudwatch:GetMetricStatistics`` statement, ``AwsSolutions-IAM5[Resource::*]``, on ``grantee``'s policy.
+            Default: False — the
             finding stays for you to review.
         """
         grant = self.main_table.grant_write_data(grantee)
@@ -177,8 +178,9 @@ class ShardMetadataTable(Construct):
         """Read/write data on the main table and the metadata table, and read CloudWatch metrics.
 
         :param grantee: who reads and writes.
-        :param acknowledge_nag_findings: acknowledge ``AwsSolutions-IAM5[Resource::*]`` (the
-            ``cloudwatch:GetMetricStatistics`` statement) on ``grantee``'s policy. Default: False.
+        :param acknowledge_nag_findings: acknowledge the cdk-nag finding of the
+            ``cloudwatch:GetMetricStatistics`` statement, ``AwsSolutions-IAM5[Resource::*]``, on ``grantee``'s policy.
+            Default: False.
         """
         grant = self.main_table.grant_read_write_data(grantee)
         self.table.grant_read_write_data(grantee)

@@ -127,7 +127,7 @@ class StreamArchiver(AlarmActions, Construct):
 
         :param scope: the parent construct.
         :param construct_id: the construct ID.
-        :param source: the table whose stream is archived (``cdk_ts.protocols.ArchiverSource``): an
+        :param source: the table whose stream is archived (``cdk_ts.protocols.ArchiverSource``), an
             ``ITable``/``ITableV2`` with a stream, a construct exposing one as ``.table`` (``DeviceLogTable``)
             or a ``RotatingTimeSeriesTables`` (every period table's stream, mapped by the rotation function
             as tables are created).
@@ -176,7 +176,7 @@ class StreamArchiver(AlarmActions, Construct):
             buckets this construct creates. Default: None — 30 days.
         :param access_logs_bucket: where the buckets this construct creates log their server access.
             Default: None — a new logs bucket (objects expire after 365 days).
-        :raises ValueError: naming this construct's path and every problem at once: limits out of range, a
+        :raises ValueError: naming this construct's path and every problem at once, limits out of range, a
             prefix without a trailing ``/``, a source without a stream, a failure bucket with SQS, a bad Glue
             table or database name, or a failure bucket that is the archive bucket with an empty prefix
             (failure records would land in the archive's location).

@@ -74,7 +74,7 @@ class TimestreamTable(Construct):
         :param rejected_records_bucket: where rejected magnetic-store records are written (under
             ``rejected/``). Default: None — a new secure bucket (SSE-S3, SSL-only, versioned, access
             logged, retained); none at all when ``enable_magnetic_store_writes`` is False.
-        :raises ValueError: naming this construct's path and every problem at once: retentions out of range
+        :raises ValueError: naming this construct's path and every problem at once, retentions out of range
             or not whole, or an invalid name.
         """
         problems = Problems(scope, construct_id)
@@ -180,8 +180,9 @@ class TimestreamTable(Construct):
         """WriteRecords and DescribeTable on this table (and the DescribeEndpoints lookup).
 
         :param grantee: who writes.
-        :param acknowledge_nag_findings: acknowledge ``AwsSolutions-IAM5[Resource::*]`` (DescribeEndpoints)
-            on ``grantee``'s policy. Default: False — the finding stays for you to review.
+        :param acknowledge_nag_findings: acknowledge the cdk-nag finding of DescribeEndpoints
+            (``AwsSolutions-IAM5[Resource::*]``) on ``grantee``'s policy.
+            Default: False — the finding stays for you to review.
         """
         self._endpoints(grantee, acknowledge_nag_findings)
         if self.encryption_key is not None:
@@ -194,8 +195,8 @@ class TimestreamTable(Construct):
         """Select and DescribeTable on this table (and the DescribeEndpoints lookup).
 
         :param grantee: who queries.
-        :param acknowledge_nag_findings: acknowledge ``AwsSolutions-IAM5[Resource::*]`` (DescribeEndpoints)
-            on ``grantee``'s policy. Default: False.
+        :param acknowledge_nag_findings: acknowledge the cdk-nag finding of DescribeEndpoints
+            (``AwsSolutions-IAM5[Resource::*]``) on ``grantee``'s policy. Default: False.
         """
         self._endpoints(grantee, acknowledge_nag_findings)
         if self.encryption_key is not None:
@@ -208,8 +209,8 @@ class TimestreamTable(Construct):
         """Both of the above; returns the write grant.
 
         :param grantee: who writes and queries.
-        :param acknowledge_nag_findings: acknowledge ``AwsSolutions-IAM5[Resource::*]`` (DescribeEndpoints)
-            on ``grantee``'s policy. Default: False.
+        :param acknowledge_nag_findings: acknowledge the cdk-nag finding of DescribeEndpoints
+            (``AwsSolutions-IAM5[Resource::*]``) on ``grantee``'s policy. Default: False.
         """
         self.grant_read_data(grantee, acknowledge_nag_findings=acknowledge_nag_findings)
         return self.grant_write_data(grantee, acknowledge_nag_findings=acknowledge_nag_findings)
