@@ -139,6 +139,13 @@ class DeviceLogTable(Construct):
                     projection != dynamodb.ProjectionType.INCLUDE or bool(gsi_non_key_attributes),
                     f"{name} INCLUDE needs gsi_non_key_attributes",
                 )
+            options, caps = table_capacity_options(
+                problems,
+                on_demand=not provisioned,
+                max_read_request_units=max_read_request_units, max_write_request_units=max_write_request_units,
+                warm_read_units_per_second=warm_read_units_per_second,
+                warm_write_units_per_second=warm_write_units_per_second, table_class=table_class,
+            )
         problems.raise_if_any()
         super().__init__(scope, construct_id)
         self.stream_view_type = stream
@@ -148,12 +155,6 @@ class DeviceLogTable(Construct):
             self.stream_view_type = None  # unknown for a table defined elsewhere: its stream ARN tells
             return
         capacity = {"read_capacity": read_capacity, "write_capacity": write_capacity} if provisioned else {}
-        options, caps = table_capacity_options(
-            on_demand=not provisioned,
-            max_read_request_units=max_read_request_units, max_write_request_units=max_write_request_units,
-            warm_read_units_per_second=warm_read_units_per_second,
-            warm_write_units_per_second=warm_write_units_per_second, table_class=table_class,
-        )
         table = dynamodb.Table(
             self,
             "Table",

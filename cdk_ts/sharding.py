@@ -124,18 +124,20 @@ class ShardMetadataTable(Construct):
             f"main_table {table.node.path} has no sort key that can be read; ShardedTable needs the sort key name: "
             "pass sort_key_name= (for an imported table), or shard a table that has a sort key",
         )
-        problems.raise_if_any()
-        super().__init__(scope, construct_id)
-        self.main_table: dynamodb.ITable | dynamodb.ITableV2 = table
-        self.partition_key: dynamodb.Attribute = partition_key
-        self.sort_key_name: str = sort_key_name
-        self.strategy = ShardStrategy(strategy)
         options, _caps = table_capacity_options(
+            problems,
             on_demand=True,
             max_read_request_units=max_read_request_units, max_write_request_units=max_write_request_units,
             warm_read_units_per_second=warm_read_units_per_second,
             warm_write_units_per_second=warm_write_units_per_second, table_class=table_class,
         )
+        problems.raise_if_any()
+        super().__init__(scope, construct_id)
+        self.main_table: dynamodb.ITable | dynamodb.ITableV2 = table
+        self._main_construct = main_table if main_table is not table else None
+        self.partition_key: dynamodb.Attribute = partition_key
+        self.sort_key_name: str = sort_key_name
+        self.strategy = ShardStrategy(strategy)
         self.table = dynamodb.Table(
             self,
             "Table",
@@ -153,7 +155,7 @@ class ShardMetadataTable(Construct):
         :param acknowledge_nag_findings: add this grant's cdk-nag acknowledgements to ``grantee``'s policy
             (none for reads). Default: False.
         """
-        grant = self.main_table.grant_read_data(grantee)
+        grant = self._grant_main("grant_read_data", grantee, acknowledge_nag_findings)
         self.table.grant_read_data(grantee)
         return grant
 
@@ -169,7 +171,7 @@ class ShardMetadataTable(Construct):
             Default: False — the
             finding stays for you to review.
         """
-        grant = self.main_table.grant_write_data(grantee)
+        grant = self._grant_main("grant_write_data", grantee, acknowledge_nag_findings)
         self.table.grant_read_write_data(grantee)
         self._grant_metrics(grantee, acknowledge_nag_findings)
         return grant
@@ -182,7 +184,7 @@ class ShardMetadataTable(Construct):
             ``cloudwatch:GetMetricStatistics`` statement, ``AwsSolutions-IAM5[Resource::*]``, on ``grantee``'s policy.
             Default: False.
         """
-        grant = self.main_table.grant_read_write_data(grantee)
+        grant = self._grant_main("grant_read_write_data", grantee, acknowledge_nag_findings)
         self.table.grant_read_write_data(grantee)
         self._grant_metrics(grantee, acknowledge_nag_findings)
         return grant
@@ -241,6 +243,12 @@ class ShardMetadataTable(Construct):
         if write:
             return self.grant_write_data(function, acknowledge_nag_findings=acknowledge_nag_findings)
         return self.grant_read_data(function, acknowledge_nag_findings=acknowledge_nag_findings)
+
+    def _grant_main(self, method: str, grantee: iam.IGrantable, acknowledge_nag_findings: bool) -> iam.Grant:
+        # a construct such as DeviceLogTable grants its own way (its GSIs' acknowledgement included)
+        if self._main_construct is not None and hasattr(self._main_construct, method):
+            return getattr(self._main_construct, method)(grantee, acknowledge_nag_findings=acknowledge_nag_findings)
+        return getattr(self.main_table, method)(grantee)
 
     def _grant_metrics(self, grantee: iam.IGrantable, acknowledge_nag_findings: bool) -> None:
         iam.Grant.add_to_principal(

@@ -92,6 +92,15 @@ def test_key_comes_from_a_device_log_table_too():
     assert (shards.partition_key.name, shards.sort_key_name) == ("DeviceID", "State#Date")
 
 
+def test_sharding_a_device_log_table_passes_cdk_nag_with_the_users_opt_in():
+    app = new_app()
+    stack = Stack(app, "Test")
+    shards = ShardMetadataTable(stack, "Shards", main_table=DeviceLogTable(stack, "Log"))
+    writer = runtime_function(stack, "Writer", handler="app.handler", description="w", environment={})
+    shards.bind(writer, read=True, acknowledge_nag_findings=True)
+    assert unacknowledged_findings(app) == []
+
+
 def test_imported_tables_need_the_partition_key():
     stack = Stack(new_app(), "Test")
     imported = dynamodb.Table.from_table_name(stack, "Imported", "audit")
@@ -229,6 +238,18 @@ def test_metadata_table_takes_caps_warm_throughput_and_table_class():
         "WarmThroughput": {"WriteUnitsPerSecond": 4500},
         "TableClass": "STANDARD",
     })
+
+
+def test_bad_caps_join_the_other_problems():
+    stack = Stack(new_app(), "Test")
+    with pytest.raises(ValueError) as raised:
+        ShardMetadataTable(
+            stack, "Shards", main_table=audit_table(stack), strategy="hash", max_read_request_units=0,
+            warm_write_units_per_second=-1,
+        )
+    message = str(raised.value)
+    assert message.startswith("Test/Shards: 3 problems:")
+    assert "max_read_request_units 0" in message and "warm_write_units_per_second -1" in message
 
 
 def test_metadata_table_rejects_a_bad_cap():
