@@ -26,6 +26,43 @@ DYNAMODB_STREAM_ACTIONS = ("dynamodb:DescribeStream", "dynamodb:GetRecords", "dy
 #: Listing streams has no resource-level permissions (``*``).
 DYNAMODB_LIST_STREAMS_ACTIONS = ("dynamodb:ListStreams",)
 
+#: What the rotation function does to the period tables it manages.
+DYNAMODB_TABLE_ADMIN_ACTIONS = (
+    "dynamodb:CreateTable",
+    "dynamodb:UpdateTable",
+    "dynamodb:DeleteTable",
+    "dynamodb:DescribeTable",
+    "dynamodb:TagResource",
+    "dynamodb:DescribeContinuousBackups",
+    "dynamodb:UpdateContinuousBackups",
+    "dynamodb:DescribeTimeToLive",
+    "dynamodb:UpdateTimeToLive",
+    "dynamodb:ExportTableToPointInTime",
+    "dynamodb:ListTagsOfResource",
+)
+#: Following the exports of expired tables (on the ``.../export/*`` ARN).
+DYNAMODB_DESCRIBE_EXPORT_ACTIONS = ("dynamodb:DescribeExport",)
+#: Listing tables and exports has no resource-level permissions (``*``).
+DYNAMODB_LIST_ACTIONS = ("dynamodb:ListTables", "dynamodb:ListExports")
+#: Managing the stream mappings of one consumer function (conditioned on ``lambda:FunctionArn``).
+LAMBDA_EVENT_SOURCE_MAPPING_ACTIONS = (
+    "lambda:CreateEventSourceMapping",
+    "lambda:DeleteEventSourceMapping",
+    "lambda:GetEventSourceMapping",
+    "lambda:UpdateEventSourceMapping",
+)
+#: Auto scaling of provisioned period tables has no resource-level permissions (``*``).
+APPLICATION_AUTOSCALING_ACTIONS = (
+    "application-autoscaling:RegisterScalableTarget",
+    "application-autoscaling:DeregisterScalableTarget",
+    "application-autoscaling:DescribeScalableTargets",
+    "application-autoscaling:PutScalingPolicy",
+)
+#: What ExportTableToPointInTime needs on the export bucket's objects.
+S3_EXPORT_WRITE_ACTIONS = ("s3:PutObject", "s3:AbortMultipartUpload", "s3:PutObjectAcl")
+#: What the archiver needs on the archive's objects.
+S3_ARCHIVE_WRITE_ACTIONS = ("s3:PutObject", "s3:AbortMultipartUpload")
+
 #: What a reader of data encrypted with a customer managed key needs on the key.
 KMS_DECRYPT_ACTIONS = ("kms:Decrypt", "kms:DescribeKey")
 #: What a writer (or reader-writer) of data encrypted with a customer managed key needs on the key.

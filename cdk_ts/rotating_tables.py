@@ -41,19 +41,6 @@ TABLE_QUOTA = 2500
 METRIC_NAMESPACE = "cdk-ts"
 READ_ACTIONS = _perms.DYNAMODB_READ_ACTIONS  # kept for imports of the 0.1 names
 WRITE_ACTIONS = _perms.DYNAMODB_WRITE_ACTIONS
-_ROTATION_TABLE_ACTIONS = (
-    "dynamodb:CreateTable",
-    "dynamodb:UpdateTable",
-    "dynamodb:DeleteTable",
-    "dynamodb:DescribeTable",
-    "dynamodb:TagResource",
-    "dynamodb:DescribeContinuousBackups",
-    "dynamodb:UpdateContinuousBackups",
-    "dynamodb:DescribeTimeToLive",
-    "dynamodb:UpdateTimeToLive",
-    "dynamodb:ExportTableToPointInTime",
-    "dynamodb:ListTagsOfResource",
-)
 _KEY_TYPES = {
     dynamodb.AttributeType.STRING: "S",
     dynamodb.AttributeType.NUMBER: "N",
@@ -422,12 +409,7 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
             arn_format=ArnFormat.COLON_RESOURCE_NAME,
         )
         self.function.add_to_role_policy(iam.PolicyStatement(
-            actions=[
-                "lambda:CreateEventSourceMapping",
-                "lambda:DeleteEventSourceMapping",
-                "lambda:GetEventSourceMapping",
-                "lambda:UpdateEventSourceMapping",
-            ],
+            actions=list(_perms.LAMBDA_EVENT_SOURCE_MAPPING_ACTIONS),
             resources=[mapping_arn],
             conditions={"StringEquals": {"lambda:FunctionArn": consumer.function_arn}},
         ))
@@ -476,11 +458,15 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
     def _grant_rotation_permissions(self) -> None:
         role = self.function.role
         tables = table_arn_pattern(self, self.table_name_pattern)
-        self.function.add_to_role_policy(iam.PolicyStatement(actions=list(_ROTATION_TABLE_ACTIONS), resources=[tables]))
+        self.function.add_to_role_policy(
+            iam.PolicyStatement(actions=list(_perms.DYNAMODB_TABLE_ADMIN_ACTIONS), resources=[tables])
+        )
         exports = table_arn_pattern(self, f"{self.table_name_pattern}/export/*")
-        self.function.add_to_role_policy(iam.PolicyStatement(actions=["dynamodb:DescribeExport"], resources=[exports]))
+        self.function.add_to_role_policy(
+            iam.PolicyStatement(actions=list(_perms.DYNAMODB_DESCRIBE_EXPORT_ACTIONS), resources=[exports])
+        )
         self.function.add_to_role_policy(iam.PolicyStatement(
-            actions=["dynamodb:ListTables", "dynamodb:ListExports"], resources=["*"]
+            actions=list(_perms.DYNAMODB_LIST_ACTIONS), resources=["*"]
         ))
         self.function.add_to_role_policy(iam.PolicyStatement(
             actions=["cloudwatch:PutMetricData"],
@@ -498,7 +484,7 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
         if right_sizing:
             # the current table's ConsumedRead/WriteCapacityUnits size the next table
             self.function.add_to_role_policy(iam.PolicyStatement(
-                actions=["cloudwatch:GetMetricStatistics"], resources=["*"]
+                actions=list(_perms.CLOUDWATCH_READ_METRICS_ACTIONS), resources=["*"]
             ))
         acknowledge(
             role,
@@ -511,7 +497,7 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
         if self.archive_bucket is not None:
             objects = self.archive_bucket.arn_for_objects(f"{self.config.archive_prefix}{self.table_name_pattern}/*")
             self.function.add_to_role_policy(iam.PolicyStatement(
-                actions=["s3:PutObject", "s3:AbortMultipartUpload", "s3:PutObjectAcl"], resources=[objects]
+                actions=list(_perms.S3_EXPORT_WRITE_ACTIONS), resources=[objects]
             ))
             acknowledge_wildcard_resources(
                 role, self, [objects], "ExportTableToPointInTime writes objects under each expired table's prefix"
@@ -521,12 +507,7 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
         uses_scaling = any(t.auto_scaling for t in (self.config.current, self.config.previous, self.config.older))
         if uses_scaling:
             self.function.add_to_role_policy(iam.PolicyStatement(
-                actions=[
-                    "application-autoscaling:RegisterScalableTarget",
-                    "application-autoscaling:DeregisterScalableTarget",
-                    "application-autoscaling:DescribeScalableTargets",
-                    "application-autoscaling:PutScalingPolicy",
-                ],
+                actions=list(_perms.APPLICATION_AUTOSCALING_ACTIONS),
                 resources=["*"],
             ))
             self.function.add_to_role_policy(iam.PolicyStatement(

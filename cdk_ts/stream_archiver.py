@@ -19,6 +19,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from cdk_ts import _perms
 from cdk_ts._alarms import AlarmActions
 from cdk_ts._defaults import access_logs_bucket, dead_letter_queue, runtime_function, secure_bucket
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
@@ -281,7 +282,7 @@ class StreamArchiver(AlarmActions, Construct):
         )
         objects = bucket.arn_for_objects(f"{prefix}*")
         self.function.add_to_role_policy(
-            iam.PolicyStatement(actions=["s3:PutObject", "s3:AbortMultipartUpload"], resources=[objects])
+            iam.PolicyStatement(actions=list(_perms.S3_ARCHIVE_WRITE_ACTIONS), resources=[objects])
         )
         if bucket.encryption_key is not None:
             bucket.encryption_key.grant_encrypt(self.function)
