@@ -51,6 +51,10 @@ LAMBDA_EVENT_SOURCE_MAPPING_ACTIONS = (
     "lambda:GetEventSourceMapping",
     "lambda:UpdateEventSourceMapping",
 )
+#: Listing mappings has no resource-level permissions (``*``).
+LAMBDA_LIST_MAPPINGS_ACTIONS = ("lambda:ListEventSourceMappings",)
+#: Creating DynamoDB auto scaling's service-linked role (conditioned on ``iam:AWSServiceName``).
+IAM_SERVICE_LINKED_ROLE_ACTIONS = ("iam:CreateServiceLinkedRole",)
 #: Auto scaling of provisioned period tables has no resource-level permissions (``*``).
 APPLICATION_AUTOSCALING_ACTIONS = (
     "application-autoscaling:RegisterScalableTarget",
@@ -81,5 +85,7 @@ TIMESTREAM_WRITE_ACTIONS = ("timestream:WriteRecords", "timestream:DescribeTable
 TIMESTREAM_QUERY_ACTIONS = ("timestream:Select", "timestream:DescribeTable")
 TIMESTREAM_ENDPOINT_ACTIONS = ("timestream:DescribeEndpoints",)
 
+#: Publishing the rotation's metrics (conditioned on ``cloudwatch:namespace``).
+CLOUDWATCH_PUT_METRICS_ACTIONS = ("cloudwatch:PutMetricData",)
 #: CloudWatch metric reads have no resource-level permissions (``*``).
 CLOUDWATCH_READ_METRICS_ACTIONS = ("cloudwatch:GetMetricStatistics",)

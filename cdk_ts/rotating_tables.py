@@ -414,7 +414,7 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
             conditions={"StringEquals": {"lambda:FunctionArn": consumer.function_arn}},
         ))
         self.function.add_to_role_policy(
-            iam.PolicyStatement(actions=["lambda:ListEventSourceMappings"], resources=["*"])
+            iam.PolicyStatement(actions=list(_perms.LAMBDA_LIST_MAPPINGS_ACTIONS), resources=["*"])
         )
         acknowledge_wildcard_resources(
             self.function.role, self, [mapping_arn],
@@ -469,7 +469,7 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
             actions=list(_perms.DYNAMODB_LIST_ACTIONS), resources=["*"]
         ))
         self.function.add_to_role_policy(iam.PolicyStatement(
-            actions=["cloudwatch:PutMetricData"],
+            actions=list(_perms.CLOUDWATCH_PUT_METRICS_ACTIONS),
             resources=["*"],
             conditions={"StringEquals": {"cloudwatch:namespace": METRIC_NAMESPACE}},
         ))
@@ -511,7 +511,7 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
                 resources=["*"],
             ))
             self.function.add_to_role_policy(iam.PolicyStatement(
-                actions=["iam:CreateServiceLinkedRole"],
+                actions=list(_perms.IAM_SERVICE_LINKED_ROLE_ACTIONS),
                 resources=["*"],
                 conditions={"StringEquals": {"iam:AWSServiceName": "dynamodb.application-autoscaling.amazonaws.com"}},
             ))
