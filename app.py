@@ -31,8 +31,9 @@ from cdk_ts import (  # noqa: E402
     RotationPeriod,
     ShardMetadataTable,
     StreamArchiver,
+    access_logs_bucket,
+    secure_bucket,
 )
-from cdk_ts._defaults import access_logs_bucket, secure_bucket  # noqa: E402
 
 STACK_NAME = "CdkTsSample"
 EXAMPLES = Path(__file__).resolve().parent / "examples"
@@ -104,7 +105,9 @@ class SampleStack(Stack):
             access_logs_bucket=access_logs,
         )
         self.ingest = self._ingest_function()
-        self.telemetry.bind(self.ingest)  # layout env vars, read/write grant, and the cdk_ts_runtime layer
+        # layout env vars, write grant and the cdk_ts_runtime layer; the grant's IAM5 findings (the
+        # telemetry_????-??-?? pattern) are acknowledged on the ingest role: period tables do not exist at deploy
+        self.telemetry.bind(self.ingest, acknowledge_nag_findings=True)
         self.monitoring = self._monitoring()
         for name, value in (
             ("TelemetryTablePrefix", self.telemetry.table_prefix),

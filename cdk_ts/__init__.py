@@ -10,18 +10,37 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from cdk_ts_runtime.periods import RotationPeriod
-from cdk_ts_runtime.rotation_config import AutoScaling, CapacityTier
+from cdk_ts_runtime.rotation_config import AutoScaling, CapacityTier, RightSizing
+from cdk_ts_runtime.sharding import ShardGrowth, ShardStrategy
+from cdk_ts_runtime.stream_consumer import StreamConsumer
 
 if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time they load lazily
+    from cdk_ts.buckets import access_logs_bucket, secure_bucket
     from cdk_ts.device_log import DeviceLogTable
     from cdk_ts.monitoring import MonitoringDashboard
+    from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
     from cdk_ts.rotating_tables import RotatingTimeSeriesTables
     from cdk_ts.runtime_layer import RuntimeLayer
     from cdk_ts.sharding import ShardMetadataTable
-    from cdk_ts.stream_archiver import TTL_DELETIONS_ONLY, FailureDestination, StreamArchiver
+    from cdk_ts.stream_archiver import (
+        ARCHIVE_COLUMNS,
+        PARTITION_COLUMNS,
+        TTL_DELETIONS_ONLY,
+        FailureDestination,
+        StreamArchiver,
+        deduplicated_view_sql,
+    )
     from cdk_ts.timestream import TimestreamTable
 
 _LAZY = {
+    "access_logs_bucket": "cdk_ts.buckets",
+    "secure_bucket": "cdk_ts.buckets",
+    "ArchiverSource": "cdk_ts.protocols",
+    "HasTable": "cdk_ts.protocols",
+    "RotatingStreamSource": "cdk_ts.protocols",
+    "ARCHIVE_COLUMNS": "cdk_ts.stream_archiver",
+    "PARTITION_COLUMNS": "cdk_ts.stream_archiver",
+    "deduplicated_view_sql": "cdk_ts.stream_archiver",
     "DeviceLogTable": "cdk_ts.device_log",
     "MonitoringDashboard": "cdk_ts.monitoring",
     "RotatingTimeSeriesTables": "cdk_ts.rotating_tables",
@@ -35,18 +54,30 @@ _LAZY = {
 
 __version__ = "0.2.0"
 __all__ = [
+    "ARCHIVE_COLUMNS",
+    "PARTITION_COLUMNS",
     "TTL_DELETIONS_ONLY",
+    "ArchiverSource",
     "AutoScaling",
     "CapacityTier",
     "DeviceLogTable",
     "FailureDestination",
     "MonitoringDashboard",
+    "HasTable",
+    "RightSizing",
+    "RotatingStreamSource",
     "RotatingTimeSeriesTables",
     "RotationPeriod",
     "RuntimeLayer",
+    "ShardGrowth",
     "ShardMetadataTable",
+    "ShardStrategy",
     "StreamArchiver",
+    "StreamConsumer",
     "TimestreamTable",
+    "access_logs_bucket",
+    "deduplicated_view_sql",
+    "secure_bucket",
 ]
 
 

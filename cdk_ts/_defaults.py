@@ -5,18 +5,18 @@ from __future__ import annotations
 import functools
 import re
 
-from aws_cdk import Acknowledgment, Duration, FeatureFlags, RemovalPolicy, Stack, Token, Validations
+from aws_cdk import Duration, RemovalPolicy, Stack, Token
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
-from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from cdk_ts._assets import lambda_code
 from cdk_ts._nag import acknowledge
+from cdk_ts.buckets import access_logs_bucket, secure_bucket  # noqa: F401  (the constructs import them here)
 
 #: The oldest Python the runtime package runs on (it uses ``datetime.UTC`` and ``StrEnum``).
 MIN_RUNTIME_MINOR = 11
@@ -90,59 +90,6 @@ def runtime_function(
         role=role,
         logging_format=lambda_.LoggingFormat.JSON,
     )
-
-
-def secure_bucket(
-    scope: Construct,
-    construct_id: str,
-    *,
-    server_access_logs_bucket: s3.IBucket | None = None,
-    server_access_logs_prefix: str | None = None,
-    lifecycle_rules: list[s3.LifecycleRule] | None = None,
-    removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
-    versioned: bool = True,
-    object_ownership: s3.ObjectOwnership = s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-) -> s3.Bucket:
-    """An S3 bucket with SSE-S3, all public access blocked, SSL-only access, versioning and ownership enforced."""
-    return s3.Bucket(
-        scope,
-        construct_id,
-        encryption=s3.BucketEncryption.S3_MANAGED,
-        block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-        enforce_ssl=True,
-        versioned=versioned,
-        object_ownership=object_ownership,
-        server_access_logs_bucket=server_access_logs_bucket,
-        server_access_logs_prefix=server_access_logs_prefix,
-        lifecycle_rules=lifecycle_rules,
-        removal_policy=removal_policy,
-    )
-
-
-def access_logs_bucket(scope: Construct, construct_id: str) -> s3.Bucket:
-    """A bucket that receives S3 server access logs: encrypted, private, SSL-only, logs expire after 365 days.
-
-    With the ``@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy`` feature flag (set in cdk.json of
-    new apps) log delivery is granted by bucket policy and ACLs stay disabled; without it CDK grants
-    delivery with the LogDeliveryWrite ACL, which needs ObjectWriter ownership.
-    """
-    uses_policy = FeatureFlags.of(scope).is_enabled("@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy")
-    bucket = secure_bucket(
-        scope,
-        construct_id,
-        versioned=False,
-        object_ownership=(
-            s3.ObjectOwnership.BUCKET_OWNER_ENFORCED if uses_policy else s3.ObjectOwnership.OBJECT_WRITER
-        ),
-        lifecycle_rules=[s3.LifecycleRule(expiration=Duration.days(365))],
-    )
-    Validations.of(bucket).acknowledge(
-        Acknowledgment(
-            id="AwsSolutions-S1",
-            reason="this bucket is the server access log destination; logging it into itself would loop",
-        )
-    )
-    return bucket
 
 
 def dead_letter_queue(scope: Construct, construct_id: str, purpose: str) -> sqs.Queue:

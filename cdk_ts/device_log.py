@@ -12,6 +12,7 @@ from constructs import Construct
 from cdk_ts._capacity import table_capacity_options
 from cdk_ts._defaults import table_protection
 from cdk_ts._nag import acknowledge_wildcard_resources
+from cdk_ts._validation import Problems, require_access
 from cdk_ts.runtime_layer import RuntimeLayer
 from cdk_ts_runtime.device_log import ENV_TABLE_NAME, GSI_BY_OPERATOR, GSI_BY_SUPERVISOR
 
@@ -94,13 +95,12 @@ class DeviceLogTable(Construct):
             Default: None — DynamoDB's own (4,000 on a new on-demand table).
         :param table_class: ``TableClass.STANDARD`` or ``TableClass.STANDARD_INFREQUENT_ACCESS``.
             Default: None — Standard.
-        :raises ValueError: for table options given with ``existing_table``, capacity or caps that do not match
-            ``billing_mode``, a cap or warm value below 1, or an ``INCLUDE`` projection without
-            ``gsi_non_key_attributes``.
+        :raises ValueError: naming this construct's path and every problem at once, table options given with
+            ``existing_table``, capacity or caps that do not match ``billing_mode``, a cap or warm value below
+            1, or an ``INCLUDE`` projection without ``gsi_non_key_attributes``.
         """
-        super().__init__(scope, construct_id)
-        self.stream_view_type = stream
-        self.encryption_key = encryption_key
+        problems = Problems(scope, construct_id)
+        provisioned = billing_mode == dynamodb.BillingMode.PROVISIONED
         if existing_table is not None:
             given = [
                 name
@@ -119,30 +119,42 @@ class DeviceLogTable(Construct):
                 )
                 if value is not None
             ]
-            if given:
-                raise ValueError(
-                    f"{', '.join(given)} cannot be applied to existing_table {existing_table.node.path}; "
-                    "configure the existing table where it is defined"
+            problems.check(
+                not given,
+                f"{', '.join(given)} cannot be applied to existing_table {existing_table.node.path}; "
+                "configure the existing table where it is defined",
+            )
+        else:
+            for name, value in (("read_capacity", read_capacity), ("write_capacity", write_capacity)):
+                if provisioned:
+                    problems.check(
+                        value is not None and value >= 1, f"{name} {value!r} must be >= 1 with billing_mode PROVISIONED"
+                    )
+                else:
+                    problems.check(
+                        value is None, f"{name} {value!r} needs billing_mode=dynamodb.BillingMode.PROVISIONED"
+                    )
+            for name, projection in (("gsi1_projection", gsi1_projection), ("gsi2_projection", gsi2_projection)):
+                problems.check(
+                    projection != dynamodb.ProjectionType.INCLUDE or bool(gsi_non_key_attributes),
+                    f"{name} INCLUDE needs gsi_non_key_attributes",
                 )
+            options, caps = table_capacity_options(
+                problems,
+                on_demand=not provisioned,
+                max_read_request_units=max_read_request_units, max_write_request_units=max_write_request_units,
+                warm_read_units_per_second=warm_read_units_per_second,
+                warm_write_units_per_second=warm_write_units_per_second, table_class=table_class,
+            )
+        problems.raise_if_any()
+        super().__init__(scope, construct_id)
+        self.stream_view_type = stream
+        self.encryption_key = encryption_key
+        if existing_table is not None:
             self.table = existing_table
             self.stream_view_type = None  # unknown for a table defined elsewhere: its stream ARN tells
             return
-        provisioned = billing_mode == dynamodb.BillingMode.PROVISIONED
-        for name, value in (("read_capacity", read_capacity), ("write_capacity", write_capacity)):
-            if provisioned and (value is None or value < 1):
-                raise ValueError(f"{name} {value!r} must be >= 1 with billing_mode PROVISIONED")
-            if not provisioned and value is not None:
-                raise ValueError(f"{name} {value!r} needs billing_mode=dynamodb.BillingMode.PROVISIONED")
-        for name, projection in (("gsi1_projection", gsi1_projection), ("gsi2_projection", gsi2_projection)):
-            if projection == dynamodb.ProjectionType.INCLUDE and not gsi_non_key_attributes:
-                raise ValueError(f"{name} INCLUDE needs gsi_non_key_attributes")
         capacity = {"read_capacity": read_capacity, "write_capacity": write_capacity} if provisioned else {}
-        options, caps = table_capacity_options(
-            on_demand=not provisioned,
-            max_read_request_units=max_read_request_units, max_write_request_units=max_write_request_units,
-            warm_read_units_per_second=warm_read_units_per_second,
-            warm_write_units_per_second=warm_write_units_per_second, table_class=table_class,
-        )
         table = dynamodb.Table(
             self,
             "Table",
@@ -173,43 +185,84 @@ class DeviceLogTable(Construct):
             )
         self.table: dynamodb.ITable = table
 
-    def grant_read_data(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Query/GetItem/BatchGetItem/Scan on the table and both GSIs (what the seven reads need)."""
-        return self._acknowledged(grantee, self.table.grant_read_data(grantee))
+    def grant_read_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
+        """Query/GetItem/BatchGetItem/Scan on the table and both GSIs (what the seven reads need).
 
-    def grant_write_data(self, grantee: iam.IGrantable) -> iam.Grant:
-        """PutItem/UpdateItem/DeleteItem/BatchWriteItem on the table (create and escalate entries)."""
-        return self._acknowledged(grantee, self.table.grant_write_data(grantee))
+        :param grantee: who reads.
+        :param acknowledge_nag_findings: acknowledge ``AwsSolutions-IAM5`` for the ``<table>/index/*``
+            resource on ``grantee``'s policy. Default: False — the finding stays for you to review.
+        """
+        return self._acknowledged(grantee, self.table.grant_read_data(grantee), acknowledge_nag_findings)
 
-    def grant_read_write_data(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Both of the above."""
-        return self._acknowledged(grantee, self.table.grant_read_write_data(grantee))
+    def grant_write_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
+        """PutItem/UpdateItem/DeleteItem/BatchWriteItem on the table (create and escalate entries).
 
-    def bind(self, function: lambda_.Function, *, write: bool = True, add_runtime_layer: bool = True) -> None:
-        """Prepare ``function`` to use ``DeviceLogRepository.from_env(os.environ)``.
+        :param grantee: who writes.
+        :param acknowledge_nag_findings: acknowledge ``AwsSolutions-IAM5`` for the ``<table>/index/*``
+            resource on ``grantee``'s policy. Default: False.
+        """
+        return self._acknowledged(grantee, self.table.grant_write_data(grantee), acknowledge_nag_findings)
+
+    def grant_read_write_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
+        """Both of the above.
+
+        :param grantee: who reads and writes.
+        :param acknowledge_nag_findings: acknowledge ``AwsSolutions-IAM5`` for the ``<table>/index/*``
+            resource on ``grantee``'s policy. Default: False.
+        """
+        return self._acknowledged(grantee, self.table.grant_read_write_data(grantee), acknowledge_nag_findings)
+
+    def grant_stream_read(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Read the table's stream (DescribeStream, GetRecords, GetShardIterator, ListStreams).
+
+        :param grantee: the stream consumer.
+        :raises ValueError: when the table has no stream.
+        """
+        if self.table.table_stream_arn is None:
+            raise ValueError(f"{self.node.path} has no stream: pass stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES")
+        return self.table.grant_stream_read(grantee)
+
+    def bind(
+        self,
+        function: lambda_.Function,
+        *,
+        read: bool = False,
+        write: bool = True,
+        add_runtime_layer: bool = True,
+        acknowledge_nag_findings: bool = False,
+    ) -> iam.Grant:
+        """Prepare ``function`` to use ``DeviceLogRepository.from_env(os.environ)``; returns the data grant.
 
         Sets ``DEVICE_LOG_TABLE_NAME``, grants data access and adds the stack's :class:`RuntimeLayer`
         (so the function can import ``cdk_ts_runtime``).
 
-        :param function: the function that reads (and writes) the log.
-        :param write: also grant writes.
-            Default: True (read and write); False grants reads only.
+        :param function: the function that writes (and reads) the log.
+        :param read: grant the seven reads (table and both GSIs).
+            Default: False — a writer gets no read access.
+        :param write: grant writes (create and escalate entries).
+            Default: True.
         :param add_runtime_layer: add the stack's ``RuntimeLayer`` to ``function``.
             Default: True; pass False when the function ships ``cdk_ts_runtime`` in its own code.
+        :param acknowledge_nag_findings: acknowledge the grant's cdk-nag finding (``<table>/index/*``) on
+            ``function``'s role (listed in the README). Default: False.
+        :raises ValueError: when both ``read`` and ``write`` are False.
         """
+        require_access(self, function, read=read, write=write)
         function.add_environment(ENV_TABLE_NAME, self.table.table_name)
         if add_runtime_layer:
             RuntimeLayer.of(self).add_to(function)
+        if read and write:
+            return self.grant_read_write_data(function, acknowledge_nag_findings=acknowledge_nag_findings)
         if write:
-            self.grant_read_write_data(function)
-        else:
-            self.grant_read_data(function)
+            return self.grant_write_data(function, acknowledge_nag_findings=acknowledge_nag_findings)
+        return self.grant_read_data(function, acknowledge_nag_findings=acknowledge_nag_findings)
 
-    def _acknowledged(self, grantee: iam.IGrantable, grant: iam.Grant) -> iam.Grant:
-        acknowledge_wildcard_resources(
-            grantee,
-            self,
-            [f"{self.table.table_arn}/index/*"],
-            "the grant covers this one table's two GSIs (GSI1, GSI2), which the repository queries",
-        )
+    def _acknowledged(self, grantee: iam.IGrantable, grant: iam.Grant, acknowledge_nag_findings: bool) -> iam.Grant:
+        if acknowledge_nag_findings:
+            acknowledge_wildcard_resources(
+                grantee,
+                self,
+                [f"{self.table.table_arn}/index/*"],
+                "the grant covers this one table's two GSIs (GSI1, GSI2), which the repository queries",
+            )
         return grant

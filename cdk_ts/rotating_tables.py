@@ -19,10 +19,11 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from cdk_ts import _schedules
+from cdk_ts import _perms, _schedules
 from cdk_ts._alarms import AlarmActions
 from cdk_ts._defaults import dead_letter_queue, runtime_function, table_arn_pattern
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
+from cdk_ts._validation import Problems, require_access
 from cdk_ts.runtime_layer import RuntimeLayer
 from cdk_ts_runtime.periods import RotationPeriod, globs_overlap, table_name_glob
 from cdk_ts_runtime.rotation_config import (
@@ -38,34 +39,8 @@ from cdk_ts_runtime.table_layout import TableLayout
 
 TABLE_QUOTA = 2500
 METRIC_NAMESPACE = "cdk-ts"
-READ_ACTIONS = (
-    "dynamodb:BatchGetItem",
-    "dynamodb:GetItem",
-    "dynamodb:Query",
-    "dynamodb:Scan",
-    "dynamodb:ConditionCheckItem",
-    "dynamodb:DescribeTable",
-)
-WRITE_ACTIONS = (
-    "dynamodb:BatchWriteItem",
-    "dynamodb:PutItem",
-    "dynamodb:UpdateItem",
-    "dynamodb:DeleteItem",
-    "dynamodb:DescribeTable",
-)
-_ROTATION_TABLE_ACTIONS = (
-    "dynamodb:CreateTable",
-    "dynamodb:UpdateTable",
-    "dynamodb:DeleteTable",
-    "dynamodb:DescribeTable",
-    "dynamodb:TagResource",
-    "dynamodb:DescribeContinuousBackups",
-    "dynamodb:UpdateContinuousBackups",
-    "dynamodb:DescribeTimeToLive",
-    "dynamodb:UpdateTimeToLive",
-    "dynamodb:ExportTableToPointInTime",
-    "dynamodb:ListTagsOfResource",
-)
+READ_ACTIONS = _perms.DYNAMODB_READ_ACTIONS  # kept for imports of the 0.1 names
+WRITE_ACTIONS = _perms.DYNAMODB_WRITE_ACTIONS
 _KEY_TYPES = {
     dynamodb.AttributeType.STRING: "S",
     dynamodb.AttributeType.NUMBER: "N",
@@ -186,43 +161,45 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
         :param alarm_topic: create the default alarms now, notifying this SNS topic (same as calling
             ``add_default_alarms(alarm_topic=topic)``). Default: None — no alarms until
             ``add_default_alarms`` is called.
-        :raises ValueError: for a token ``table_prefix``, an invalid prefix, period, key or time unit,
-            ``reconcile_every`` under 5 minutes, or an inconsistent retention (see ``RotationConfig``).
+        :raises ValueError: naming this construct's path and every problem at once, a token ``table_prefix``,
+            an invalid prefix, period, key or time unit, ``reconcile_every`` under 5 minutes, or an
+            inconsistent retention (see ``RotationConfig``).
         """
         super().__init__(scope, construct_id)
         self._init_alarm_actions()
-        if Token.is_unresolved(table_prefix):
-            raise ValueError("table_prefix must be a literal string: table names are derived from it at synth time")
+        problems = Problems(self)
         partition_key = partition_key or dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.NUMBER)
         sort_key = sort_key or dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.NUMBER)
         sort_type = _KEY_TYPES[sort_key.type]
-        self.layout = TableLayout(
-            table_prefix=table_prefix,
-            period=RotationPeriod.parse(period),
-            partition_key=partition_key.name,
-            partition_key_type=_KEY_TYPES[partition_key.type],
-            sort_key=sort_key.name,
-            sort_key_type=sort_type,
-            time_unit=time_unit or ("iso" if sort_type == "S" else "ms"),
-        )
-        self.table_prefix = table_prefix
-        self.period = self.layout.period
-        self._refuse_overlapping_rotations()
-        self.stream_view_type = stream
-        self.encryption_key = encryption_key
-        self.archive_bucket = archive_bucket
-        lead = _to_timedelta(create_lead, Duration.minutes(15))
-        delay = _to_timedelta(resize_delay, Duration.minutes(15))
-        create_fields = _schedules.before_boundary(self.period, lead)
-        resize_fields = _schedules.after_boundary(self.period, delay)
-        self.config = RotationConfig(
+        layout = None
+        if problems.check(
+            not Token.is_unresolved(table_prefix),
+            "table_prefix must be a literal string: table names are derived from it at synth time",
+        ):
+            layout = problems.collect(lambda: TableLayout(
+                table_prefix=table_prefix,
+                period=RotationPeriod.parse(period),
+                partition_key=partition_key.name,
+                partition_key_type=_KEY_TYPES[partition_key.type],
+                sort_key=sort_key.name,
+                sort_key_type=sort_type,
+                time_unit=time_unit or ("iso" if sort_type == "S" else "ms"),
+            ))
+        lead = problems.collect(lambda: _to_timedelta("create_lead", create_lead, Duration.minutes(15)))
+        delay = problems.collect(lambda: _to_timedelta("resize_delay", resize_delay, Duration.minutes(15)))
+        every = reconcile_every or Duration.hours(1)
+        if enable_reconcile_schedule:
+            problems.check(
+                every.to_minutes() >= 5, f"reconcile_every {every.to_human_string()} must be at least 5 minutes"
+            )
+        config = problems.collect(lambda: RotationConfig(
             current=current_tier,
             previous=previous_tier,
             older=older_tier,
             retain_periods=retain_periods,
             archive_bucket=archive_bucket.bucket_name if archive_bucket else None,
             archive_prefix=archive_prefix,
-            create_lead_seconds=int(lead.total_seconds()),
+            create_lead_seconds=int((lead or timedelta(minutes=15)).total_seconds()),
             point_in_time_recovery=point_in_time_recovery,
             kms_key_arn=encryption_key.key_arn if encryption_key else None,
             ttl_attribute=time_to_live_attribute,
@@ -231,7 +208,18 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
             max_concurrency=max_concurrency,
             max_changes_per_run=max_changes_per_run,
             metric_namespace=METRIC_NAMESPACE,
-        )
+        ))
+        problems.raise_if_any()
+        self.layout: TableLayout = layout
+        self.config: RotationConfig = config
+        self.table_prefix = table_prefix
+        self.period = self.layout.period
+        self._refuse_overlapping_rotations()
+        self.stream_view_type = stream
+        self.encryption_key = encryption_key
+        self.archive_bucket = archive_bucket
+        create_fields = _schedules.before_boundary(self.period, lead)
+        resize_fields = _schedules.after_boundary(self.period, delay)
         if retain_periods is None and self.period in (RotationPeriod.DAILY, RotationPeriod.WEEKLY):
             self._warn_about_table_quota()
 
@@ -255,9 +243,6 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
         self.resize_old_rule = self._schedule("ResizeOld", "resize_old", events.Schedule.cron(**resize_fields))
         self.reconcile_rule: events.Rule | None = None
         if enable_reconcile_schedule:
-            every = reconcile_every or Duration.hours(1)
-            if every.to_minutes() < 5:
-                raise ValueError(f"reconcile_every {every.to_human_string()} must be at least 5 minutes")
             self.reconcile_rule = self._schedule("Reconcile", "reconcile", events.Schedule.rate(every))
 
         self.deploy_time_run: CustomResource | None = None
@@ -298,39 +283,59 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
             table_arn_pattern(self, f"{self.table_name_pattern}/index/*"),
         ]
 
-    def grant_read_data(self, grantee: iam.IGrantable) -> iam.Grant:
-        """GetItem/BatchGetItem/Query/Scan/ConditionCheckItem/DescribeTable on every period table and index."""
-        return self._grant(grantee, READ_ACTIONS, kms_actions=("kms:Decrypt", "kms:DescribeKey"))
+    def grant_read_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
+        """GetItem/BatchGetItem/Query/Scan/ConditionCheckItem/DescribeTable on every period table and index.
 
-    def grant_write_data(self, grantee: iam.IGrantable) -> iam.Grant:
-        """PutItem/UpdateItem/DeleteItem/BatchWriteItem on every period table of this prefix."""
+        :param grantee: who reads.
+        :param acknowledge_nag_findings: acknowledge ``AwsSolutions-IAM5`` for the period-table patterns on
+            ``grantee``'s policy. Default: False — the findings stay for you to review.
+        """
+        return self._grant(grantee, _perms.DYNAMODB_READ_ACTIONS, _perms.KMS_DECRYPT_ACTIONS, acknowledge_nag_findings)
+
+    def grant_write_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
+        """PutItem/UpdateItem/DeleteItem/BatchWriteItem/DescribeTable on every period table of this prefix.
+
+        :param grantee: who writes.
+        :param acknowledge_nag_findings: acknowledge ``AwsSolutions-IAM5`` for the period-table patterns on
+            ``grantee``'s policy. Default: False.
+        """
         return self._grant(
-            grantee,
-            WRITE_ACTIONS,
-            kms_actions=("kms:Decrypt", "kms:Encrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:DescribeKey"),
+            grantee, _perms.DYNAMODB_WRITE_ACTIONS, _perms.KMS_ENCRYPT_DECRYPT_ACTIONS, acknowledge_nag_findings
         )
 
-    def grant_read_write_data(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Read and write data on every period table: the union of the two grants above."""
+    def grant_read_write_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
+        """Read and write data on every period table: the union of the two grants above.
+
+        :param grantee: who reads and writes.
+        :param acknowledge_nag_findings: acknowledge ``AwsSolutions-IAM5`` for the period-table patterns on
+            ``grantee``'s policy. Default: False.
+        """
         return self._grant(
-            grantee,
-            tuple(dict.fromkeys(READ_ACTIONS + WRITE_ACTIONS)),
-            kms_actions=("kms:Decrypt", "kms:Encrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:DescribeKey"),
+            grantee, _perms.DYNAMODB_READ_WRITE_ACTIONS, _perms.KMS_ENCRYPT_DECRYPT_ACTIONS, acknowledge_nag_findings
         )
 
-    def grant_stream_read(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Read the streams of every period table (for a stream consumer such as StreamArchiver)."""
+    def grant_stream_read(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
+        """Read the streams of every period table (for a stream consumer such as StreamArchiver).
+
+        :param grantee: the stream consumer.
+        :param acknowledge_nag_findings: acknowledge ``AwsSolutions-IAM5`` for the stream pattern and for
+            ``dynamodb:ListStreams`` (``*``) on ``grantee``'s policy. Default: False.
+        :raises ValueError: when the tables have no stream.
+        """
         if self.stream_view_type is None:
             raise ValueError(f"{self.node.path} has no stream: pass stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES")
         grant = iam.Grant.add_to_principal(
             grantee=grantee,
-            actions=["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"],
+            actions=list(_perms.DYNAMODB_STREAM_ACTIONS),
             resource_arns=[table_arn_pattern(self, f"{self.table_name_pattern}/stream/*")],
         )
-        iam.Grant.add_to_principal(grantee=grantee, actions=["dynamodb:ListStreams"], resource_arns=["*"])
-        self._acknowledge_wildcards(grantee, [f"{self.table_name_pattern}/stream/*"], list_streams=True)
+        iam.Grant.add_to_principal(
+            grantee=grantee, actions=list(_perms.DYNAMODB_LIST_STREAMS_ACTIONS), resource_arns=["*"]
+        )
+        if acknowledge_nag_findings:
+            self._acknowledge_wildcards(grantee, [f"{self.table_name_pattern}/stream/*"], list_streams=True)
         if self.encryption_key is not None:
-            self.encryption_key.grant(grantee, "kms:Decrypt", "kms:DescribeKey")
+            self.encryption_key.grant(grantee, *_perms.KMS_DECRYPT_ACTIONS)
         return grant
 
     def bind(
@@ -340,8 +345,9 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
         read: bool = False,
         write: bool = True,
         add_runtime_layer: bool = True,
-    ) -> None:
-        """Prepare ``function`` to use ``PeriodRouter.from_env(os.environ)`` on these period tables.
+        acknowledge_nag_findings: bool = False,
+    ) -> iam.Grant:
+        """Prepare ``function`` to use ``PeriodRouter.from_env(os.environ)`` on these period tables; returns the grant.
 
         Sets the table layout variables (``CDK_TS_TABLE_PREFIX``, ``CDK_TS_PERIOD``,
         ``CDK_TS_PARTITION_KEY``, ``CDK_TS_PARTITION_KEY_TYPE``, ``CDK_TS_SORT_KEY``,
@@ -355,19 +361,20 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
             Default: True.
         :param add_runtime_layer: add the stack's ``RuntimeLayer`` to ``function``.
             Default: True; pass False when the function ships ``cdk_ts_runtime`` in its own code.
+        :param acknowledge_nag_findings: acknowledge the grant's cdk-nag findings (the period-table
+            patterns) on ``function``'s role (listed in the README). Default: False.
+        :raises ValueError: when both ``read`` and ``write`` are False.
         """
-        if not (read or write):
-            raise ValueError(f"{self.node.path}.bind({function.node.path}): grant read=True, write=True or both")
+        require_access(self, function, read=read, write=write)
         for name, value in self.layout.to_env().items():
             function.add_environment(name, value)
         if add_runtime_layer:
             RuntimeLayer.of(self).add_to(function)
         if read and write:
-            self.grant_read_write_data(function)
-        elif write:
-            self.grant_write_data(function)
-        else:
-            self.grant_read_data(function)
+            return self.grant_read_write_data(function, acknowledge_nag_findings=acknowledge_nag_findings)
+        if write:
+            return self.grant_write_data(function, acknowledge_nag_findings=acknowledge_nag_findings)
+        return self.grant_read_data(function, acknowledge_nag_findings=acknowledge_nag_findings)
 
     def add_stream_consumer(self, consumer: lambda_.IFunction, mapping: StreamConsumer) -> None:
         """Have every new period table's stream feed ``consumer`` (the rotation function maps it on creation).
@@ -391,17 +398,12 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
             arn_format=ArnFormat.COLON_RESOURCE_NAME,
         )
         self.function.add_to_role_policy(iam.PolicyStatement(
-            actions=[
-                "lambda:CreateEventSourceMapping",
-                "lambda:DeleteEventSourceMapping",
-                "lambda:GetEventSourceMapping",
-                "lambda:UpdateEventSourceMapping",
-            ],
+            actions=list(_perms.LAMBDA_EVENT_SOURCE_MAPPING_ACTIONS),
             resources=[mapping_arn],
             conditions={"StringEquals": {"lambda:FunctionArn": consumer.function_arn}},
         ))
         self.function.add_to_role_policy(
-            iam.PolicyStatement(actions=["lambda:ListEventSourceMappings"], resources=["*"])
+            iam.PolicyStatement(actions=list(_perms.LAMBDA_LIST_MAPPINGS_ACTIONS), resources=["*"])
         )
         acknowledge_wildcard_resources(
             self.function.role, self, [mapping_arn],
@@ -559,14 +561,18 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
     def _grant_rotation_permissions(self) -> None:
         role = self.function.role
         tables = table_arn_pattern(self, self.table_name_pattern)
-        self.function.add_to_role_policy(iam.PolicyStatement(actions=list(_ROTATION_TABLE_ACTIONS), resources=[tables]))
+        self.function.add_to_role_policy(
+            iam.PolicyStatement(actions=list(_perms.DYNAMODB_TABLE_ADMIN_ACTIONS), resources=[tables])
+        )
         exports = table_arn_pattern(self, f"{self.table_name_pattern}/export/*")
-        self.function.add_to_role_policy(iam.PolicyStatement(actions=["dynamodb:DescribeExport"], resources=[exports]))
+        self.function.add_to_role_policy(
+            iam.PolicyStatement(actions=list(_perms.DYNAMODB_DESCRIBE_EXPORT_ACTIONS), resources=[exports])
+        )
         self.function.add_to_role_policy(iam.PolicyStatement(
-            actions=["dynamodb:ListTables", "dynamodb:ListExports"], resources=["*"]
+            actions=list(_perms.DYNAMODB_LIST_ACTIONS), resources=["*"]
         ))
         self.function.add_to_role_policy(iam.PolicyStatement(
-            actions=["cloudwatch:PutMetricData"],
+            actions=list(_perms.CLOUDWATCH_PUT_METRICS_ACTIONS),
             resources=["*"],
             conditions={"StringEquals": {"cloudwatch:namespace": METRIC_NAMESPACE}},
         ))
@@ -581,7 +587,7 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
         if right_sizing:
             # the current table's ConsumedRead/WriteCapacityUnits size the next table
             self.function.add_to_role_policy(iam.PolicyStatement(
-                actions=["cloudwatch:GetMetricStatistics"], resources=["*"]
+                actions=list(_perms.CLOUDWATCH_READ_METRICS_ACTIONS), resources=["*"]
             ))
         acknowledge(
             role,
@@ -594,38 +600,33 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
         if self.archive_bucket is not None:
             objects = self.archive_bucket.arn_for_objects(f"{self.config.archive_prefix}{self.table_name_pattern}/*")
             self.function.add_to_role_policy(iam.PolicyStatement(
-                actions=["s3:PutObject", "s3:AbortMultipartUpload", "s3:PutObjectAcl"], resources=[objects]
+                actions=list(_perms.S3_EXPORT_WRITE_ACTIONS), resources=[objects]
             ))
             acknowledge_wildcard_resources(
                 role, self, [objects], "ExportTableToPointInTime writes objects under each expired table's prefix"
             )
         if self.encryption_key is not None:
-            self.encryption_key.grant(
-                self.function, "kms:CreateGrant", "kms:DescribeKey", "kms:Decrypt", "kms:Encrypt",
-                "kms:GenerateDataKey*", "kms:ReEncrypt*",
-            )
+            self.encryption_key.grant(self.function, *_perms.KMS_TABLE_ADMIN_ACTIONS)
         uses_scaling = any(t.auto_scaling for t in (self.config.current, self.config.previous, self.config.older))
         if uses_scaling:
             self.function.add_to_role_policy(iam.PolicyStatement(
-                actions=[
-                    "application-autoscaling:RegisterScalableTarget",
-                    "application-autoscaling:DeregisterScalableTarget",
-                    "application-autoscaling:DescribeScalableTargets",
-                    "application-autoscaling:PutScalingPolicy",
-                ],
+                actions=list(_perms.APPLICATION_AUTOSCALING_ACTIONS),
                 resources=["*"],
             ))
             self.function.add_to_role_policy(iam.PolicyStatement(
-                actions=["iam:CreateServiceLinkedRole"],
+                actions=list(_perms.IAM_SERVICE_LINKED_ROLE_ACTIONS),
                 resources=["*"],
                 conditions={"StringEquals": {"iam:AWSServiceName": "dynamodb.application-autoscaling.amazonaws.com"}},
             ))
 
-    def _grant(self, grantee: iam.IGrantable, actions: tuple[str, ...], *, kms_actions: tuple[str, ...]) -> iam.Grant:
+    def _grant(
+        self, grantee: iam.IGrantable, actions: tuple[str, ...], kms_actions: tuple[str, ...], acknowledge_nag: bool
+    ) -> iam.Grant:
         grant = iam.Grant.add_to_principal(grantee=grantee, actions=list(actions), resource_arns=self.table_arns)
         if self.encryption_key is not None:
             self.encryption_key.grant(grantee, *kms_actions)
-        self._acknowledge_wildcards(grantee, [self.table_name_pattern, f"{self.table_name_pattern}/index/*"])
+        if acknowledge_nag:
+            self._acknowledge_wildcards(grantee, [self.table_name_pattern, f"{self.table_name_pattern}/index/*"])
         return grant
 
     def _acknowledge_wildcards(
@@ -671,9 +672,8 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
         return hashlib.sha256(str(resolved).encode()).hexdigest()[:16]
 
 
-def _to_timedelta(value: Duration | None, default: Duration) -> timedelta:
+def _to_timedelta(name: str, value: Duration | None, default: Duration) -> timedelta:
     duration = value or default
     if Token.is_unresolved(duration.to_seconds()):
-        raise ValueError("create_lead and resize_delay must be literal durations")
+        raise ValueError(f"{name} must be a literal duration")
     return timedelta(seconds=duration.to_seconds())
-

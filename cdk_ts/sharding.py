@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+import warnings
 
-from aws_cdk import RemovalPolicy
+from aws_cdk import RemovalPolicy, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from cdk_ts import _perms
 from cdk_ts._capacity import table_capacity_options
 from cdk_ts._defaults import table_protection
 from cdk_ts._nag import acknowledge
+from cdk_ts._validation import Problems, require_access
+from cdk_ts.protocols import HasTable
 from cdk_ts.runtime_layer import RuntimeLayer
 from cdk_ts_runtime.sharding import (
     ENV_METADATA_TABLE,
@@ -22,16 +25,25 @@ from cdk_ts_runtime.sharding import (
     ENV_STRATEGY,
     ENV_TABLE,
     STRATEGIES,
+    ShardStrategy,
+    StrategyName,
 )
+
+_ATTRIBUTE_TYPES = {
+    "S": dynamodb.AttributeType.STRING,
+    "N": dynamodb.AttributeType.NUMBER,
+    "B": dynamodb.AttributeType.BINARY,
+}
 
 
 class ShardMetadataTable(Construct):
     """Metadata table for dynamic write sharding of ``main_table``; its key matches the main table's partition key.
 
-    ``main_table`` is any ``ITable`` or a cdk-ts construct exposing ``.table``. The partition key's
-    name and type are read from a ``Table``/``TableV2``; for an imported table pass ``partition_key``
-    (and ``sort_key_name`` for ``bind``). On-demand by default: the metadata table must never be the
-    bottleneck of the writes it spreads. Exposes ``table`` (the metadata table) and ``main_table``.
+    ``main_table`` is any ``ITable``/``ITableV2`` or a construct exposing ``.table``. The key schema
+    is read from a ``Table`` or ``TableV2`` defined in the app; for an imported table pass
+    ``partition_key`` and ``sort_key_name``. The main table needs a sort key (``ShardedTable`` reads
+    by it). On-demand by default: the metadata table must never be the bottleneck of the writes it
+    spreads. Exposes ``table`` (the metadata table) and ``main_table``.
     """
 
     def __init__(
@@ -39,10 +51,10 @@ class ShardMetadataTable(Construct):
         scope: Construct,
         construct_id: str,
         *,
-        main_table: Any,
+        main_table: dynamodb.ITable | dynamodb.ITableV2 | HasTable,
         partition_key: dynamodb.Attribute | None = None,
         sort_key_name: str | None = None,
-        strategy: str = "random",
+        strategy: ShardStrategy | StrategyName = ShardStrategy.RANDOM,
         encryption_key: kms.IKey | None = None,
         point_in_time_recovery: bool = True,
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
@@ -56,15 +68,17 @@ class ShardMetadataTable(Construct):
 
         :param scope: the parent construct.
         :param construct_id: the construct ID.
-        :param main_table: the table whose hot keys are sharded, an ``ITable`` or a cdk-ts construct
-            exposing ``.table``. Its partition key must be a String (shards are stored as ``{key}_{n}``).
+        :param main_table: the table whose hot keys are sharded, an ``ITable``/``ITableV2`` or a construct
+            exposing ``.table`` (such as ``DeviceLogTable``). Its partition key must be a String (shards are
+            stored as ``{key}_{n}``).
         :param partition_key: the main table's partition key (the metadata table uses the same name and
-            type). Default: None — read from ``main_table``'s schema (a ``Table``/``TableV2`` with a single
+            type). Default: None — read from ``main_table``'s schema (a ``Table`` or ``TableV2`` with a single
             partition key); required for an imported table.
         :param sort_key_name: the main table's sort key name, which ``bind`` passes to ``ShardedTable``.
-            Default: None — read from ``main_table``'s schema; ``bind`` fails when there is none.
-        :param strategy: how writers pick a shard, ``"random"`` (uniform) or ``"computed"``
-            (``md5(key + sort key) % N + 1``, so a point read touches one shard). Default: ``"random"``.
+            Default: None — read from ``main_table``'s schema; required for an imported table.
+        :param strategy: how writers pick a shard, ``ShardStrategy.RANDOM`` (uniform) or
+            ``ShardStrategy.COMPUTED`` (``md5(key + sort key) % N + 1``, so a point read touches one shard);
+            the values ``"random"``/``"computed"`` work too. Default: ``ShardStrategy.RANDOM``.
         :param encryption_key: the KMS key the metadata table is encrypted with.
             Default: None — an AWS owned key.
         :param point_in_time_recovery: enable point-in-time recovery on the metadata table.
@@ -81,41 +95,49 @@ class ShardMetadataTable(Construct):
             Default: None — DynamoDB's own.
         :param table_class: the metadata table's class.
             Default: None — Standard.
-        :raises ValueError: for an unknown strategy, a partition key that cannot be read or is not a String,
-            or a cap or warm value below 1.
+        :raises ValueError: naming this construct's path and every problem at once, an unknown strategy, a
+            partition key that cannot be read or is not a String, no sort key, or a cap or warm value below 1.
         :raises TypeError: when ``main_table`` is not a table or a construct with ``.table``.
         """
-        super().__init__(scope, construct_id)
-        if strategy not in STRATEGIES:
-            raise ValueError(f"strategy {strategy!r} is not one of {', '.join(STRATEGIES)}")
-        table = getattr(main_table, "table", main_table)
+        problems = Problems(scope, construct_id)
+        problems.check(strategy in STRATEGIES, f"strategy {strategy!r} is not one of {', '.join(STRATEGIES)}")
+        table = main_table.table if isinstance(main_table, HasTable) else main_table
         if not hasattr(table, "table_name"):
-            raise TypeError(f"main_table {main_table!r} is not a DynamoDB table or a construct with .table")
-        schema = table.schema_v2() if hasattr(table, "schema_v2") else None
-        if schema is not None and len(schema.partition_keys) != 1:
-            schema = None  # a multi-attribute key cannot carry a '{key}_{n}' suffix; partition_key= must say
-        partition_key = partition_key or (schema.partition_keys[0] if schema else None)
-        if partition_key is None:
-            raise ValueError(
-                f"cannot read the partition key of main_table {table.node.path}; "
-                "pass partition_key=dynamodb.Attribute(...)"
+            raise TypeError(
+                f"{problems.path}: main_table {main_table!r} is not a DynamoDB table or a construct with .table"
             )
-        if partition_key.type != dynamodb.AttributeType.STRING:
-            raise ValueError(
+        schema_partition, schema_sort = _schema_keys(table)
+        partition_key = partition_key or schema_partition
+        if problems.check(
+            partition_key is not None,
+            f"cannot read the partition key of main_table {table.node.path} (an imported table, or a key of "
+            "several attributes); pass partition_key=dynamodb.Attribute(...)",
+        ):
+            problems.check(
+                partition_key.type == dynamodb.AttributeType.STRING,
                 f"partition key {partition_key.name!r} is {partition_key.type.name}; shards are stored as "
-                "'{key}_{n}', so the main table's partition key must be a String"
+                "'{key}_{n}', so the main table's partition key must be a String",
             )
-        sort_key_name = sort_key_name or (schema.sort_keys[0].name if schema and schema.sort_keys else None)
-        self.main_table: dynamodb.ITable = table
-        self.partition_key = partition_key
-        self.sort_key_name = sort_key_name
-        self.strategy = strategy
+        sort_key_name = sort_key_name or schema_sort
+        problems.check(
+            bool(sort_key_name),
+            f"main_table {table.node.path} has no sort key that can be read; ShardedTable needs the sort key name: "
+            "pass sort_key_name= (for an imported table), or shard a table that has a sort key",
+        )
         options, _caps = table_capacity_options(
+            problems,
             on_demand=True,
             max_read_request_units=max_read_request_units, max_write_request_units=max_write_request_units,
             warm_read_units_per_second=warm_read_units_per_second,
             warm_write_units_per_second=warm_write_units_per_second, table_class=table_class,
         )
+        problems.raise_if_any()
+        super().__init__(scope, construct_id)
+        self.main_table: dynamodb.ITable | dynamodb.ITableV2 = table
+        self._main_construct = main_table if main_table is not table else None
+        self.partition_key: dynamodb.Attribute = partition_key
+        self.sort_key_name: str = sort_key_name
+        self.strategy = ShardStrategy(strategy)
         self.table = dynamodb.Table(
             self,
             "Table",
@@ -126,35 +148,86 @@ class ShardMetadataTable(Construct):
             **options,
         )
 
-    def grant_read_write(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Read/write data on the main table and the metadata table, and read CloudWatch metrics.
+    def grant_read_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
+        """Read data on the main table and the metadata table (what ``ShardedTable`` queries need).
 
-        The metrics are the fallback for throttles without ``ThrottlingReasons``.
+        :param grantee: who reads.
+        :param acknowledge_nag_findings: add this grant's cdk-nag acknowledgements to ``grantee``'s policy
+            (none for reads). Default: False.
         """
-        grant = self.main_table.grant_read_write_data(grantee)
-        self.table.grant_read_write_data(grantee)
-        iam.Grant.add_to_principal(grantee=grantee, actions=["cloudwatch:GetMetricStatistics"], resource_arns=["*"])
-        acknowledge(
-            grantee,
-            "AwsSolutions-IAM5[Resource::*]",
-            "cloudwatch:GetMetricStatistics has no resource-level permissions; it reads the main table's "
-            "consumed and provisioned WCU when a throttle carries no reasons",
-        )
+        grant = self._grant_main("grant_read_data", grantee, acknowledge_nag_findings)
+        self.table.grant_read_data(grantee)
         return grant
 
-    def bind(self, function: lambda_.Function, *, add_runtime_layer: bool = True) -> None:
-        """Prepare ``function`` to use ``ShardedTable.from_env(os.environ)``.
+    def grant_write_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
+        """Write data on the main table, read/write the metadata table, and read CloudWatch metrics.
+
+        A writer reads shard counts and grows them, so it reads and writes the metadata table; the
+        metrics are the fallback for throttles without ``ThrottlingReasons``.
+
+        :param grantee: who writes.
+        :param acknowledge_nag_findings: acknowledge the cdk-nag finding of the
+            ``cloudwatch:GetMetricStatistics`` statement, ``AwsSolutions-IAM5[Resource::*]``, on ``grantee``'s policy.
+            Default: False — the
+            finding stays for you to review.
+        """
+        grant = self._grant_main("grant_write_data", grantee, acknowledge_nag_findings)
+        self.table.grant_read_write_data(grantee)
+        self._grant_metrics(grantee, acknowledge_nag_findings)
+        return grant
+
+    def grant_read_write_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
+        """Read/write data on the main table and the metadata table, and read CloudWatch metrics.
+
+        :param grantee: who reads and writes.
+        :param acknowledge_nag_findings: acknowledge the cdk-nag finding of the
+            ``cloudwatch:GetMetricStatistics`` statement, ``AwsSolutions-IAM5[Resource::*]``, on ``grantee``'s policy.
+            Default: False.
+        """
+        grant = self._grant_main("grant_read_write_data", grantee, acknowledge_nag_findings)
+        self.table.grant_read_write_data(grantee)
+        self._grant_metrics(grantee, acknowledge_nag_findings)
+        return grant
+
+    def grant_read_write(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Deprecated alias of :meth:`grant_read_write_data` (removed in 0.3.0).
+
+        :param grantee: who reads and writes.
+        """
+        warnings.warn(
+            "ShardMetadataTable.grant_read_write is deprecated; use grant_read_write_data",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.grant_read_write_data(grantee)
+
+    def bind(
+        self,
+        function: lambda_.Function,
+        *,
+        read: bool = False,
+        write: bool = True,
+        add_runtime_layer: bool = True,
+        acknowledge_nag_findings: bool = False,
+    ) -> iam.Grant:
+        """Prepare ``function`` to use ``ShardedTable.from_env(os.environ)``; returns the data grant.
 
         Sets ``SHARDED_TABLE_NAME``, ``SHARD_METADATA_TABLE_NAME``, ``SHARDED_PARTITION_KEY``,
-        ``SHARDED_SORT_KEY`` and ``SHARDING_STRATEGY``, grants read/write on both tables (and the
-        CloudWatch read of the throttle fallback) and adds the stack's :class:`RuntimeLayer`.
+        ``SHARDED_SORT_KEY`` and ``SHARDING_STRATEGY``, grants data access (see the grant methods)
+        and adds the stack's :class:`RuntimeLayer`.
 
         :param function: the writer or reader of the sharded table.
+        :param read: grant reads on both tables (``ShardedTable`` queries).
+            Default: False — a writer gets no read access to the main table.
+        :param write: grant writes on the main table, read/write on the metadata table and the CloudWatch
+            read of the throttle fallback. Default: True.
         :param add_runtime_layer: add the stack's ``RuntimeLayer`` to ``function``.
             Default: True; pass False when the function ships ``cdk_ts_runtime`` in its own code.
+        :param acknowledge_nag_findings: acknowledge the grant's cdk-nag findings on ``function``'s role
+            (listed in the README). Default: False.
+        :raises ValueError: when both ``read`` and ``write`` are False.
         """
-        if not self.sort_key_name:
-            raise ValueError(f"main table of {self.node.path} has no sort key name; pass sort_key_name=")
+        require_access(self, function, read=read, write=write)
         if add_runtime_layer:
             RuntimeLayer.of(self).add_to(function)
         for name, value in (
@@ -162,7 +235,50 @@ class ShardMetadataTable(Construct):
             (ENV_METADATA_TABLE, self.table.table_name),
             (ENV_PARTITION_KEY, self.partition_key.name),
             (ENV_SORT_KEY, self.sort_key_name),
-            (ENV_STRATEGY, self.strategy),
+            (ENV_STRATEGY, self.strategy.value),
         ):
             function.add_environment(name, value)
-        self.grant_read_write(function)
+        if read and write:
+            return self.grant_read_write_data(function, acknowledge_nag_findings=acknowledge_nag_findings)
+        if write:
+            return self.grant_write_data(function, acknowledge_nag_findings=acknowledge_nag_findings)
+        return self.grant_read_data(function, acknowledge_nag_findings=acknowledge_nag_findings)
+
+    def _grant_main(self, method: str, grantee: iam.IGrantable, acknowledge_nag_findings: bool) -> iam.Grant:
+        # a construct such as DeviceLogTable grants its own way (its GSIs' acknowledgement included)
+        if self._main_construct is not None and hasattr(self._main_construct, method):
+            return getattr(self._main_construct, method)(grantee, acknowledge_nag_findings=acknowledge_nag_findings)
+        return getattr(self.main_table, method)(grantee)
+
+    def _grant_metrics(self, grantee: iam.IGrantable, acknowledge_nag_findings: bool) -> None:
+        iam.Grant.add_to_principal(
+            grantee=grantee, actions=list(_perms.CLOUDWATCH_READ_METRICS_ACTIONS), resource_arns=["*"]
+        )
+        if acknowledge_nag_findings:
+            acknowledge(
+                grantee,
+                "AwsSolutions-IAM5[Resource::*]",
+                "cloudwatch:GetMetricStatistics has no resource-level permissions; it reads the main table's "
+                "consumed and provisioned WCU when a throttle carries no reasons",
+            )
+
+
+def _schema_keys(table: object) -> tuple[dynamodb.Attribute | None, str | None]:
+    """The partition key and sort key name of a ``Table`` or ``TableV2`` defined in the app.
+
+    Read from the CloudFormation resource (``TableV2`` offers no ``schema()``, ``Table.schema()`` is
+    deprecated); (None, None) for an imported table, None for a key of several attributes.
+    """
+    resource = getattr(getattr(table, "node", None), "default_child", None)
+    if not isinstance(resource, dynamodb.CfnTable | dynamodb.CfnGlobalTable):
+        return None, None
+    stack = Stack.of(resource)
+    key_schema = stack.resolve(resource.key_schema) or []
+    types = {d["attributeName"]: d["attributeType"] for d in stack.resolve(resource.attribute_definitions) or []}
+    hash_keys = [k["attributeName"] for k in key_schema if k["keyType"] == "HASH"]
+    range_keys = [k["attributeName"] for k in key_schema if k["keyType"] == "RANGE"]
+    partition_key = (
+        dynamodb.Attribute(name=hash_keys[0], type=_ATTRIBUTE_TYPES[types[hash_keys[0]]])
+        if len(hash_keys) == 1 else None
+    )
+    return partition_key, range_keys[0] if len(range_keys) == 1 else None

@@ -19,9 +19,12 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from cdk_ts import _perms
 from cdk_ts._alarms import AlarmActions
 from cdk_ts._defaults import access_logs_bucket, dead_letter_queue, runtime_function, secure_bucket
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
+from cdk_ts._validation import Problems
+from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
 from cdk_ts_runtime.archiver import DONE_PREFIX, ENV_BUCKET, ENV_FAILURE_BUCKET, ENV_PREFIX, FAILURE_PREFIX
 from cdk_ts_runtime.stream_consumer import StreamConsumer
 
@@ -106,7 +109,7 @@ class StreamArchiver(AlarmActions, Construct):
         scope: Construct,
         construct_id: str,
         *,
-        source: Any,
+        source: ArchiverSource,
         bucket: s3.IBucket | None = None,
         prefix: str = "dynamodb/",
         batch_size: int = 1000,
@@ -129,9 +132,10 @@ class StreamArchiver(AlarmActions, Construct):
 
         :param scope: the parent construct.
         :param construct_id: the construct ID.
-        :param source: the table whose stream is archived, an ``ITable`` with a stream, a
-            ``DeviceLogTable`` or a ``RotatingTimeSeriesTables`` (every period table's stream, mapped by
-            the rotation function as tables are created).
+        :param source: the table whose stream is archived (``cdk_ts.protocols.ArchiverSource``), an
+            ``ITable``/``ITableV2`` with a stream, a construct exposing one as ``.table`` (``DeviceLogTable``)
+            or a ``RotatingTimeSeriesTables`` (every period table's stream, mapped by the rotation function
+            as tables are created).
         :param bucket: where the archive is written.
             Default: None — a new bucket with SSE-S3, SSL-only
             access, versioning (overwritten versions expire, see ``noncurrent_version_expiration``), server
@@ -177,41 +181,52 @@ class StreamArchiver(AlarmActions, Construct):
             buckets this construct creates. Default: None — 30 days.
         :param access_logs_bucket: where the buckets this construct creates log their server access.
             Default: None — a new logs bucket (objects expire after 365 days).
-        :raises ValueError: for limits out of range, a prefix without a trailing ``/``, a source without a
-            stream, a failure bucket with SQS, a bad Glue table name, or a failure bucket that is the
-            archive bucket with an empty prefix (failure records would land in the archive's location).
+        :raises ValueError: naming this construct's path and every problem at once, limits out of range, a
+            prefix without a trailing ``/``, a source without a stream, a failure bucket with SQS, a bad Glue
+            table or database name, or a failure bucket that is the archive bucket with an empty prefix
+            (failure records would land in the archive's location).
         :raises TypeError: when ``source`` is not a table, ``DeviceLogTable`` or ``RotatingTimeSeriesTables``.
         """
+        problems = Problems(scope, construct_id)
+        problems.check(
+            1 <= batch_size <= 10_000, f"batch_size {batch_size} must be 1-10000 (the DynamoDB Streams limit)"
+        )
+        problems.check(0 <= retry_attempts <= 10_000, f"retry_attempts {retry_attempts} must be 0-10000")
+        window = max_batching_window or Duration.seconds(60)
+        problems.check(
+            window.to_seconds() <= 300, f"max_batching_window {window.to_human_string()} must be at most 300 seconds"
+        )
+        age = max_record_age or Duration.hours(24)
+        problems.check(
+            60 <= age.to_seconds() <= 604_800, f"max_record_age {age.to_human_string()} must be 60 seconds to 7 days"
+        )
+        problems.check(not prefix or prefix.endswith("/"), f"prefix {prefix!r} must end with '/' (or be empty)")
+        destination = problems.collect(lambda: FailureDestination(failure_destination))
+        problems.check(
+            destination is not FailureDestination.SQS or failure_bucket is None,
+            "failure_bucket is for failure_destination=FailureDestination.S3; SQS needs no bucket",
+        )
+        problems.check(
+            failure_bucket is None or failure_bucket is not bucket or bool(prefix),
+            "failure_bucket is the archive bucket and prefix is empty: Lambda's failure records "
+            f"({FAILURE_PREFIX}...) would be read as archive objects; pass a prefix such as 'dynamodb/'",
+        )
+        table_name = glue_table_name or glue_name_for(construct_id)
+        problems.check(
+            bool(_GLUE_NAME.fullmatch(table_name)),
+            f"glue_table_name {table_name!r} must be 1-250 lowercase letters, digits or '_' (Glue/Athena names)",
+        )
+        problems.check(
+            glue_database_name is None or not Token.is_unresolved(glue_database_name),
+            "glue_database_name must be a plain string: the view's text names it",
+        )
+        _check_source(problems, source)
+        problems.raise_if_any()
         super().__init__(scope, construct_id)
         self._init_alarm_actions()
         self._iterator_age_threshold = iterator_age_threshold or Duration.hours(1)
-        if not 1 <= batch_size <= 10_000:
-            raise ValueError(f"batch_size {batch_size} must be 1-10000 (the DynamoDB Streams limit)")
-        if not 0 <= retry_attempts <= 10_000:
-            raise ValueError(f"retry_attempts {retry_attempts} must be 0-10000")
-        window = max_batching_window or Duration.seconds(60)
-        if window.to_seconds() > 300:
-            raise ValueError(f"max_batching_window {window.to_human_string()} must be at most 300 seconds")
-        age = max_record_age or Duration.hours(24)
-        if not 60 <= age.to_seconds() <= 604_800:
-            raise ValueError(f"max_record_age {age.to_human_string()} must be 60 seconds to 7 days")
-        if prefix and not prefix.endswith("/"):
-            raise ValueError(f"prefix {prefix!r} must end with '/' (or be empty)")
         self.prefix = prefix
         self.filter_patterns = list(filter_patterns or [])
-        destination = FailureDestination(failure_destination)
-        if destination is FailureDestination.SQS and failure_bucket is not None:
-            raise ValueError("failure_bucket is for failure_destination=FailureDestination.S3; SQS needs no bucket")
-        if failure_bucket is not None and failure_bucket is bucket and not prefix:
-            raise ValueError(
-                "failure_bucket is the archive bucket and prefix is empty: Lambda's failure records "
-                f"({FAILURE_PREFIX}...) would be read as archive objects; pass a prefix such as 'dynamodb/'"
-            )
-        table_name = glue_table_name or glue_name_for(construct_id)
-        if not _GLUE_NAME.fullmatch(table_name):
-            raise ValueError(
-                f"glue_table_name {table_name!r} must be 1-250 lowercase letters, digits or '_' (Glue/Athena names)"
-            )
         noncurrent = noncurrent_version_expiration or Duration.days(30)
         self._access_logs = access_logs_bucket
 
@@ -272,7 +287,7 @@ class StreamArchiver(AlarmActions, Construct):
         )
         objects = bucket.arn_for_objects(f"{prefix}*")
         self.function.add_to_role_policy(
-            iam.PolicyStatement(actions=["s3:PutObject", "s3:AbortMultipartUpload"], resources=[objects])
+            iam.PolicyStatement(actions=list(_perms.S3_ARCHIVE_WRITE_ACTIONS), resources=[objects])
         )
         if bucket.encryption_key is not None:
             bucket.encryption_key.grant_encrypt(self.function)
@@ -322,19 +337,11 @@ class StreamArchiver(AlarmActions, Construct):
 
     # ---- wiring ---------------------------------------------------------------------------------
 
-    def _connect(self, source: Any, window: Duration, age: Duration, retries: int, batch_size: int) -> None:
-        if hasattr(source, "add_stream_consumer") and hasattr(source, "table_prefix"):
+    def _connect(self, source: ArchiverSource, window: Duration, age: Duration, retries: int, batch_size: int) -> None:
+        if isinstance(source, RotatingStreamSource):
             self._connect_rotating(source, window, age, retries, batch_size)
             return
-        table = getattr(source, "table", source)
-        path = getattr(getattr(source, "node", None), "path", repr(source))
-        if not hasattr(table, "table_stream_arn"):
-            raise TypeError(f"source {path} is not a DynamoDB table, DeviceLogTable or RotatingTimeSeriesTables")
-        if table.table_stream_arn is None:
-            raise ValueError(
-                f"source {path} has no stream: create it with stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES "
-                "(or import it with table_stream_arn=...)"
-            )
+        table = source.table if isinstance(source, HasTable) else source
         self.function.add_event_source(
             event_sources.DynamoEventSource(
                 table,
@@ -357,12 +364,11 @@ class StreamArchiver(AlarmActions, Construct):
             self.function, "AwsSolutions-IAM5[Resource::*]", "dynamodb:ListStreams has no resource-level permissions"
         )
 
-    def _connect_rotating(self, source: Any, window: Duration, age: Duration, retries: int, batch_size: int) -> None:
-        if source.stream_view_type is None:
-            raise ValueError(
-                f"source {source.node.path} has no stream: pass stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES"
-            )
-        source.grant_stream_read(self.function)
+    def _connect_rotating(
+        self, source: RotatingStreamSource, window: Duration, age: Duration, retries: int, batch_size: int
+    ) -> None:
+        # the archiver's own role: acknowledging the stream grant's findings stays inside this construct
+        source.grant_stream_read(self.function, acknowledge_nag_findings=True)
         if self.dead_letter_queue is not None:
             self.dead_letter_queue.grant_send_messages(self.function)
             destination_arn = self.dead_letter_queue.queue_arn
@@ -530,8 +536,6 @@ class StreamArchiver(AlarmActions, Construct):
         return table, view
 
     def _glue_view(self, account: str, database_name: str, table_name: str) -> glue.CfnTable:
-        if Token.is_unresolved(database_name):
-            raise ValueError("glue_database_name must be a plain string: the view's text names it")
         sql = deduplicated_view_sql(f'"{database_name}"."{table_name}"')
         columns = ARCHIVE_COLUMNS + PARTITION_COLUMNS
         # Athena's own view format: Presto view JSON, base64 inside a comment, in ViewOriginalText.
@@ -561,3 +565,22 @@ class StreamArchiver(AlarmActions, Construct):
                 ),
             ),
         )
+
+
+def _check_source(problems: Problems, source: object) -> None:
+    """Record why ``source`` cannot be archived: not a table, or a table without a stream."""
+    if isinstance(source, RotatingStreamSource):
+        problems.check(
+            source.stream_view_type is not None,
+            f"source {source.node.path} has no stream: pass stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES",
+        )
+        return
+    table = source.table if isinstance(source, HasTable) else source
+    path = getattr(getattr(source, "node", None), "path", repr(source))
+    if not hasattr(table, "table_stream_arn"):
+        raise TypeError(f"source {path} is not a DynamoDB table, DeviceLogTable or RotatingTimeSeriesTables")
+    problems.check(
+        table.table_stream_arn is not None,
+        f"source {path} has no stream: create it with stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES "
+        "(or import it with table_stream_arn=...)",
+    )

@@ -7,6 +7,7 @@ use it can keep creating databases and tables. Use the rotating DynamoDB tables 
 from __future__ import annotations
 
 import re
+import warnings
 
 from aws_cdk import Duration
 from aws_cdk import aws_iam as iam
@@ -15,8 +16,10 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_timestream as timestream
 from constructs import Construct
 
+from cdk_ts import _perms
 from cdk_ts._defaults import access_logs_bucket, is_unresolved, secure_bucket
 from cdk_ts._nag import acknowledge
+from cdk_ts._validation import Problems
 
 MEMORY_HOURS = (1, 8766)
 MAGNETIC_DAYS = (1, 73000)
@@ -71,20 +74,29 @@ class TimestreamTable(Construct):
         :param rejected_records_bucket: where rejected magnetic-store records are written (under
             ``rejected/``). Default: None — a new secure bucket (SSE-S3, SSL-only, versioned, access
             logged, retained); none at all when ``enable_magnetic_store_writes`` is False.
-        :raises ValueError: for retentions out of range or not whole, or an invalid name.
+        :raises ValueError: naming this construct's path and every problem at once, retentions out of range
+            or not whole, or an invalid name.
         """
-        super().__init__(scope, construct_id)
+        problems = Problems(scope, construct_id)
         memory = memory_retention or Duration.hours(24)
         magnetic = magnetic_retention or Duration.days(365)
         memory_hours = memory.to_seconds() / 3600
         magnetic_days = magnetic.to_seconds() / 86400
-        if not MEMORY_HOURS[0] <= memory_hours <= MEMORY_HOURS[1] or memory_hours != int(memory_hours):
-            raise ValueError(f"memory_retention {memory_hours:g} hours must be whole hours in 1-8766")
-        if not MAGNETIC_DAYS[0] <= magnetic_days <= MAGNETIC_DAYS[1] or magnetic_days != int(magnetic_days):
-            raise ValueError(f"magnetic_retention {magnetic_days:g} days must be whole days in 1-73000")
+        problems.check(
+            MEMORY_HOURS[0] <= memory_hours <= MEMORY_HOURS[1] and memory_hours == int(memory_hours),
+            f"memory_retention {memory_hours:g} hours must be whole hours in 1-8766",
+        )
+        problems.check(
+            MAGNETIC_DAYS[0] <= magnetic_days <= MAGNETIC_DAYS[1] and magnetic_days == int(magnetic_days),
+            f"magnetic_retention {magnetic_days:g} days must be whole days in 1-73000",
+        )
         for label, name in (("database_name", database_name), ("table_name", table_name)):
-            if name is not None and not is_unresolved(name) and not _NAME.fullmatch(name):
-                raise ValueError(f"{label} {name!r} must be 3-256 characters of [a-zA-Z0-9_.-]")
+            problems.check(
+                name is None or is_unresolved(name) or bool(_NAME.fullmatch(name)),
+                f"{label} {name!r} must be 3-256 characters of [a-zA-Z0-9_.-]",
+            )
+        problems.raise_if_any()
+        super().__init__(scope, construct_id)
         self.encryption_key = encryption_key
         self.database = timestream.CfnDatabase(
             self,
@@ -152,33 +164,73 @@ class TimestreamTable(Construct):
         """The table's ARN."""
         return self.table.attr_arn
 
-    def _endpoints(self, grantee: iam.IGrantable) -> None:
-        iam.Grant.add_to_principal(grantee=grantee, actions=["timestream:DescribeEndpoints"], resource_arns=["*"])
-        acknowledge(
-            grantee,
-            "AwsSolutions-IAM5[Resource::*]",
-            "timestream:DescribeEndpoints has no resource-level permissions; clients need it to find "
-            "the endpoint they then write to or query",
+    def _endpoints(self, grantee: iam.IGrantable, acknowledge_nag_findings: bool) -> None:
+        iam.Grant.add_to_principal(
+            grantee=grantee, actions=list(_perms.TIMESTREAM_ENDPOINT_ACTIONS), resource_arns=["*"]
         )
+        if acknowledge_nag_findings:
+            acknowledge(
+                grantee,
+                "AwsSolutions-IAM5[Resource::*]",
+                "timestream:DescribeEndpoints has no resource-level permissions; clients need it to find "
+                "the endpoint they then write to or query",
+            )
+
+    def grant_write_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
+        """WriteRecords and DescribeTable on this table (and the DescribeEndpoints lookup).
+
+        :param grantee: who writes.
+        :param acknowledge_nag_findings: acknowledge the cdk-nag finding of DescribeEndpoints
+            (``AwsSolutions-IAM5[Resource::*]``) on ``grantee``'s policy.
+            Default: False — the finding stays for you to review.
+        """
+        self._endpoints(grantee, acknowledge_nag_findings)
+        if self.encryption_key is not None:
+            self.encryption_key.grant(grantee, *_perms.KMS_ENCRYPT_DECRYPT_ACTIONS)
+        return iam.Grant.add_to_principal(
+            grantee=grantee, actions=list(_perms.TIMESTREAM_WRITE_ACTIONS), resource_arns=[self.table_arn]
+        )
+
+    def grant_read_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
+        """Select and DescribeTable on this table (and the DescribeEndpoints lookup).
+
+        :param grantee: who queries.
+        :param acknowledge_nag_findings: acknowledge the cdk-nag finding of DescribeEndpoints
+            (``AwsSolutions-IAM5[Resource::*]``) on ``grantee``'s policy. Default: False.
+        """
+        self._endpoints(grantee, acknowledge_nag_findings)
+        if self.encryption_key is not None:
+            self.encryption_key.grant(grantee, *_perms.KMS_DECRYPT_ACTIONS)
+        return iam.Grant.add_to_principal(
+            grantee=grantee, actions=list(_perms.TIMESTREAM_QUERY_ACTIONS), resource_arns=[self.table_arn]
+        )
+
+    def grant_read_write_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
+        """Both of the above; returns the write grant.
+
+        :param grantee: who writes and queries.
+        :param acknowledge_nag_findings: acknowledge the cdk-nag finding of DescribeEndpoints
+            (``AwsSolutions-IAM5[Resource::*]``) on ``grantee``'s policy. Default: False.
+        """
+        self.grant_read_data(grantee, acknowledge_nag_findings=acknowledge_nag_findings)
+        return self.grant_write_data(grantee, acknowledge_nag_findings=acknowledge_nag_findings)
 
     def grant_write(self, grantee: iam.IGrantable) -> iam.Grant:
-        """WriteRecords (and the DescribeEndpoints lookup) on this table."""
-        self._endpoints(grantee)
-        if self.encryption_key is not None:
-            self.encryption_key.grant_encrypt_decrypt(grantee)
-        return iam.Grant.add_to_principal(
-            grantee=grantee,
-            actions=["timestream:WriteRecords", "timestream:DescribeTable"],
-            resource_arns=[self.table_arn],
+        """Deprecated alias of :meth:`grant_write_data` (removed in 0.3.0).
+
+        :param grantee: who writes.
+        """
+        warnings.warn(
+            "TimestreamTable.grant_write is deprecated; use grant_write_data", DeprecationWarning, stacklevel=2
         )
+        return self.grant_write_data(grantee)
 
     def grant_query(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Select on this table (and DescribeEndpoints)."""
-        self._endpoints(grantee)
-        if self.encryption_key is not None:
-            self.encryption_key.grant_decrypt(grantee)
-        return iam.Grant.add_to_principal(
-            grantee=grantee,
-            actions=["timestream:Select", "timestream:DescribeTable"],
-            resource_arns=[self.table_arn],
+        """Deprecated alias of :meth:`grant_read_data` (removed in 0.3.0).
+
+        :param grantee: who queries.
+        """
+        warnings.warn(
+            "TimestreamTable.grant_query is deprecated; use grant_read_data", DeprecationWarning, stacklevel=2
         )
+        return self.grant_read_data(grantee)

@@ -21,7 +21,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from enum import StrEnum
+from typing import Any, Literal
 
 from botocore.exceptions import ClientError
 
@@ -34,8 +35,31 @@ ENV_PARTITION_KEY = "SHARDED_PARTITION_KEY"
 ENV_SORT_KEY = "SHARDED_SORT_KEY"
 ENV_STRATEGY = "SHARDING_STRATEGY"
 
-STRATEGIES = ("random", "computed")
-GROWTH_POLICIES = ("increment", "double")
+
+
+class ShardStrategy(StrEnum):
+    """How a writer picks the shard of a hot key."""
+
+    #: Uniformly at random: the even spread; reads query every shard.
+    RANDOM = "random"
+    #: ``md5(key + sort key) % N + 1``: a point read touches one shard.
+    COMPUTED = "computed"
+
+
+class ShardGrowth(StrEnum):
+    """How a throttled key's shard count grows."""
+
+    #: Add one shard per growth, as the original pattern does.
+    INCREMENT = "increment"
+    #: Double the count (up to ``max_shards``): few growths to reach a burst's need (see bench/README.md).
+    DOUBLE = "double"
+
+
+STRATEGIES = tuple(s.value for s in ShardStrategy)
+GROWTH_POLICIES = tuple(g.value for g in ShardGrowth)
+#: The strategy and growth names as plain strings (what ``SHARDING_STRATEGY`` holds).
+StrategyName = Literal["random", "computed"]
+GrowthName = Literal["increment", "double"]
 logger = logging.getLogger(__name__)
 _SORT_CONDITIONS = {
     "eq": "#sk = :a",
@@ -118,10 +142,10 @@ class ShardedTable:
         *,
         partition_key: str,
         sort_key: str,
-        strategy: str = "random",
+        strategy: ShardStrategy | StrategyName = ShardStrategy.RANDOM,
         cooldown_seconds: float = 10,
         max_shards: int = 64,
-        growth: str = "double",
+        growth: ShardGrowth | GrowthName = ShardGrowth.DOUBLE,
         separator: str = "_",
         cache_ttl_seconds: float = 5,
         max_backoff_seconds: float = 2.0,
@@ -142,14 +166,15 @@ class ShardedTable:
         :param metadata_table_name: the metadata table's name (see ``ShardMetadataTable``).
         :param partition_key: the main table's partition key attribute (a String).
         :param sort_key: the main table's sort key attribute.
-        :param strategy: ``"random"`` (uniform) or ``"computed"`` (``md5(key + sort key) % N + 1``, so a
-            point read touches one shard). Default: ``"random"``.
+        :param strategy: ``ShardStrategy.RANDOM`` (uniform) or ``ShardStrategy.COMPUTED`` (``md5(key + sort
+            key) % N + 1``, so a point read touches one shard); their values ``"random"``/``"computed"`` work
+            too. Default: ``ShardStrategy.RANDOM``.
         :param cooldown_seconds: the least time between two growths of one key.
             Default: 10.
         :param max_shards: the most shards a key may grow to.
             Default: 64.
-        :param growth: ``"double"`` doubles the count, ``"increment"`` adds one.
-            Default: ``"double"`` (see bench/README.md for the comparison).
+        :param growth: ``ShardGrowth.DOUBLE`` doubles the count, ``ShardGrowth.INCREMENT`` adds one (or
+            their values). Default: ``ShardGrowth.DOUBLE`` (see bench/README.md for the comparison).
         :param separator: what joins a key and its shard number; a value that ends with it and digits is
             refused. Default: ``"_"`` — shards are ``{key}_{n}``.
         :param cache_ttl_seconds: how long a key's metadata is cached for writes.
@@ -206,10 +231,10 @@ class ShardedTable:
         self.metadata_table_name = metadata_table_name
         self.partition_key = partition_key
         self.sort_key = sort_key
-        self.strategy = strategy
+        self.strategy = ShardStrategy(strategy)
         self.cooldown_seconds = cooldown_seconds
         self.max_shards = max_shards
-        self.growth = growth
+        self.growth = ShardGrowth(growth)
         self.separator = separator
         self.cache_ttl_seconds = cache_ttl_seconds
         self.max_backoff_seconds = max_backoff_seconds

@@ -20,7 +20,7 @@ def default_table():
     stack = Stack(app, "Test")
     log = DeviceLogTable(stack, "DeviceLog", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
     function = runtime_function(stack, "Api", handler="app.handler", description="api", environment={})
-    log.bind(function)
+    log.bind(function, read=True)
     return stack, log, Template.from_stack(stack)
 
 
@@ -147,12 +147,59 @@ def test_existing_table_rejects_props_it_cannot_apply():
         DeviceLogTable(stack, "Log", existing_table=existing, stream=dynamodb.StreamViewType.NEW_IMAGE)
 
 
-def test_passes_cdk_nag():
+def test_passes_cdk_nag_when_the_user_acknowledges_the_grant_findings():
     app = new_app()
     stack = Stack(app, "Test")
     log = DeviceLogTable(stack, "Log", removal_policy=RemovalPolicy.RETAIN)
-    log.bind(runtime_function(stack, "Api", handler="app.handler", description="api", environment={}))
+    log.bind(
+        runtime_function(stack, "Api", handler="app.handler", description="api", environment={}),
+        read=True,
+        acknowledge_nag_findings=True,
+    )
     assert unacknowledged_findings(app) == []
+
+
+def test_bind_leaves_the_users_role_unacknowledged_by_default():
+    app = new_app()
+    stack = Stack(app, "Test")
+    log = DeviceLogTable(stack, "Log", removal_policy=RemovalPolicy.RETAIN)
+    log.bind(runtime_function(stack, "Api", handler="app.handler", description="api", environment={}), read=True)
+    findings = unacknowledged_findings(app)
+    assert any(f.startswith("AwsSolutions-IAM5[Resource::") and "Test/ApiRole/" in f for f in findings), findings
+
+
+def test_bind_writes_only_by_default_and_returns_the_grant():
+    stack = Stack(new_app(), "Test")
+    log = DeviceLogTable(stack, "Log")
+    grant = log.bind(runtime_function(stack, "Api", handler="app.handler", description="api", environment={}))
+    assert isinstance(grant, iam.Grant)
+    actions = [
+        a
+        for p in Template.from_stack(stack).find_resources("AWS::IAM::Policy").values()
+        for st in p["Properties"]["PolicyDocument"]["Statement"]
+        for a in ([st["Action"]] if isinstance(st["Action"], str) else st["Action"])
+    ]
+    assert "dynamodb:PutItem" in actions and "dynamodb:Query" not in actions
+
+
+def test_bind_that_grants_nothing_names_the_construct():
+    stack = Stack(new_app(), "Test")
+    log = DeviceLogTable(stack, "Log")
+    function = runtime_function(stack, "Api", handler="app.handler", description="api", environment={})
+    with pytest.raises(ValueError, match=r"^Test/Log\.bind\(Test/Api\): read=False and write=False"):
+        log.bind(function, read=False, write=False)
+
+
+def test_every_bad_prop_is_reported_in_one_error_with_the_construct_path():
+    stack = Stack(new_app(), "Test")
+    with pytest.raises(ValueError) as raised:
+        DeviceLogTable(
+            stack, "Log", read_capacity=5, write_capacity=5, gsi1_projection=dynamodb.ProjectionType.INCLUDE,
+        )
+    message = str(raised.value)
+    assert message.startswith("Test/Log: 3 problems:")
+    for problem in ("read_capacity 5 needs", "write_capacity 5 needs", "gsi1_projection INCLUDE needs"):
+        assert problem in message
 
 
 def test_on_demand_caps_warm_throughput_and_table_class():

@@ -313,9 +313,40 @@ def test_the_construct_passes_cdk_nag_with_reasoned_acknowledgements_only():
         current_tier=CapacityTier.provisioned(300, 1000, AutoScaling()),
     )
     reader = iam.Role(stack, "Reader", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
-    tables.grant_read_write_data(reader)
-    tables.grant_stream_read(reader)
+    tables.grant_read_write_data(reader, acknowledge_nag_findings=True)
+    tables.grant_stream_read(reader, acknowledge_nag_findings=True)
     assert unacknowledged_findings(app) == []
+
+
+def test_grants_leave_the_users_role_unacknowledged_by_default():
+    app = new_app()
+    stack = Stack(app, "Test")
+    tables = RotatingTimeSeriesTables(stack, "Telemetry", table_prefix="telemetry", retain_periods=7)
+    reader = iam.Role(stack, "Reader", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+    tables.grant_read_data(reader)
+    findings = unacknowledged_findings(app)
+    assert findings and all("Test/Reader/" in f for f in findings), findings
+
+
+def test_every_bad_prop_is_reported_in_one_error_with_the_construct_path():
+    stack = Stack(new_app(), "Test")
+    with pytest.raises(ValueError) as raised:
+        RotatingTimeSeriesTables(
+            stack, "Telemetry", table_prefix="bad prefix!", retain_periods=1, reconcile_every=Duration.minutes(1)
+        )
+    message = str(raised.value)
+    assert message.startswith("Test/Telemetry: 3 problems:")
+    for problem in ("table_prefix 'bad prefix!'", "reconcile_every", "retain_periods"):
+        assert problem in message
+
+
+def test_bind_returns_the_grant_and_refuses_to_grant_nothing():
+    stack = Stack(new_app(), "Test")
+    tables = RotatingTimeSeriesTables(stack, "Telemetry", table_prefix="telemetry", retain_periods=7)
+    writer = runtime_function(stack, "Writer", handler="app.handler", description="w", environment={})
+    assert isinstance(tables.bind(writer), iam.Grant)
+    with pytest.raises(ValueError, match=r"^Test/Telemetry\.bind\(Test/Writer\): read=False and write=False"):
+        tables.bind(writer, read=False, write=False)
 
 
 def test_schedule_targets_retry_and_dead_letter_to_an_encrypted_queue_with_an_alarm():

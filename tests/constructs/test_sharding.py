@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 from aws_cdk import Stack
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Match, Template
 
 from cdk_ts import DeviceLogTable, ShardMetadataTable
 from cdk_ts._defaults import runtime_function
-from cdk_ts_runtime.sharding import ENV_METADATA_TABLE, ENV_PARTITION_KEY, ENV_SORT_KEY, ENV_TABLE
+from cdk_ts_runtime.sharding import ENV_METADATA_TABLE, ENV_PARTITION_KEY, ENV_SORT_KEY, ENV_TABLE, ShardStrategy
 from tests.support.nag import new_app, unacknowledged_findings
 
 STRING, NUMBER = dynamodb.AttributeType.STRING, dynamodb.AttributeType.NUMBER
@@ -91,6 +92,15 @@ def test_key_comes_from_a_device_log_table_too():
     assert (shards.partition_key.name, shards.sort_key_name) == ("DeviceID", "State#Date")
 
 
+def test_sharding_a_device_log_table_passes_cdk_nag_with_the_users_opt_in():
+    app = new_app()
+    stack = Stack(app, "Test")
+    shards = ShardMetadataTable(stack, "Shards", main_table=DeviceLogTable(stack, "Log"))
+    writer = runtime_function(stack, "Writer", handler="app.handler", description="w", environment={})
+    shards.bind(writer, read=True, acknowledge_nag_findings=True)
+    assert unacknowledged_findings(app) == []
+
+
 def test_imported_tables_need_the_partition_key():
     stack = Stack(new_app(), "Test")
     imported = dynamodb.Table.from_table_name(stack, "Imported", "audit")
@@ -108,9 +118,50 @@ def test_imported_tables_need_the_partition_key():
 
 def test_number_partition_keys_cannot_hold_shard_suffixes():
     stack = Stack(new_app(), "Test")
-    table = dynamodb.Table(stack, "T", partition_key=dynamodb.Attribute(name="id", type=NUMBER))
+    table = dynamodb.Table(
+        stack, "T", partition_key=dynamodb.Attribute(name="id", type=NUMBER),
+        sort_key=dynamodb.Attribute(name="ts", type=NUMBER),
+    )
     with pytest.raises(ValueError, match="must be a String"):
         ShardMetadataTable(stack, "Shards", main_table=table)
+
+
+def test_key_schema_is_read_from_a_table_v2():
+    stack = Stack(new_app(), "Test")
+    table = dynamodb.TableV2(
+        stack, "V2", partition_key=dynamodb.Attribute(name="device", type=STRING),
+        sort_key=dynamodb.Attribute(name="ts", type=NUMBER),
+    )
+    shards = ShardMetadataTable(stack, "Shards", main_table=table)
+    assert (shards.partition_key.name, shards.partition_key.type, shards.sort_key_name) == ("device", STRING, "ts")
+    Template.from_stack(stack).has_resource_properties("AWS::DynamoDB::Table", {
+        "KeySchema": [{"AttributeName": "device", "KeyType": "HASH"}],
+    })
+
+
+def test_a_main_table_without_sort_key_is_refused_at_construction_not_at_bind():
+    stack = Stack(new_app(), "Test")
+    table = dynamodb.Table(stack, "T", partition_key=dynamodb.Attribute(name="id", type=STRING))
+    with pytest.raises(ValueError, match="^Test/Shards: main_table Test/T has no sort key"):
+        ShardMetadataTable(stack, "Shards", main_table=table)
+
+
+def test_every_bad_prop_is_reported_in_one_error_with_the_construct_path():
+    stack = Stack(new_app(), "Test")
+    table = dynamodb.Table(stack, "T", partition_key=dynamodb.Attribute(name="id", type=NUMBER))
+    with pytest.raises(ValueError) as raised:
+        ShardMetadataTable(stack, "Shards", main_table=table, strategy="hash")
+    message = str(raised.value)
+    assert message.startswith("Test/Shards: 3 problems:")
+    for problem in ("strategy 'hash'", "'id' is NUMBER", "has no sort key"):
+        assert problem in message
+    assert stack.node.try_find_child("Shards") is None
+
+
+def test_strategy_takes_the_enum():
+    stack = Stack(new_app(), "Test")
+    shards = ShardMetadataTable(stack, "Shards", main_table=audit_table(stack), strategy=ShardStrategy.COMPUTED)
+    assert shards.strategy is ShardStrategy.COMPUTED
 
 
 def test_unknown_strategy_is_rejected():
@@ -119,12 +170,60 @@ def test_unknown_strategy_is_rejected():
         ShardMetadataTable(stack, "Shards", main_table=audit_table(stack), strategy="hash")
 
 
-def test_passes_cdk_nag():
+def test_passes_cdk_nag_when_the_user_acknowledges_the_grant_findings():
+    app = new_app()
+    stack = Stack(app, "Test")
+    shards = ShardMetadataTable(stack, "Shards", main_table=audit_table(stack))
+    shards.bind(
+        runtime_function(stack, "Writer", handler="app.handler", description="w", environment={}),
+        acknowledge_nag_findings=True,
+    )
+    assert unacknowledged_findings(app) == []
+
+
+def test_bind_leaves_the_users_role_unacknowledged_by_default():
     app = new_app()
     stack = Stack(app, "Test")
     shards = ShardMetadataTable(stack, "Shards", main_table=audit_table(stack))
     shards.bind(runtime_function(stack, "Writer", handler="app.handler", description="w", environment={}))
-    assert unacknowledged_findings(app) == []
+    findings = unacknowledged_findings(app)
+    assert any(f.startswith("AwsSolutions-IAM5") and "Test/WriterRole/" in f for f in findings), findings
+
+
+def test_bind_returns_the_grant_and_grants_reads_only_when_asked():
+    stack = Stack(new_app(), "Test")
+    main = audit_table(stack)
+    shards = ShardMetadataTable(stack, "Shards", main_table=main)
+    writer = runtime_function(stack, "Writer", handler="app.handler", description="w", environment={})
+    reader = runtime_function(stack, "Reader", handler="app.handler", description="r", environment={})
+    assert isinstance(shards.bind(writer), iam.Grant)
+    assert isinstance(shards.bind(reader, read=True, write=False), iam.Grant)
+    template = Template.from_stack(stack)
+    by_role = {
+        p["Properties"]["Roles"][0]["Ref"]: [a for s in p["Properties"]["PolicyDocument"]["Statement"]
+                                             for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])]
+        for p in template.find_resources("AWS::IAM::Policy").values()
+    }
+    writer_actions = by_role[stack.get_logical_id(writer.role.node.default_child)]
+    reader_actions = by_role[stack.get_logical_id(reader.role.node.default_child)]
+    assert "dynamodb:PutItem" in writer_actions and "cloudwatch:GetMetricStatistics" in writer_actions
+    assert "dynamodb:Query" in reader_actions and "dynamodb:PutItem" not in reader_actions
+
+
+def test_bind_that_grants_nothing_names_the_construct():
+    stack = Stack(new_app(), "Test")
+    shards = ShardMetadataTable(stack, "Shards", main_table=audit_table(stack))
+    writer = runtime_function(stack, "Writer", handler="app.handler", description="w", environment={})
+    with pytest.raises(ValueError, match=r"^Test/Shards\.bind\(Test/Writer\): read=False and write=False"):
+        shards.bind(writer, read=False, write=False)
+
+
+def test_grant_read_write_is_a_deprecated_alias():
+    stack = Stack(new_app(), "Test")
+    shards = ShardMetadataTable(stack, "Shards", main_table=audit_table(stack))
+    writer = runtime_function(stack, "Writer", handler="app.handler", description="w", environment={})
+    with pytest.warns(DeprecationWarning, match="use grant_read_write_data"):
+        assert isinstance(shards.grant_read_write(writer), iam.Grant)
 
 
 def test_metadata_table_takes_caps_warm_throughput_and_table_class():
@@ -139,6 +238,18 @@ def test_metadata_table_takes_caps_warm_throughput_and_table_class():
         "WarmThroughput": {"WriteUnitsPerSecond": 4500},
         "TableClass": "STANDARD",
     })
+
+
+def test_bad_caps_join_the_other_problems():
+    stack = Stack(new_app(), "Test")
+    with pytest.raises(ValueError) as raised:
+        ShardMetadataTable(
+            stack, "Shards", main_table=audit_table(stack), strategy="hash", max_read_request_units=0,
+            warm_write_units_per_second=-1,
+        )
+    message = str(raised.value)
+    assert message.startswith("Test/Shards: 3 problems:")
+    assert "max_read_request_units 0" in message and "warm_write_units_per_second -1" in message
 
 
 def test_metadata_table_rejects_a_bad_cap():

@@ -372,3 +372,28 @@ def test_the_archive_bucket_may_hold_failure_records_only_beside_a_prefixed_arch
 def test_the_readme_shows_the_view_text_the_construct_writes():
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     assert deduplicated_view_sql('"<database>"."<table>"') in readme
+
+
+def test_every_bad_prop_is_reported_in_one_error_with_the_construct_path():
+    stack = Stack(new_app(), "Test")
+    log = DeviceLogTable(stack, "L")  # no stream
+    with pytest.raises(ValueError) as raised:
+        StreamArchiver(stack, "Archive", source=log, batch_size=0, prefix="no-slash", glue_table_name="Bad-Name")
+    message = str(raised.value)
+    assert message.startswith("Test/Archive: 4 problems:")
+    for problem in ("batch_size 0", "prefix 'no-slash'", "glue_table_name 'Bad-Name'", "source Test/L has no stream"):
+        assert problem in message
+    assert stack.node.try_find_child("Archive") is None
+
+
+def test_a_table_v2_with_a_stream_is_a_source():
+    stack = Stack(new_app(), "Test")
+    table = dynamodb.TableV2(
+        stack, "V2", partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
+        dynamo_stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
+    )
+    archiver = StreamArchiver(stack, "Archive", source=table)
+    Template.from_stack(stack).has_resource_properties("AWS::Lambda::EventSourceMapping", {
+        "FunctionName": stack.resolve(archiver.function.function_name),
+        "EventSourceArn": stack.resolve(table.table_stream_arn),
+    })

@@ -29,8 +29,8 @@ def fleet():
     )
     writer = iam.Role(stack, "Writer", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
     reader = iam.Role(stack, "Reader", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
-    table.grant_write(writer)
-    table.grant_query(reader)
+    table.grant_write_data(writer)
+    table.grant_read_data(reader)
     return app, stack, table, key, Template.from_stack(stack)
 
 
@@ -107,5 +107,36 @@ def test_passes_cdk_nag(fleet):
     app = new_app()
     stack = Stack(app, "Test")
     table = TimestreamTable(stack, "Fleet", partition_key_dimension="vin")
-    table.grant_write(iam.Role(stack, "Writer", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com")))
+    table.grant_write_data(
+        iam.Role(stack, "Writer", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com")),
+        acknowledge_nag_findings=True,
+    )
     assert unacknowledged_findings(app) == []
+
+
+def test_grants_leave_the_users_role_unacknowledged_by_default():
+    app = new_app()
+    stack = Stack(app, "Test")
+    table = TimestreamTable(stack, "Fleet", partition_key_dimension="vin")
+    table.grant_read_data(iam.Role(stack, "Reader", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com")))
+    findings = unacknowledged_findings(app)
+    assert any(f.startswith("AwsSolutions-IAM5[Resource::*]") and "Test/Reader/" in f for f in findings), findings
+
+
+def test_every_bad_prop_is_reported_in_one_error_with_the_construct_path():
+    stack = Stack(new_app(), "Test")
+    with pytest.raises(ValueError) as raised:
+        TimestreamTable(stack, "T", memory_retention=Duration.minutes(90), database_name="x")
+    message = str(raised.value)
+    assert message.startswith("Test/T: 2 problems:")
+    assert "memory_retention 1.5 hours" in message and "database_name 'x'" in message
+
+
+def test_old_grant_names_warn_and_still_grant():
+    stack = Stack(new_app(), "Test")
+    table = TimestreamTable(stack, "Fleet")
+    role = iam.Role(stack, "Writer", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+    with pytest.warns(DeprecationWarning, match="use grant_write_data"):
+        assert isinstance(table.grant_write(role), iam.Grant)
+    with pytest.warns(DeprecationWarning, match="use grant_read_data"):
+        assert isinstance(table.grant_query(role), iam.Grant)

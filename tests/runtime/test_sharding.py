@@ -11,7 +11,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from cdk_ts_runtime.sharding import ShardedTable, throttle_scope
+from cdk_ts_runtime.sharding import ShardedTable, ShardGrowth, ShardStrategy, throttle_scope
 from tests.support.requests import RequestCounter, inject_failure
 
 
@@ -349,3 +349,14 @@ def test_throttle_scope_reads_dynamodbs_reasons():
     assert throttle_scope(throttle("TableWriteProvisionedThroughputExceeded")) == "table"
     assert throttle_scope(throttle()) == "unknown"
     assert throttle_scope(ClientError({"Error": {"Code": "ValidationException"}}, "PutItem")) is None
+
+
+def test_strategy_and_growth_take_the_enums_or_their_values():
+    by_enum = ShardedTable("t", "m", partition_key="pk", sort_key="sk",
+                           strategy=ShardStrategy.COMPUTED, growth=ShardGrowth.INCREMENT)
+    by_value = ShardedTable("t", "m", partition_key="pk", sort_key="sk", strategy="computed", growth="increment")
+    for table in (by_enum, by_value):
+        assert table.strategy is ShardStrategy.COMPUTED
+        assert table.growth is ShardGrowth.INCREMENT
+    assert ShardedTable("t", "m", partition_key="pk", sort_key="sk").growth is ShardGrowth.DOUBLE
+

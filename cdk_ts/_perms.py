@@ -1,0 +1,91 @@
+"""IAM action lists every cdk-ts grant uses, written once so the constructs cannot drift apart."""
+
+from __future__ import annotations
+
+#: Data reads on a table and its indexes (what ``ITable.grant_read_data`` grants, plus DescribeTable).
+DYNAMODB_READ_ACTIONS = (
+    "dynamodb:BatchGetItem",
+    "dynamodb:GetItem",
+    "dynamodb:Query",
+    "dynamodb:Scan",
+    "dynamodb:ConditionCheckItem",
+    "dynamodb:DescribeTable",
+)
+#: Data writes on a table; DescribeTable lets a writer check the table exists before a batch.
+DYNAMODB_WRITE_ACTIONS = (
+    "dynamodb:BatchWriteItem",
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:DescribeTable",
+)
+#: Both of the above, without duplicates.
+DYNAMODB_READ_WRITE_ACTIONS = tuple(dict.fromkeys(DYNAMODB_READ_ACTIONS + DYNAMODB_WRITE_ACTIONS))
+#: Reading a table's stream (on the ``.../stream/*`` ARN).
+DYNAMODB_STREAM_ACTIONS = ("dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator")
+#: Listing streams has no resource-level permissions (``*``).
+DYNAMODB_LIST_STREAMS_ACTIONS = ("dynamodb:ListStreams",)
+
+#: What the rotation function does to the period tables it manages.
+DYNAMODB_TABLE_ADMIN_ACTIONS = (
+    "dynamodb:CreateTable",
+    "dynamodb:UpdateTable",
+    "dynamodb:DeleteTable",
+    "dynamodb:DescribeTable",
+    "dynamodb:TagResource",
+    "dynamodb:DescribeContinuousBackups",
+    "dynamodb:UpdateContinuousBackups",
+    "dynamodb:DescribeTimeToLive",
+    "dynamodb:UpdateTimeToLive",
+    "dynamodb:ExportTableToPointInTime",
+    "dynamodb:ListTagsOfResource",
+)
+#: Following the exports of expired tables (on the ``.../export/*`` ARN).
+DYNAMODB_DESCRIBE_EXPORT_ACTIONS = ("dynamodb:DescribeExport",)
+#: Listing tables and exports has no resource-level permissions (``*``).
+DYNAMODB_LIST_ACTIONS = ("dynamodb:ListTables", "dynamodb:ListExports")
+#: Managing the stream mappings of one consumer function (conditioned on ``lambda:FunctionArn``).
+LAMBDA_EVENT_SOURCE_MAPPING_ACTIONS = (
+    "lambda:CreateEventSourceMapping",
+    "lambda:DeleteEventSourceMapping",
+    "lambda:GetEventSourceMapping",
+    "lambda:UpdateEventSourceMapping",
+)
+#: Listing mappings has no resource-level permissions (``*``).
+LAMBDA_LIST_MAPPINGS_ACTIONS = ("lambda:ListEventSourceMappings",)
+#: Creating DynamoDB auto scaling's service-linked role (conditioned on ``iam:AWSServiceName``).
+IAM_SERVICE_LINKED_ROLE_ACTIONS = ("iam:CreateServiceLinkedRole",)
+#: Auto scaling of provisioned period tables has no resource-level permissions (``*``).
+APPLICATION_AUTOSCALING_ACTIONS = (
+    "application-autoscaling:RegisterScalableTarget",
+    "application-autoscaling:DeregisterScalableTarget",
+    "application-autoscaling:DescribeScalableTargets",
+    "application-autoscaling:PutScalingPolicy",
+)
+#: What ExportTableToPointInTime needs on the export bucket's objects.
+S3_EXPORT_WRITE_ACTIONS = ("s3:PutObject", "s3:AbortMultipartUpload", "s3:PutObjectAcl")
+#: What the archiver needs on the archive's objects.
+S3_ARCHIVE_WRITE_ACTIONS = ("s3:PutObject", "s3:AbortMultipartUpload")
+
+#: What a reader of data encrypted with a customer managed key needs on the key.
+KMS_DECRYPT_ACTIONS = ("kms:Decrypt", "kms:DescribeKey")
+#: What a writer (or reader-writer) of data encrypted with a customer managed key needs on the key.
+KMS_ENCRYPT_DECRYPT_ACTIONS = (
+    "kms:Decrypt",
+    "kms:Encrypt",
+    "kms:ReEncrypt*",
+    "kms:GenerateDataKey*",
+    "kms:DescribeKey",
+)
+#: What the rotation function needs to create, resize and export tables encrypted with a customer managed key.
+KMS_TABLE_ADMIN_ACTIONS = ("kms:CreateGrant",) + KMS_ENCRYPT_DECRYPT_ACTIONS
+
+#: Timestream writes (the table) and the endpoint discovery every Timestream client performs (``*``).
+TIMESTREAM_WRITE_ACTIONS = ("timestream:WriteRecords", "timestream:DescribeTable")
+TIMESTREAM_QUERY_ACTIONS = ("timestream:Select", "timestream:DescribeTable")
+TIMESTREAM_ENDPOINT_ACTIONS = ("timestream:DescribeEndpoints",)
+
+#: Publishing the rotation's metrics (conditioned on ``cloudwatch:namespace``).
+CLOUDWATCH_PUT_METRICS_ACTIONS = ("cloudwatch:PutMetricData",)
+#: CloudWatch metric reads have no resource-level permissions (``*``).
+CLOUDWATCH_READ_METRICS_ACTIONS = ("cloudwatch:GetMetricStatistics",)

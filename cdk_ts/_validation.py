@@ -1,0 +1,69 @@
+"""Prop validation that reports every problem of one construct at once, prefixed with its construct path."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from constructs import Construct
+
+_T = TypeVar("_T")
+
+
+def construct_path(scope: Construct, construct_id: str) -> str:
+    """The path a construct ``construct_id`` under ``scope`` has (or will have once it is created)."""
+    parent = scope.node.path
+    return f"{parent}/{construct_id}" if parent else construct_id
+
+
+class Problems:
+    """Collects prop problems of one construct and raises them together as one ``ValueError``.
+
+    Usage: ``problems = Problems(scope, construct_id)``; ``problems.check(ok, "message")`` for each
+    rule; ``problems.raise_if_any()`` once every rule ran. Each message names the value and the fix.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str | None = None) -> None:
+        """Collect the problems of the construct ``construct_id`` under ``scope``.
+
+        :param scope: the construct itself, or its parent when ``construct_id`` is given.
+        :param construct_id: the ID of a construct not created yet.
+            Default: None — ``scope`` is the construct whose props are checked.
+        """
+        self.path = scope.node.path if construct_id is None else construct_path(scope, construct_id)
+        self.messages: list[str] = []
+
+    def check(self, ok: bool, message: str) -> bool:
+        """Record ``message`` unless ``ok``; returns ``ok`` so dependent checks can be skipped."""
+        if not ok:
+            self.messages.append(message)
+        return ok
+
+    def add(self, message: str) -> None:
+        """Record ``message`` unconditionally."""
+        self.messages.append(message)
+
+    def collect(self, build: Callable[[], _T]) -> _T | None:
+        """``build()``, or None with its ``ValueError`` recorded, so a validating constructor joins the list."""
+        try:
+            return build()
+        except ValueError as error:
+            self.messages.append(str(error))
+            return None
+
+    def raise_if_any(self) -> None:
+        """Raise one ``ValueError`` listing every recorded problem, prefixed with the construct path."""
+        if len(self.messages) == 1:
+            raise ValueError(f"{self.path}: {self.messages[0]}")
+        if self.messages:
+            listed = "\n".join(f"  - {m}" for m in self.messages)
+            raise ValueError(f"{self.path}: {len(self.messages)} problems:\n{listed}")
+
+
+def require_access(construct: Construct, function: Construct, *, read: bool, write: bool) -> None:
+    """Refuse a ``bind`` that would grant nothing, naming the construct and the function."""
+    if not (read or write):
+        raise ValueError(
+            f"{construct.node.path}.bind({function.node.path}): read=False and write=False grant nothing; "
+            "pass read=True, write=True or both"
+        )

@@ -1,0 +1,68 @@
+"""Public surface: every name ``cdk_ts`` exports resolves; README and sample app import public modules only."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+import cdk_ts
+
+ROOT = Path(__file__).resolve().parents[2]
+_PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
+def imported_modules(source: str) -> set[str]:
+    """Every module a piece of Python source imports from (``from X import ...`` and ``import X``)."""
+    modules = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            modules.add(node.module)
+        elif isinstance(node, ast.Import):
+            modules.update(alias.name for alias in node.names)
+    return modules
+
+
+def private_library_modules(modules: set[str]) -> list[str]:
+    """The cdk-ts modules among ``modules`` with a part starting with ``_`` (``cdk_ts._defaults``)."""
+    return sorted(
+        m for m in modules
+        if m.split(".")[0] in ("cdk_ts", "cdk_ts_runtime") and any(p.startswith("_") for p in m.split("."))
+    )
+
+
+@pytest.mark.parametrize("name", cdk_ts.__all__)
+def test_every_exported_name_resolves(name):
+    assert getattr(cdk_ts, name) is not None
+    assert name in dir(cdk_ts)
+
+
+def test_names_users_pass_to_the_constructs_are_exported():
+    for name in ("TTL_DELETIONS_ONLY", "FailureDestination", "CapacityTier", "AutoScaling", "RightSizing",
+                 "ShardStrategy", "ShardGrowth", "secure_bucket", "access_logs_bucket", "StreamConsumer"):
+        assert name in cdk_ts.__all__
+
+
+def test_an_unknown_name_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        cdk_ts.Nope  # noqa: B018
+
+
+def test_the_readme_imports_only_public_modules():
+    blocks = _PYTHON_BLOCK.findall((ROOT / "README.md").read_text())
+    assert blocks, "no python blocks found: this test would prove nothing"
+    modules = set().union(*(imported_modules(b) for b in blocks))
+    assert "cdk_ts" in modules
+    assert private_library_modules(modules) == []
+
+
+def test_the_sample_app_imports_only_public_modules():
+    modules = imported_modules((ROOT / "app.py").read_text())
+    assert "cdk_ts" in modules
+    assert private_library_modules(modules) == []
+
+
+def test_the_private_module_check_can_fail():
+    assert private_library_modules({"cdk_ts._defaults", "cdk_ts.buckets"}) == ["cdk_ts._defaults"]
