@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from aws_cdk import ArnFormat, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
@@ -40,23 +41,34 @@ class MonitoringDashboard(Construct):
             their rows should appear.
         :raises TypeError: for anything else, naming it.
         """
-        alarms: list[cloudwatch.IAlarm] = []
         for construct in constructs:
-            if isinstance(construct, RotatingTimeSeriesTables):
-                self.dashboard.add_widgets(*_rotation_widgets(construct))
-            elif isinstance(construct, StreamArchiver):
-                self.dashboard.add_widgets(*_archiver_widgets(construct))
-            else:
+            if not isinstance(construct, RotatingTimeSeriesTables | StreamArchiver):
                 path = getattr(getattr(construct, "node", None), "path", repr(construct))
                 raise TypeError(
                     f"{path} cannot be monitored here: pass RotatingTimeSeriesTables or StreamArchiver instances"
                 )
+        alarms: list[cloudwatch.IAlarm] = []
+        for construct in constructs:
+            if isinstance(construct, RotatingTimeSeriesTables):
+                self.dashboard.add_widgets(*_rotation_widgets(construct))
+            else:
+                self.dashboard.add_widgets(*_archiver_widgets(construct))
             alarms.extend(construct.alarms.values())
         if alarms:
             self._alarms.extend(alarms)
-            self.dashboard.add_widgets(
-                cloudwatch.AlarmStatusWidget(title="Alarms", alarms=alarms, width=24, height=2 + len(alarms) // 4)
-            )
+            self.dashboard.add_widgets(cloudwatch.AlarmStatusWidget(
+                title="Alarms", alarms=[self._by_name(alarm) for alarm in alarms], width=24,
+                height=2 + len(alarms) // 4,
+            ))
+
+    def _by_name(self, alarm: cloudwatch.IAlarm) -> cloudwatch.IAlarm:
+        # The ARN built from the alarm's name (its Ref) is the ARN Fn::GetAtt would give; emulators that
+        # do not model alarms (moto) resolve a Ref of a skipped resource but fail on its Fn::GetAtt.
+        arn = Stack.of(self).format_arn(
+            service="cloudwatch", resource="alarm", resource_name=alarm.alarm_name,
+            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+        )
+        return cloudwatch.Alarm.from_alarm_arn(self, f"Shown{len(self.node.children)}", arn)
 
     @property
     def alarms(self) -> list[cloudwatch.IAlarm]:
