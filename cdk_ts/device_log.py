@@ -6,20 +6,19 @@ from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
-from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from cdk_ts._binding import Bindable
 from cdk_ts._capacity import table_capacity_options
 from cdk_ts._defaults import table_protection
 from cdk_ts._nag import acknowledge_wildcard_resources
-from cdk_ts._validation import Problems, require_access
-from cdk_ts.runtime_layer import RuntimeLayer
+from cdk_ts._validation import Problems
 from cdk_ts_runtime.device_log import ENV_TABLE_NAME, GSI_BY_OPERATOR, GSI_BY_SUPERVISOR
 
 _STRING = dynamodb.AttributeType.STRING
 
 
-class DeviceLogTable(Construct):
+class DeviceLogTable(Bindable, Construct):
     """Device status log: ``DeviceID`` + ``State#Date``, GSI1 by ``Operator``/``Date``, sparse GSI2 by ``EscalatedTo``.
 
     Both GSIs are created with the table (CloudFormation cannot add two GSIs in one update). Pass
@@ -222,40 +221,10 @@ class DeviceLogTable(Construct):
             raise ValueError(f"{self.node.path} has no stream: pass stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES")
         return self.table.grant_stream_read(grantee)
 
-    def bind(
-        self,
-        function: lambda_.Function,
-        *,
-        read: bool = False,
-        write: bool = True,
-        add_runtime_layer: bool = True,
-        acknowledge_nag_findings: bool = False,
-    ) -> iam.Grant:
-        """Prepare ``function`` to use ``DeviceLogRepository.from_env(os.environ)``; returns the data grant.
-
-        Sets ``DEVICE_LOG_TABLE_NAME``, grants data access and adds the stack's :class:`RuntimeLayer`
-        (so the function can import ``cdk_ts_runtime``).
-
-        :param function: the function that writes (and reads) the log.
-        :param read: grant the seven reads (table and both GSIs).
-            Default: False — a writer gets no read access.
-        :param write: grant writes (create and escalate entries).
-            Default: True.
-        :param add_runtime_layer: add the stack's ``RuntimeLayer`` to ``function``.
-            Default: True; pass False when the function ships ``cdk_ts_runtime`` in its own code.
-        :param acknowledge_nag_findings: acknowledge the grant's cdk-nag finding (``<table>/index/*``) on
-            ``function``'s role (listed in the README). Default: False.
-        :raises ValueError: when both ``read`` and ``write`` are False.
-        """
-        require_access(self, function, read=read, write=write)
-        function.add_environment(ENV_TABLE_NAME, self.table.table_name)
-        if add_runtime_layer:
-            RuntimeLayer.of(self).add_to(function)
-        if read and write:
-            return self.grant_read_write_data(function, acknowledge_nag_findings=acknowledge_nag_findings)
-        if write:
-            return self.grant_write_data(function, acknowledge_nag_findings=acknowledge_nag_findings)
-        return self.grant_read_data(function, acknowledge_nag_findings=acknowledge_nag_findings)
+    @property
+    def binding_environment(self) -> dict[str, str]:
+        """``DEVICE_LOG_TABLE_NAME``, which ``DeviceLogRepository.from_env`` reads."""
+        return {ENV_TABLE_NAME: self.table.table_name}
 
     def _acknowledged(self, grantee: iam.IGrantable, grant: iam.Grant, acknowledge_nag_findings: bool) -> iam.Grant:
         if acknowledge_nag_findings:

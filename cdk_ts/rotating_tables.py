@@ -21,10 +21,10 @@ from constructs import Construct
 
 from cdk_ts import _perms, _schedules
 from cdk_ts._alarms import AlarmActions
+from cdk_ts._binding import Bindable
 from cdk_ts._defaults import dead_letter_queue, runtime_function, table_arn_pattern
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
-from cdk_ts._validation import Problems, require_access
-from cdk_ts.runtime_layer import RuntimeLayer
+from cdk_ts._validation import Problems
 from cdk_ts_runtime.periods import RotationPeriod, globs_overlap, table_name_glob
 from cdk_ts_runtime.rotation_config import (
     DEFAULT_CURRENT,
@@ -48,7 +48,7 @@ _KEY_TYPES = {
 }
 
 
-class RotatingTimeSeriesTables(AlarmActions, Construct):
+class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
     """One DynamoDB table per period (``{table_prefix}_{label}``), rotated by a scheduled Lambda function.
 
     Before each boundary the function creates the next period's table at the current tier's
@@ -338,43 +338,14 @@ class RotatingTimeSeriesTables(AlarmActions, Construct):
             self.encryption_key.grant(grantee, *_perms.KMS_DECRYPT_ACTIONS)
         return grant
 
-    def bind(
-        self,
-        function: lambda_.Function,
-        *,
-        read: bool = False,
-        write: bool = True,
-        add_runtime_layer: bool = True,
-        acknowledge_nag_findings: bool = False,
-    ) -> iam.Grant:
-        """Prepare ``function`` to use ``PeriodRouter.from_env(os.environ)`` on these period tables; returns the grant.
+    @property
+    def binding_environment(self) -> dict[str, str]:
+        """The table layout ``PeriodRouter.from_env`` reads.
 
-        Sets the table layout variables (``CDK_TS_TABLE_PREFIX``, ``CDK_TS_PERIOD``,
-        ``CDK_TS_PARTITION_KEY``, ``CDK_TS_PARTITION_KEY_TYPE``, ``CDK_TS_SORT_KEY``,
-        ``CDK_TS_SORT_KEY_TYPE``, ``CDK_TS_TIME_UNIT``), grants data access on every period table and
-        adds the stack's :class:`RuntimeLayer` (so the function can import ``cdk_ts_runtime``).
-
-        :param function: the writer or reader.
-        :param read: grant reads (GetItem, Query, ...).
-            Default: False — a writer gets no read access.
-        :param write: grant writes (PutItem, BatchWriteItem, ..., and DescribeTable).
-            Default: True.
-        :param add_runtime_layer: add the stack's ``RuntimeLayer`` to ``function``.
-            Default: True; pass False when the function ships ``cdk_ts_runtime`` in its own code.
-        :param acknowledge_nag_findings: acknowledge the grant's cdk-nag findings (the period-table
-            patterns) on ``function``'s role (listed in the README). Default: False.
-        :raises ValueError: when both ``read`` and ``write`` are False.
+        ``CDK_TS_TABLE_PREFIX``, ``CDK_TS_PERIOD``, ``CDK_TS_PARTITION_KEY``, ``CDK_TS_PARTITION_KEY_TYPE``,
+        ``CDK_TS_SORT_KEY``, ``CDK_TS_SORT_KEY_TYPE`` and ``CDK_TS_TIME_UNIT``.
         """
-        require_access(self, function, read=read, write=write)
-        for name, value in self.layout.to_env().items():
-            function.add_environment(name, value)
-        if add_runtime_layer:
-            RuntimeLayer.of(self).add_to(function)
-        if read and write:
-            return self.grant_read_write_data(function, acknowledge_nag_findings=acknowledge_nag_findings)
-        if write:
-            return self.grant_write_data(function, acknowledge_nag_findings=acknowledge_nag_findings)
-        return self.grant_read_data(function, acknowledge_nag_findings=acknowledge_nag_findings)
+        return self.layout.to_env()
 
     def add_stream_consumer(self, consumer: lambda_.IFunction, mapping: StreamConsumer) -> None:
         """Have every new period table's stream feed ``consumer`` (the rotation function maps it on creation).

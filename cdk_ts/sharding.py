@@ -8,16 +8,15 @@ from aws_cdk import RemovalPolicy, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
-from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
 from cdk_ts import _perms
+from cdk_ts._binding import Bindable
 from cdk_ts._capacity import table_capacity_options
 from cdk_ts._defaults import table_protection
 from cdk_ts._nag import acknowledge
-from cdk_ts._validation import Problems, require_access
+from cdk_ts._validation import Problems
 from cdk_ts.protocols import HasTable
-from cdk_ts.runtime_layer import RuntimeLayer
 from cdk_ts_runtime.sharding import (
     ENV_METADATA_TABLE,
     ENV_PARTITION_KEY,
@@ -36,7 +35,7 @@ _ATTRIBUTE_TYPES = {
 }
 
 
-class ShardMetadataTable(Construct):
+class ShardMetadataTable(Bindable, Construct):
     """Metadata table for dynamic write sharding of ``main_table``; its key matches the main table's partition key.
 
     ``main_table`` is any ``ITable``/``ITableV2`` or a construct exposing ``.table``. The key schema
@@ -201,48 +200,20 @@ class ShardMetadataTable(Construct):
         )
         return self.grant_read_write_data(grantee)
 
-    def bind(
-        self,
-        function: lambda_.Function,
-        *,
-        read: bool = False,
-        write: bool = True,
-        add_runtime_layer: bool = True,
-        acknowledge_nag_findings: bool = False,
-    ) -> iam.Grant:
-        """Prepare ``function`` to use ``ShardedTable.from_env(os.environ)``; returns the data grant.
+    @property
+    def binding_environment(self) -> dict[str, str]:
+        """What ``ShardedTable.from_env`` reads.
 
-        Sets ``SHARDED_TABLE_NAME``, ``SHARD_METADATA_TABLE_NAME``, ``SHARDED_PARTITION_KEY``,
-        ``SHARDED_SORT_KEY`` and ``SHARDING_STRATEGY``, grants data access (see the grant methods)
-        and adds the stack's :class:`RuntimeLayer`.
-
-        :param function: the writer or reader of the sharded table.
-        :param read: grant reads on both tables (``ShardedTable`` queries).
-            Default: False — a writer gets no read access to the main table.
-        :param write: grant writes on the main table, read/write on the metadata table and the CloudWatch
-            read of the throttle fallback. Default: True.
-        :param add_runtime_layer: add the stack's ``RuntimeLayer`` to ``function``.
-            Default: True; pass False when the function ships ``cdk_ts_runtime`` in its own code.
-        :param acknowledge_nag_findings: acknowledge the grant's cdk-nag findings on ``function``'s role
-            (listed in the README). Default: False.
-        :raises ValueError: when both ``read`` and ``write`` are False.
+        ``SHARDED_TABLE_NAME``, ``SHARD_METADATA_TABLE_NAME``, ``SHARDED_PARTITION_KEY``,
+        ``SHARDED_SORT_KEY`` and ``SHARDING_STRATEGY``.
         """
-        require_access(self, function, read=read, write=write)
-        if add_runtime_layer:
-            RuntimeLayer.of(self).add_to(function)
-        for name, value in (
-            (ENV_TABLE, self.main_table.table_name),
-            (ENV_METADATA_TABLE, self.table.table_name),
-            (ENV_PARTITION_KEY, self.partition_key.name),
-            (ENV_SORT_KEY, self.sort_key_name),
-            (ENV_STRATEGY, self.strategy.value),
-        ):
-            function.add_environment(name, value)
-        if read and write:
-            return self.grant_read_write_data(function, acknowledge_nag_findings=acknowledge_nag_findings)
-        if write:
-            return self.grant_write_data(function, acknowledge_nag_findings=acknowledge_nag_findings)
-        return self.grant_read_data(function, acknowledge_nag_findings=acknowledge_nag_findings)
+        return {
+            ENV_TABLE: self.main_table.table_name,
+            ENV_METADATA_TABLE: self.table.table_name,
+            ENV_PARTITION_KEY: self.partition_key.name,
+            ENV_SORT_KEY: self.sort_key_name,
+            ENV_STRATEGY: self.strategy.value,
+        }
 
     def _grant_main(self, method: str, grantee: iam.IGrantable, acknowledge_nag_findings: bool) -> iam.Grant:
         # a construct such as DeviceLogTable grants its own way (its GSIs' acknowledgement included)
