@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from aws_cdk import Acknowledgment, Stack, Validations
+from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 
@@ -54,3 +55,10 @@ def acknowledge(target: object, rule_id: str, reason: str) -> None:
     if construct is not None:
         Validations.of(construct).acknowledge(Acknowledgment(id=rule_id, reason=reason))
 
+
+
+def grant_unscoped(grantee: object, actions: Iterable[str], *, acknowledge_finding: bool, reason: str) -> None:
+    """Grant ``actions`` on ``*`` (they have no resource-level permissions); acknowledge IAM5 only when asked."""
+    iam.Grant.add_to_principal(grantee=grantee, actions=list(actions), resource_arns=["*"])
+    if acknowledge_finding:
+        acknowledge(grantee, "AwsSolutions-IAM5[Resource::*]", reason)

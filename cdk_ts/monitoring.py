@@ -79,19 +79,14 @@ class MonitoringDashboard(Construct):
 def _rotation_widgets(tables: RotatingTimeSeriesTables) -> list[cloudwatch.IWidget]:
     prefix = tables.table_prefix
     return [
-        cloudwatch.GraphWidget(
-            title=f"Throttled requests, {prefix}_* period tables", left=[tables.metric_throttled_requests()], width=12
-        ),
-        cloudwatch.GraphWidget(
-            title=f"Rotation of {prefix}_* ({tables.period.value})",
-            left=[
-                tables.metric_rotation_errors(label="rotation errors"),
-                tables.metric_next_table_missing(label="next table missing"),
-                tables.metric_schedule_dead_letters(label="undelivered runs"),
-                tables.metric_future_tables(label="future tables"),
-                tables.metric_failed_tables(label="failed tables"),
-            ],
-            width=12,
+        _graph(f"Throttled requests, {prefix}_* period tables", tables.metric_throttled_requests()),
+        _graph(
+            f"Rotation of {prefix}_* ({tables.period.value})",
+            tables.metric_rotation_errors(label="rotation errors"),
+            tables.metric_next_table_missing(label="next table missing"),
+            tables.metric_schedule_dead_letters(label="undelivered runs"),
+            tables.metric_future_tables(label="future tables"),
+            tables.metric_failed_tables(label="failed tables"),
         ),
     ]
 
@@ -99,16 +94,16 @@ def _rotation_widgets(tables: RotatingTimeSeriesTables) -> list[cloudwatch.IWidg
 def _archiver_widgets(archiver: StreamArchiver) -> list[cloudwatch.IWidget]:
     name = archiver.node.id
     return [
-        cloudwatch.GraphWidget(
-            title=f"{name}: iterator age (ms)", left=[archiver.metric_iterator_age(label="iterator age")], width=12
-        ),
-        cloudwatch.GraphWidget(
-            title=f"{name}: failed batches (replay them), delivery failures, errors",
-            left=[
-                archiver.metric_failed_batches(label="failed batches"),
-                archiver.metric_failure_delivery_failures(label="delivery failures"),
-                archiver.metric_errors(label="errors"),
-            ],
-            width=12,
+        _graph(f"{name}: iterator age (ms)", archiver.metric_iterator_age(label="iterator age")),
+        _graph(
+            f"{name}: failed batches (replay them), delivery failures, errors",
+            archiver.metric_failed_batches(label="failed batches"),
+            archiver.metric_failure_delivery_failures(label="delivery failures"),
+            archiver.metric_errors(label="errors"),
         ),
     ]
+
+
+def _graph(title: str, *metrics: cloudwatch.IMetric) -> cloudwatch.GraphWidget:
+    """A half-width graph (two per dashboard row)."""
+    return cloudwatch.GraphWidget(title=title, left=list(metrics), width=12)

@@ -14,7 +14,7 @@ from cdk_ts import _perms
 from cdk_ts._binding import Bindable
 from cdk_ts._capacity import table_capacity_options
 from cdk_ts._defaults import table_protection
-from cdk_ts._nag import acknowledge
+from cdk_ts._nag import grant_unscoped
 from cdk_ts._validation import Problems
 from cdk_ts.protocols import HasTable
 from cdk_ts_runtime.sharding import (
@@ -222,16 +222,11 @@ class ShardMetadataTable(Bindable, Construct):
         return getattr(self.main_table, method)(grantee)
 
     def _grant_metrics(self, grantee: iam.IGrantable, acknowledge_nag_findings: bool) -> None:
-        iam.Grant.add_to_principal(
-            grantee=grantee, actions=list(_perms.CLOUDWATCH_READ_METRICS_ACTIONS), resource_arns=["*"]
+        grant_unscoped(
+            grantee, _perms.CLOUDWATCH_READ_METRICS_ACTIONS, acknowledge_finding=acknowledge_nag_findings,
+            reason="cloudwatch:GetMetricStatistics has no resource-level permissions; it reads the main table's "
+            "consumed and provisioned WCU when a throttle carries no reasons",
         )
-        if acknowledge_nag_findings:
-            acknowledge(
-                grantee,
-                "AwsSolutions-IAM5[Resource::*]",
-                "cloudwatch:GetMetricStatistics has no resource-level permissions; it reads the main table's "
-                "consumed and provisioned WCU when a throttle carries no reasons",
-            )
 
 
 def _schema_keys(table: object) -> tuple[dynamodb.Attribute | None, str | None]:

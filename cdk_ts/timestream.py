@@ -18,7 +18,7 @@ from constructs import Construct
 
 from cdk_ts import _perms
 from cdk_ts._defaults import access_logs_bucket, is_unresolved, secure_bucket
-from cdk_ts._nag import acknowledge
+from cdk_ts._nag import acknowledge, grant_unscoped
 from cdk_ts._validation import Problems
 
 MEMORY_HOURS = (1, 8766)
@@ -164,17 +164,17 @@ class TimestreamTable(Construct):
         """The table's ARN."""
         return self.table.attr_arn
 
-    def _endpoints(self, grantee: iam.IGrantable, acknowledge_nag_findings: bool) -> None:
-        iam.Grant.add_to_principal(
-            grantee=grantee, actions=list(_perms.TIMESTREAM_ENDPOINT_ACTIONS), resource_arns=["*"]
+    def _grant_data(
+        self, grantee: iam.IGrantable, actions: tuple[str, ...], kms_actions: tuple[str, ...], acknowledge: bool
+    ) -> iam.Grant:
+        grant_unscoped(
+            grantee, _perms.TIMESTREAM_ENDPOINT_ACTIONS, acknowledge_finding=acknowledge,
+            reason="timestream:DescribeEndpoints has no resource-level permissions; clients need it to find "
+            "the endpoint they then write to or query",
         )
-        if acknowledge_nag_findings:
-            acknowledge(
-                grantee,
-                "AwsSolutions-IAM5[Resource::*]",
-                "timestream:DescribeEndpoints has no resource-level permissions; clients need it to find "
-                "the endpoint they then write to or query",
-            )
+        if self.encryption_key is not None:
+            self.encryption_key.grant(grantee, *kms_actions)
+        return iam.Grant.add_to_principal(grantee=grantee, actions=list(actions), resource_arns=[self.table_arn])
 
     def grant_write_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
         """WriteRecords and DescribeTable on this table (and the DescribeEndpoints lookup).
@@ -184,11 +184,8 @@ class TimestreamTable(Construct):
             (``AwsSolutions-IAM5[Resource::*]``) on ``grantee``'s policy.
             Default: False — the finding stays for you to review.
         """
-        self._endpoints(grantee, acknowledge_nag_findings)
-        if self.encryption_key is not None:
-            self.encryption_key.grant(grantee, *_perms.KMS_ENCRYPT_DECRYPT_ACTIONS)
-        return iam.Grant.add_to_principal(
-            grantee=grantee, actions=list(_perms.TIMESTREAM_WRITE_ACTIONS), resource_arns=[self.table_arn]
+        return self._grant_data(
+            grantee, _perms.TIMESTREAM_WRITE_ACTIONS, _perms.KMS_ENCRYPT_DECRYPT_ACTIONS, acknowledge_nag_findings
         )
 
     def grant_read_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
@@ -198,11 +195,8 @@ class TimestreamTable(Construct):
         :param acknowledge_nag_findings: acknowledge the cdk-nag finding of DescribeEndpoints
             (``AwsSolutions-IAM5[Resource::*]``) on ``grantee``'s policy. Default: False.
         """
-        self._endpoints(grantee, acknowledge_nag_findings)
-        if self.encryption_key is not None:
-            self.encryption_key.grant(grantee, *_perms.KMS_DECRYPT_ACTIONS)
-        return iam.Grant.add_to_principal(
-            grantee=grantee, actions=list(_perms.TIMESTREAM_QUERY_ACTIONS), resource_arns=[self.table_arn]
+        return self._grant_data(
+            grantee, _perms.TIMESTREAM_QUERY_ACTIONS, _perms.KMS_DECRYPT_ACTIONS, acknowledge_nag_findings
         )
 
     def grant_read_write_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
