@@ -162,11 +162,11 @@ class SampleStack(Stack):
 
     def _monitoring(self) -> MonitoringDashboard:
         """The recommended alarms of every construct, all notifying the alarm topic, and one dashboard."""
-        monitored = (self.telemetry, self.telemetry_archiver, self.device_log_archiver)
-        for construct in monitored:
+        alarmed = (self.telemetry, self.telemetry_archiver, self.device_log_archiver)
+        for construct in alarmed:
             construct.add_default_alarms(alarm_topic=self.alarm_topic)
         dashboard = MonitoringDashboard(self, "Monitoring", dashboard_name=f"{self.stack_name}-monitoring")
-        dashboard.monitor(*monitored)
+        dashboard.monitor(*alarmed, self.device_log, self.audit_shards)
         return dashboard
 
 

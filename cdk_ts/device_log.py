@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from aws_cdk import RemovalPolicy
+from typing import Any
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -183,6 +186,13 @@ class DeviceLogTable(Bindable, Construct):
                 **caps,
             )
         self.table: dynamodb.ITable = table
+
+    def metric_throttled_requests(self, **props: Any) -> cloudwatch.IMetric:
+        """Throttled requests on the table, every operation summed (``AWS/DynamoDB`` ``ThrottledRequests``).
+
+        :param props: metric options (``label``, ``period``...). Sum over 5 minutes.
+        """
+        return self.table.metric_throttled_requests_for_operations(**{"period": Duration.minutes(5), **props})
 
     def grant_read_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
         """Query/GetItem/BatchGetItem/Scan on the table and both GSIs (what the seven reads need).

@@ -8,8 +8,12 @@ from aws_cdk import ArnFormat, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
+from cdk_ts.device_log import DeviceLogTable
 from cdk_ts.rotating_tables import RotatingTimeSeriesTables
+from cdk_ts.sharding import ShardMetadataTable
 from cdk_ts.stream_archiver import StreamArchiver
+
+_MONITORED = (RotatingTimeSeriesTables, StreamArchiver, DeviceLogTable, ShardMetadataTable)
 
 
 class MonitoringDashboard(Construct):
@@ -18,8 +22,9 @@ class MonitoringDashboard(Construct):
     ``monitor(*constructs)`` adds, for a ``RotatingTimeSeriesTables``: the throttled requests of its
     period tables (SEARCH) and the rotation's health (function errors, next table missing, undelivered
     runs, future and failed tables); for a ``StreamArchiver``: iterator age, failed batches and
-    errors. Alarms the constructs have when ``monitor`` runs (``add_default_alarms`` first) are shown
-    in an alarm-status widget. Exposes ``dashboard`` (the ``aws_cloudwatch.Dashboard``).
+    errors; for a ``DeviceLogTable`` or ``ShardMetadataTable``: its table's throttled requests. Alarms
+    the constructs have when ``monitor`` runs (``add_default_alarms`` first) are shown in an
+    alarm-status widget. Exposes ``dashboard`` (the ``aws_cloudwatch.Dashboard``).
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, dashboard_name: str | None = None) -> None:
@@ -37,23 +42,28 @@ class MonitoringDashboard(Construct):
     def monitor(self, *constructs: Any) -> None:
         """Add a row of graphs for each construct, and their alarms to the alarm-status widget.
 
-        :param constructs: ``RotatingTimeSeriesTables`` and ``StreamArchiver`` instances, in the order
-            their rows should appear.
+        :param constructs: ``RotatingTimeSeriesTables``, ``StreamArchiver``, ``DeviceLogTable`` and
+            ``ShardMetadataTable`` instances, in the order their rows should appear.
         :raises TypeError: for anything else, naming it.
         """
         for construct in constructs:
-            if not isinstance(construct, RotatingTimeSeriesTables | StreamArchiver):
+            if not isinstance(construct, _MONITORED):
                 path = getattr(getattr(construct, "node", None), "path", repr(construct))
                 raise TypeError(
-                    f"{path} cannot be monitored here: pass RotatingTimeSeriesTables or StreamArchiver instances"
+                    f"{path} cannot be monitored here: pass RotatingTimeSeriesTables, StreamArchiver, "
+                    "DeviceLogTable or ShardMetadataTable instances"
                 )
         alarms: list[cloudwatch.IAlarm] = []
         for construct in constructs:
             if isinstance(construct, RotatingTimeSeriesTables):
                 self.dashboard.add_widgets(*_rotation_widgets(construct))
-            else:
+            elif isinstance(construct, StreamArchiver):
                 self.dashboard.add_widgets(*_archiver_widgets(construct))
-            alarms.extend(construct.alarms.values())
+            else:
+                self.dashboard.add_widgets(_graph(
+                    f"{construct.node.id}: throttled requests", construct.metric_throttled_requests(label="throttled")
+                ))
+            alarms.extend(getattr(construct, "alarms", {}).values())
         if alarms:
             self._alarms.extend(alarms)
             self.dashboard.add_widgets(cloudwatch.AlarmStatusWidget(

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
-from aws_cdk import RemovalPolicy, Stack
+from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -146,6 +148,15 @@ class ShardMetadataTable(Bindable, Construct):
             removal_policy=removal_policy,
             **options,
         )
+
+    def metric_throttled_requests(self, **props: Any) -> cloudwatch.IMetric:
+        """Throttled requests on the metadata table (writers read it on every shard-count cache miss).
+
+        The main table's throttles are what makes writers add shards; graph them from the main table.
+
+        :param props: metric options (``label``, ``period``...). Sum over 5 minutes.
+        """
+        return self.table.metric_throttled_requests_for_operations(**{"period": Duration.minutes(5), **props})
 
     def grant_read_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
         """Read data on the main table and the metadata table (what ``ShardedTable`` queries need).

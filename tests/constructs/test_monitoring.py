@@ -7,10 +7,18 @@ import json
 import pytest
 from aws_cdk import App, Duration, Stack
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sns as sns
 from aws_cdk.assertions import Match, Template
 
-from cdk_ts import DeviceLogTable, FailureDestination, MonitoringDashboard, RotatingTimeSeriesTables, StreamArchiver
+from cdk_ts import (
+    DeviceLogTable,
+    FailureDestination,
+    MonitoringDashboard,
+    RotatingTimeSeriesTables,
+    ShardMetadataTable,
+    StreamArchiver,
+)
 
 STREAM = dynamodb.StreamViewType.NEW_AND_OLD_IMAGES
 
@@ -108,7 +116,24 @@ def test_dashboard_without_alarms_has_no_alarm_widget(stack):
     assert "alarms" not in dashboard_body(stack)
 
 
-def test_dashboard_refuses_what_it_cannot_monitor(stack):
+def test_dashboard_refuses_what_it_cannot_monitor_and_adds_nothing(stack):
     log = DeviceLogTable(stack, "Log")
-    with pytest.raises(TypeError, match="Test/Log cannot be monitored here"):
-        MonitoringDashboard(stack, "Ops").monitor(log)
+    bucket = s3.Bucket(stack, "Plain")
+    dashboard = MonitoringDashboard(stack, "Ops")
+    with pytest.raises(TypeError, match="Test/Plain cannot be monitored here"):
+        dashboard.monitor(log, bucket)
+    assert "throttled requests" not in dashboard_body(stack)
+
+
+def test_fixed_tables_graph_their_own_throttles(stack):
+    log = DeviceLogTable(stack, "Log")
+    shards = ShardMetadataTable(stack, "Shards", main_table=log)
+    dashboard = MonitoringDashboard(stack, "Ops")
+    dashboard.monitor(log, shards)
+    body = dashboard_body(stack)
+    for construct in (log, shards):
+        assert f"{construct.node.id}: throttled requests" in body
+        assert json.dumps(stack.resolve(construct.table.table_name)) in body
+    assert "ThrottledRequests" in body and "alarms" not in body
+    metric = log.metric_throttled_requests(period=Duration.minutes(1))
+    assert metric.to_metric_config().math_expression.period == 60
