@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from cdk_ts.plan.prices import HOURS_PER_MONTH, SECONDS_PER_MONTH, US_EAST_1, Prices
 from cdk_ts_runtime.periods import RotationPeriod
+from cdk_ts_runtime.rotation_config import NEW_ON_DEMAND_WARM_READS, NEW_ON_DEMAND_WARM_WRITES
 
 PARTITION_WCU = 1000
 PARTITION_RCU = 3000
@@ -140,8 +141,6 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 2)
 
 
-ON_DEMAND_WARM_READS = 12000
-ON_DEMAND_WARM_WRITES = 4000
 
 
 @dataclass(frozen=True)
@@ -265,8 +264,8 @@ def compare_strategies(
         average_writes_per_second * peak.write_units_per_item * prices.write_request_unit
         + average_reads_per_second * peak.read_units_per_item * prices.read_request_unit
     )
-    warm_reads = max(0.0, peak_reads_per_second * peak.read_units_per_item - ON_DEMAND_WARM_READS)
-    warm_writes = max(0.0, peak_writes_per_second * peak.write_units_per_item - ON_DEMAND_WARM_WRITES)
+    warm_reads = max(0.0, peak_reads_per_second * peak.read_units_per_item - NEW_ON_DEMAND_WARM_READS)
+    warm_writes = max(0.0, peak_writes_per_second * peak.write_units_per_item - NEW_ON_DEMAND_WARM_WRITES)
     warm_reads_cost = _priced(new_tables_per_month * warm_reads / 1000, prices.warm_read_per_1000)
     warm_writes_cost = _priced(new_tables_per_month * warm_writes / 1000, prices.warm_write_per_1000)
     warm = None if warm_reads_cost is None or warm_writes_cost is None else warm_reads_cost + warm_writes_cost
@@ -298,8 +297,8 @@ def compare_strategies(
             f"prices: {prices.region}, {prices.as_of}",
             f"every strategy serves the peak: {peak.rcu} RCU / {peak.wcu} WCU provisioned, or on-demand",
             f"{retain_periods} {period.value} periods of {per_period_gb:.3f} GB each; reads go to the current period",
-            f"{new_tables_per_month:.2f} new tables a month; warm throughput above {ON_DEMAND_WARM_READS} reads / "
-            f"{ON_DEMAND_WARM_WRITES} writes per second is charged once per new table",
+            f"{new_tables_per_month:.2f} new tables a month; warm throughput above {NEW_ON_DEMAND_WARM_READS} reads / "
+            f"{NEW_ON_DEMAND_WARM_WRITES} writes per second is charged once per new table",
             "no free tier, no reserved capacity, no auto scaling, no GSIs; "
             + ("each expired table exported once" if archive else "no exports"),
             *_unpriced_note(strategies),

@@ -90,7 +90,7 @@ class StreamRecordArchiver:
         for group in groups:
             key = group.key(self.prefix)
             try:
-                self._put(group)
+                self._put(group, key)
             except Exception as error:  # noqa: BLE001 - any failure must become a retry, never a loss
                 _log("ERROR", "archive write failed; retrying from this group", key=key,
                      sequenceNumber=group.first_sequence, error=f"{type(error).__name__}: {error}")
@@ -109,9 +109,7 @@ class StreamRecordArchiver:
              error=f"{type(error).__name__}: {error}")
         return {"batchItemFailures": [{"itemIdentifier": sequence}]}
 
-
-    def _put(self, group: Group) -> str:
-        key = group.key(self.prefix)
+    def _put(self, group: Group, key: str) -> str:
         self.s3.put_object(Bucket=self.bucket, Key=key, Body=group.body(), ContentType="application/x-ndjson")
         return key
 
@@ -145,7 +143,7 @@ class StreamRecordArchiver:
                 body = self.s3.get_object(Bucket=failure_bucket, Key=key)["Body"].read()
                 records = failure_record_records(json.loads(body))
                 groups = group_records(records)
-                written = [self._put(group) for group in groups]
+                written = [self._put(group, group.key(self.prefix)) for group in groups]
                 done = done_prefix + key
                 self.s3.copy_object(
                     Bucket=failure_bucket, Key=done, CopySource={"Bucket": failure_bucket, "Key": key}

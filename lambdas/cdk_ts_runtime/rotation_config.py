@@ -13,6 +13,10 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+#: What a new on-demand table serves at once (its warm throughput at creation), reads and writes per second.
+NEW_ON_DEMAND_WARM_READS = 12000
+NEW_ON_DEMAND_WARM_WRITES = 4000
+
 ENV_ROTATION_CONFIG = "CDK_TS_ROTATION_CONFIG"
 STREAM_VIEW_TYPES = ("KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES")
 
@@ -267,7 +271,7 @@ class CapacityTier:
         if not isinstance(data.get("on_demand", False), bool):
             raise ValueError(f"on_demand {data.get('on_demand')!r} must be true or false")
         values = dict(data)
-        values["auto_scaling"] = _auto_scaling(scaling) if scaling else None
+        values["auto_scaling"] = _from_fields(AutoScaling, scaling, "auto scaling") if scaling else None
         values["right_sizing"] = _from_fields(RightSizing, sizing, "right sizing") if sizing else None
         return cls(**values)
 
@@ -296,13 +300,6 @@ def _from_fields(kind: type, data: Mapping[str, Any], label: str) -> Any:
     if unknown:
         raise ValueError(f"unknown {label} settings: {', '.join(sorted(unknown))}")
     return kind(**data)
-
-
-def _auto_scaling(data: Mapping[str, Any]) -> AutoScaling:
-    unknown = set(data) - set(AutoScaling.__dataclass_fields__)
-    if unknown:
-        raise ValueError(f"unknown auto scaling settings: {', '.join(sorted(unknown))}")
-    return AutoScaling(**data)
 
 
 CapacityTier.on_demand = _TierFactoryOrFlag()  # type: ignore[assignment] - see _TierFactoryOrFlag

@@ -36,7 +36,6 @@ ENV_SORT_KEY = "SHARDED_SORT_KEY"
 ENV_STRATEGY = "SHARDING_STRATEGY"
 
 
-
 class ShardStrategy(StrEnum):
     """How a writer picks the shard of a hot key."""
 

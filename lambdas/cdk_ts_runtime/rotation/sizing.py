@@ -10,10 +10,10 @@ from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import error_code
 from cdk_ts_runtime.rotation.report import RunReport
-from cdk_ts_runtime.rotation_config import CapacityTier
+from cdk_ts_runtime.rotation_config import NEW_ON_DEMAND_WARM_READS, NEW_ON_DEMAND_WARM_WRITES, CapacityTier
 
 #: A new on-demand table can already serve this much at once: warm throughput at or below it changes nothing.
-ON_DEMAND_BASELINE = {"read": 12000, "write": 4000}
+ON_DEMAND_BASELINE = {"read": NEW_ON_DEMAND_WARM_READS, "write": NEW_ON_DEMAND_WARM_WRITES}
 _METRICS = {"read": "ConsumedReadCapacityUnits", "write": "ConsumedWriteCapacityUnits"}
 _MAX_POINTS = 1440  # GetMetricStatistics returns at most 1,440 data points per call
 
