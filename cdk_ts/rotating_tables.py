@@ -165,9 +165,7 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
             an invalid prefix, period, key or time unit, ``reconcile_every`` under 5 minutes, or an
             inconsistent retention (see ``RotationConfig``).
         """
-        super().__init__(scope, construct_id)
-        self._init_alarm_actions()
-        problems = Problems(self)
+        problems = Problems(scope, construct_id)
         partition_key = partition_key or dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.NUMBER)
         sort_key = sort_key or dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.NUMBER)
         sort_type = _KEY_TYPES[sort_key.type]
@@ -209,12 +207,15 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
             max_changes_per_run=max_changes_per_run,
             metric_namespace=METRIC_NAMESPACE,
         ))
+        if layout is not None:
+            _check_overlapping_rotations(problems, scope, table_name_glob(layout.table_prefix, layout.period))
         problems.raise_if_any()
+        super().__init__(scope, construct_id)
+        self._init_alarm_actions()
         self.layout: TableLayout = layout
         self.config: RotationConfig = config
         self.table_prefix = table_prefix
         self.period = self.layout.period
-        self._refuse_overlapping_rotations()
         self.stream_view_type = stream
         self.encryption_key = encryption_key
         self.archive_bucket = archive_bucket
@@ -610,23 +611,6 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
         if list_streams:
             acknowledge(grantee, "AwsSolutions-IAM5[Resource::*]", "ListStreams has no resource-level permissions")
 
-    def _refuse_overlapping_rotations(self) -> None:
-        """Two rotations in one app whose table names could match each other's IAM pattern are a synth error."""
-        mine = self.table_name_pattern
-        clashes = [
-            other.node.path
-            for other in self.node.root.node.find_all()
-            if isinstance(other, RotatingTimeSeriesTables)
-            and other is not self
-            and globs_overlap(mine, other.table_name_pattern)
-        ]
-        if clashes:
-            raise ValueError(
-                f"{self.node.path}: table names {mine} overlap those of {', '.join(clashes)} "
-                "; give each rotation a prefix that cannot produce the "
-                "other's names (e.g. readings_eu and readings_us, not readings and readings_20)"
-            )
-
     def _warn_about_table_quota(self) -> None:
         unit, step = ("day", timedelta(days=1)) if self.period is RotationPeriod.DAILY else ("week", timedelta(weeks=1))
         reached = datetime.now(UTC) + step * TABLE_QUOTA
@@ -648,3 +632,17 @@ def _to_timedelta(name: str, value: Duration | None, default: Duration) -> timed
     if Token.is_unresolved(duration.to_seconds()):
         raise ValueError(f"{name} must be a literal duration")
     return timedelta(seconds=duration.to_seconds())
+
+
+def _check_overlapping_rotations(problems: Problems, scope: Construct, pattern: str) -> None:
+    """Two rotations in one app whose table names could match each other's IAM pattern are a synth error."""
+    clashes = [
+        other.node.path
+        for other in scope.node.root.node.find_all()
+        if isinstance(other, RotatingTimeSeriesTables) and globs_overlap(pattern, other.table_name_pattern)
+    ]
+    problems.check(
+        not clashes,
+        f"table names {pattern} overlap those of {', '.join(clashes)}; give each rotation a prefix that "
+        "cannot produce the other's names (e.g. readings_eu and readings_us, not readings and readings_20)",
+    )

@@ -429,3 +429,12 @@ class TestRightSizingPermissions:
         assert config["current"]["warm_write_units_per_second"] == 8000
         assert config["current"]["right_sizing"] == {"headroom": 1.3, "floor": 1, "ceiling": 40000}
         assert config["older"]["table_class"] == "STANDARD_INFREQUENT_ACCESS"
+
+
+def test_a_refused_rotation_leaves_nothing_behind_for_the_next_one():
+    stack = Stack(new_app(), "Test")
+    with pytest.raises(ValueError, match="Test/Bad: reconcile_every 1 minute must be at least 5 minutes"):
+        RotatingTimeSeriesTables(stack, "Bad", table_prefix="bad", reconcile_every=Duration.minutes(1))
+    assert stack.node.try_find_child("Bad") is None
+    good = RotatingTimeSeriesTables(stack, "Good", table_prefix="good")
+    assert good.table_prefix == "good"
