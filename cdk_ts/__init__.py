@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from cdk_ts_runtime.periods import RotationPeriod
 from cdk_ts_runtime.rotation_config import AutoScaling, CapacityTier, RightSizing
-from cdk_ts_runtime.sharding import ShardGrowth, ShardStrategy
 from cdk_ts_runtime.stream_consumer import StreamConsumer
 
 if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time they load lazily
@@ -31,8 +30,11 @@ if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time
         deduplicated_view_sql,
     )
     from cdk_ts.timestream import TimestreamTable
+    from cdk_ts_runtime.sharding import ShardGrowth, ShardStrategy
 
 _LAZY = {
+    "ShardGrowth": "cdk_ts_runtime.sharding",  # the sharding client imports boto3
+    "ShardStrategy": "cdk_ts_runtime.sharding",
     "access_logs_bucket": "cdk_ts.buckets",
     "secure_bucket": "cdk_ts.buckets",
     "ArchiverSource": "cdk_ts.protocols",

@@ -136,13 +136,13 @@ def test_module_runs_as_a_command_without_starting_the_cdk_runtime():
     assert result.returncode == 0, result.stderr
     assert "WCU                    10" in result.stdout
     check = subprocess.run(
-        [sys.executable, "-c", "import sys, cdk_ts.plan; print('aws_cdk' in sys.modules)"],
+        [sys.executable, "-c", "import sys, cdk_ts.plan; print('aws_cdk' in sys.modules, 'boto3' in sys.modules)"],
         capture_output=True,
         text=True,
         timeout=60,
         check=True,
     )
-    assert check.stdout.strip() == "False"
+    assert check.stdout.strip() == "False False"
 
 
 class TestStrategies:
