@@ -16,7 +16,6 @@ from constructs import Construct
 
 from cdk_ts._assets import lambda_code
 from cdk_ts._nag import acknowledge
-from cdk_ts.buckets import access_logs_bucket, secure_bucket  # noqa: F401  (the constructs import them here)
 
 #: The oldest Python the runtime package runs on (it uses ``datetime.UTC`` and ``StrEnum``).
 MIN_RUNTIME_MINOR = 11

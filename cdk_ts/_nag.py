@@ -56,7 +56,6 @@ def acknowledge(target: object, rule_id: str, reason: str) -> None:
         Validations.of(construct).acknowledge(Acknowledgment(id=rule_id, reason=reason))
 
 
-
 def grant_unscoped(grantee: object, actions: Iterable[str], *, acknowledge_finding: bool, reason: str) -> None:
     """Grant ``actions`` on ``*`` (they have no resource-level permissions); acknowledge IAM5 only when asked."""
     iam.Grant.add_to_principal(grantee=grantee, actions=list(actions), resource_arns=["*"])

@@ -81,8 +81,11 @@ KMS_ENCRYPT_DECRYPT_ACTIONS = (
 KMS_TABLE_ADMIN_ACTIONS = ("kms:CreateGrant",) + KMS_ENCRYPT_DECRYPT_ACTIONS
 
 #: Timestream writes (the table) and the endpoint discovery every Timestream client performs (``*``).
+#: The action wildcards of aws-cdk's ``Bucket.grant_read_write`` as cdk-nag names them in IAM5 findings.
+S3_READ_WRITE_GRANT_WILDCARDS = ("s3:GetObject*", "s3:GetBucket*", "s3:List*", "s3:DeleteObject*", "s3:Abort*")
 TIMESTREAM_WRITE_ACTIONS = ("timestream:WriteRecords", "timestream:DescribeTable")
 TIMESTREAM_QUERY_ACTIONS = ("timestream:Select", "timestream:DescribeTable")
+TIMESTREAM_READ_WRITE_ACTIONS = tuple(dict.fromkeys(TIMESTREAM_QUERY_ACTIONS + TIMESTREAM_WRITE_ACTIONS))
 TIMESTREAM_ENDPOINT_ACTIONS = ("timestream:DescribeEndpoints",)
 
 #: Publishing the rotation's metrics (conditioned on ``cloudwatch:namespace``).

@@ -16,6 +16,11 @@ def construct_path(scope: Construct, construct_id: str) -> str:
     return f"{parent}/{construct_id}" if parent else construct_id
 
 
+def describe(value: object) -> str:
+    """How an error names ``value``: its construct path, or its repr when it is not a construct."""
+    return value.node.path if isinstance(value, Construct) else repr(value)
+
+
 class Problems:
     """Collects prop problems of one construct and raises them together as one ``ValueError``.
 

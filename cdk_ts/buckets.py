@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from aws_cdk import Acknowledgment, Duration, FeatureFlags, RemovalPolicy, Validations
+from aws_cdk import Duration, FeatureFlags, RemovalPolicy
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
+
+from cdk_ts._nag import acknowledge
 
 __all__ = ["access_logs_bucket", "secure_bucket"]
 
@@ -77,10 +79,7 @@ def access_logs_bucket(scope: Construct, construct_id: str) -> s3.Bucket:
         ),
         lifecycle_rules=[s3.LifecycleRule(expiration=Duration.days(365))],
     )
-    Validations.of(bucket).acknowledge(
-        Acknowledgment(
-            id="AwsSolutions-S1",
-            reason="this bucket is the server access log destination; logging it into itself would loop",
-        )
+    acknowledge(
+        bucket, "AwsSolutions-S1", "this bucket is the server access log destination; logging it into itself would loop"
     )
     return bucket

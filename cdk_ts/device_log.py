@@ -14,7 +14,7 @@ from constructs import Construct
 from cdk_ts._binding import Bindable
 from cdk_ts._capacity import table_capacity_options
 from cdk_ts._defaults import table_protection
-from cdk_ts._nag import acknowledge_wildcard_resources
+from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
 from cdk_ts._validation import Problems
 from cdk_ts_runtime.device_log import ENV_TABLE_NAME, GSI_BY_OPERATOR, GSI_BY_SUPERVISOR
 
@@ -221,15 +221,21 @@ class DeviceLogTable(Bindable, Construct):
         """
         return self._acknowledged(grantee, self.table.grant_read_write_data(grantee), acknowledge_nag_findings)
 
-    def grant_stream_read(self, grantee: iam.IGrantable) -> iam.Grant:
+    def grant_stream_read(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
         """Read the table's stream (DescribeStream, GetRecords, GetShardIterator, ListStreams).
 
         :param grantee: the stream consumer.
+        :param acknowledge_nag_findings: acknowledge the wildcard-resource finding of
+            ``dynamodb:ListStreams`` (``AwsSolutions-IAM5[Resource::*]``) on ``grantee``'s policy.
+            Default: False.
         :raises ValueError: when the table has no stream.
         """
         if self.table.table_stream_arn is None:
             raise ValueError(f"{self.node.path} has no stream: pass stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES")
-        return self.table.grant_stream_read(grantee)
+        grant = self.table.grant_stream_read(grantee)
+        if acknowledge_nag_findings:
+            acknowledge(grantee, "AwsSolutions-IAM5[Resource::*]", "ListStreams has no resource-level permissions")
+        return grant
 
     @property
     def binding_environment(self) -> dict[str, str]:

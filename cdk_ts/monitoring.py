@@ -8,6 +8,8 @@ from aws_cdk import ArnFormat, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
+from cdk_ts._alarms import AlarmActions
+from cdk_ts._validation import describe
 from cdk_ts.device_log import DeviceLogTable
 from cdk_ts.rotating_tables import RotatingTimeSeriesTables
 from cdk_ts.sharding import ShardMetadataTable
@@ -25,6 +27,9 @@ class MonitoringDashboard(Construct):
     errors; for a ``DeviceLogTable`` or ``ShardMetadataTable``: its table's throttled requests. Alarms
     the constructs have when ``monitor`` runs (``add_default_alarms`` first) are shown in an
     alarm-status widget. Exposes ``dashboard`` (the ``aws_cloudwatch.Dashboard``).
+
+    The widget names each alarm by an ARN built from the alarm's name (its ``Ref``), the value
+    ``Fn::GetAtt Arn`` would give; local emulators that skip alarms (moto) resolve the one, not the other.
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, dashboard_name: str | None = None) -> None:
@@ -48,9 +53,8 @@ class MonitoringDashboard(Construct):
         """
         for construct in constructs:
             if not isinstance(construct, _MONITORED):
-                path = getattr(getattr(construct, "node", None), "path", repr(construct))
                 raise TypeError(
-                    f"{path} cannot be monitored here: pass RotatingTimeSeriesTables, StreamArchiver, "
+                    f"{describe(construct)} cannot be monitored here: pass RotatingTimeSeriesTables, StreamArchiver, "
                     "DeviceLogTable or ShardMetadataTable instances"
                 )
         alarms: list[cloudwatch.IAlarm] = []
@@ -63,7 +67,8 @@ class MonitoringDashboard(Construct):
                 self.dashboard.add_widgets(_graph(
                     f"{construct.node.id}: throttled requests", construct.metric_throttled_requests(label="throttled")
                 ))
-            alarms.extend(getattr(construct, "alarms", {}).values())
+            if isinstance(construct, AlarmActions):
+                alarms.extend(construct.alarms.values())
         if alarms:
             self._alarms.extend(alarms)
             self.dashboard.add_widgets(cloudwatch.AlarmStatusWidget(

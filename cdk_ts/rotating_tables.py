@@ -23,7 +23,7 @@ from cdk_ts import _perms, _schedules
 from cdk_ts._alarms import AlarmActions
 from cdk_ts._binding import Bindable
 from cdk_ts._defaults import dead_letter_queue, runtime_function, table_arn_pattern
-from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
+from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources, grant_unscoped
 from cdk_ts._validation import Problems
 from cdk_ts_runtime.periods import RotationPeriod, globs_overlap, table_name_glob
 from cdk_ts_runtime.rotation_config import (
@@ -39,8 +39,6 @@ from cdk_ts_runtime.table_layout import TableLayout
 
 TABLE_QUOTA = 2500
 METRIC_NAMESPACE = "cdk-ts"
-READ_ACTIONS = _perms.DYNAMODB_READ_ACTIONS  # kept for imports of the 0.1 names
-WRITE_ACTIONS = _perms.DYNAMODB_WRITE_ACTIONS
 _KEY_TYPES = {
     dynamodb.AttributeType.STRING: "S",
     dynamodb.AttributeType.NUMBER: "N",
@@ -330,11 +328,12 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
             actions=list(_perms.DYNAMODB_STREAM_ACTIONS),
             resource_arns=[table_arn_pattern(self, f"{self.table_name_pattern}/stream/*")],
         )
-        iam.Grant.add_to_principal(
-            grantee=grantee, actions=list(_perms.DYNAMODB_LIST_STREAMS_ACTIONS), resource_arns=["*"]
+        grant_unscoped(
+            grantee, _perms.DYNAMODB_LIST_STREAMS_ACTIONS, acknowledge_finding=acknowledge_nag_findings,
+            reason="ListStreams has no resource-level permissions",
         )
         if acknowledge_nag_findings:
-            self._acknowledge_wildcards(grantee, [f"{self.table_name_pattern}/stream/*"], list_streams=True)
+            self._acknowledge_wildcards(grantee, [f"{self.table_name_pattern}/stream/*"])
         if self.encryption_key is not None:
             self.encryption_key.grant(grantee, *_perms.KMS_DECRYPT_ACTIONS)
         return grant
@@ -601,15 +600,11 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
             self._acknowledge_wildcards(grantee, [self.table_name_pattern, f"{self.table_name_pattern}/index/*"])
         return grant
 
-    def _acknowledge_wildcards(
-        self, grantee: iam.IGrantable, patterns: list[str], *, list_streams: bool = False
-    ) -> None:
+    def _acknowledge_wildcards(self, grantee: iam.IGrantable, patterns: list[str]) -> None:
         acknowledge_wildcard_resources(
             grantee, self, [table_arn_pattern(self, p) for p in patterns],
             f"period tables are created at run time and are all named {self.table_name_pattern}",
         )
-        if list_streams:
-            acknowledge(grantee, "AwsSolutions-IAM5[Resource::*]", "ListStreams has no resource-level permissions")
 
     def _warn_about_table_quota(self) -> None:
         unit, step = ("day", timedelta(days=1)) if self.period is RotationPeriod.DAILY else ("week", timedelta(weeks=1))

@@ -8,6 +8,7 @@ from constructs import Construct
 
 from cdk_ts._assets import layer_code
 from cdk_ts._defaults import supported_python_runtimes
+from cdk_ts._validation import describe
 
 _SINGLETON_ID = "CdkTsRuntimeLayer"
 
@@ -60,7 +61,7 @@ class RuntimeLayer(lambda_.LayerVersion):
         """Add this layer to ``function`` once (a second call for the same function does nothing)."""
         if not isinstance(function, lambda_.Function):
             raise TypeError(
-                f"{getattr(getattr(function, 'node', None), 'path', function)!r} is not a lambda_.Function: layers can "
+                f"{describe(function)} is not a lambda_.Function: layers can "
                 "only be added to functions defined in this app; pass add_runtime_layer=False and add it yourself"
             )
         if function.node.path in self._functions:

@@ -135,7 +135,8 @@ class ShardMetadataTable(Bindable, Construct):
         problems.raise_if_any()
         super().__init__(scope, construct_id)
         self.main_table: dynamodb.ITable | dynamodb.ITableV2 = table
-        self._main_construct = main_table if main_table is not table else None
+        # a construct such as DeviceLogTable grants its own way (its GSIs' acknowledgement included)
+        self._main_construct = main_table if isinstance(main_table, Bindable) else None
         self.partition_key: dynamodb.Attribute = partition_key
         self.sort_key_name: str = sort_key_name
         self.strategy = ShardStrategy(strategy)
@@ -163,7 +164,7 @@ class ShardMetadataTable(Bindable, Construct):
 
         :param grantee: who reads.
         :param acknowledge_nag_findings: add this grant's cdk-nag acknowledgements to ``grantee``'s policy
-            (none for reads). Default: False.
+            (only a main table that is a ``DeviceLogTable`` has one: its GSIs). Default: False.
         """
         grant = self._grant_main("grant_read_data", grantee, acknowledge_nag_findings)
         self.table.grant_read_data(grantee)
@@ -227,8 +228,7 @@ class ShardMetadataTable(Bindable, Construct):
         }
 
     def _grant_main(self, method: str, grantee: iam.IGrantable, acknowledge_nag_findings: bool) -> iam.Grant:
-        # a construct such as DeviceLogTable grants its own way (its GSIs' acknowledgement included)
-        if self._main_construct is not None and hasattr(self._main_construct, method):
+        if self._main_construct is not None:
             return getattr(self._main_construct, method)(grantee, acknowledge_nag_findings=acknowledge_nag_findings)
         return getattr(self.main_table, method)(grantee)
 

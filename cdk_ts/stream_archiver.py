@@ -19,11 +19,11 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from cdk_ts import _perms
+from cdk_ts import _perms, buckets
 from cdk_ts._alarms import AlarmActions
-from cdk_ts._defaults import access_logs_bucket, dead_letter_queue, runtime_function, secure_bucket
+from cdk_ts._defaults import dead_letter_queue, runtime_function
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
-from cdk_ts._validation import Problems
+from cdk_ts._validation import Problems, describe
 from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
 from cdk_ts_runtime.archiver import DONE_PREFIX, ENV_BUCKET, ENV_FAILURE_BUCKET, ENV_PREFIX, FAILURE_PREFIX
 from cdk_ts_runtime.stream_consumer import StreamConsumer
@@ -231,7 +231,7 @@ class StreamArchiver(AlarmActions, Construct):
         self._access_logs = access_logs_bucket
 
         if bucket is None:
-            bucket = secure_bucket(
+            bucket = buckets.secure_bucket(
                 self,
                 "Bucket",
                 server_access_logs_bucket=self._logs(),
@@ -259,7 +259,7 @@ class StreamArchiver(AlarmActions, Construct):
         if destination is FailureDestination.SQS:
             self.dead_letter_queue = dead_letter_queue(self, "DeadLetterQueue", "the archiver's stream mapping")
         else:
-            self.failure_bucket = failure_bucket or secure_bucket(
+            self.failure_bucket = failure_bucket or buckets.secure_bucket(
                 self,
                 "FailureBucket",
                 server_access_logs_bucket=self._logs(),
@@ -270,7 +270,7 @@ class StreamArchiver(AlarmActions, Construct):
                     s3.LifecycleRule(prefix=DONE_PREFIX, expiration=Duration.days(90)),
                 ],
             )
-        self._failure_filter = self._failure_metrics_filter()
+            self._add_failure_metrics_filter()
 
         self.function = runtime_function(
             self,
@@ -312,17 +312,14 @@ class StreamArchiver(AlarmActions, Construct):
 
     def _logs(self) -> s3.IBucket:
         if self._access_logs is None:
-            self._access_logs = access_logs_bucket(self, "AccessLogs")
+            self._access_logs = buckets.access_logs_bucket(self, "AccessLogs")
         return self._access_logs
 
-    def _failure_metrics_filter(self) -> str | None:
+    def _add_failure_metrics_filter(self) -> None:
         # S3 request metrics on the failure prefix make "a failure record arrived" a CloudWatch metric
         # (PutRequests); only a bucket defined in this app can be given the metrics configuration.
-        if not isinstance(self.failure_bucket, s3.Bucket):
-            return None
-        filter_id = f"cdk-ts-failures-{Names.unique_id(self)}"[-64:]
-        self.failure_bucket.add_metric(id=filter_id, prefix=FAILURE_PREFIX)
-        return filter_id
+        if isinstance(self.failure_bucket, s3.Bucket):
+            self.failure_bucket.add_metric(id=self.failure_metrics_filter_id, prefix=FAILURE_PREFIX)
 
     def _acknowledge_failure_grant(self) -> None:
         bucket = self.failure_bucket
@@ -332,7 +329,7 @@ class StreamArchiver(AlarmActions, Construct):
             "grant aws-cdk-lib's S3OnFailureDestination makes on the failure bucket"
         )
         acknowledge_wildcard_resources(self.function, self, [bucket.arn_for_objects("*")], reason)
-        for action in ("s3:GetObject*", "s3:GetBucket*", "s3:List*", "s3:DeleteObject*", "s3:Abort*"):
+        for action in _perms.S3_READ_WRITE_GRANT_WILDCARDS:
             acknowledge(self.function, f"AwsSolutions-IAM5[Action::{action}]", reason)
 
     # ---- wiring ---------------------------------------------------------------------------------
@@ -472,7 +469,7 @@ class StreamArchiver(AlarmActions, Construct):
     @property
     def failure_metrics_filter_id(self) -> str:
         """The S3 request-metrics filter ID the failed-batches alarm watches (on the ``aws/lambda/`` prefix)."""
-        return self._failure_filter or f"cdk-ts-failures-{Names.unique_id(self)}"[-64:]
+        return f"cdk-ts-failures-{Names.unique_id(self)}"[-64:]
 
     # ---- catalog --------------------------------------------------------------------------------
 
@@ -576,7 +573,7 @@ def _check_source(problems: Problems, source: object) -> None:
         )
         return
     table = source.table if isinstance(source, HasTable) else source
-    path = getattr(getattr(source, "node", None), "path", repr(source))
+    path = describe(source)
     if not hasattr(table, "table_stream_arn"):
         raise TypeError(f"source {path} is not a DynamoDB table, DeviceLogTable or RotatingTimeSeriesTables")
     problems.check(

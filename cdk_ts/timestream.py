@@ -17,9 +17,10 @@ from aws_cdk import aws_timestream as timestream
 from constructs import Construct
 
 from cdk_ts import _perms
-from cdk_ts._defaults import access_logs_bucket, is_unresolved, secure_bucket
+from cdk_ts._defaults import is_unresolved
 from cdk_ts._nag import acknowledge, grant_unscoped
 from cdk_ts._validation import Problems
+from cdk_ts.buckets import access_logs_bucket, secure_bucket
 
 MEMORY_HOURS = (1, 8766)
 MAGNETIC_DAYS = (1, 73000)
@@ -200,14 +201,15 @@ class TimestreamTable(Construct):
         )
 
     def grant_read_write_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
-        """Both of the above; returns the write grant.
+        """Select, WriteRecords and DescribeTable on this table (and the DescribeEndpoints lookup), in one grant.
 
         :param grantee: who writes and queries.
         :param acknowledge_nag_findings: acknowledge the cdk-nag finding of DescribeEndpoints
             (``AwsSolutions-IAM5[Resource::*]``) on ``grantee``'s policy. Default: False.
         """
-        self.grant_read_data(grantee, acknowledge_nag_findings=acknowledge_nag_findings)
-        return self.grant_write_data(grantee, acknowledge_nag_findings=acknowledge_nag_findings)
+        return self._grant_data(
+            grantee, _perms.TIMESTREAM_READ_WRITE_ACTIONS, _perms.KMS_ENCRYPT_DECRYPT_ACTIONS, acknowledge_nag_findings
+        )
 
     def grant_write(self, grantee: iam.IGrantable) -> iam.Grant:
         """Deprecated alias of :meth:`grant_write_data` (removed in 0.3.0).

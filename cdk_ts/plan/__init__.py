@@ -141,8 +141,6 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 2)
 
 
-
-
 @dataclass(frozen=True)
 class StrategyCost:
     """Monthly USD cost of one strategy, by part.
@@ -254,8 +252,8 @@ def compare_strategies(
     new_tables_per_month = HOURS_PER_MONTH / period_hours
     closed = retain_periods - 1
 
-    def hours(read: float, write: float, factor: float = 1.0) -> float:
-        return HOURS_PER_MONTH * factor * (read * prices.rcu_hour + write * prices.wcu_hour)
+    def hours(read: float, write: float) -> float:
+        return HOURS_PER_MONTH * (read * prices.rcu_hour + write * prices.wcu_hour)
 
     standard_storage = storage_gb * prices.storage_gb_month
     mixed_storage = per_period_gb * prices.storage_gb_month + closed * per_period_gb * prices.ia_storage_gb_month

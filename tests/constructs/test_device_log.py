@@ -232,3 +232,14 @@ def test_on_demand_caps_warm_throughput_and_table_class():
 def test_bad_capacity_options_name_the_value(props, message):
     with pytest.raises(ValueError, match=message):
         DeviceLogTable(Stack(new_app(), "Test"), "Log", **props)
+
+
+def test_stream_read_acknowledges_list_streams_only_when_asked():
+    for opt_in in (False, True):
+        app = new_app()
+        stack = Stack(app, "Test")
+        log = DeviceLogTable(stack, "Log", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
+        role = iam.Role(stack, "Consumer", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+        log.grant_stream_read(role, acknowledge_nag_findings=opt_in)
+        findings = [f for f in unacknowledged_findings(app) if "Consumer" in f and "Resource::*" in f]
+        assert bool(findings) is not opt_in, findings

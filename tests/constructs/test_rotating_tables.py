@@ -12,7 +12,8 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk.assertions import Annotations, Match, Template
 
-from cdk_ts._defaults import access_logs_bucket, runtime_function, secure_bucket
+from cdk_ts._defaults import runtime_function
+from cdk_ts.buckets import access_logs_bucket, secure_bucket
 from cdk_ts.rotating_tables import RotatingTimeSeriesTables
 from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG, AutoScaling, CapacityTier
 from cdk_ts_runtime.table_layout import ENV_TABLE_PREFIX, TableLayout

@@ -140,3 +140,17 @@ def test_old_grant_names_warn_and_still_grant():
         assert isinstance(table.grant_write(role), iam.Grant)
     with pytest.warns(DeprecationWarning, match="use grant_read_data"):
         assert isinstance(table.grant_query(role), iam.Grant)
+
+
+def test_read_write_is_one_grant_of_both_actions_and_one_endpoint_lookup():
+    stack = Stack(new_app(), "Test")
+    table = TimestreamTable(stack, "Fleet", database_name="fleet", table_name="telemetry")
+    role = iam.Role(stack, "Both", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+    grant = table.grant_read_write_data(role)
+    (policy,) = Template.from_stack(stack).find_resources("AWS::IAM::Policy").values()
+    statements = policy["Properties"]["PolicyDocument"]["Statement"]
+    on_table = [s for s in statements if s["Resource"] == stack.resolve(table.table_arn)]
+    assert len(on_table) == 1
+    assert set(on_table[0]["Action"]) == {"timestream:Select", "timestream:WriteRecords", "timestream:DescribeTable"}
+    assert [s["Action"] for s in statements if s["Resource"] == "*"] == ["timestream:DescribeEndpoints"]
+    assert grant.success
