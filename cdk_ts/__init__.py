@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from cdk_ts_runtime.periods import RotationPeriod
 from cdk_ts_runtime.rotation_config import AutoScaling, CapacityTier, RightSizing
+from cdk_ts_runtime.rotation_metrics import RotationMetric
 from cdk_ts_runtime.stream_consumer import StreamConsumer
 
 if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time they load lazily
@@ -69,6 +70,7 @@ __all__ = [
     "RightSizing",
     "RotatingStreamSource",
     "RotatingTimeSeriesTables",
+    "RotationMetric",
     "RotationPeriod",
     "RuntimeLayer",
     "ShardGrowth",

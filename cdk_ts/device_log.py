@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import RemovalPolicy
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
@@ -14,6 +14,7 @@ from constructs import Construct
 from cdk_ts._binding import Bindable
 from cdk_ts._capacity import table_capacity_options
 from cdk_ts._defaults import table_protection
+from cdk_ts._metrics import metric_options
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
 from cdk_ts._validation import Problems
 from cdk_ts_runtime.device_log import ENV_TABLE_NAME, GSI_BY_OPERATOR, GSI_BY_SUPERVISOR
@@ -192,7 +193,7 @@ class DeviceLogTable(Bindable, Construct):
 
         :param props: metric options (``label``, ``period``...). Sum over 5 minutes.
         """
-        return self.table.metric_throttled_requests_for_operations(**{"period": Duration.minutes(5), **props})
+        return self.table.metric_throttled_requests_for_operations(**metric_options(props))
 
     def grant_read_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
         """Query/GetItem/BatchGetItem/Scan on the table and both GSIs (what the seven reads need).

@@ -14,6 +14,7 @@ from cdk_ts.device_log import DeviceLogTable
 from cdk_ts.rotating_tables import RotatingTimeSeriesTables
 from cdk_ts.sharding import ShardMetadataTable
 from cdk_ts.stream_archiver import StreamArchiver
+from cdk_ts_runtime.rotation_metrics import RotationMetric
 
 _MONITORED = (RotatingTimeSeriesTables, StreamArchiver, DeviceLogTable, ShardMetadataTable)
 
@@ -100,8 +101,8 @@ def _rotation_widgets(tables: RotatingTimeSeriesTables) -> list[cloudwatch.IWidg
             tables.metric_rotation_errors(label="rotation errors"),
             tables.metric_next_table_missing(label="next table missing"),
             tables.metric_schedule_dead_letters(label="undelivered runs"),
-            tables.metric_future_tables(label="future tables"),
-            tables.metric_failed_tables(label="failed tables"),
+            tables.metric(RotationMetric.FUTURE_PERIOD_TABLES, label="future tables"),
+            tables.metric(RotationMetric.FAILED_TABLES, label="failed tables"),
         ),
     ]
 
@@ -112,7 +113,7 @@ def _archiver_widgets(archiver: StreamArchiver) -> list[cloudwatch.IWidget]:
         _graph(f"{name}: iterator age (ms)", archiver.metric_iterator_age(label="iterator age")),
         _graph(
             f"{name}: failed batches (replay them), delivery failures, errors",
-            archiver.metric_failed_batches(label="failed batches"),
+            archiver.metric_dead_letters(label="failed batches"),
             archiver.metric_failure_delivery_failures(label="delivery failures"),
             archiver.metric_errors(label="errors"),
         ),

@@ -23,8 +23,9 @@ from cdk_ts import _perms, _schedules
 from cdk_ts._alarms import AlarmActions
 from cdk_ts._binding import Bindable
 from cdk_ts._defaults import dead_letter_queue, runtime_function, table_arn_pattern
+from cdk_ts._metrics import DEFAULT_PERIOD, metric_options
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources, grant_unscoped
-from cdk_ts._validation import Problems
+from cdk_ts._validation import Problems, describe
 from cdk_ts_runtime.periods import RotationPeriod, globs_overlap, table_name_glob
 from cdk_ts_runtime.rotation_config import (
     DEFAULT_CURRENT,
@@ -34,6 +35,7 @@ from cdk_ts_runtime.rotation_config import (
     CapacityTier,
     RotationConfig,
 )
+from cdk_ts_runtime.rotation_metrics import TABLE_PREFIX_DIMENSION, RotationMetric
 from cdk_ts_runtime.stream_consumer import STREAM_CONSUMER_ENV, StreamConsumer
 from cdk_ts_runtime.table_layout import TableLayout
 
@@ -59,10 +61,13 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
     ``config`` (``RotationConfig``), the rules ``create_new_rule``, ``resize_old_rule`` and
     ``reconcile_rule`` (None when disabled) and ``deploy_time_run`` (None without ``run_at_deploy``).
 
-    Monitoring: ``metric_*()`` methods give the metrics (graph them, or alarm on them your way);
-    ``add_default_alarms()`` creates the recommended alarms, kept in ``alarms`` by name and as the
-    attributes ``rotation_failures_alarm``, ``next_table_missing_alarm``, ``schedule_dead_letters_alarm``,
-    ``future_tables_alarm`` and ``throttles_alarm`` (None until then).
+    Monitoring: ``metric_*()`` methods give the metrics (graph them, or alarm on them your way), and
+    ``metric(RotationMetric...)`` any metric the rotation function publishes; each takes CloudWatch
+    metric options (``period``, ``statistic``, ``label``...) over its defaults, a five-minute period
+    and the statistic its docstring names. ``add_default_alarms()`` creates the recommended alarms,
+    kept in ``alarms`` by name and as the attributes ``rotation_failures_alarm``,
+    ``next_table_missing_alarm``, ``schedule_dead_letters_alarm``, ``future_tables_alarm`` and
+    ``throttles_alarm`` (None until then).
     """
 
     def __init__(
@@ -396,7 +401,7 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
         :param props: ``SearchExpression`` options (``label``, ``period``, ``color``...).
             Statistic Sum over 5 minutes; label ``"{prefix}_* throttled requests"``.
         """
-        period = props.pop("period", None) or Duration.minutes(5)
+        period = props.pop("period", None) or DEFAULT_PERIOD
         search = (
             "SEARCH('{AWS/DynamoDB,TableName,Operation} MetricName=\"ThrottledRequests\" "
             f"TableName={self.table_prefix}', 'Sum', {int(period.to_seconds())})"
@@ -417,59 +422,45 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
         return cloudwatch.MathExpression(
             expression='SELECT SUM(ThrottledRequests) FROM SCHEMA("AWS/DynamoDB", Operation, TableName)',
             using_metrics={},
-            **{"label": "DynamoDB throttled requests (account)", "period": Duration.minutes(5), **props},
+            **metric_options({"label": "DynamoDB throttled requests (account)", **props}),
         )
 
     def metric_rotation_errors(self, **props: Any) -> cloudwatch.Metric:
-        """Failed runs of the rotation function (``AWS/Lambda`` ``Errors``): create_new, resize_old or reconcile.
-
-        :param props: metric options (``period``, ``statistic``...). Sum over 5 minutes.
-        """
-        return self.function.metric_errors(**{"statistic": "Sum", "period": Duration.minutes(5), **props})
+        """Failed runs of the rotation function, any operation (``AWS/Lambda`` ``Errors``; Sum)."""
+        return self.function.metric_errors(**metric_options(props, "Sum"))
 
     def metric_schedule_dead_letters(self, **props: Any) -> cloudwatch.Metric:
-        """Scheduled runs EventBridge could not deliver after every retry (dead-letter queue depth).
-
-        :param props: metric options (``period``, ``statistic``...). Maximum over 5 minutes.
-        """
-        return self.schedule_dead_letter_queue.metric_approximate_number_of_messages_visible(
-            **{"statistic": "Maximum", "period": Duration.minutes(5), **props}
-        )
+        """Scheduled runs EventBridge could not deliver after every retry (dead-letter queue depth; Maximum)."""
+        queue = self.schedule_dead_letter_queue
+        return queue.metric_approximate_number_of_messages_visible(**metric_options(props, "Maximum"))
 
     def metric_next_table_missing(self, **props: Any) -> cloudwatch.Metric:
         """1 when, inside the lead window, the next period's table does not exist yet (published by reconcile).
 
-        :param props: metric options (``period``, ``statistic``...). Maximum over 5 minutes.
+        The same as ``metric(RotationMetric.NEXT_PERIOD_TABLE_MISSING, **props)``; Maximum.
         """
-        return self._rotation_metric("NextPeriodTableMissing", **props)
+        return self.metric(RotationMetric.NEXT_PERIOD_TABLE_MISSING, **props)
 
-    def metric_future_tables(self, **props: Any) -> cloudwatch.Metric:
-        """Tables named like this rotation's but dated after the next period (rotation leaves them alone).
+    def metric(self, metric_name: RotationMetric | str, **props: Any) -> cloudwatch.Metric:
+        """A metric the rotation function publishes for this prefix (namespace ``cdk-ts``, dimension ``TablePrefix``).
 
-        :param props: metric options (``period``, ``statistic``...). Maximum over 5 minutes.
+        ``RotationMetric`` names them: ``NEXT_PERIOD_TABLE_MISSING`` (1 or 0, inside the lead window) and the
+        counts every run publishes, ``FUTURE_PERIOD_TABLES``, ``FOREIGN_LOOKALIKE_TABLES`` and ``FAILED_TABLES``.
+
+        :param metric_name: a ``RotationMetric`` or its value (``"FailedTables"``).
+        :param props: metric options (``period``, ``statistic``, ``label``...) over the default, the Maximum.
+        :raises ValueError: for a name the rotation function does not publish.
         """
-        return self._rotation_metric("FuturePeriodTables", **props)
-
-    def metric_foreign_lookalike_tables(self, **props: Any) -> cloudwatch.Metric:
-        """Tables named like period tables but not tagged as this rotation's (rotation never touches them).
-
-        :param props: metric options (``period``, ``statistic``...). Maximum over 5 minutes.
-        """
-        return self._rotation_metric("ForeignLookalikeTables", **props)
-
-    def metric_failed_tables(self, **props: Any) -> cloudwatch.Metric:
-        """Tables a rotation run could not bring to their target state (the run goes on with the others).
-
-        :param props: metric options (``period``, ``statistic``...). Maximum over 5 minutes.
-        """
-        return self._rotation_metric("FailedTables", **props)
-
-    def _rotation_metric(self, name: str, **props: Any) -> cloudwatch.Metric:
+        if metric_name not in tuple(RotationMetric):
+            raise ValueError(
+                f"{describe(self)}: metric {metric_name!r} is not published by the rotation function; use one of "
+                f"{', '.join(m.value for m in RotationMetric)}"
+            )
         return cloudwatch.Metric(
             namespace=METRIC_NAMESPACE,
-            metric_name=name,
-            dimensions_map={"TablePrefix": self.table_prefix},
-            **{"statistic": "Maximum", "period": Duration.minutes(5), **props},
+            metric_name=RotationMetric(metric_name).value,
+            dimensions_map={TABLE_PREFIX_DIMENSION: self.table_prefix},
+            **metric_options(props, "Maximum"),
         )
 
     def _default_alarms(self) -> dict[str, cloudwatch.Alarm]:
@@ -492,7 +483,7 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
             ),
             "future_tables": self._alarm_above(
                 "FuturePeriodTablesAlarm",
-                self.metric_future_tables(),
+                self.metric(RotationMetric.FUTURE_PERIOD_TABLES),
                 f"Tables named {prefix}_* are dated after the next period; rotation leaves them",
             ),
             "throttles": self._alarm_above(

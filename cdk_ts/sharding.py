@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import RemovalPolicy, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
@@ -16,6 +16,7 @@ from cdk_ts import _perms
 from cdk_ts._binding import Bindable
 from cdk_ts._capacity import table_capacity_options
 from cdk_ts._defaults import table_protection
+from cdk_ts._metrics import metric_options
 from cdk_ts._nag import grant_unscoped
 from cdk_ts._validation import Problems
 from cdk_ts.protocols import HasTable
@@ -157,7 +158,7 @@ class ShardMetadataTable(Bindable, Construct):
 
         :param props: metric options (``label``, ``period``...). Sum over 5 minutes.
         """
-        return self.table.metric_throttled_requests_for_operations(**{"period": Duration.minutes(5), **props})
+        return self.table.metric_throttled_requests_for_operations(**metric_options(props))
 
     def grant_read_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
         """Read data on the main table and the metadata table (what ``ShardedTable`` queries need).

@@ -22,6 +22,7 @@ from constructs import Construct
 from cdk_ts import _perms, buckets
 from cdk_ts._alarms import AlarmActions
 from cdk_ts._defaults import dead_letter_queue, runtime_function
+from cdk_ts._metrics import metric_options
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
 from cdk_ts._validation import Problems, describe
 from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
@@ -98,7 +99,9 @@ class StreamArchiver(AlarmActions, Construct):
     Exposes ``bucket``, ``function``, ``failure_bucket`` (None with SQS), ``dead_letter_queue`` (None
     with S3), ``glue_table`` and ``glue_view`` (None without ``glue_database_name``).
 
-    Monitoring: ``metric_*()`` methods give the metrics; ``add_default_alarms()`` creates the
+    Monitoring: ``metric_*()`` methods give the metrics, each taking CloudWatch metric options
+    (``period``, ``statistic``, ``label``...) over its defaults, a five-minute period and the statistic
+    its docstring names; ``add_default_alarms()`` creates the
     recommended alarms, kept in ``alarms`` by name (``iterator_age``, ``dead_letter_queue``,
     ``failure_delivery``, ``errors``) and as ``iterator_age_alarm``, ``dead_letter_alarm``,
     ``failure_delivery_alarm`` and ``errors_alarm`` (None until then).
@@ -390,27 +393,19 @@ class StreamArchiver(AlarmActions, Construct):
     # ---- monitoring -----------------------------------------------------------------------------
 
     def metric_iterator_age(self, **props: Any) -> cloudwatch.Metric:
-        """How long the newest record of a batch waited in the stream, in milliseconds (``IteratorAge``).
-
-        :param props: metric options (``period``, ``statistic``...). Maximum over 5 minutes.
-        """
-        return self.function.metric("IteratorAge", **{"statistic": "Maximum", "period": Duration.minutes(5), **props})
+        """How long the newest record of a batch waited in the stream, in milliseconds (``IteratorAge``; Maximum)."""
+        return self.function.metric("IteratorAge", **metric_options(props, "Maximum"))
 
     def metric_errors(self, **props: Any) -> cloudwatch.Metric:
-        """Invocations of the archiver function that raised (``AWS/Lambda`` ``Errors``).
-
-        :param props: metric options (``period``, ``statistic``...). Sum over 5 minutes.
-        """
-        return self.function.metric_errors(**{"statistic": "Sum", "period": Duration.minutes(5), **props})
+        """Invocations of the archiver function that raised (``AWS/Lambda`` ``Errors``; Sum)."""
+        return self.function.metric_errors(**metric_options(props, "Sum"))
 
     def metric_failure_delivery_failures(self, **props: Any) -> cloudwatch.Metric:
-        """Failed batches Lambda could not deliver to the failure destination (``DestinationDeliveryFailures``).
+        """Failed batches Lambda could not deliver to the failure destination (``DestinationDeliveryFailures``; Sum).
 
-        :param props: metric options (``period``, ``statistic``...). Sum over 5 minutes.
+        Records of such a batch are lost once they leave the stream (24 hours).
         """
-        return self.function.metric(
-            "DestinationDeliveryFailures", **{"statistic": "Sum", "period": Duration.minutes(5), **props}
-        )
+        return self.function.metric("DestinationDeliveryFailures", **metric_options(props, "Sum"))
 
     def _default_alarms(self) -> dict[str, cloudwatch.Alarm]:
         failed_batches = (
@@ -428,7 +423,7 @@ class StreamArchiver(AlarmActions, Construct):
                 evaluation_periods=3,
             ),
             "dead_letter_queue": self._alarm_above(
-                "DeadLetterQueueAlarm", self.metric_failed_batches(), failed_batches
+                "DeadLetterQueueAlarm", self.metric_dead_letters(), failed_batches
             ),
             "failure_delivery": self._alarm_above(
                 "FailureDeliveryAlarm",
@@ -444,26 +439,25 @@ class StreamArchiver(AlarmActions, Construct):
         self.errors_alarm = alarms["errors"]
         return alarms
 
-    def metric_failed_batches(self, **props: Any) -> cloudwatch.Metric:
+    def metric_dead_letters(self, **props: Any) -> cloudwatch.Metric:
         """Batches the mappings gave up on: failure records written to the failure bucket, or queue depth with SQS.
 
         With S3: the bucket's ``PutRequests`` request metric on the ``aws/lambda/`` prefix (a metrics
         configuration this construct adds to a bucket defined in the app; for an imported
         ``failure_bucket`` add one named ``failure_metrics_filter_id`` yourself).
 
-        :param props: metric options (``period``, ``statistic``...). Over 5 minutes, the Sum of
-            ``PutRequests`` (S3) or the Maximum of ``ApproximateNumberOfMessagesVisible`` (SQS).
+        :param props: metric options (``period``, ``statistic``, ``label``...) over the defaults, five minutes
+            and the Sum of ``PutRequests`` (S3) or the Maximum of ``ApproximateNumberOfMessagesVisible`` (SQS).
         """
-        props = {"period": Duration.minutes(5), **props}
         if self.dead_letter_queue is not None:
             return self.dead_letter_queue.metric_approximate_number_of_messages_visible(
-                **{"statistic": "Maximum", **props}
+                **metric_options(props, "Maximum")
             )
         return cloudwatch.Metric(
             namespace="AWS/S3",
             metric_name="PutRequests",
             dimensions_map={"BucketName": self.failure_bucket.bucket_name, "FilterId": self.failure_metrics_filter_id},
-            **{"statistic": "Sum", **props},
+            **metric_options(props, "Sum"),
         )
 
     @property

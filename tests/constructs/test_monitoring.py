@@ -16,6 +16,7 @@ from cdk_ts import (
     FailureDestination,
     MonitoringDashboard,
     RotatingTimeSeriesTables,
+    RotationMetric,
     ShardMetadataTable,
     StreamArchiver,
 )
@@ -51,10 +52,18 @@ def test_metric_props_override_the_documented_defaults(stack):
     assert tables.metric_next_table_missing(statistic="Sum").statistic == "Sum"
     assert tables.metric_rotation_errors().statistic == "Sum"
     assert tables.metric_rotation_errors(period=Duration.hours(1)).period.to_hours() == 1
-    counts = (tables.metric_future_tables(), tables.metric_foreign_lookalike_tables(), tables.metric_failed_tables())
-    names = {m.metric_name: m.dimensions for m in counts}
-    assert set(names) == {"FuturePeriodTables", "ForeignLookalikeTables", "FailedTables"}
-    assert all(d == {"TablePrefix": "metrics"} for d in names.values())
+    published = [tables.metric(name) for name in RotationMetric]
+    assert [m.metric_name for m in published] == [
+        "NextPeriodTableMissing", "FuturePeriodTables", "ForeignLookalikeTables", "FailedTables",
+    ]
+    assert all(m.dimensions == {"TablePrefix": "metrics"} and m.statistic == "Maximum" for m in published)
+    assert tables.metric("FailedTables", statistic="Sum").statistic == "Sum"
+
+
+def test_metric_refuses_a_name_the_rotation_does_not_publish(stack):
+    tables = RotatingTimeSeriesTables(stack, "T", table_prefix="metrics")
+    with pytest.raises(ValueError, match=r"T: metric 'FailedTable' is not published .*FailedTables"):
+        tables.metric("FailedTable")
 
 
 def test_archiver_metrics_name_its_function_and_failure_destination(stack):
@@ -64,8 +73,8 @@ def test_archiver_metrics_name_its_function_and_failure_destination(stack):
     age = s3_archiver.metric_iterator_age()
     assert (age.metric_name, age.statistic, age.period.to_minutes()) == ("IteratorAge", "Maximum", 5)
     assert stack.resolve(age.dimensions["FunctionName"]) == stack.resolve(s3_archiver.function.function_name)
-    assert s3_archiver.metric_failed_batches().metric_name == "PutRequests"
-    assert sqs_archiver.metric_failed_batches().metric_name == "ApproximateNumberOfMessagesVisible"
+    assert s3_archiver.metric_dead_letters().metric_name == "PutRequests"
+    assert sqs_archiver.metric_dead_letters().metric_name == "ApproximateNumberOfMessagesVisible"
     assert s3_archiver.metric_failure_delivery_failures().metric_name == "DestinationDeliveryFailures"
     assert s3_archiver.metric_errors(statistic="Maximum").statistic == "Maximum"
 

@@ -31,6 +31,7 @@ from cdk_ts_runtime.rotation.report import (
 from cdk_ts_runtime.rotation.sizing import right_sized
 from cdk_ts_runtime.rotation.tiers import TierChanges, capacity_request
 from cdk_ts_runtime.rotation_config import CapacityTier, RotationConfig
+from cdk_ts_runtime.rotation_metrics import RotationMetric, publish
 from cdk_ts_runtime.stream_consumer import StreamConsumer
 from cdk_ts_runtime.table_layout import TableLayout
 
@@ -193,23 +194,12 @@ class TableRotator:
         if self.cloudwatch is None or not self.config.metric_namespace:
             return
         counts = {
-            "FuturePeriodTables": report.count("future"),
-            "ForeignLookalikeTables": report.count("not_owned"),
-            "FailedTables": report.count("error"),
+            RotationMetric.FUTURE_PERIOD_TABLES: report.count("future"),
+            RotationMetric.FOREIGN_LOOKALIKE_TABLES: report.count("not_owned"),
+            RotationMetric.FAILED_TABLES: report.count("error"),
         }
         try:
-            self.cloudwatch.put_metric_data(
-                Namespace=self.config.metric_namespace,
-                MetricData=[
-                    {
-                        "MetricName": name,
-                        "Dimensions": [{"Name": "TablePrefix", "Value": self.layout.table_prefix}],
-                        "Value": value,
-                        "Unit": "Count",
-                    }
-                    for name, value in counts.items()
-                ],
-            )
+            publish(self.cloudwatch, self.config.metric_namespace, self.layout.table_prefix, counts)
         except Exception as error:  # noqa: BLE001 - the run's own outcome is reported either way
             record_failure(report, "-", "metrics", error)
 
@@ -354,14 +344,9 @@ class TableRotator:
             return
         name = self._name(upcoming)
         missing = 0 if name in tables or describe_table(self.dynamodb, name).get("TableStatus") else 1
-        self.cloudwatch.put_metric_data(
-            Namespace=self.config.metric_namespace,
-            MetricData=[{
-                "MetricName": "NextPeriodTableMissing",
-                "Dimensions": [{"Name": "TablePrefix", "Value": self.layout.table_prefix}],
-                "Value": missing,
-                "Unit": "Count",
-            }],
+        publish(
+            self.cloudwatch, self.config.metric_namespace, self.layout.table_prefix,
+            {RotationMetric.NEXT_PERIOD_TABLE_MISSING: missing},
         )
         report.add("metric", name, NextPeriodTableMissing=missing)
 

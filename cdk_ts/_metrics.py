@@ -1,0 +1,19 @@
+"""What every ``metric_*`` method shares: a five-minute period by default, the caller's options on top."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from aws_cdk import Duration
+
+#: The default period of every ``metric_*`` method (and so of the default alarms built on them).
+DEFAULT_PERIOD = Duration.minutes(5)
+
+
+def metric_options(props: Mapping[str, Any], statistic: str | None = None) -> dict[str, Any]:
+    """The caller's metric ``props`` over the defaults: ``period`` five minutes and ``statistic`` when given."""
+    defaults: dict[str, Any] = {"period": DEFAULT_PERIOD}
+    if statistic is not None:
+        defaults["statistic"] = statistic
+    return {**defaults, **props}

@@ -1,0 +1,49 @@
+"""The CloudWatch metrics a rotation run publishes, named once for the publisher and for the alarms that watch them.
+
+The rotation function publishes them; ``RotatingTimeSeriesTables.metric(...)`` reads them back, so
+both sides take the names and the dimension from here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import Any
+
+#: The dimension every rotation metric carries; its value is the rotation's table prefix.
+TABLE_PREFIX_DIMENSION = "TablePrefix"
+
+
+class RotationMetric(StrEnum):
+    """A metric the rotation function publishes per table prefix (unit Count)."""
+
+    #: 1 when, inside the lead window, the next period's table does not exist yet (published by reconcile).
+    NEXT_PERIOD_TABLE_MISSING = "NextPeriodTableMissing"
+    #: Tables named like this rotation's but dated after the next period; rotation leaves them alone.
+    FUTURE_PERIOD_TABLES = "FuturePeriodTables"
+    #: Tables named like period tables but not tagged as this rotation's; rotation never touches them.
+    FOREIGN_LOOKALIKE_TABLES = "ForeignLookalikeTables"
+    #: Tables a run could not bring to their target state (the run goes on with the others).
+    FAILED_TABLES = "FailedTables"
+
+
+def publish(cloudwatch: Any, namespace: str, table_prefix: str, values: Mapping[RotationMetric, float]) -> None:
+    """Publish ``values`` for ``table_prefix`` in one ``PutMetricData`` call.
+
+    :param cloudwatch: the boto3 CloudWatch client.
+    :param namespace: the metric namespace (``RotationConfig.metric_namespace``).
+    :param table_prefix: the rotation's table prefix, the value of the ``TablePrefix`` dimension.
+    :param values: the value of each metric.
+    """
+    cloudwatch.put_metric_data(
+        Namespace=namespace,
+        MetricData=[
+            {
+                "MetricName": metric.value,
+                "Dimensions": [{"Name": TABLE_PREFIX_DIMENSION, "Value": table_prefix}],
+                "Value": value,
+                "Unit": "Count",
+            }
+            for metric, value in values.items()
+        ],
+    )
