@@ -17,7 +17,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from cdk_ts_runtime._aws import LazyClient, error_code, error_message, full_jitter, is_throttle
+from cdk_ts_runtime._aws import Backoff, LazyClient, error_code, error_message, is_throttle
 from cdk_ts_runtime.items import query_all, to_attribute_values
 from cdk_ts_runtime.periods import RotationPeriod, period_start, shift, table_name
 from cdk_ts_runtime.table_layout import TableLayout
@@ -124,10 +124,7 @@ class PeriodRouter:
         self.max_workers = max_workers
         self.page_size = page_size
         self.max_batch_attempts = max_batch_attempts
-        self.backoff_base_seconds = backoff_base_seconds
-        self.backoff_cap_seconds = backoff_cap_seconds
-        self.sleep = sleep
-        self.rng = rng
+        self.backoff = Backoff(base=backoff_base_seconds, cap=backoff_cap_seconds, sleep=sleep, rng=rng)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], **kwargs: Any) -> PeriodRouter:
@@ -300,7 +297,7 @@ class PeriodRouter:
                 items = unwritten()
                 reasons = [f"unprocessed after {attempt} attempts (throttled)"] * len(items)
                 raise BatchWriteError([dict(i) for i in items], attempt, reasons)
-            self.sleep(full_jitter(attempt, base=self.backoff_base_seconds, cap=self.backoff_cap_seconds, rng=self.rng))
+            self.backoff.wait(attempt)
 
     # ---- reads ----------------------------------------------------------------------------------
 

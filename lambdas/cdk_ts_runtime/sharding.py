@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from botocore.exceptions import ClientError
 
-from cdk_ts_runtime._aws import LazyClient, error_code, full_jitter, is_throttle
+from cdk_ts_runtime._aws import Backoff, LazyClient, error_code, is_throttle
 from cdk_ts_runtime.items import from_attribute_values, query_all, to_attribute_values
 
 ENV_TABLE = "SHARDED_TABLE_NAME"
@@ -236,7 +236,6 @@ class ShardedTable:
         self.growth = ShardGrowth(growth)
         self.separator = separator
         self.cache_ttl_seconds = cache_ttl_seconds
-        self.max_backoff_seconds = max_backoff_seconds
         self.max_attempts = max_attempts
         self.sort_key_time_unit = sort_key_time_unit
         self.table_headroom = table_headroom
@@ -245,7 +244,7 @@ class ShardedTable:
         self._cloudwatch = LazyClient("cloudwatch", cloudwatch_client)
         self.clock = clock
         self.rng = rng or random.Random()
-        self.sleep = sleep
+        self.backoff = Backoff(base=0.05, cap=max_backoff_seconds, sleep=sleep, rng=self.rng.random)
         self.max_workers = max_workers
         self._suffix = re.compile(re.escape(separator) + r"\d+$")
         self._cache: dict[str, tuple[float, ShardInfo]] = {}
@@ -373,7 +372,7 @@ class ShardedTable:
             return False
         if seen.number_of_shards >= self.max_shards:
             return False
-        self.sleep(self.rng.uniform(0, self.max_backoff_seconds))  # spread writers that throttled together
+        self.backoff.spread()  # writers that throttled together do not all grow the key at once
         current = self.shard_info(logical, fresh=True)
         if (current.version, current.last_updated_ms, current.last_updated) != (
             seen.version, seen.last_updated_ms, seen.last_updated
@@ -491,7 +490,7 @@ class ShardedTable:
                     self.on_table_throttle(self.table_name)
                 if attempt == self.max_attempts:
                     raise
-                self.sleep(full_jitter(attempt, base=0.05, cap=self.max_backoff_seconds, rng=self.rng.random))
+                self.backoff.wait(attempt)
                 info = self.shard_info(logical, fresh=True)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -597,5 +596,5 @@ class ShardedTable:
                     return found
                 request = response.get("UnprocessedKeys") or {}
                 if request:
-                    self.sleep(full_jitter(attempt, base=0.05, cap=self.max_backoff_seconds, rng=self.rng.random))
+                    self.backoff.wait(attempt)
         return None

@@ -19,7 +19,7 @@ from typing import Any
 import boto3
 from botocore.exceptions import ClientError
 
-from cdk_ts_runtime._aws import error_code, full_jitter
+from cdk_ts_runtime._aws import Backoff, error_code
 
 BATCH_LIMIT = 100  # WriteRecords takes at most 100 records
 RECORD_LIMIT_BYTES = 2048  # a record may be at most 2 KB
@@ -130,7 +130,7 @@ class TimestreamWriter:
         self.measure_name = measure_name
         self.client = client or boto3.client("timestream-write", endpoint_url=endpoint_url)
         self.max_attempts = max_attempts
-        self.sleep = sleep
+        self.backoff = Backoff(base=0.1, cap=5.0, sleep=sleep)
 
     def record(self, event: Mapping[str, Any]) -> dict[str, Any]:
         """The MULTI record for one event; ``ValueError`` names what makes it unwritable."""
@@ -197,7 +197,7 @@ class TimestreamWriter:
                     return
                 if code not in _RETRYABLE or attempt == self.max_attempts:
                     raise
-                self.sleep(full_jitter(attempt, base=0.1, cap=5.0))
+                self.backoff.wait(attempt)
 
 
 def lift_common_attributes(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
