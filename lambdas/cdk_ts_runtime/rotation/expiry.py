@@ -9,6 +9,7 @@ period (so it holds every write of the period). Other exports, ad-hoc or increme
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,38 +22,30 @@ from cdk_ts_runtime.rotation_config import RotationConfig
 from cdk_ts_runtime.stream_consumer import StreamConsumer
 
 
+@dataclass(eq=False, kw_only=True)
 class TableExpiry:
-    """Deletes tables older than ``retain_periods``, never before their export is proven (with a bucket)."""
+    """Deletes tables older than ``retain_periods``, never before their export is proven (with a bucket).
 
-    def __init__(
-        self,
-        *,
-        dynamodb,
-        config: RotationConfig,
-        period: RotationPeriod,
-        budget: ChangeBudget,
-        owned: Callable[[dict[str, Any]], bool],
-        stream_consumer: StreamConsumer | None = None,
-        lambda_client=None,
-    ) -> None:
-        """Set up expiry for one run.
+    One is set up for each rotation run.
 
-        :param dynamodb: the boto3 DynamoDB client.
-        :param config: the rotation settings (``retain_periods``, ``archive_bucket``, ...).
-        :param period: the rotation period.
-        :param budget: the run's change budget, shared with the tier changes.
-        :param stream_consumer: the consumer whose mappings are removed before a table is deleted.
-            Default: None — no stream consumer.
-        :param lambda_client: the boto3 Lambda client for ``stream_consumer``.
-            Default: None — only needed with a stream consumer.
-        """
-        self.dynamodb = dynamodb
-        self.config = config
-        self.period = period
-        self.budget = budget
-        self.owned = owned
-        self.stream_consumer = stream_consumer
-        self.lambda_client = lambda_client
+    :param dynamodb: the boto3 DynamoDB client.
+    :param config: the rotation settings (``retain_periods``, ``archive_bucket``, ...).
+    :param period: the rotation period.
+    :param budget: the run's change budget, shared with the tier changes.
+    :param owned: whether a table, given its DescribeTable description, belongs to this rotation (its tags).
+    :param stream_consumer: the consumer whose mappings are removed before a table is deleted.
+        Default: None — no stream consumer.
+    :param lambda_client: the boto3 Lambda client for ``stream_consumer``.
+        Default: None — only needed with a stream consumer.
+    """
+
+    dynamodb: Any
+    config: RotationConfig
+    period: RotationPeriod
+    budget: ChangeBudget
+    owned: Callable[[dict[str, Any]], bool]
+    stream_consumer: StreamConsumer | None = None
+    lambda_client: Any = None
 
     def split(self, tables: list[PeriodTable], current: datetime) -> tuple[list[PeriodTable], list[PeriodTable]]:
         """(kept, expired): expired tables get no capacity change, which would only delay their deletion."""

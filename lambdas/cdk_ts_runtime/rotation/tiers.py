@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -21,6 +22,7 @@ _SCALING_DIMENSIONS = {
 }
 
 
+@dataclass(eq=False, kw_only=True)
 class TierChanges:
     """Moves period tables to their capacity tiers, within the run's change budget and DynamoDB's limits.
 
@@ -29,22 +31,14 @@ class TierChanges:
         scaling.
     :param budget: the run's change budget, shared with expiry.
     :param max_concurrency: tables updated in parallel.
+    :param owned: whether a table, given its DescribeTable description, belongs to this rotation (its tags).
     """
 
-    def __init__(
-        self,
-        *,
-        dynamodb,
-        autoscaling,
-        budget: ChangeBudget,
-        max_concurrency: int,
-        owned: Callable[[dict[str, Any]], bool],
-    ) -> None:
-        self.dynamodb = dynamodb
-        self.autoscaling = autoscaling
-        self.budget = budget
-        self.max_concurrency = max_concurrency
-        self.owned = owned
+    dynamodb: Any
+    autoscaling: Any
+    budget: ChangeBudget
+    max_concurrency: int
+    owned: Callable[[dict[str, Any]], bool]
 
     def apply(
         self,
