@@ -14,13 +14,18 @@ from decimal import Decimal
 
 from cdk_ts_runtime.periods import RotationPeriod, validate_table_prefix
 
-ENV_TABLE_PREFIX = "CDK_TS_TABLE_PREFIX"
-ENV_PERIOD = "CDK_TS_PERIOD"
-ENV_PARTITION_KEY = "CDK_TS_PARTITION_KEY"
-ENV_PARTITION_KEY_TYPE = "CDK_TS_PARTITION_KEY_TYPE"
-ENV_SORT_KEY = "CDK_TS_SORT_KEY"
-ENV_SORT_KEY_TYPE = "CDK_TS_SORT_KEY_TYPE"
-ENV_TIME_UNIT = "CDK_TS_TIME_UNIT"
+#: The environment variable that carries each field of a :class:`TableLayout`.
+ENV_VARIABLES = {
+    "table_prefix": "CDK_TS_TABLE_PREFIX",
+    "period": "CDK_TS_PERIOD",
+    "partition_key": "CDK_TS_PARTITION_KEY",
+    "partition_key_type": "CDK_TS_PARTITION_KEY_TYPE",
+    "sort_key": "CDK_TS_SORT_KEY",
+    "sort_key_type": "CDK_TS_SORT_KEY_TYPE",
+    "time_unit": "CDK_TS_TIME_UNIT",
+}
+#: The one variable a bound function must have; the other fields have defaults.
+ENV_TABLE_PREFIX = ENV_VARIABLES["table_prefix"]
 
 KEY_TYPES = ("S", "N", "B")
 #: Units a Number sort key may count time in, as divisors of one second; ``iso`` is for String sort keys.
@@ -85,35 +90,18 @@ class TableLayout:
             raise ValueError("sort_key_type 'B' cannot hold an event time; use 'N' (epoch) or 'S' (ISO-8601)")
 
     def to_env(self) -> dict[str, str]:
-        """The environment variables that carry this layout to a function."""
-        return {
-            ENV_TABLE_PREFIX: self.table_prefix,
-            ENV_PERIOD: self.period.value,
-            ENV_PARTITION_KEY: self.partition_key,
-            ENV_PARTITION_KEY_TYPE: self.partition_key_type,
-            ENV_SORT_KEY: self.sort_key,
-            ENV_SORT_KEY_TYPE: self.sort_key_type,
-            ENV_TIME_UNIT: self.time_unit,
-        }
+        """The environment variables that carry this layout to a function (see :data:`ENV_VARIABLES`)."""
+        return {variable: str(getattr(self, field)) for field, variable in ENV_VARIABLES.items()}
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> TableLayout:
-        """Read a layout written by :meth:`to_env`; a missing prefix is a clear error."""
-        prefix = env.get(ENV_TABLE_PREFIX)
-        if not prefix:
+        """Read a layout written by :meth:`to_env`: an unset field has its default; no prefix is a clear error."""
+        if not env.get(ENV_TABLE_PREFIX):
             raise KeyError(
                 f"environment variable {ENV_TABLE_PREFIX} is not set; bind the function with "
                 "RotatingTimeSeriesTables.bind(function) or set it yourself"
             )
-        return cls(
-            table_prefix=prefix,
-            period=env.get(ENV_PERIOD, RotationPeriod.DAILY.value),
-            partition_key=env.get(ENV_PARTITION_KEY, "pk"),
-            partition_key_type=env.get(ENV_PARTITION_KEY_TYPE, "N"),
-            sort_key=env.get(ENV_SORT_KEY, "sk"),
-            sort_key_type=env.get(ENV_SORT_KEY_TYPE, "N"),
-            time_unit=env.get(ENV_TIME_UNIT, "ms"),
-        )
+        return cls(**{field: env[variable] for field, variable in ENV_VARIABLES.items() if variable in env})
 
     def key_schema(self) -> tuple[list[dict], list[dict]]:
         """``(KeySchema, AttributeDefinitions)`` for CreateTable."""
