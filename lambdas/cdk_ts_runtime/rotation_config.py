@@ -11,7 +11,7 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 #: What a new on-demand table serves at once (its warm throughput at creation), reads and writes per second.
 NEW_ON_DEMAND_WARM_READS = 12000
@@ -96,6 +96,27 @@ class RightSizing:
         return max(self.floor, min(self.ceiling, math.ceil(peak * self.headroom)))
 
 
+class TierOptions(TypedDict, total=False):
+    """The table options every capacity tier takes, whatever its billing mode.
+
+    Pass them by keyword to :meth:`CapacityTier.provisioned` or :meth:`CapacityTier.on_demand`.
+
+    :param warm_read_units_per_second: warm throughput for reads (raised to, never lowered).
+        Default: None — DynamoDB's own (12,000 on a new on-demand table).
+    :param warm_write_units_per_second: warm throughput for writes (raised to, never lowered).
+        Default: None — DynamoDB's own (4,000 on a new on-demand table).
+    :param table_class: ``STANDARD`` or ``STANDARD_INFREQUENT_ACCESS``.
+        Default: ``"STANDARD"``.
+    :param right_size: True (``RightSizing()``) or a ``RightSizing``; the next table's units (provisioned) or
+        warm throughput (on-demand) follow the observed peak. Default: False — as configured.
+    """
+
+    warm_read_units_per_second: int | None
+    warm_write_units_per_second: int | None
+    table_class: str
+    right_size: bool | RightSizing
+
+
 @dataclass(frozen=True)
 class CapacityTier:
     """The whole capacity state one class of period table converges to.
@@ -173,15 +194,7 @@ class CapacityTier:
 
     @classmethod
     def provisioned(
-        cls,
-        read: int,
-        write: int,
-        auto_scaling: AutoScaling | None = None,
-        *,
-        warm_read_units_per_second: int | None = None,
-        warm_write_units_per_second: int | None = None,
-        table_class: str = "STANDARD",
-        right_size: bool | RightSizing = False,
+        cls, read: int, write: int, auto_scaling: AutoScaling | None = None, **options: Unpack[TierOptions]
     ) -> CapacityTier:
         """A provisioned tier of ``read`` RCU and ``write`` WCU, optionally auto scaled.
 
@@ -189,20 +202,13 @@ class CapacityTier:
         :param write: write capacity units (>= 1).
         :param auto_scaling: target tracking above these units.
             Default: None — fixed capacity.
-        :param warm_read_units_per_second: warm throughput for reads (raised to, never lowered).
-            Default: None — DynamoDB's own.
-        :param warm_write_units_per_second: warm throughput for writes (raised to, never lowered).
-            Default: None — DynamoDB's own.
-        :param table_class: ``STANDARD`` or ``STANDARD_INFREQUENT_ACCESS``.
-            Default: ``"STANDARD"``.
-        :param right_size: True (``RightSizing()``) or a ``RightSizing``; the next table's units follow the
-            observed peak. Default: False — the units as given.
+        :param options: the table options (warm throughput, table class, right-sizing) by keyword, as
+            :class:`cdk_ts_runtime.rotation_config.TierOptions` lists them.
+        :raises TypeError: for a keyword that is not a table option (the message names it and the options).
         """
         return cls(
             read_capacity=read, write_capacity=write, auto_scaling=auto_scaling,
-            warm_read_units_per_second=warm_read_units_per_second,
-            warm_write_units_per_second=warm_write_units_per_second,
-            table_class=table_class, right_sizing=_right_sizing(right_size),
+            **_tier_fields("provisioned", options),
         )
 
     @classmethod
@@ -210,10 +216,7 @@ class CapacityTier:
         cls,
         max_read_request_units: int | None = None,
         max_write_request_units: int | None = None,
-        warm_read_units_per_second: int | None = None,
-        warm_write_units_per_second: int | None = None,
-        table_class: str = "STANDARD",
-        right_size: bool | RightSizing = False,
+        **options: Unpack[TierOptions],
     ) -> CapacityTier:
         """An on-demand tier with optional maximum throughput, warm throughput and table class.
 
@@ -221,21 +224,14 @@ class CapacityTier:
             Default: None — no cap.
         :param max_write_request_units: cap on write request units per second.
             Default: None — no cap.
-        :param warm_read_units_per_second: warm throughput for reads (raised to, never lowered).
-            Default: None — DynamoDB's own (12,000 on a new on-demand table).
-        :param warm_write_units_per_second: warm throughput for writes (raised to, never lowered).
-            Default: None — DynamoDB's own (4,000 on a new on-demand table).
-        :param table_class: ``STANDARD`` or ``STANDARD_INFREQUENT_ACCESS``.
-            Default: ``"STANDARD"``.
-        :param right_size: True (``RightSizing()``) or a ``RightSizing``; the next table's warm throughput
-            follows the observed peak. Default: False — the warm throughput as given.
+        :param options: the table options (warm throughput, table class, right-sizing) by keyword, as
+            :class:`cdk_ts_runtime.rotation_config.TierOptions` lists them.
+        :raises TypeError: for a keyword that is not a table option (the message names it and the options).
         """
         return cls(
             on_demand=True,
             max_read_request_units=max_read_request_units, max_write_request_units=max_write_request_units,
-            warm_read_units_per_second=warm_read_units_per_second,
-            warm_write_units_per_second=warm_write_units_per_second,
-            table_class=table_class, right_sizing=_right_sizing(right_size),
+            **_tier_fields("on_demand", options),
         )
 
     @classmethod
@@ -285,6 +281,20 @@ class _TierFactoryOrFlag:
 
     def __get__(self, instance: Any, owner: type) -> Any:
         return owner._on_demand
+
+
+def _tier_fields(factory: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The :class:`CapacityTier` fields of a factory's ``options``; a keyword they do not know is named."""
+    known = list(TierOptions.__annotations__)
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise TypeError(
+            f"CapacityTier.{factory}() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
+            f"its options (TierOptions) are {', '.join(known)}"
+        )
+    fields = dict(options)
+    fields["right_sizing"] = _right_sizing(fields.pop("right_size", False))
+    return fields
 
 
 def _right_sizing(value: bool | RightSizing) -> RightSizing | None:

@@ -9,6 +9,7 @@ import inspect
 import re
 import subprocess
 import sys
+import typing
 from pathlib import Path
 
 import pytest
@@ -131,6 +132,22 @@ def defaulted_parameters(function) -> list[str]:
     ]
 
 
+def unpacked_options(function) -> type | None:
+    """The TypedDict of a ``**options: Unpack[TypedDict]`` parameter of ``function``, or None.
+
+    Its keys are parameters with defaults too: they are documented once, on the TypedDict.
+    """
+    for p in inspect.signature(function).parameters.values():
+        if p.kind is not inspect.Parameter.VAR_KEYWORD:
+            continue
+        if isinstance(p.annotation, str):  # postponed annotations: resolve the name in the function's module
+            match = re.fullmatch(r"Unpack\[(\w+)\]", p.annotation)
+            return function.__globals__[match.group(1)] if match else None
+        if typing.get_origin(p.annotation) is typing.Unpack:
+            return typing.get_args(p.annotation)[0]
+    return None
+
+
 def documented_defaults(docstring: str) -> set[str]:
     """Names of the ``:param name:`` entries that state a ``Default:``."""
     return {name for name, text in _PARAM.findall(docstring) if "Default:" in text}
@@ -177,6 +194,10 @@ def test_every_parameter_with_a_default_states_it():
             continue
         stated = documented_defaults(docstring)
         undocumented += [f"{name}({p})" for p in defaulted_parameters(function) if p not in stated]
+        options = unpacked_options(function)
+        if options is not None:
+            stated = documented_defaults(_own_docstring(options))
+            undocumented += [f"{name}(**{key})" for key in sorted(options.__optional_keys__) if key not in stated]
     assert not undocumented, (
         f"{len(undocumented)} parameters have a default but no ':param name: ... Default: ...' entry: "
         + ", ".join(undocumented)

@@ -7,13 +7,14 @@ DescribeTable answers so convergence can be observed, as DynamoDB itself would r
 
 from __future__ import annotations
 
+import re
 import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from cdk_ts_runtime.rotation.tiers import tier_change
-from cdk_ts_runtime.rotation_config import CapacityTier, RotationConfig
+from cdk_ts_runtime.rotation_config import CapacityTier, RightSizing, RotationConfig
 from tests.runtime.test_rotation import create_period_table, make_rotator, utc
 
 IA = "STANDARD_INFREQUENT_ACCESS"
@@ -236,6 +237,36 @@ def test_tier_config_round_trips_through_the_environment():
 )
 def test_invalid_tiers_name_the_bad_value(build, message):
     with pytest.raises(ValueError, match=message):
+        build()
+
+
+def test_both_factories_take_the_same_table_options():
+    options = {"warm_read_units_per_second": 15000, "warm_write_units_per_second": 6000, "table_class": IA}
+
+    provisioned = CapacityTier.provisioned(300, 1000, right_size=True, **options)
+    on_demand = CapacityTier.on_demand(right_size=True, **options)
+
+    for tier in (provisioned, on_demand):
+        assert (tier.warm_read_units_per_second, tier.warm_write_units_per_second) == (15000, 6000)
+        assert (tier.table_class, tier.right_sizing) == (IA, RightSizing())
+    assert CapacityTier.on_demand() == CapacityTier.pay_per_request()
+
+
+@pytest.mark.parametrize(
+    ("build", "factory", "unknown"),
+    [
+        (lambda: CapacityTier.on_demand(warm_reads=5), "on_demand", "'warm_reads'"),
+        # CapacityTier's own fields are not options: they would bypass the factory
+        (lambda: CapacityTier.provisioned(300, 1000, on_demand=True), "provisioned", "'on_demand'"),
+        (lambda: CapacityTier.provisioned(300, 1000, right_sizing=RightSizing()), "provisioned", "'right_sizing'"),
+    ],
+)
+def test_an_unknown_table_option_is_named_with_the_options_there_are(build, factory, unknown):
+    message = (
+        f"CapacityTier.{factory}() got unexpected keyword argument(s) {unknown}; its options (TierOptions) are "
+        "warm_read_units_per_second, warm_write_units_per_second, table_class, right_size"
+    )
+    with pytest.raises(TypeError, match=re.escape(message)):
         build()
 
 
