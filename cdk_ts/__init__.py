@@ -15,6 +15,7 @@ from cdk_ts_runtime.rotation_metrics import RotationMetric
 from cdk_ts_runtime.stream_consumer import StreamConsumer
 
 if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time they load lazily
+    from cdk_ts._capacity import TableCapacityOptions
     from cdk_ts.buckets import access_logs_bucket, secure_bucket
     from cdk_ts.device_log import DeviceLogTable
     from cdk_ts.monitoring import MonitoringDashboard
@@ -38,6 +39,7 @@ _LAZY = {
     "ShardStrategy": "cdk_ts_runtime.sharding",
     "access_logs_bucket": "cdk_ts.buckets",
     "secure_bucket": "cdk_ts.buckets",
+    "TableCapacityOptions": "cdk_ts._capacity",
     "ArchiverSource": "cdk_ts.protocols",
     "HasTable": "cdk_ts.protocols",
     "RotatingStreamSource": "cdk_ts.protocols",
@@ -78,6 +80,7 @@ __all__ = [
     "ShardStrategy",
     "StreamArchiver",
     "StreamConsumer",
+    "TableCapacityOptions",
     "TimestreamTable",
     "access_logs_bucket",
     "deduplicated_view_sql",

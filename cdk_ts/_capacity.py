@@ -2,42 +2,55 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypedDict
 
 from aws_cdk import aws_dynamodb as dynamodb
 
 from cdk_ts._validation import Problems
 
 
+class TableCapacityOptions(TypedDict, total=False):
+    """The capacity keywords of ``DeviceLogTable`` and ``ShardMetadataTable``, each optional.
+
+    Maximum throughput is an on-demand setting (DynamoDB's ``OnDemandThroughput``); warm throughput and
+    table class apply to either billing mode. A keyword that is not one of these, or one of the
+    construct's own, is refused with the closest valid name.
+
+    :param max_read_request_units: on-demand maximum read request units per second of the table (and of
+        each GSI of a ``DeviceLogTable``), a cost guardrail; needs on-demand billing. Default: None — no cap.
+    :param max_write_request_units: on-demand maximum write request units per second of the table (and of
+        each GSI of a ``DeviceLogTable``); needs on-demand billing. Default: None — no cap.
+    :param warm_read_units_per_second: warm throughput of the table for reads (instantly available; can be
+        raised, never lowered). Default: None — DynamoDB's own (12,000 on a new on-demand table).
+    :param warm_write_units_per_second: warm throughput of the table for writes.
+        Default: None — DynamoDB's own (4,000 on a new on-demand table).
+    :param table_class: ``TableClass.STANDARD`` or ``TableClass.STANDARD_INFREQUENT_ACCESS``.
+        Default: None — Standard.
+    """
+
+    max_read_request_units: int | None
+    max_write_request_units: int | None
+    warm_read_units_per_second: int | None
+    warm_write_units_per_second: int | None
+    table_class: dynamodb.TableClass | None
+
+
+#: The keys of :class:`TableCapacityOptions`, in the order they are documented.
+CAPACITY_KEYWORDS: tuple[str, ...] = tuple(TableCapacityOptions.__annotations__)
+
+
 def table_capacity_options(
-    problems: Problems,
-    *,
-    on_demand: bool,
-    max_read_request_units: int | None,
-    max_write_request_units: int | None,
-    warm_read_units_per_second: int | None,
-    warm_write_units_per_second: int | None,
-    table_class: dynamodb.TableClass | None,
+    problems: Problems, capacity: Mapping[str, Any], *, on_demand: bool
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Validated ``dynamodb.Table`` props for the table, and the caps each GSI gets too.
 
-    Maximum throughput is an on-demand setting (DynamoDB's ``OnDemandThroughput``); warm throughput and
-    table class apply to either billing mode.
-
     :param problems: where invalid values are recorded (the caller raises them with its other problems).
+    :param capacity: the :class:`TableCapacityOptions` the construct was given (other keys are ignored:
+        the construct reports them as unknown keywords).
     :param on_demand: the table bills per request.
-    :param max_read_request_units: the on-demand read cap (>= 1), or None.
-    :param max_write_request_units: the on-demand write cap (>= 1), or None.
-    :param warm_read_units_per_second: warm reads per second (>= 1), or None.
-    :param warm_write_units_per_second: warm writes per second (>= 1), or None.
-    :param table_class: the table class, or None for DynamoDB's default (Standard).
     """
-    values = {
-        "max_read_request_units": max_read_request_units,
-        "max_write_request_units": max_write_request_units,
-        "warm_read_units_per_second": warm_read_units_per_second,
-        "warm_write_units_per_second": warm_write_units_per_second,
-    }
+    values = {name: capacity.get(name) for name in CAPACITY_KEYWORDS if name != "table_class"}
     for name, value in values.items():
         problems.check(
             value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1),
@@ -47,14 +60,16 @@ def table_capacity_options(
     if not on_demand:
         for name, value in caps.items():
             problems.add(f"{name} {value!r} is an on-demand cap; it needs billing_mode PAY_PER_REQUEST")
+    table_class = capacity.get("table_class")
     problems.check(
         table_class is None or isinstance(table_class, dynamodb.TableClass),
         f"table_class {table_class!r} must be a dynamodb.TableClass",
     )
     props: dict[str, Any] = dict(caps)
-    if warm_read_units_per_second or warm_write_units_per_second:
+    warm_reads, warm_writes = values["warm_read_units_per_second"], values["warm_write_units_per_second"]
+    if warm_reads or warm_writes:
         props["warm_throughput"] = dynamodb.WarmThroughput(
-            read_units_per_second=warm_read_units_per_second, write_units_per_second=warm_write_units_per_second
+            read_units_per_second=warm_reads, write_units_per_second=warm_writes
         )
     if table_class is not None:
         props["table_class"] = table_class

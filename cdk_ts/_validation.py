@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import difflib
+import inspect
+from collections.abc import Callable, Collection, Iterable
 from typing import TypeVar
 
 from constructs import Construct
@@ -63,6 +65,34 @@ class Problems:
         if self.messages:
             listed = "\n".join(f"  - {m}" for m in self.messages)
             raise ValueError(f"{self.path}: {len(self.messages)} problems:\n{listed}")
+
+
+def keyword_names(function: Callable) -> list[str]:
+    """The keyword-only parameters of ``function``, by name (what a misspelt keyword is compared with)."""
+    return [p.name for p in inspect.signature(function).parameters.values() if p.kind is p.KEYWORD_ONLY]
+
+
+def check_keywords(
+    problems: Problems, given: Iterable[str], accepted: Collection[str], *, also_valid: Iterable[str] = ()
+) -> None:
+    """Record each name of ``given`` that is not ``accepted``, with the closest valid keyword as the way out.
+
+    A ``**options`` parameter takes any keyword at run time, so without this a misspelt keyword would be
+    ignored silently (or fail far from the call); this makes it fail as loudly as on a signature without ``**``.
+
+    :param problems: where the unknown keywords are recorded.
+    :param given: the keywords ``**options`` received.
+    :param accepted: the keywords ``**options`` takes.
+    :param also_valid: the function's other keywords, offered as suggestions too (a misspelt named
+        parameter also lands in ``**options``). Default: none.
+    """
+    valid = [*accepted, *also_valid]
+    for name in given:
+        if name in accepted:
+            continue
+        close = difflib.get_close_matches(name, valid, n=1)
+        hint = f"did you mean {close[0]!r}?" if close else f"the keywords are {', '.join(sorted(valid))}"
+        problems.add(f"unknown keyword argument {name!r}; {hint}")
 
 
 def require_access(construct: Construct, function: Construct, *, read: bool, write: bool) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Unpack
 
 from aws_cdk import RemovalPolicy
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -12,11 +12,11 @@ from aws_cdk import aws_kms as kms
 from constructs import Construct
 
 from cdk_ts._binding import Bindable
-from cdk_ts._capacity import table_capacity_options
+from cdk_ts._capacity import CAPACITY_KEYWORDS, TableCapacityOptions, table_capacity_options
 from cdk_ts._defaults import table_protection
 from cdk_ts._metrics import metric_options
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
-from cdk_ts._validation import Problems
+from cdk_ts._validation import Problems, check_keywords, keyword_names
 from cdk_ts_runtime.device_log import ENV_TABLE_NAME, GSI_BY_OPERATOR, GSI_BY_SUPERVISOR
 
 _STRING = dynamodb.AttributeType.STRING
@@ -50,11 +50,7 @@ class DeviceLogTable(Bindable, Construct):
         time_to_live_attribute: str | None = None,
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
         deletion_protection: bool = False,
-        max_read_request_units: int | None = None,
-        max_write_request_units: int | None = None,
-        warm_read_units_per_second: int | None = None,
-        warm_write_units_per_second: int | None = None,
-        table_class: dynamodb.TableClass | None = None,
+        **capacity: Unpack[TableCapacityOptions],
     ) -> None:
         """Create the table and its two GSIs, or wrap ``existing_table``.
 
@@ -88,21 +84,16 @@ class DeviceLogTable(Bindable, Construct):
             Default: ``RemovalPolicy.RETAIN`` — the table and its data are kept.
         :param deletion_protection: enable DynamoDB deletion protection.
             Default: False.
-        :param max_read_request_units: on-demand maximum read request units per second of the table and of
-            each GSI (a cost guardrail). Default: None — no cap.
-        :param max_write_request_units: on-demand maximum write request units per second of the table and of
-            each GSI. Default: None — no cap.
-        :param warm_read_units_per_second: warm throughput of the table for reads (instantly available).
-            Default: None — DynamoDB's own (12,000 on a new on-demand table).
-        :param warm_write_units_per_second: warm throughput of the table for writes.
-            Default: None — DynamoDB's own (4,000 on a new on-demand table).
-        :param table_class: ``TableClass.STANDARD`` or ``TableClass.STANDARD_INFREQUENT_ACCESS``.
-            Default: None — Standard.
-        :raises ValueError: naming this construct's path and every problem at once, table options given with
-            ``existing_table``, capacity or caps that do not match ``billing_mode``, a cap or warm value below
-            1, or an ``INCLUDE`` projection without ``gsi_non_key_attributes``.
+        :param capacity: on-demand caps (applied to the table and each GSI), warm throughput and table class,
+            ``max_read_request_units``, ``max_write_request_units``, ``warm_read_units_per_second``,
+            ``warm_write_units_per_second``, ``table_class`` (see ``TableCapacityOptions``).
+        :raises ValueError: naming this construct's path and every problem at once, an unknown keyword (with
+            the closest valid one), table options given with ``existing_table``, capacity or caps that do not
+            match ``billing_mode``, a cap or warm value below 1, or an ``INCLUDE`` projection without
+            ``gsi_non_key_attributes``.
         """
         problems = Problems(scope, construct_id)
+        check_keywords(problems, capacity, CAPACITY_KEYWORDS, also_valid=keyword_names(DeviceLogTable.__init__))
         provisioned = billing_mode == dynamodb.BillingMode.PROVISIONED
         if existing_table is not None:
             given = [
@@ -114,11 +105,7 @@ class DeviceLogTable(Bindable, Construct):
                     ("encryption_key", encryption_key),
                     ("stream", stream),
                     ("time_to_live_attribute", time_to_live_attribute),
-                    ("max_read_request_units", max_read_request_units),
-                    ("max_write_request_units", max_write_request_units),
-                    ("warm_read_units_per_second", warm_read_units_per_second),
-                    ("warm_write_units_per_second", warm_write_units_per_second),
-                    ("table_class", table_class),
+                    *((name, capacity.get(name)) for name in CAPACITY_KEYWORDS),
                 )
                 if value is not None
             ]
@@ -142,13 +129,7 @@ class DeviceLogTable(Bindable, Construct):
                     projection != dynamodb.ProjectionType.INCLUDE or bool(gsi_non_key_attributes),
                     f"{name} INCLUDE needs gsi_non_key_attributes",
                 )
-            options, caps = table_capacity_options(
-                problems,
-                on_demand=not provisioned,
-                max_read_request_units=max_read_request_units, max_write_request_units=max_write_request_units,
-                warm_read_units_per_second=warm_read_units_per_second,
-                warm_write_units_per_second=warm_write_units_per_second, table_class=table_class,
-            )
+            options, caps = table_capacity_options(problems, capacity, on_demand=not provisioned)
         problems.raise_if_any()
         super().__init__(scope, construct_id)
         self.stream_view_type = stream

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, Unpack
 
 from aws_cdk import RemovalPolicy, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -14,11 +14,11 @@ from constructs import Construct
 
 from cdk_ts import _perms
 from cdk_ts._binding import Bindable
-from cdk_ts._capacity import table_capacity_options
+from cdk_ts._capacity import CAPACITY_KEYWORDS, TableCapacityOptions, table_capacity_options
 from cdk_ts._defaults import table_protection
 from cdk_ts._metrics import metric_options
 from cdk_ts._nag import grant_unscoped
-from cdk_ts._validation import Problems
+from cdk_ts._validation import Problems, check_keywords, keyword_names
 from cdk_ts.protocols import HasTable
 from cdk_ts_runtime.sharding import (
     ENV_METADATA_TABLE,
@@ -60,11 +60,7 @@ class ShardMetadataTable(Bindable, Construct):
         encryption_key: kms.IKey | None = None,
         point_in_time_recovery: bool = True,
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
-        max_read_request_units: int | None = None,
-        max_write_request_units: int | None = None,
-        warm_read_units_per_second: int | None = None,
-        warm_write_units_per_second: int | None = None,
-        table_class: dynamodb.TableClass | None = None,
+        **capacity: Unpack[TableCapacityOptions],
     ) -> None:
         """Create the metadata table for ``main_table``.
 
@@ -87,21 +83,16 @@ class ShardMetadataTable(Bindable, Construct):
             Default: True.
         :param removal_policy: what happens to the metadata table when it leaves the stack.
             Default: ``RemovalPolicy.RETAIN`` — kept, so readers still find every shard of the main table.
-        :param max_read_request_units: on-demand maximum read request units per second of the metadata table.
-            Default: None — no cap.
-        :param max_write_request_units: on-demand maximum write request units per second of the metadata table.
-            Default: None — no cap.
-        :param warm_read_units_per_second: warm throughput of the metadata table for reads.
-            Default: None — DynamoDB's own.
-        :param warm_write_units_per_second: warm throughput of the metadata table for writes.
-            Default: None — DynamoDB's own.
-        :param table_class: the metadata table's class.
-            Default: None — Standard.
-        :raises ValueError: naming this construct's path and every problem at once, an unknown strategy, a
-            partition key that cannot be read or is not a String, no sort key, or a cap or warm value below 1.
+        :param capacity: on-demand caps, warm throughput and table class of the metadata table,
+            ``max_read_request_units``, ``max_write_request_units``, ``warm_read_units_per_second``,
+            ``warm_write_units_per_second``, ``table_class`` (see ``TableCapacityOptions``).
+        :raises ValueError: naming this construct's path and every problem at once, an unknown keyword (with
+            the closest valid one), an unknown strategy, a partition key that cannot be read or is not a
+            String, no sort key, or a cap or warm value below 1.
         :raises TypeError: when ``main_table`` is not a table or a construct with ``.table``.
         """
         problems = Problems(scope, construct_id)
+        check_keywords(problems, capacity, CAPACITY_KEYWORDS, also_valid=keyword_names(ShardMetadataTable.__init__))
         problems.check(strategy in STRATEGIES, f"strategy {strategy!r} is not one of {', '.join(STRATEGIES)}")
         table = main_table.table if isinstance(main_table, HasTable) else main_table
         if not hasattr(table, "table_name"):
@@ -126,13 +117,7 @@ class ShardMetadataTable(Bindable, Construct):
             f"main_table {table.node.path} has no sort key that can be read; ShardedTable needs the sort key name: "
             "pass sort_key_name= (for an imported table), or shard a table that has a sort key",
         )
-        options, _caps = table_capacity_options(
-            problems,
-            on_demand=True,
-            max_read_request_units=max_read_request_units, max_write_request_units=max_write_request_units,
-            warm_read_units_per_second=warm_read_units_per_second,
-            warm_write_units_per_second=warm_write_units_per_second, table_class=table_class,
-        )
+        options, _caps = table_capacity_options(problems, capacity, on_demand=True)
         problems.raise_if_any()
         super().__init__(scope, construct_id)
         self.main_table: dynamodb.ITable | dynamodb.ITableV2 = table

@@ -147,6 +147,40 @@ def test_existing_table_rejects_props_it_cannot_apply():
         DeviceLogTable(stack, "Log", existing_table=existing, stream=dynamodb.StreamViewType.NEW_IMAGE)
 
 
+def test_existing_table_rejects_capacity_options_too():
+    stack = Stack(new_app(), "Test")
+    existing = dynamodb.Table.from_table_name(stack, "Existing", "device-log")
+    with pytest.raises(ValueError, match="max_read_request_units, table_class cannot be applied to existing_table"):
+        DeviceLogTable(
+            stack, "Log", existing_table=existing, max_read_request_units=100,
+            table_class=dynamodb.TableClass.STANDARD_INFREQUENT_ACCESS,
+        )
+
+
+@pytest.mark.parametrize(
+    ("typo", "suggestion"),
+    [
+        ("max_read_request_unit", "max_read_request_units"),  # a capacity keyword
+        ("warm_write_units_per_sec", "warm_write_units_per_second"),
+        ("tabel_name", "table_name"),  # a named parameter: Python sends it to **capacity too
+    ],
+)
+def test_a_misspelt_keyword_fails_with_the_path_and_the_closest_name(typo, suggestion):
+    stack = Stack(new_app(), "Test")
+    with pytest.raises(ValueError, match=f"^Test/Log: unknown keyword argument '{typo}'; did you mean '{suggestion}'"):
+        DeviceLogTable(stack, "Log", **{typo: 100})
+    assert stack.node.try_find_child("Log") is None
+
+
+def test_an_unknown_keyword_joins_the_other_problems():
+    with pytest.raises(ValueError) as raised:
+        DeviceLogTable(Stack(new_app(), "Test"), "Log", warm_read_units_per_second=0, colour="blue")
+    message = str(raised.value)
+    assert message.startswith("Test/Log: 2 problems:")
+    assert "unknown keyword argument 'colour'; the keywords are billing_mode, " in message
+    assert "warm_read_units_per_second 0 must be" in message
+
+
 def test_passes_cdk_nag_when_the_user_acknowledges_the_grant_findings():
     app = new_app()
     stack = Stack(app, "Test")

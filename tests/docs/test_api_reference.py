@@ -11,6 +11,7 @@ import subprocess
 import sys
 import typing
 from pathlib import Path
+from typing import Unpack
 
 import pytest
 
@@ -202,6 +203,26 @@ def test_every_parameter_with_a_default_states_it():
         f"{len(undocumented)} parameters have a default but no ':param name: ... Default: ...' entry: "
         + ", ".join(undocumented)
     )
+
+
+class _Options(typing.TypedDict, total=False):
+    """:param size: how big. Default: 1."""
+
+    size: int
+
+
+def _takes_options(**options: Unpack[_Options]) -> None:
+    """:param options: see _Options."""
+
+
+def _takes_anything(**props: int) -> None:
+    """:param props: anything."""
+
+
+def test_unpacked_keyword_options_are_found_with_their_documented_keys():
+    assert unpacked_options(_takes_options) is _Options
+    assert unpacked_options(_takes_anything) is None
+    assert documented_defaults(_own_docstring(_Options)) == {"size"}
 
 
 @pytest.mark.parametrize(
