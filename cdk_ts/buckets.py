@@ -2,59 +2,88 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from aws_cdk import Duration, FeatureFlags, RemovalPolicy
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from cdk_ts._nag import acknowledge
+from cdk_ts._validation import Problems, check_keywords, keyword_names
 
 __all__ = ["access_logs_bucket", "secure_bucket"]
 
+#: What every secure bucket has, whatever the caller passes (a weaker value is refused, see ``_weakened``).
+_ENFORCED: dict[str, Any] = {"block_public_access": s3.BlockPublicAccess.BLOCK_ALL, "enforce_ssl": True}
+#: Defaults a caller's own value replaces (encryption too: SSE-S3 unless the caller chooses encryption or a key).
+_DEFAULTS: dict[str, Any] = {
+    "versioned": True,
+    "object_ownership": s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+    "removal_policy": RemovalPolicy.RETAIN,
+}
+_PUBLIC_ACLS = (
+    s3.BucketAccessControl.PUBLIC_READ,
+    s3.BucketAccessControl.PUBLIC_READ_WRITE,
+    s3.BucketAccessControl.AUTHENTICATED_READ,
+)
+_BUCKET_KEYWORDS = keyword_names(s3.Bucket.__init__)
 
-def secure_bucket(
-    scope: Construct,
-    construct_id: str,
-    *,
-    server_access_logs_bucket: s3.IBucket | None = None,
-    server_access_logs_prefix: str | None = None,
-    lifecycle_rules: list[s3.LifecycleRule] | None = None,
-    removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
-    versioned: bool = True,
-    object_ownership: s3.ObjectOwnership = s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-) -> s3.Bucket:
-    """An S3 bucket with SSE-S3, all public access blocked, SSL-only access, versioning and ownership enforced.
+
+def secure_bucket(scope: Construct, construct_id: str, **bucket_props: Any) -> s3.Bucket:
+    """An S3 bucket that blocks all public access and SSL-less requests; SSE-S3, versioned, ACLs disabled, retained.
 
     The bucket cdk-ts constructs create for archives, failure records and rejected records; use it
     for a bucket you pass to them (``archive_bucket=``, ``bucket=``) so it passes cdk-nag the same way.
 
+    Takes every keyword of ``s3.Bucket`` (``bucket_name``, ``event_bridge_enabled``, ``encryption_key``,
+    ``lifecycle_rules``, ``server_access_logs_bucket``...). Your values are merged over these defaults:
+    ``encryption=BucketEncryption.S3_MANAGED`` (unless you pass ``encryption`` or ``encryption_key``),
+    ``versioned=True``, ``object_ownership=ObjectOwnership.BUCKET_OWNER_ENFORCED`` (ACLs disabled),
+    ``removal_policy=RemovalPolicy.RETAIN`` (the bucket and its objects are kept). Always set, and
+    refused when you ask for less: ``block_public_access=BlockPublicAccess.BLOCK_ALL`` and
+    ``enforce_ssl=True``; ``public_read_access=True``, ``encryption=BucketEncryption.UNENCRYPTED`` and
+    a public canned ACL (``access_control``) are refused too. A value of None means "the default".
+
     :param scope: the parent construct.
     :param construct_id: the bucket's construct ID.
-    :param server_access_logs_bucket: where the bucket logs its server access (see :func:`access_logs_bucket`).
-        Default: None — no access logs (cdk-nag reports ``AwsSolutions-S1``).
-    :param server_access_logs_prefix: key prefix of the access logs in ``server_access_logs_bucket``.
-        Default: None — the bucket's root.
-    :param lifecycle_rules: the bucket's lifecycle rules (add a ``noncurrent_version_expiration``: every
-        overwrite keeps a version). Default: None — no rules.
-    :param removal_policy: what happens to the bucket when it leaves the stack.
-        Default: ``RemovalPolicy.RETAIN`` — the bucket and its objects are kept.
-    :param versioned: keep object versions.
-        Default: True.
-    :param object_ownership: who owns uploaded objects.
-        Default: ``ObjectOwnership.BUCKET_OWNER_ENFORCED`` — ACLs disabled.
+    :param bucket_props: ``s3.Bucket`` props. Add a ``noncurrent_version_expiration`` lifecycle rule to a
+        versioned bucket (every overwrite keeps a version), and ``server_access_logs_bucket`` (see
+        :func:`access_logs_bucket`) unless you acknowledge cdk-nag's ``AwsSolutions-S1``.
+    :raises ValueError: naming the bucket's path and every problem at once, a keyword ``s3.Bucket`` does
+        not take (with the closest one) or a prop that would weaken the bucket.
     """
-    return s3.Bucket(
-        scope,
-        construct_id,
-        encryption=s3.BucketEncryption.S3_MANAGED,
-        block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-        enforce_ssl=True,
-        versioned=versioned,
-        object_ownership=object_ownership,
-        server_access_logs_bucket=server_access_logs_bucket,
-        server_access_logs_prefix=server_access_logs_prefix,
-        lifecycle_rules=lifecycle_rules,
-        removal_policy=removal_policy,
-    )
+    problems = Problems(scope, construct_id)
+    check_keywords(problems, bucket_props, _BUCKET_KEYWORDS)
+    chosen = {name: value for name, value in bucket_props.items() if value is not None}
+    for message in _weakened(chosen):
+        problems.add(message)
+    problems.raise_if_any()
+    encryption = {} if {"encryption", "encryption_key"} & chosen.keys() else {
+        "encryption": s3.BucketEncryption.S3_MANAGED
+    }
+    return s3.Bucket(scope, construct_id, **{**_DEFAULTS, **encryption, **chosen, **_ENFORCED})
+
+
+def _weakened(props: dict[str, Any]) -> list[str]:
+    """Why each of ``props`` would make the bucket less secure than :func:`secure_bucket` promises."""
+    public = "a secure bucket blocks all public access"
+    blocked, acl = props.get("block_public_access"), props.get("access_control")
+    refused = [
+        (blocked is not None and not _blocks_all(blocked), "block_public_access other than BLOCK_ALL", public),
+        (props.get("public_read_access") is True, "public_read_access=True", public),
+        (acl in _PUBLIC_ACLS, f"access_control={acl}", public),
+        (props.get("enforce_ssl") is False, "enforce_ssl=False", "a secure bucket refuses requests without SSL"),
+        (
+            props.get("encryption") == s3.BucketEncryption.UNENCRYPTED, "encryption=BucketEncryption.UNENCRYPTED",
+            "a secure bucket is encrypted at rest (SSE-S3, or KMS with encryption_key)",
+        ),
+    ]
+    return [f"{what} is refused: {why}; leave it unset, or use s3.Bucket" for weak, what, why in refused if weak]
+
+
+def _blocks_all(setting: s3.BlockPublicAccess) -> bool:
+    return all((setting.block_public_acls, setting.block_public_policy, setting.ignore_public_acls,
+                setting.restrict_public_buckets))
 
 
 def access_logs_bucket(scope: Construct, construct_id: str) -> s3.Bucket:

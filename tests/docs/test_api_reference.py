@@ -21,6 +21,7 @@ COMMITTED = ROOT / "docs" / "api"
 # The modules users import: the constructs (and the planner) and the runtime's clients and contracts.
 PUBLIC_MODULES = [
     "cdk_ts",
+    "cdk_ts.buckets",
     "cdk_ts.device_log",
     "cdk_ts.monitoring",
     "cdk_ts.plan",
