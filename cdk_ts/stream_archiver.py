@@ -10,6 +10,7 @@ from typing import Any
 
 from aws_cdk import Duration, Names, Stack, Token
 from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_glue as glue
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -338,57 +339,47 @@ class StreamArchiver(AlarmActions, Construct):
     # ---- wiring ---------------------------------------------------------------------------------
 
     def _connect(self, source: ArchiverSource, window: Duration, age: Duration, retries: int, batch_size: int) -> None:
-        if isinstance(source, RotatingStreamSource):
-            self._connect_rotating(source, window, age, retries, batch_size)
-            return
-        table = source.table if isinstance(source, HasTable) else source
-        self.function.add_event_source(
-            event_sources.DynamoEventSource(
-                table,
-                starting_position=lambda_.StartingPosition.TRIM_HORIZON,
-                batch_size=batch_size,
-                max_batching_window=window,
-                bisect_batch_on_error=True,
-                retry_attempts=retries,
-                max_record_age=age,
-                report_batch_item_failures=True,
-                on_failure=(
-                    event_sources.SqsDlq(self.dead_letter_queue)
-                    if self.dead_letter_queue is not None
-                    else event_sources.S3OnFailureDestination(self.failure_bucket)
-                ),
-                filters=[{"pattern": json.dumps(p)} for p in self.filter_patterns] or None,
-            )
+        # How the archiver reads a stream, whoever creates the mapping (CloudFormation for a table, the
+        # rotation function for every period table): at least once, from the oldest record, a failing batch
+        # bisected and its failed records reported, a batch that keeps failing sent to the failure destination.
+        delivery = StreamConsumer(
+            function_name=self.function.function_arn,
+            batch_size=batch_size,
+            maximum_batching_window_seconds=int(window.to_seconds()),
+            starting_position="TRIM_HORIZON",
+            maximum_retry_attempts=retries,
+            maximum_record_age_seconds=int(age.to_seconds()),
+            bisect_batch_on_function_error=True,
+            report_batch_item_failures=True,
+            on_failure_destination_arn=(
+                self.dead_letter_queue.queue_arn if self.dead_letter_queue is not None
+                else self.failure_bucket.bucket_arn
+            ),
+            filter_patterns=[json.dumps(p) for p in self.filter_patterns],
         )
+        if isinstance(source, RotatingStreamSource):
+            self._connect_rotating(source, delivery)
+        else:
+            self._connect_table(source.table if isinstance(source, HasTable) else source, delivery)
+
+    def _connect_table(self, table: dynamodb.ITable | dynamodb.ITableV2, delivery: StreamConsumer) -> None:
+        on_failure = (
+            event_sources.SqsDlq(self.dead_letter_queue) if self.dead_letter_queue is not None
+            else event_sources.S3OnFailureDestination(self.failure_bucket)
+        )  # each grants the function what the destination needs
+        self.function.add_event_source(_dynamo_event_source(table, delivery, on_failure))
         acknowledge(
             self.function, "AwsSolutions-IAM5[Resource::*]", "dynamodb:ListStreams has no resource-level permissions"
         )
 
-    def _connect_rotating(
-        self, source: RotatingStreamSource, window: Duration, age: Duration, retries: int, batch_size: int
-    ) -> None:
+    def _connect_rotating(self, source: RotatingStreamSource, delivery: StreamConsumer) -> None:
         # the archiver's own role: acknowledging the stream grant's findings stays inside this construct
         source.grant_stream_read(self.function, acknowledge_nag_findings=True)
         if self.dead_letter_queue is not None:
             self.dead_letter_queue.grant_send_messages(self.function)
-            destination_arn = self.dead_letter_queue.queue_arn
         else:
             self.failure_bucket.grant_read_write(self.function)  # what S3OnFailureDestination grants
-            destination_arn = self.failure_bucket.bucket_arn
-        source.add_stream_consumer(
-            self.function,
-            StreamConsumer(
-                function_name=self.function.function_arn,
-                batch_size=batch_size,
-                maximum_batching_window_seconds=int(window.to_seconds()),
-                starting_position="TRIM_HORIZON",
-                maximum_retry_attempts=retries,
-                maximum_record_age_seconds=int(age.to_seconds()),
-                bisect_batch_on_function_error=True,
-                on_failure_destination_arn=destination_arn,
-                filter_patterns=[json.dumps(p) for p in self.filter_patterns],
-            ),
-        )
+        source.add_stream_consumer(self.function, delivery)
 
     # ---- monitoring -----------------------------------------------------------------------------
 
@@ -556,6 +547,24 @@ class StreamArchiver(AlarmActions, Construct):
                 ),
             ),
         )
+
+
+def _dynamo_event_source(
+    table: dynamodb.ITable | dynamodb.ITableV2, delivery: StreamConsumer, on_failure: lambda_.IEventSourceDlq
+) -> event_sources.DynamoEventSource:
+    """The CloudFormation event source of ``table``'s stream with the settings of ``delivery``."""
+    return event_sources.DynamoEventSource(
+        table,
+        starting_position=lambda_.StartingPosition(delivery.starting_position),
+        batch_size=delivery.batch_size,
+        max_batching_window=Duration.seconds(delivery.maximum_batching_window_seconds),
+        bisect_batch_on_error=delivery.bisect_batch_on_function_error,
+        retry_attempts=delivery.maximum_retry_attempts,
+        max_record_age=Duration.seconds(delivery.maximum_record_age_seconds),
+        report_batch_item_failures=delivery.report_batch_item_failures,
+        on_failure=on_failure,
+        filters=[{"pattern": p} for p in delivery.filter_patterns] or None,
+    )
 
 
 def _check_source(problems: Problems, source: object) -> None:

@@ -14,7 +14,7 @@ from aws_cdk.assertions import Match, Template
 
 from cdk_ts import DeviceLogTable, FailureDestination, RotatingTimeSeriesTables, StreamArchiver
 from cdk_ts.stream_archiver import TTL_DELETIONS_ONLY, deduplicated_view_sql
-from cdk_ts_runtime.stream_consumer import STREAM_CONSUMER_ENV
+from cdk_ts_runtime.stream_consumer import STREAM_CONSUMER_ENV, StreamConsumer
 from tests.support.nag import new_app, unacknowledged_findings
 
 
@@ -307,6 +307,42 @@ def test_rotating_tables_get_their_mapping_from_the_rotation_function():
     )
     assert json.dumps(stream_read["Resource"]).endswith('table/telemetry_????-??-??/stream/*"]]}')
     assert unacknowledged_findings(app) == []
+
+
+def test_a_table_and_rotating_tables_are_read_with_the_same_delivery_settings():
+    # given two archivers with the same settings, one on a table (CloudFormation maps its stream) and one on
+    # rotating tables (the rotation function maps each period table's stream)
+    stack = Stack(new_app(), "Test")
+    settings = {
+        "batch_size": 500, "max_batching_window": Duration.seconds(30), "retry_attempts": 3,
+        "max_record_age": Duration.hours(2), "filter_patterns": [TTL_DELETIONS_ONLY],
+    }
+    log = DeviceLogTable(stack, "Log", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
+    tables = RotatingTimeSeriesTables(
+        stack, "Telemetry", table_prefix="telemetry", retain_periods=7,
+        stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
+    )
+    StreamArchiver(stack, "LogArchive", source=log, **settings)
+    StreamArchiver(stack, "TelemetryArchive", source=tables, **settings)
+    template = Template.from_stack(stack)
+    # when the rotation function's mapping request is built from the settings it is deployed with
+    (mapping,) = template.find_resources("AWS::Lambda::EventSourceMapping").values()
+    (rotation,) = template.find_resources(
+        "AWS::Lambda::Function", {"Properties": {"Handler": "cdk_ts_runtime.handlers.rotation.handler"}}
+    ).values()
+    delimiter, parts = rotation["Properties"]["Environment"]["Variables"][STREAM_CONSUMER_ENV]["Fn::Join"]
+    deployed = json.loads(delimiter.join(p if isinstance(p, str) else "arn:token" for p in parts))
+    request = StreamConsumer(**deployed).mapping_request("arn:stream")
+    # then it asks for what CloudFormation's mapping has, at least once and with the settings given
+    per_mapping = ("EventSourceArn", "FunctionName", "DestinationConfig", "Enabled")
+    settings_of = {k: v for k, v in request.items() if k not in per_mapping}
+    assert settings_of == {k: mapping["Properties"][k] for k in settings_of}
+    assert settings_of == {
+        "StartingPosition": "TRIM_HORIZON", "BatchSize": 500, "MaximumBatchingWindowInSeconds": 30,
+        "MaximumRetryAttempts": 3, "MaximumRecordAgeInSeconds": 7200, "BisectBatchOnFunctionError": True,
+        "FunctionResponseTypes": ["ReportBatchItemFailures"],
+        "FilterCriteria": {"Filters": [{"Pattern": json.dumps(TTL_DELETIONS_ONLY)}]},
+    }
 
 
 @pytest.mark.parametrize(
