@@ -84,9 +84,9 @@ class DeviceLogTable(Bindable, Construct):
             Default: ``RemovalPolicy.RETAIN`` — the table and its data are kept.
         :param deletion_protection: enable DynamoDB deletion protection.
             Default: False.
-        :param capacity: on-demand caps (applied to the table and each GSI), warm throughput and table class,
-            ``max_read_request_units``, ``max_write_request_units``, ``warm_read_units_per_second``,
-            ``warm_write_units_per_second``, ``table_class`` (see ``TableCapacityOptions``).
+        :param capacity: the keywords of ``TableCapacityOptions``, documented there (``max_read_request_units``,
+            ``max_write_request_units``, ``warm_read_units_per_second``, ``warm_write_units_per_second``,
+            ``table_class``); the on-demand caps apply to the table and to each GSI.
         :raises ValueError: naming this construct's path and every problem at once, an unknown keyword (with
             the closest valid one), table options given with ``existing_table``, capacity or caps that do not
             match ``billing_mode``, a cap or warm value below 1, or an ``INCLUDE`` projection without

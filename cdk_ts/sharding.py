@@ -83,9 +83,9 @@ class ShardMetadataTable(Bindable, Construct):
             Default: True.
         :param removal_policy: what happens to the metadata table when it leaves the stack.
             Default: ``RemovalPolicy.RETAIN`` — kept, so readers still find every shard of the main table.
-        :param capacity: on-demand caps, warm throughput and table class of the metadata table,
-            ``max_read_request_units``, ``max_write_request_units``, ``warm_read_units_per_second``,
-            ``warm_write_units_per_second``, ``table_class`` (see ``TableCapacityOptions``).
+        :param capacity: the keywords of ``TableCapacityOptions``, documented there (``max_read_request_units``,
+            ``max_write_request_units``, ``warm_read_units_per_second``, ``warm_write_units_per_second``,
+            ``table_class``), applied to the metadata table.
         :raises ValueError: naming this construct's path and every problem at once, an unknown keyword (with
             the closest valid one), an unknown strategy, a partition key that cannot be read or is not a
             String, no sort key, or a cap or warm value below 1.
