@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import Any
 
 from aws_cdk import Duration, RemovalPolicy, Stack, Token
 from aws_cdk import aws_dynamodb as dynamodb
@@ -44,22 +45,31 @@ def newest_python_runtime() -> lambda_.Runtime:
     return getattr(lambda_.Runtime, attr)
 
 
+#: How a cdk-ts function runs unless its construct says otherwise (``runtime_function`` merges these under its props).
+FUNCTION_DEFAULTS = {
+    "architecture": lambda_.Architecture.ARM_64,
+    "logging_format": lambda_.LoggingFormat.JSON,
+    "timeout": Duration.minutes(1),
+    "memory_size": 256,
+}
+
+
 def runtime_function(
     scope: Construct,
     construct_id: str,
     *,
-    handler: str,
     description: str,
-    environment: dict[str, str],
-    timeout: Duration = Duration.minutes(1),
-    memory_size: int = 256,
     log_retention: logs.RetentionDays = logs.RetentionDays.THREE_MONTHS,
+    **function_props: Any,
 ) -> lambda_.Function:
     """A Python function running ``cdk_ts_runtime.handlers.<module>.handler`` with an explicit, retained log group.
 
     The log group is created here (not implicitly by Lambda) so its retention is bounded and it
     is removed with the stack's other non-data resources. The role may write to that log group
     only: no AWS managed policy, so every permission the function has is one a construct granted.
+    ``function_props`` (``handler``, ``environment``, ``timeout``...) are ``lambda_.Function`` props,
+    merged over :data:`FUNCTION_DEFAULTS`; the runtime, the code, the log group and the role are this
+    function's.
     """
     log_group = logs.LogGroup(
         scope,
@@ -78,16 +88,11 @@ def runtime_function(
         scope,
         construct_id,
         runtime=newest_python_runtime(),
-        architecture=lambda_.Architecture.ARM_64,
-        handler=handler,
         code=lambda_code(),
         description=description,
-        environment=environment,
-        timeout=timeout,
-        memory_size=memory_size,
         log_group=log_group,
         role=role,
-        logging_format=lambda_.LoggingFormat.JSON,
+        **{**FUNCTION_DEFAULTS, **function_props},
     )
 
 

@@ -184,7 +184,7 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
                 partition_key_type=_KEY_TYPES[partition_key.type],
                 sort_key=sort_key.name,
                 sort_key_type=sort_type,
-                time_unit=time_unit or ("iso" if sort_type == "S" else "ms"),
+                time_unit=time_unit,
             ))
         lead = problems.collect(lambda: _to_timedelta("create_lead", create_lead, Duration.minutes(15)))
         delay = problems.collect(lambda: _to_timedelta("resize_delay", resize_delay, Duration.minutes(15)))

@@ -22,6 +22,7 @@ import importlib
 import json
 import os
 import pkgutil
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -77,12 +78,21 @@ def generate(output: Path) -> None:
     for name, module in modules.items():
         target = output / f"{name.replace('.', '/')}.html"
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(pdoc.render.html_module(module, modules).encode())
+        target.write_bytes(_readable_unpack(pdoc.render.html_module(module, modules)).encode())
     (output / "index.html").write_bytes(pdoc.render.html_index(modules).encode())
     (output / "search.js").write_bytes(pdoc.render.search_index(modules).encode())
     for directory in sorted(output.rglob("*"), reverse=True):
         if directory.is_dir() and not any(directory.iterdir()):
             directory.rmdir()
+
+
+# Python 3.11 prints ``Unpack[Options]`` as ``*<class 'Options'>``; signatures with ``**options: Unpack[...]``
+# would show that, so it is written the way the source spells it.
+_UNPACK = re.compile(r"\*&lt;class &#x27;(.*?)&#x27;&gt;")
+
+
+def _readable_unpack(html: str) -> str:
+    return _UNPACK.sub(r"Unpack[\1]", html)
 
 
 def _files(root: Path) -> set[str]:

@@ -114,7 +114,7 @@ class PeriodRouter:
             partition_key_type=partition_key_type,
             sort_key=sort_key,
             sort_key_type=sort_key_type,
-            time_unit=time_unit or ("iso" if sort_key_type == "S" else "ms"),
+            time_unit=time_unit,
         )
         if max_workers < 1 or max_batch_attempts < 1:
             raise ValueError("max_workers and max_batch_attempts must be >= 1")

@@ -53,7 +53,8 @@ class TableLayout:
     :param sort_key_type: ``"N"`` (epoch time) or ``"S"`` (ISO-8601); ``"B"`` is refused.
         Default: ``"N"``.
     :param time_unit: ``"s"``, ``"ms"``, ``"us"`` or ``"ns"`` for a Number sort key, ``"iso"`` for a
-        String one. Default: ``"ms"`` — milliseconds since the epoch.
+        String one. Default: None — ``"ms"`` (milliseconds since the epoch) for a Number sort key,
+        ``"iso"`` for a String one.
     :raises ValueError: for an invalid prefix, key name, key type or a time unit that does not fit
         the sort key type.
     """
@@ -64,10 +65,12 @@ class TableLayout:
     partition_key_type: str = "N"
     sort_key: str = "sk"
     sort_key_type: str = "N"
-    time_unit: str = "ms"
+    time_unit: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "period", RotationPeriod.parse(self.period))
+        if self.time_unit is None:
+            object.__setattr__(self, "time_unit", ISO_TIME_UNIT if self.sort_key_type == "S" else "ms")
         validate_table_prefix(self.table_prefix, self.period)
         for name, value in (("partition_key", self.partition_key), ("sort_key", self.sort_key)):
             if not value or len(value) > 255:

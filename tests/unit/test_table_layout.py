@@ -33,3 +33,9 @@ def test_unset_variables_mean_the_layout_defaults():
 def test_a_missing_prefix_names_the_variable_and_the_fix():
     with pytest.raises(KeyError, match=r"CDK_TS_TABLE_PREFIX is not set; bind the function"):
         TableLayout.from_env({"CDK_TS_PERIOD": "daily"})
+
+
+def test_time_unit_defaults_to_the_sort_key_type():
+    assert TableLayout("metrics").time_unit == "ms"
+    assert TableLayout("metrics", sort_key_type="S").time_unit == "iso"
+    assert TableLayout.from_env({"CDK_TS_TABLE_PREFIX": "metrics", "CDK_TS_SORT_KEY_TYPE": "S"}).time_unit == "iso"
