@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 import inspect
 from collections.abc import Callable, Collection, Iterable
 from typing import TypeVar
 
 from constructs import Construct
+
+from cdk_ts_runtime._keywords import unknown_keyword
 
 _T = TypeVar("_T")
 
@@ -78,7 +79,8 @@ def check_keywords(
     """Record each name of ``given`` that is not ``accepted``, with the closest valid keyword as the way out.
 
     A ``**options`` parameter takes any keyword at run time, so without this a misspelt keyword would be
-    ignored silently (or fail far from the call); this makes it fail as loudly as on a signature without ``**``.
+    ignored silently (or fail far from the call); this reports it with the construct's other problems, in
+    the construct's ``ValueError``.
 
     :param problems: where the unknown keywords are recorded.
     :param given: the keywords ``**options`` received.
@@ -88,11 +90,8 @@ def check_keywords(
     """
     valid = [*accepted, *also_valid]
     for name in given:
-        if name in accepted:
-            continue
-        close = difflib.get_close_matches(name, valid, n=1)
-        hint = f"did you mean {close[0]!r}?" if close else f"the keywords are {', '.join(sorted(valid))}"
-        problems.add(f"unknown keyword argument {name!r}; {hint}")
+        if name not in accepted:
+            problems.add(unknown_keyword(name, valid))
 
 
 def require_access(construct: Construct, function: Construct, *, read: bool, write: bool) -> None:

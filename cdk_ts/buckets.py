@@ -68,8 +68,9 @@ def _weakened(props: dict[str, Any]) -> list[str]:
     """Why each of ``props`` would make the bucket less secure than :func:`secure_bucket` promises."""
     public = "a secure bucket blocks all public access"
     blocked, acl = props.get("block_public_access"), props.get("access_control")
+    unblocked = _unblocked(blocked) if blocked is not None else []
     refused = [
-        (blocked is not None and not _blocks_all(blocked), "block_public_access other than BLOCK_ALL", public),
+        (bool(unblocked), f"block_public_access with {', '.join(f'{f}={v}' for f, v in unblocked)}", public),
         (props.get("public_read_access") is True, "public_read_access=True", public),
         (acl in _PUBLIC_ACLS, f"access_control={acl}", public),
         (props.get("enforce_ssl") is False, "enforce_ssl=False", "a secure bucket refuses requests without SSL"),
@@ -81,9 +82,12 @@ def _weakened(props: dict[str, Any]) -> list[str]:
     return [f"{what} is refused: {why}; leave it unset, or use s3.Bucket" for weak, what, why in refused if weak]
 
 
-def _blocks_all(setting: s3.BlockPublicAccess) -> bool:
-    return all((setting.block_public_acls, setting.block_public_policy, setting.ignore_public_acls,
-                setting.restrict_public_buckets))
+_BLOCK_FLAGS = ("block_public_acls", "block_public_policy", "ignore_public_acls", "restrict_public_buckets")
+
+
+def _unblocked(setting: s3.BlockPublicAccess) -> list[tuple[str, object]]:
+    """The flags of ``setting`` that are not on, with their values (BLOCK_ALL has every one on)."""
+    return [(flag, getattr(setting, flag)) for flag in _BLOCK_FLAGS if not getattr(setting, flag)]
 
 
 def access_logs_bucket(scope: Construct, construct_id: str) -> s3.Bucket:

@@ -80,14 +80,15 @@ def generate(output: Path) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(_readable_unpack(pdoc.render.html_module(module, modules)).encode())
     (output / "index.html").write_bytes(pdoc.render.html_index(modules).encode())
-    (output / "search.js").write_bytes(pdoc.render.search_index(modules).encode())
+    (output / "search.js").write_bytes(_readable_unpack(pdoc.render.search_index(modules)).encode())
     for directory in sorted(output.rglob("*"), reverse=True):
         if directory.is_dir() and not any(directory.iterdir()):
             directory.rmdir()
 
 
-# Python 3.11 prints ``Unpack[Options]`` as ``*<class 'Options'>``; signatures with ``**options: Unpack[...]``
-# would show that, so it is written the way the source spells it.
+# Python 3.11 (the version the committed reference is generated with) prints ``Unpack[Options]`` as
+# ``*<class 'Options'>``; signatures with ``**options: Unpack[...]`` would show that, so it is written the
+# way the source spells it. Later Pythons print it differently, and the reference would change with them.
 _UNPACK = re.compile(r"\*&lt;class &#x27;(.*?)&#x27;&gt;")
 
 

@@ -7,11 +7,14 @@ The construct serialises a :class:`RotationConfig` to JSON in one environment va
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypedDict, Unpack
+
+from cdk_ts_runtime._keywords import unknown_keyword
 
 #: What a new on-demand table serves at once (its warm throughput at creation), reads and writes per second.
 NEW_ON_DEMAND_WARM_READS = 12000
@@ -208,7 +211,7 @@ class CapacityTier:
         """
         return cls(
             read_capacity=read, write_capacity=write, auto_scaling=auto_scaling,
-            **_tier_fields("provisioned", options),
+            **_tier_fields(cls.provisioned, options),
         )
 
     @classmethod
@@ -231,7 +234,7 @@ class CapacityTier:
         return cls(
             on_demand=True,
             max_read_request_units=max_read_request_units, max_write_request_units=max_write_request_units,
-            **_tier_fields("on_demand", options),
+            **_tier_fields(cls._on_demand, options),
         )
 
     @classmethod
@@ -283,15 +286,13 @@ class _TierFactoryOrFlag:
         return owner._on_demand
 
 
-def _tier_fields(factory: str, options: Mapping[str, Any]) -> dict[str, Any]:
-    """The :class:`CapacityTier` fields of a factory's ``options``; a keyword they do not know is named."""
+def _tier_fields(factory: Callable[..., Any], options: Mapping[str, Any]) -> dict[str, Any]:
+    """The :class:`CapacityTier` fields of ``factory``'s ``options``; an unknown keyword is named with the way out."""
     known = list(TierOptions.__annotations__)
-    unknown = sorted(set(options) - set(known))
+    named = [p for p in inspect.signature(factory).parameters if p != "options"]
+    unknown = [unknown_keyword(name, [*known, *named]) for name in sorted(set(options) - set(known))]
     if unknown:
-        raise TypeError(
-            f"CapacityTier.{factory}() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
-            f"its options (TierOptions) are {', '.join(known)}"
-        )
+        raise TypeError(f"CapacityTier.{factory.__name__}(): {'; '.join(unknown)}")
     fields = dict(options)
     fields["right_sizing"] = _right_sizing(fields.pop("right_size", False))
     return fields
@@ -313,6 +314,9 @@ def _from_fields(kind: type, data: Mapping[str, Any], label: str) -> Any:
 
 
 CapacityTier.on_demand = _TierFactoryOrFlag()  # type: ignore[assignment] - see _TierFactoryOrFlag
+# Python's own errors (a positional argument too many) and ours name the factory users call.
+CapacityTier._on_demand.__func__.__name__ = "on_demand"
+CapacityTier._on_demand.__func__.__qualname__ = "CapacityTier.on_demand"
 
 # Chosen with the planner (bench/README.md): for the README's sample workload (1,000 writes/s peak, 400
 # average, 1 KB items, 14 daily periods) closed periods on-demand in Standard-IA cost storage only and

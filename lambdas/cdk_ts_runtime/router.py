@@ -50,8 +50,9 @@ class MissingPeriodTableError(LookupError):
 class PeriodRouter:
     """Routes items to ``{table_prefix}_{label}`` tables by their sort-key time and reads ranges across them.
 
-    ``time_unit`` is the unit of a Number sort key since the epoch (``"ms"`` default, ``"s"``,
-    ``"us"``, ``"ns"``); a String sort key holds ISO-8601 (``time_unit="iso"``).
+    ``time_unit`` is the unit of a Number sort key since the epoch (``"s"``, ``"ms"``, ``"us"``,
+    ``"ns"``); a String sort key holds ISO-8601 (``"iso"``). Left out, it follows the sort key type:
+    ``"ms"`` for a Number, ``"iso"`` for a String.
     """
 
     def __init__(

@@ -105,8 +105,15 @@ def test_none_means_the_default():
 @pytest.mark.parametrize(
     ("props", "refused"),
     [
-        ({"block_public_access": s3.BlockPublicAccess.BLOCK_ACLS}, "block_public_access other than BLOCK_ALL"),
-        ({"block_public_access": s3.BlockPublicAccess(block_public_policy=False)}, "block_public_access"),
+        (
+            {"block_public_access": s3.BlockPublicAccess.BLOCK_ACLS},
+            "block_public_access with block_public_policy=None, restrict_public_buckets=None",
+        ),
+        (
+            {"block_public_access": s3.BlockPublicAccess(block_public_policy=False)},
+            "block_public_access with block_public_acls=None, block_public_policy=False, ignore_public_acls=None, "
+            "restrict_public_buckets=None",
+        ),
         ({"public_read_access": True}, "public_read_access=True"),
         ({"access_control": s3.BucketAccessControl.PUBLIC_READ}, "access_control=BucketAccessControl.PUBLIC_READ"),
         ({"enforce_ssl": False}, "enforce_ssl=False"),

@@ -253,21 +253,43 @@ def test_both_factories_take_the_same_table_options():
 
 
 @pytest.mark.parametrize(
-    ("build", "factory", "unknown"),
+    ("build", "message"),
     [
-        (lambda: CapacityTier.on_demand(warm_reads=5), "on_demand", "'warm_reads'"),
-        # CapacityTier's own fields are not options: they would bypass the factory
-        (lambda: CapacityTier.provisioned(300, 1000, on_demand=True), "provisioned", "'on_demand'"),
-        (lambda: CapacityTier.provisioned(300, 1000, right_sizing=RightSizing()), "provisioned", "'right_sizing'"),
+        (
+            lambda: CapacityTier.on_demand(warm_reads=5),
+            "CapacityTier.on_demand(): unknown keyword argument 'warm_reads'; the keywords are max_read_request_units, "
+            "max_write_request_units, right_size, table_class, warm_read_units_per_second, warm_write_units_per_second",
+        ),
+        (
+            lambda: CapacityTier.on_demand(warm_read_unit_per_second=5),
+            "CapacityTier.on_demand(): unknown keyword argument 'warm_read_unit_per_second'; "
+            "did you mean 'warm_read_units_per_second'?",
+        ),
+        (  # the factory's own parameters are suggested too
+            lambda: CapacityTier.on_demand(max_read_units=5),
+            "CapacityTier.on_demand(): unknown keyword argument 'max_read_units'; "
+            "did you mean 'max_read_request_units'?",
+        ),
+        (  # CapacityTier's own fields are not options: they would bypass the factory
+            lambda: CapacityTier.provisioned(300, 1000, on_demand=True, colour="blue"),
+            "CapacityTier.provisioned(): unknown keyword argument 'colour'; the keywords are auto_scaling, read, "
+            "right_size, table_class, warm_read_units_per_second, warm_write_units_per_second, write; "
+            "unknown keyword argument 'on_demand'; the keywords are",
+        ),
+        (
+            lambda: CapacityTier.provisioned(300, 1000, right_sizing=RightSizing()),
+            "CapacityTier.provisioned(): unknown keyword argument 'right_sizing'; did you mean 'right_size'?",
+        ),
     ],
 )
-def test_an_unknown_table_option_is_named_with_the_options_there_are(build, factory, unknown):
-    message = (
-        f"CapacityTier.{factory}() got unexpected keyword argument(s) {unknown}; its options (TierOptions) are "
-        "warm_read_units_per_second, warm_write_units_per_second, table_class, right_size"
-    )
+def test_an_unknown_table_option_is_named_with_the_way_out(build, message):
     with pytest.raises(TypeError, match=re.escape(message)):
         build()
+
+
+def test_a_positional_argument_too_many_names_the_public_factory():
+    with pytest.raises(TypeError, match=r"^CapacityTier\.on_demand\(\) takes"):
+        CapacityTier.on_demand(None, None, 13000)
 
 
 def test_by_default_closed_periods_become_on_demand_standard_ia_in_one_update(dynamodb):

@@ -348,7 +348,7 @@ class TableRotator:
             self.cloudwatch, self.config.metric_namespace, self.layout.table_prefix,
             {RotationMetric.NEXT_PERIOD_TABLE_MISSING: missing},
         )
-        report.add("metric", name, NextPeriodTableMissing=missing)
+        report.add("metric", name, **{RotationMetric.NEXT_PERIOD_TABLE_MISSING: missing})
 
 def scheduled_time(event: Mapping[str, Any], clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> datetime:
     """The event's ``time`` (EventBridge's scheduled time) as aware UTC; the clock only when it is absent.
