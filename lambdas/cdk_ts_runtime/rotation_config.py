@@ -12,7 +12,7 @@ import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, Unpack, overload
 
 from cdk_ts_runtime._keywords import unknown_keyword
 
@@ -120,6 +120,25 @@ class TierOptions(TypedDict, total=False):
     right_size: bool | RightSizing
 
 
+if TYPE_CHECKING:
+
+    class _OnDemandFactory(Protocol):
+        def __call__(
+            self, max_read_request_units: int | None = None, max_write_request_units: int | None = None,
+            **options: Unpack[TierOptions],
+        ) -> CapacityTier: ...
+
+    class _OnDemandField:
+        """What type checkers see of ``CapacityTier.on_demand``: the factory on the class, the flag on a tier."""
+
+        @overload
+        def __get__(self, instance: None, owner: Any) -> _OnDemandFactory: ...
+        @overload
+        def __get__(self, instance: CapacityTier, owner: Any) -> bool: ...
+        def __get__(self, instance: Any, owner: Any) -> Any: ...
+        def __set__(self, instance: CapacityTier, value: bool) -> None: ...
+
+
 @dataclass(frozen=True)
 class CapacityTier:
     """The whole capacity state one class of period table converges to.
@@ -156,7 +175,10 @@ class CapacityTier:
 
     read_capacity: int | None = None
     write_capacity: int | None = None
-    on_demand: bool = False
+    if TYPE_CHECKING:  # see _TierFactoryOrFlag: the factory on the class, the flag on a tier
+        on_demand: _OnDemandField = _OnDemandField()
+    else:
+        on_demand: bool = False
     auto_scaling: AutoScaling | None = None
     max_read_request_units: int | None = None
     max_write_request_units: int | None = None
@@ -282,6 +304,9 @@ class _TierFactoryOrFlag:
     the instance's ``__dict__`` shadows it, so ``asdict``/``repr``/``==`` see the boolean.
     """
 
+    def __init__(self, factory: Callable[..., CapacityTier]) -> None:
+        self.__wrapped__ = factory  # what inspect.signature and the API reference show: the factory
+
     def __get__(self, instance: Any, owner: type) -> Any:
         return owner._on_demand
 
@@ -313,10 +338,10 @@ def _from_fields(kind: type, data: Mapping[str, Any], label: str) -> Any:
     return kind(**data)
 
 
-CapacityTier.on_demand = _TierFactoryOrFlag()  # type: ignore[assignment] - see _TierFactoryOrFlag
 # Python's own errors (a positional argument too many) and ours name the factory users call.
 CapacityTier._on_demand.__func__.__name__ = "on_demand"
 CapacityTier._on_demand.__func__.__qualname__ = "CapacityTier.on_demand"
+CapacityTier.on_demand = _TierFactoryOrFlag(CapacityTier._on_demand)  # type: ignore[assignment]
 
 # Chosen with the planner (bench/README.md): for the README's sample workload (1,000 writes/s peak, 400
 # average, 1 KB items, 14 daily periods) closed periods on-demand in Standard-IA cost storage only and

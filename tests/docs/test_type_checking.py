@@ -1,0 +1,53 @@
+"""Editors and type checkers resolve the public API: mypy accepts the documented calls and names the bad ones."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+USER_CODE = '''\
+from aws_cdk import App, Stack
+from aws_cdk import aws_dynamodb as dynamodb
+
+from cdk_ts import CapacityTier, DeviceLogTable, RotatingTimeSeriesTables, RotationMetric, ShardMetadataTable
+
+stack = Stack(App(), "S")
+log = DeviceLogTable(stack, "Log", max_read_request_units=100, table_class=dynamodb.TableClass.STANDARD)
+ShardMetadataTable(stack, "Shards", main_table=log, warm_write_units_per_second=5000)
+provisioned = CapacityTier.provisioned(10, 10, warm_read_units_per_second=1000, right_size=True)
+on_demand = CapacityTier.on_demand(max_read_request_units=100, table_class="STANDARD_INFREQUENT_ACCESS")
+flag: bool = on_demand.on_demand
+tables = RotatingTimeSeriesTables(stack, "T", table_prefix="m", current_tier=on_demand, previous_tier=provisioned)
+reveal_type(on_demand)
+reveal_type(tables.metric(RotationMetric.FAILED_TABLES))
+DeviceLogTable(stack, "Bad", max_read_request_unit=100)
+CapacityTier.provisioned(10, 10, warm_read_units_per_second="x")
+CapacityTier.on_demand(max_read_units=5)
+'''
+
+
+def test_mypy_types_the_documented_calls_and_rejects_misspelt_or_mistyped_options(tmp_path):
+    user_code = tmp_path / "app.py"
+    user_code.write_text(USER_CODE)
+    env = {**os.environ, "MYPYPATH": os.pathsep.join([str(ROOT), str(ROOT / "lambdas")])}
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--follow-imports=silent", "--ignore-missing-imports",
+         "--cache-dir", str(tmp_path / "cache"), "--no-error-summary", str(user_code)],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600,
+    )
+    reported = re.findall(r"app\.py:(\d+): (error|note): (.*)", result.stdout)
+    revealed = {int(line): text for line, kind, text in reported if text.startswith("Revealed type")}
+    errors = {int(line): text for line, kind, text in reported if kind == "error"}
+    assert revealed == {
+        13: 'Revealed type is "cdk_ts_runtime.rotation_config.CapacityTier"',
+        14: 'Revealed type is "aws_cdk.aws_cloudwatch.Metric"',
+    }, result.stdout
+    assert sorted(errors) == [15, 16, 17], result.stdout  # the documented calls above line 15 type-check
+    assert 'Unexpected keyword argument "max_read_request_unit" for "DeviceLogTable"' in errors[15]
+    assert 'Argument "warm_read_units_per_second" to "provisioned"' in errors[16]
+    assert 'Unexpected keyword argument "max_read_units"' in errors[17]
