@@ -12,7 +12,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from examples.local_aws import LocalServer, start_dynalite, start_moto_server
+from examples.local_aws import LocalServer, server_client_for, start_dynalite, start_moto_server
 
 REGION = "us-east-1"
 _counter = itertools.count()
@@ -58,22 +58,11 @@ def dynalite():
     server.stop()
 
 
-def server_client(server: LocalServer, service: str = "dynamodb"):
-    """A boto3 client for ``service`` pointed at a local server, with dummy credentials."""
-    return boto3.client(
-        service,
-        region_name=REGION,
-        endpoint_url=server.endpoint_url,
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
-
-
 @pytest.fixture(params=["moto_server", "dynalite"])
 def server_dynamodb(request):
     """A DynamoDB client for each local server in turn: behaviour must hold on both."""
     server: LocalServer = request.getfixturevalue(request.param)
-    return server_client(server)
+    return server_client_for(server, region=REGION)
 
 
 @pytest.fixture(params=["moto", "moto_server", "dynalite"])
@@ -84,7 +73,7 @@ def any_dynamodb(request):
             yield boto3.client("dynamodb", region_name=REGION)
         return
     server: LocalServer = request.getfixturevalue(request.param)
-    yield server_client(server)
+    yield server_client_for(server, region=REGION)
 
 
 @pytest.fixture

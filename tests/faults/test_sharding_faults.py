@@ -41,9 +41,9 @@ def burst(group, key, seen_by_each):
 
 def test_the_reproduction_two_bursts_inside_one_second_grow_the_key_once(dynalite, unique_name):
     # dynalite makes a conditional update atomic, as DynamoDB does (moto_server does not: see test_sharding.py)
-    from tests.conftest import server_client
+    from examples.local_aws import server_client_for
 
-    client = server_client(dynalite)
+    client = server_client_for(dynalite)
     main, metadata = create_tables(client, unique_name)
     clock = Clock(start=1_767_225_600.2)  # metadata created 0.2 s into a second
     group = writers(client, main, metadata, clock, cooldown_seconds=1)
