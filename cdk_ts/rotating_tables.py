@@ -451,14 +451,16 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
         :param props: metric options (``period``, ``statistic``, ``label``...) over the default, the Maximum.
         :raises ValueError: for a name the rotation function does not publish.
         """
-        if metric_name not in tuple(RotationMetric):
+        try:
+            published = RotationMetric(metric_name)
+        except ValueError:
             raise ValueError(
                 f"{describe(self)}: metric {metric_name!r} is not published by the rotation function; use one of "
                 f"{', '.join(m.value for m in RotationMetric)}"
-            )
+            ) from None
         return cloudwatch.Metric(
             namespace=METRIC_NAMESPACE,
-            metric_name=RotationMetric(metric_name).value,
+            metric_name=published.value,
             dimensions_map={TABLE_PREFIX_DIMENSION: self.table_prefix},
             **metric_options(props, "Maximum"),
         )

@@ -314,10 +314,11 @@ class _TierFactoryOrFlag:
 def _tier_fields(factory: Callable[..., Any], options: Mapping[str, Any]) -> dict[str, Any]:
     """The :class:`CapacityTier` fields of ``factory``'s ``options``; an unknown keyword is named with the way out."""
     known = list(TierOptions.__annotations__)
-    named = [p for p in inspect.signature(factory).parameters if p != "options"]
-    unknown = [unknown_keyword(name, [*known, *named]) for name in sorted(set(options) - set(known))]
+    unknown = sorted(set(options) - set(known))
     if unknown:
-        raise TypeError(f"CapacityTier.{factory.__name__}(): {'; '.join(unknown)}")
+        valid = [*known, *(p for p in inspect.signature(factory).parameters if p != "options")]
+        messages = "; ".join(unknown_keyword(name, valid) for name in unknown)
+        raise TypeError(f"CapacityTier.{factory.__name__}(): {messages}")
     fields = dict(options)
     fields["right_sizing"] = _right_sizing(fields.pop("right_size", False))
     return fields
