@@ -87,8 +87,11 @@ class RightSizing:
     ceiling: int = 40000
 
     def __post_init__(self) -> None:
-        if not isinstance(self.headroom, int | float) or isinstance(self.headroom, bool) or self.headroom < 1:
-            raise ValueError(f"headroom {self.headroom!r} must be a number >= 1")
+        headroom = self.headroom
+        if not isinstance(headroom, int | float) or isinstance(headroom, bool) or not math.isfinite(headroom):
+            raise ValueError(f"headroom {headroom!r} must be a finite number >= 1")
+        if headroom < 1:
+            raise ValueError(f"headroom {headroom!r} must be a finite number >= 1")
         _whole("floor", self.floor, optional=False)
         _whole("ceiling", self.ceiling, optional=False)
         if self.floor > self.ceiling:
@@ -200,6 +203,7 @@ class CapacityTier:
         if self.on_demand:
             if self.read_capacity is not None or self.write_capacity is not None or self.auto_scaling:
                 raise ValueError("an on-demand tier takes no read/write capacity and no auto scaling")
+            self._check_on_demand_warm_throughput()
             return
         for name in ("max_read_request_units", "max_write_request_units"):
             if getattr(self, name) is not None:
@@ -216,6 +220,26 @@ class CapacityTier:
                 f"auto scaling maximum ({scaling.max_read_capacity} RCU / {scaling.max_write_capacity} WCU) is below "
                 f"the tier's {self.read_capacity} RCU / {self.write_capacity} WCU"
             )
+
+    def _check_on_demand_warm_throughput(self) -> None:
+        """Warm throughput at or below what a new on-demand table starts with would do nothing: refused.
+
+        Every new on-demand table starts at 12,000 reads / 4,000 writes per second, and warm throughput is
+        never lowered (developer guide, "Understanding DynamoDB warm throughput"). Provisioned tables take
+        any value from 1 (hashicorp/terraform-provider-aws#49894).
+        """
+        floors = {
+            "warm_read_units_per_second": NEW_ON_DEMAND_WARM_READS,
+            "warm_write_units_per_second": NEW_ON_DEMAND_WARM_WRITES,
+        }
+        for name, floor in floors.items():
+            value = getattr(self, name)
+            if value is not None and value <= floor:
+                raise ValueError(
+                    f"{name} {value} on an on-demand tier would do nothing: a new on-demand table already starts "
+                    f"at {floor:,} per second and warm throughput is never lowered; use a value above {floor:,} "
+                    "or leave it unset"
+                )
 
     @classmethod
     def provisioned(

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from cdk_ts_runtime.rotation.tiers import tier_change
+from cdk_ts_runtime.rotation.tiers import tier_steps
 from cdk_ts_runtime.rotation_config import CapacityTier, RightSizing, RotationConfig
 from tests.runtime.test_rotation import create_period_table, make_rotator, utc
 
@@ -109,22 +109,38 @@ class TestCreate:
         assert reported.updates("telemetry_2026-03-02") == []
 
 
+def change_kind(update: dict) -> str:
+    """Which of DynamoDB's kinds of change an UpdateTable carries: billing (with units or caps), warm, class."""
+    kinds = {
+        "billing" if key in ("BillingMode", "ProvisionedThroughput", "OnDemandThroughput")
+        else {"WarmThroughput": "warm", "TableClass": "class"}[key]
+        for key in update if key != "TableName"
+    }
+    assert len(kinds) == 1, f"UpdateTable {update} mixes kinds of change {sorted(kinds)}: DynamoDB refuses that"
+    return kinds.pop()
+
+
 class TestConvergence:
     @pytest.mark.parametrize("source", sorted(KINDS))
     @pytest.mark.parametrize("target", sorted(KINDS))
-    def test_from_each_tier_kind_to_each_other_in_one_update_and_never_a_no_op(self, dynamodb, source, target):
+    def test_from_each_tier_kind_to_each_other_one_kind_of_change_per_run_never_a_no_op(
+        self, dynamodb, source, target
+    ):
         reported = ReportedState(dynamodb)
         make_rotator(dynamodb, current=KINDS[source]).run("create_new", utc(2026, 3, 1, 23, 45))
         name = "telemetry_2026-03-02"
         reported.requests.clear()
 
-        # two days later the table is "older" and converges to the target tier
-        make_rotator(dynamodb, current=PROVISIONED, older=KINDS[target]).run("resize_old", utc(2026, 3, 4, 0, 15))
+        # two days later the table is "older" and converges to the target tier, one step per hourly run
+        for hour in range(4):
+            make_rotator(dynamodb, current=PROVISIONED, older=KINDS[target]).run(
+                "reconcile", utc(2026, 3, 4, hour, 5)
+            )
 
         updates = reported.updates(name)
-        assert len(updates) <= 1
-        if updates:
-            assert set(updates[0]) - {"TableName"}, "an UpdateTable that changes nothing"
+        kinds = [change_kind(u) for u in updates]
+        assert kinds == sorted(kinds, key=["billing", "warm", "class"].index), "billing, then warm, then class"
+        assert len(kinds) == len(set(kinds)) <= 3
         final = describe(dynamodb, name)
         tier = KINDS[target]
         assert billing(dynamodb, name) == ("PAY_PER_REQUEST" if tier.on_demand else "PROVISIONED")
@@ -139,17 +155,17 @@ class TestConvergence:
                 tier.read_capacity, tier.write_capacity)
         if tier.warm_write_units_per_second:
             assert final["WarmThroughput"]["WriteUnitsPerSecond"] >= tier.warm_write_units_per_second
-        assert tier_change(final, tier) is None
+        assert tier_steps(final, tier) == []
         # converged: the next run sends nothing
         reported.requests.clear()
-        make_rotator(dynamodb, current=PROVISIONED, older=KINDS[target]).run("resize_old", utc(2026, 3, 4, 1, 15))
+        make_rotator(dynamodb, current=PROVISIONED, older=KINDS[target]).run("resize_old", utc(2026, 3, 4, 5, 15))
         assert reported.updates(name) == []
 
     def test_warm_throughput_is_raised_never_lowered_and_only_the_rising_dimension_is_sent(self, dynamodb):
         reported = ReportedState(dynamodb)
         make_rotator(dynamodb, current=WARM).run("create_new", utc(2026, 3, 1, 23, 45))
         reported.requests.clear()
-        older = CapacityTier.on_demand(warm_read_units_per_second=12000, warm_write_units_per_second=9000)
+        older = CapacityTier.on_demand(warm_read_units_per_second=13000, warm_write_units_per_second=9000)
 
         make_rotator(dynamodb, current=PROVISIONED, older=older).run("resize_old", utc(2026, 3, 4, 0, 15))
 
@@ -216,7 +232,9 @@ class TestLimits:
         make_rotator(dynamodb, older=PROVISIONED_IA).run("resize_old", utc(2026, 3, 4, 0, 15))
 
         [update] = reported.updates("telemetry_2026-03-02")
-        assert update["BillingMode"] == "PROVISIONED" and update["TableClass"] == IA
+        assert update["BillingMode"] == "PROVISIONED" and "TableClass" not in update
+        make_rotator(dynamodb, older=PROVISIONED_IA).run("reconcile", utc(2026, 3, 4, 1, 5))
+        assert reported.updates("telemetry_2026-03-02")[1] == {"TableName": "telemetry_2026-03-02", "TableClass": IA}
 
 
 def test_tier_config_round_trips_through_the_environment():
@@ -292,17 +310,22 @@ def test_a_positional_argument_too_many_names_the_public_factory():
         CapacityTier.on_demand(None, None, 13000)
 
 
-def test_by_default_closed_periods_become_on_demand_standard_ia_in_one_update(dynamodb):
+def test_by_default_closed_periods_become_on_demand_then_standard_ia_in_two_runs(dynamodb):
     reported = ReportedState(dynamodb)
     create_period_table(dynamodb, "telemetry_2026-03-01")
     create_period_table(dynamodb, "telemetry_2026-03-02")
 
     make_rotator(dynamodb).run("resize_old", utc(2026, 3, 2, 0, 15))
 
-    [update] = reported.updates("telemetry_2026-03-01")
-    assert update == {"TableName": "telemetry_2026-03-01", "BillingMode": "PAY_PER_REQUEST", "TableClass": IA}
+    # DynamoDB refuses a class change with anything else in one UpdateTable: billing first, alone
+    assert reported.updates("telemetry_2026-03-01") == [
+        {"TableName": "telemetry_2026-03-01", "BillingMode": "PAY_PER_REQUEST"}
+    ]
     assert billing(dynamodb, "telemetry_2026-03-01") == "PAY_PER_REQUEST"
     assert reported.updates("telemetry_2026-03-02") == []
+    # the hourly reconcile makes the class change, alone
+    make_rotator(dynamodb).run("reconcile", utc(2026, 3, 2, 1, 0))
+    assert reported.updates("telemetry_2026-03-01")[1:] == [{"TableName": "telemetry_2026-03-01", "TableClass": IA}]
     # a day later the table is older: same tier, nothing to send (no second class change)
     reported.requests.clear()
     make_rotator(dynamodb).run("resize_old", utc(2026, 3, 3, 0, 15))

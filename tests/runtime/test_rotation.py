@@ -211,13 +211,14 @@ class TestResizeOld:
         assert report["actions"] == []
 
     @pytest.mark.parametrize("status", ["CREATING", "UPDATING"])
-    def test_tables_that_are_not_active_are_skipped_and_retried_next_run(self, dynamodb, status):
+    def test_tables_that_are_not_active_are_deferred_to_the_next_run(self, dynamodb, status):
         create_period_table(dynamodb, "telemetry_2026-03-01")
         force_describe(dynamodb, "telemetry_2026-03-01", TableStatus=status)
         report = make_rotator(dynamodb).run("resize_old", utc(2026, 3, 2, 0, 15))
         assert capacity(dynamodb, "telemetry_2026-03-01") == (300, 1000)
         assert report["actions"] == [
-            {"action": "skip", "table": "telemetry_2026-03-01", "reason": f"status {status}: retried next run"}
+            {"action": "defer", "table": "telemetry_2026-03-01", "tier": "on-demand IA",
+             "reason": f"status {status}: the next change waits until the table is ACTIVE again"}
         ]
 
     def test_a_next_table_still_creating_gets_its_settings_on_a_later_run(self, dynamodb):
@@ -225,7 +226,7 @@ class TestResizeOld:
         force_describe(dynamodb, "telemetry_2026-03-02", TableStatus="CREATING")
         rotator = make_rotator(dynamodb, wait_for_new_tables_seconds=0)
         first = rotator.run("create_new", utc(2026, 3, 1, 23, 45))
-        assert [a["action"] for a in first["actions"]] == ["exists", "skip"]
+        assert [a["action"] for a in first["actions"]] == ["exists", "defer"]
 
     def test_only_names_of_this_prefix_and_period_are_touched(self, dynamodb):
         for name in ("telemetry_x_2026-02-01", "telemetry2_2026-02-01", "telemetry_2026-W05", "other_2026-02-01"):
@@ -282,7 +283,7 @@ class TestDecreaseBudget:
         inject_failure(
             dynamodb,
             "UpdateTable",
-            lambda p: client_error("UpdateTable", "LimitExceededException", "Subscriber limit exceeded")
+            lambda p: client_error("UpdateTable", "AccessDeniedException", "not authorized")
             if p["TableName"] == "telemetry_2026-02-27"
             else None,
         )
@@ -373,9 +374,10 @@ class TestReconcile:
             TableLayout(PREFIX), RotationConfig(), dynamodb=dynamodb, cloudwatch=cloudwatch, sleep=lambda _s: None,
             clock=lambda: utc(2026, 3, 1, 23, 50),
         )
-        with pytest.raises(RotationRunError, match="telemetry_2026-03-02"):
-            rotator.run("reconcile", utc(2026, 3, 1, 23, 50))
+        report = rotator.run("reconcile", utc(2026, 3, 1, 23, 50))  # "later" from DynamoDB: no error
+        assert [a["action"] for a in report["actions"] if a["table"] == "telemetry_2026-03-02"][0] == "defer"
         assert "telemetry_2026-03-01" in table_names(dynamodb)
+        assert "telemetry_2026-03-02" not in table_names(dynamodb)
         stats = cloudwatch.get_metric_statistics(
             Namespace="cdk-ts",
             MetricName="NextPeriodTableMissing",

@@ -23,6 +23,9 @@ logger = logging.getLogger(__name__)
 
 
 REQUEST_TYPES = ("Create", "Update", "Delete")
+#: How long the deploy-time run waits for a scheduled run that holds the rotation lock; after that it answers
+#: SUCCESS, reporting the other run (which converges the same tables).
+LOCK_WAIT_SECONDS = 120
 _REPLY_FIELDS = ("StackId", "RequestId", "LogicalResourceId")
 #: TLS settings for the reply; None is the system's default verification (tests pass their own CA).
 SSL_CONTEXT: ssl.SSLContext | None = None
@@ -62,7 +65,7 @@ def handle(event: dict[str, Any], context: object, build: Callable[[], TableRota
         return {}
     try:
         rotator = build()
-        report = rotator.run("reconcile", rotator.clock())
+        report = rotator.run("reconcile", rotator.clock(), wait_for_lock=LOCK_WAIT_SECONDS)
         data = {"Actions": str(len(report["actions"]))}
     except Exception as error:  # CloudFormation waits an hour for a reply that never comes otherwise
         logger.exception("deploy-time reconcile failed")

@@ -9,11 +9,11 @@ from typing import Any
 
 import boto3
 
+from cdk_ts_runtime._retries import CONTROL_PLANE, METRICS
 from cdk_ts_runtime.handlers import custom_resource
 from cdk_ts_runtime.rotation import TableRotator, scheduled_time
 from cdk_ts_runtime.rotation_config import RotationConfig
 from cdk_ts_runtime.stream_consumer import StreamConsumer
-from cdk_ts_runtime.table_layout import TableLayout
 
 
 def now() -> datetime:
@@ -21,25 +21,35 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
-def build_rotator(env: Mapping[str, str]) -> TableRotator:
-    """The rotator for this function's environment, with boto3 clients created now (at call time)."""
+def build_rotator(env: Mapping[str, str], context: object = None) -> TableRotator:
+    """The rotator for this function's environment, with boto3 clients created now (at call time).
+
+    Control-plane clients keep the SDK's standard retries (``_retries.CONTROL_PLANE``); CloudWatch gets short
+    timeouts (``_retries.METRICS``) so an unreachable endpoint never holds up table creation. With the
+    Lambda ``context``, the run stops starting changes before the function's time runs out.
+    """
     config = RotationConfig.from_env(env)
     uses_scaling = any(t.auto_scaling for t in (config.current, config.previous, config.older))
     consumer = StreamConsumer.from_env(env)
-    return TableRotator(
-        TableLayout.from_env(env),
-        config,
-        dynamodb=boto3.client("dynamodb"),
-        autoscaling=boto3.client("application-autoscaling") if uses_scaling else None,
-        lambda_client=boto3.client("lambda") if consumer else None,
-        cloudwatch=boto3.client("cloudwatch") if config.metric_namespace or config.current.right_sizing else None,
+    remaining = getattr(context, "get_remaining_time_in_millis", None)
+    return TableRotator.from_env(
+        env,
+        dynamodb=boto3.client("dynamodb", config=CONTROL_PLANE),
+        autoscaling=boto3.client("application-autoscaling", config=CONTROL_PLANE) if uses_scaling else None,
+        lambda_client=boto3.client("lambda", config=CONTROL_PLANE) if consumer else None,
+        cloudwatch=(
+            boto3.client("cloudwatch", config=METRICS)
+            if config.metric_namespace or config.current.right_sizing else None
+        ),
         stream_consumer=consumer,
         clock=lambda: now(),
+        time_left=(lambda: remaining() / 1000) if callable(remaining) else None,
     )
 
 
 def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
     """Run the event's ``Operation`` at its scheduled ``time``; CloudFormation requests go to the custom resource."""
     if custom_resource.is_request(event):
-        return custom_resource.handle(event, context, lambda: build_rotator(os.environ))
-    return build_rotator(os.environ).run(event.get("Operation", ""), scheduled_time(event, clock=lambda: now()))
+        return custom_resource.handle(event, context, lambda: build_rotator(os.environ, context))
+    rotator = build_rotator(os.environ, context)
+    return rotator.run(event.get("Operation", ""), scheduled_time(event, clock=lambda: now()))

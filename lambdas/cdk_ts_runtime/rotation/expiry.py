@@ -67,7 +67,7 @@ class TableExpiry:
         if not description:
             return
         if description.get("TableStatus") != "ACTIVE":
-            report.add("skip", table.name, reason=f"status {description.get('TableStatus')}: expiry retried next run")
+            report.add("defer", table.name, reason=f"status {description.get('TableStatus')}: expiry retried next run")
             return
         if not self.owned(description):
             report.add("not_owned", table.name, reason="no cdk-ts:prefix/period tags of this rotation; not deleted")
@@ -75,7 +75,7 @@ class TableExpiry:
         if self.config.archive_bucket and not self._archived(table, description, report):
             return
         if not self.budget.take():
-            report.add("defer", table.name, reason="max_changes_per_run reached")
+            report.add("defer", table.name, reason=self.budget.reason)
             return
         self._delete(table.name, description, report)
 
@@ -148,6 +148,10 @@ class TableExpiry:
         if description.get("DeletionProtectionEnabled"):
             # Deletion protection guards against people; expiry is the configured, now proven, retention policy.
             self.dynamodb.update_table(TableName=name, DeletionProtectionEnabled=False)
+            status = describe_table(self.dynamodb, name).get("TableStatus")
+            if status != "ACTIVE":  # DeleteTable on an UPDATING table is refused: the next run deletes it
+                report.add("defer", name, reason=f"deletion protection lifted; status {status}: deleted next run")
+                return
         try:
             self.dynamodb.delete_table(TableName=name)
         except ClientError as error:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
 
-from cdk_ts_runtime._aws import error_code, error_message
+from cdk_ts_runtime._aws import THROTTLE_CODES, error_code, error_message
 
 logger = logging.getLogger("cdk_ts_runtime.rotation")
 
@@ -47,22 +48,39 @@ class RunReport:
 
 
 class ChangeBudget:
-    """How many more mutating calls (UpdateTable, DeleteTable) one run may make; thread-safe.
+    """How many more mutating calls (UpdateTable, DeleteTable) one run may make, and until when; thread-safe.
 
     :param limit: the calls the run may make.
+    :param time_left: returns the seconds the run has left (the Lambda context's remaining time).
+        Default: None — no time limit.
+    :param margin: seconds kept in hand: no change starts with less time left, so the run still reports
+        (and the custom resource still answers) before the function times out. Default: 30.
     """
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, *, time_left: Callable[[], float] | None = None, margin: float = 30.0) -> None:
+        self._limit = limit
         self._left = limit
+        self._time_left = time_left
+        self._margin = margin
         self._lock = threading.Lock()
+        #: Why the last refused ``take()`` was refused.
+        self.reason = ""
 
     def take(self) -> bool:
-        """Use one change; False (and nothing used) when the budget is spent."""
+        """Use one change; False (and nothing used) when the budget or the run's time is spent (see ``reason``)."""
         with self._lock:
             if self._left <= 0:
+                self.reason = f"max_changes_per_run ({self._limit}) reached"
+                return False
+            if self.out_of_time():
+                self.reason = f"less than {self._margin:.0f} s of the run's time left"
                 return False
             self._left -= 1
             return True
+
+    def out_of_time(self) -> bool:
+        """True when the run has no more than ``margin`` seconds left."""
+        return self._time_left is not None and self._time_left() <= self._margin
 
 
 class RotationRunError(RuntimeError):
@@ -75,9 +93,23 @@ class RotationRunError(RuntimeError):
         self.report = report
 
 
+#: Answers that mean "not now" rather than "no": the table is changing (``ResourceInUseException``), too many
+#: tables are changing in the account (``LimitExceededException``), or the control plane throttled the call
+#: after the SDK's own retries. The table is left for the next run, which is not an error.
+RETRY_LATER_CODES = THROTTLE_CODES | {"ResourceInUseException", "LimitExceededException"}
+
+
 def record_failure(report: RunReport, table: str, step: str, error: BaseException) -> None:
-    """Report one table's failed step; the run goes on with the other tables."""
-    report.add("error", table, step=step, reason=f"{error_code(error) or type(error).__name__}: {error_message(error)}")
+    """Report one table's failed step (the run goes on with the other tables).
+
+    DynamoDB answers that mean "later" (:data:`RETRY_LATER_CODES`) are deferrals, retried by the next run;
+    anything else is an ``error``, which makes the run end in :class:`RotationRunError`.
+    """
+    reason = f"{error_code(error) or type(error).__name__}: {error_message(error)}"
+    if error_code(error) in RETRY_LATER_CODES:
+        report.add("defer", table, step=step, reason=f"{reason}; retried next run")
+    else:
+        report.add("error", table, step=step, reason=reason)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ Every operation takes its reference time from the scheduled event, never from th
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import KW_ONLY, dataclass
@@ -19,6 +20,7 @@ from botocore.exceptions import ClientError
 from cdk_ts_runtime._aws import error_code
 from cdk_ts_runtime.periods import next_start, parse_table_name, period_start, require_utc, shift, table_name
 from cdk_ts_runtime.rotation.expiry import TableExpiry
+from cdk_ts_runtime.rotation.lock import LOCK_TABLE_ENV, LockHolder, RunLock
 from cdk_ts_runtime.rotation.ownership import is_owned, ownership_tags
 from cdk_ts_runtime.rotation.report import (
     ChangeBudget,
@@ -36,6 +38,13 @@ from cdk_ts_runtime.stream_consumer import StreamConsumer
 from cdk_ts_runtime.table_layout import TableLayout
 
 OPERATIONS = ("create_new", "resize_old", "reconcile")
+#: How long a run holds the lock when it does not know its own time limit, and what is added to the limit
+#: when it does (so the lock outlives the run, and a run that died releases it soon after).
+DEFAULT_LOCK_SECONDS = 900
+LOCK_MARGIN_SECONDS = 60
+LOCK_RETRY_SECONDS = 5
+#: How often a run looks whether a table it created is ACTIVE yet.
+WAIT_STEP_SECONDS = 2
 #: How far outside its expected window an event time may be: clock skew, late delivery, retries.
 TIME_MARGIN = timedelta(minutes=15)
 
@@ -75,6 +84,12 @@ class TableRotator:
     :param clock: returns "now" as an aware datetime; event times far from it are refused
         (see :meth:`check_window`).
         Default: the system clock in UTC.
+    :param lock: the rotation's single-flight lock; a run that finds it held by another ends without
+        changing anything and says so.
+        Default: None — runs are not serialised (tests, one-off scripts).
+    :param time_left: returns the seconds the run has left (in Lambda, the context's remaining time); no
+        change starts in the last ``ChangeBudget`` margin, so the run reports before it is cut off.
+        Default: None — no time limit.
     """
 
     layout: TableLayout
@@ -87,30 +102,68 @@ class TableRotator:
     stream_consumer: StreamConsumer | None = None
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], datetime] = _utc_now
+    lock: RunLock | None = None
+    time_left: Callable[[], float] | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], **clients) -> TableRotator:
         """Build from the environment a ``RotatingTimeSeriesTables`` function receives.
 
         :param env: the environment, usually ``os.environ``.
-        :param clients: the clients and options of the constructor (``dynamodb=...`` is required).
+        :param clients: the clients and options of the constructor (``dynamodb=...`` is required). With
+            :data:`~cdk_ts_runtime.rotation.lock.LOCK_TABLE_ENV` set and no ``lock`` given, runs take the lock
+            in that table.
         """
-        return cls(TableLayout.from_env(env), RotationConfig.from_env(env), **clients)
+        layout = TableLayout.from_env(env)
+        if env.get(LOCK_TABLE_ENV) and "lock" not in clients:
+            clients["lock"] = RunLock(
+                dynamodb=clients["dynamodb"], table_name=env[LOCK_TABLE_ENV], lock_id=layout.table_prefix,
+                clock=clients.get("clock", _utc_now),
+            )
+        return cls(layout, RotationConfig.from_env(env), **clients)
 
     # ---- operations -------------------------------------------------------------------------
 
-    def run(self, operation: str, when: datetime) -> dict[str, Any]:
+    def run(self, operation: str, when: datetime, *, wait_for_lock: float = 0) -> dict[str, Any]:
         """Run one operation at reference time ``when`` (the scheduled time) and return its report.
 
         ``when`` must lie in a window around the clock (see :meth:`check_window`); otherwise
-        :class:`RotationWindowError` is raised and nothing is changed. A table whose change fails is
-        reported and the run goes on with the others; a run with failures then raises
-        :class:`RotationRunError` (carrying the report) so the function's error alarm fires.
+        :class:`RotationWindowError` is raised and nothing is changed. With a ``lock``, the run first takes
+        it (waiting up to ``wait_for_lock`` seconds); a run that finds another one acting reports
+        ``busy`` and changes nothing. A table whose change must wait (UPDATING, a DynamoDB limit, the
+        run's budget) is ``defer``-red to the next run; a table whose change fails is reported and the
+        run goes on with the others; a run with failures then raises :class:`RotationRunError` (carrying
+        the report) so the function's error alarm fires.
+
+        :param operation: ``create_new``, ``resize_old`` or ``reconcile``.
+        :param when: the reference time (the scheduled time of the event).
+        :param wait_for_lock: seconds to keep trying for a lock another run holds.
+            Default: 0 — one try.
         """
         if operation not in OPERATIONS:
             raise ValueError(f"unknown Operation {operation!r}; use one of {', '.join(OPERATIONS)}")
         when = self.check_window(when)
-        budget = ChangeBudget(self.config.max_changes_per_run)
+        report = RunReport(operation, when.isoformat())
+        if self.lock is not None:
+            holder = self._acquire(operation, wait_for_lock)
+            if holder is not None:
+                report.add(
+                    "busy", "-", reason=f"another run ({holder.operation}, {holder.owner}) holds the rotation lock "
+                    f"until {holder.expires_at.isoformat()}; this run changed nothing",
+                )
+                return report.as_dict()
+        try:
+            self._run(operation, when, report)
+        finally:
+            if self.lock is not None and not self.lock.release():
+                report.add("lock_lapsed", "-", reason="the lock expired during the run and another run took it")
+        self._publish_run_metrics(report)
+        if report.count("error"):
+            raise RotationRunError(report)
+        return report.as_dict()
+
+    def _run(self, operation: str, when: datetime, report: RunReport) -> None:
+        budget = ChangeBudget(self.config.max_changes_per_run, time_left=self.time_left)
         self._tiers = TierChanges(
             dynamodb=self.dynamodb, autoscaling=self.autoscaling, budget=budget,
             max_concurrency=self.config.max_concurrency, owned=self._owned,
@@ -119,12 +172,19 @@ class TableRotator:
             dynamodb=self.dynamodb, config=self.config, period=self.layout.period, budget=budget,
             stream_consumer=self.stream_consumer, lambda_client=self.lambda_client, owned=self._owned,
         )
-        report = RunReport(operation, when.isoformat())
+        self._budget = budget
         getattr(self, operation)(when, report)
-        self._publish_run_metrics(report)
-        if report.count("error"):
-            raise RotationRunError(report)
-        return report.as_dict()
+
+    def _acquire(self, operation: str, wait_for_lock: float) -> LockHolder | None:
+        """Take the lock, trying every :data:`LOCK_RETRY_SECONDS` for up to ``wait_for_lock`` s; the holder if not."""
+        hold = timedelta(seconds=(self.time_left() if self.time_left else DEFAULT_LOCK_SECONDS) + LOCK_MARGIN_SECONDS)
+        waited = 0.0
+        while True:
+            holder = self.lock.acquire(operation, hold)
+            if holder is None or waited >= wait_for_lock:
+                return holder
+            self.sleep(LOCK_RETRY_SECONDS)
+            waited += LOCK_RETRY_SECONDS
 
     def check_window(self, when: datetime) -> datetime:
         """``when`` in UTC if it lies within the window around the clock, else :class:`RotationWindowError`.
@@ -252,6 +312,13 @@ class TableRotator:
         return right_sized(tier, self.cloudwatch, self._name(observed_start), observed_start, end, name, report)
 
     def _ensure_table(self, name: str, report: RunReport, when: datetime) -> None:
+        """Create table ``name`` unless it exists, then apply its settings; a failure is reported, not raised."""
+        try:
+            self._create_table(name, report, when)
+        except Exception as error:  # noqa: BLE001 - reported; the run goes on with the other tables
+            record_failure(report, name, "create", error)
+
+    def _create_table(self, name: str, report: RunReport, when: datetime) -> None:
         key_schema, definitions = self.layout.key_schema()
         request: dict[str, Any] = {
             "TableName": name,
@@ -296,41 +363,47 @@ class TableRotator:
         return is_owned(self.dynamodb, description, self.layout)
 
     def _wait_active(self, name: str) -> None:
-        deadline = time.monotonic() + self.config.wait_for_new_tables_seconds
-        while time.monotonic() < deadline:
-            if describe_table(self.dynamodb, name).get("TableStatus") == "ACTIVE":
+        """Wait up to ``wait_for_new_tables_seconds`` (and never into the run's last margin) for ACTIVE."""
+        for _ in range(math.ceil(self.config.wait_for_new_tables_seconds / WAIT_STEP_SECONDS)):
+            if describe_table(self.dynamodb, name).get("TableStatus") == "ACTIVE" or self._budget.out_of_time():
                 return
-            self.sleep(2)
+            self.sleep(WAIT_STEP_SECONDS)
 
     def _ensure_settings(self, names: Iterable[str], report: RunReport) -> None:
         """PITR, TTL and the stream consumer need an ACTIVE table, so they are applied after creation."""
         for name in names:
-            description = describe_table(self.dynamodb, name)
-            if description.get("TableStatus") != "ACTIVE":
-                report.add("skip", name, reason=f"status {description.get('TableStatus')}: settings next run")
-                continue
-            if not self._owned(description):
-                report.add("not_owned", name, reason="no cdk-ts:prefix/period tags of this rotation; left as it is")
-                continue
-            if self.config.point_in_time_recovery:
-                status = self.dynamodb.describe_continuous_backups(TableName=name)["ContinuousBackupsDescription"]
-                if status.get("PointInTimeRecoveryDescription", {}).get("PointInTimeRecoveryStatus") != "ENABLED":
-                    self.dynamodb.update_continuous_backups(
-                        TableName=name, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True}
-                    )
-                    report.add("enable_pitr", name)
-            if self.config.ttl_attribute:
-                ttl = self.dynamodb.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
-                if ttl.get("TimeToLiveStatus") not in ("ENABLED", "ENABLING"):
-                    self.dynamodb.update_time_to_live(
-                        TableName=name,
-                        TimeToLiveSpecification={"Enabled": True, "AttributeName": self.config.ttl_attribute},
-                    )
-                    report.add("enable_ttl", name, attribute=self.config.ttl_attribute)
-            stream_arn = description.get("LatestStreamArn")
-            has_consumer = self.stream_consumer is not None and stream_arn
-            if has_consumer and self.stream_consumer.attach(self.lambda_client, stream_arn):
-                report.add("attach_stream_consumer", name, stream=stream_arn)
+            try:
+                self._ensure_table_settings(name, report)
+            except Exception as error:  # noqa: BLE001 - one table's failure must not stop the others
+                record_failure(report, name, "settings", error)
+
+    def _ensure_table_settings(self, name: str, report: RunReport) -> None:
+        description = describe_table(self.dynamodb, name)
+        if description.get("TableStatus") != "ACTIVE":
+            report.add("defer", name, reason=f"status {description.get('TableStatus')}: settings next run")
+            return
+        if not self._owned(description):
+            report.add("not_owned", name, reason="no cdk-ts:prefix/period tags of this rotation; left as it is")
+            return
+        if self.config.point_in_time_recovery:
+            status = self.dynamodb.describe_continuous_backups(TableName=name)["ContinuousBackupsDescription"]
+            if status.get("PointInTimeRecoveryDescription", {}).get("PointInTimeRecoveryStatus") != "ENABLED":
+                self.dynamodb.update_continuous_backups(
+                    TableName=name, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True}
+                )
+                report.add("enable_pitr", name)
+        if self.config.ttl_attribute:
+            ttl = self.dynamodb.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
+            if ttl.get("TimeToLiveStatus") not in ("ENABLED", "ENABLING"):
+                self.dynamodb.update_time_to_live(
+                    TableName=name,
+                    TimeToLiveSpecification={"Enabled": True, "AttributeName": self.config.ttl_attribute},
+                )
+                report.add("enable_ttl", name, attribute=self.config.ttl_attribute)
+        stream_arn = description.get("LatestStreamArn")
+        has_consumer = self.stream_consumer is not None and stream_arn
+        if has_consumer and self.stream_consumer.attach(self.lambda_client, stream_arn):
+            report.add("attach_stream_consumer", name, stream=stream_arn)
 
     # ---- metrics ----------------------------------------------------------------------------
 
@@ -344,10 +417,14 @@ class TableRotator:
             return
         name = self._name(upcoming)
         missing = 0 if name in tables or describe_table(self.dynamodb, name).get("TableStatus") else 1
-        publish(
-            self.cloudwatch, self.config.metric_namespace, self.layout.table_prefix,
-            {RotationMetric.NEXT_PERIOD_TABLE_MISSING: missing},
-        )
+        try:
+            publish(
+                self.cloudwatch, self.config.metric_namespace, self.layout.table_prefix,
+                {RotationMetric.NEXT_PERIOD_TABLE_MISSING: missing},
+            )
+        except Exception as error:  # noqa: BLE001 - the tables were converged; only the metric is missing
+            record_failure(report, name, "metrics", error)
+            return
         report.add("metric", name, **{RotationMetric.NEXT_PERIOD_TABLE_MISSING: missing})
 
 def scheduled_time(event: Mapping[str, Any], clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> datetime:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -23,7 +24,8 @@ def observed_peaks(cloudwatch, table: str, start: datetime, end: datetime) -> di
 
     Each peak is the largest per-minute ``Sum`` divided by 60. None when CloudWatch has no data point for
     either metric (a table never used, or metrics not there yet); a metric without data points while the
-    other has some counts as 0. ``ClientError`` (e.g. AccessDenied) propagates.
+    other has some counts as 0. A data point whose ``Sum`` is not a finite, non-negative number counts as
+    missing. ``ClientError`` (e.g. AccessDenied) and connection errors propagate.
 
     :param cloudwatch: the boto3 CloudWatch client.
     :param table: the table observed.
@@ -42,17 +44,25 @@ def observed_peaks(cloudwatch, table: str, start: datetime, end: datetime) -> di
                 Dimensions=[{"Name": "TableName", "Value": table}],
                 StartTime=chunk_start, EndTime=chunk_end, Period=60, Statistics=["Sum"],
             )
-            sums.extend(point["Sum"] for point in answer.get("Datapoints", []))
+            sums.extend(point["Sum"] for point in answer.get("Datapoints", []) if _usable(point.get("Sum")))
             chunk_start = chunk_end
         seen = seen or bool(sums)
         peaks[kind] = max(sums, default=0.0) / 60
     return peaks if seen else None
 
 
+def _usable(value: Any) -> bool:
+    """A data point worth sizing from: a finite, non-negative number (anything else counts as missing)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+
+
 def right_sized(
     tier: CapacityTier, cloudwatch, observed: str, start: datetime, end: datetime, table: str, report: RunReport
 ) -> CapacityTier:
     """``tier`` sized to the observed peak of table ``observed``; the tier as is without data. Reported.
+
+    Without usable data (no client, no data points, nothing finite and non-negative, an error, no answer
+    at all) the configured tier applies: creating the next table never depends on CloudWatch.
 
     Provisioned tiers get ``peak × headroom`` (within floor and ceiling, and an auto-scaling maximum) as
     units; on-demand tiers get it as warm throughput when it is above both the tier's own warm throughput
@@ -70,6 +80,8 @@ def right_sized(
             peaks = observed_peaks(cloudwatch, observed, start, end)
         except ClientError as error:
             details["reason"] = f"{error_code(error)} reading CloudWatch: the configured tier"
+        except Exception as error:  # noqa: BLE001 - no answer (unreachable endpoint, timeout): never block creation
+            details["reason"] = f"no answer from CloudWatch ({type(error).__name__}): the configured tier"
         if peaks is None and "reason" not in details:
             details["reason"] = "no consumed-capacity data points: the configured tier"
     if peaks is None:

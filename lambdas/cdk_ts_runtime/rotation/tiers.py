@@ -47,10 +47,12 @@ class TierChanges:
         when: datetime,
         report: RunReport,
     ) -> None:
-        """Converge each table to ``tier_for(table)`` in parallel.
+        """Take each table one step towards ``tier_for(table)``, tables in parallel.
 
-        Changes DynamoDB's decrease budget or the run's change budget refuse are deferred; a table whose
-        change fails is reported as an ``error`` and the others go on.
+        A table gets at most one UpdateTable per run (it is UPDATING afterwards); the next step is the next
+        run's. Steps a DynamoDB limit or the run's change budget refuse, tables not ACTIVE and answers
+        that mean "later" are deferred; a table whose change fails otherwise is reported as an ``error``
+        and the others go on.
         """
         scaled = self.autoscaled_tables([t.name for t in tables])
         jobs = [(t, tier_for(t)) for t in tables]
@@ -67,14 +69,16 @@ class TierChanges:
     def _apply(
         self, table: PeriodTable, tier: CapacityTier, when: datetime, scaled: set[str], report: RunReport
     ) -> None:
+        """Take the table one step towards ``tier``: at most one UpdateTable, and only on an ACTIVE table."""
         description = describe_table(self.dynamodb, table.name)
+        steps = tier_steps(description, tier)
+        needs_scaling_change = (table.name in scaled) != bool(tier.auto_scaling and not tier.on_demand)
+        if not steps and not needs_scaling_change:
+            return
         status = description.get("TableStatus")
         if status != "ACTIVE":
-            report.add("skip", table.name, reason=f"status {status}: retried next run")
-            return
-        request = tier_change(description, tier)
-        needs_scaling_change = (table.name in scaled) != bool(tier.auto_scaling and not tier.on_demand)
-        if request is None and not needs_scaling_change:
+            report.add("defer", table.name, tier=tier.describe(),
+                       reason=f"status {status}: the next change waits until the table is ACTIVE again")
             return
         if not self.owned(description):
             report.add("not_owned", table.name, reason="no cdk-ts:prefix/period tags of this rotation; left as it is")
@@ -83,20 +87,31 @@ class TierChanges:
             self._deregister_scaling(table.name, report)
         if tier.auto_scaling and not tier.on_demand:
             self.register_scaling(table.name, tier, scaled, report)
-        if request is None:
-            return
-        request, refusals = split_refused(request, description, when)
-        for reason in refusals:
-            report.add("defer", table.name, tier=tier.describe(), reason=reason)
+        index, request = self._first_allowed(table, tier, steps, description, when, report)
         if not request:
             return
         if not self.budget.take():
-            report.add("defer", table.name, tier=tier.describe(), reason="max_changes_per_run reached")
+            report.add("defer", table.name, tier=tier.describe(), reason=self.budget.reason)
             return
         self.dynamodb.update_table(TableName=table.name, **request)
         report.add(
-            "update", table.name, tier=tier.describe(), was=current_capacity(description), changes=sorted(request)
+            "update", table.name, tier=tier.describe(), was=current_capacity(description), changes=sorted(request),
+            steps_left=len(steps) - index - 1,
         )
+
+    @staticmethod
+    def _first_allowed(
+        table: PeriodTable, tier: CapacityTier, steps: list[dict[str, Any]], description: Mapping[str, Any],
+        when: datetime, report: RunReport,
+    ) -> tuple[int, dict[str, Any]]:
+        """The first step no DynamoDB limit refuses at ``when``, with its index; each refused one is deferred."""
+        for index, step in enumerate(steps):
+            request, refusals = split_refused(step, description, when)
+            for reason in refusals:
+                report.add("defer", table.name, tier=tier.describe(), reason=reason)
+            if request:
+                return index, request
+        return len(steps), {}
 
     def autoscaled_tables(self, names: list[str]) -> set[str]:
         """The subset of ``names`` that has an Application Auto Scaling target."""
@@ -191,38 +206,47 @@ def _is_on_demand(description: Mapping[str, Any]) -> bool:
     return description.get("BillingModeSummary", {}).get("BillingMode") == "PAY_PER_REQUEST"
 
 
-def tier_change(description: Mapping[str, Any], tier: CapacityTier) -> dict[str, Any] | None:
-    """The one UpdateTable request that moves a table to ``tier``'s whole state, or None when it is there.
+def tier_steps(description: Mapping[str, Any], tier: CapacityTier) -> list[dict[str, Any]]:
+    """The UpdateTable requests that move a table to ``tier``'s whole state, in order; empty when it is there.
 
-    It carries only what differs: billing mode with units or on-demand caps, warm throughput (only the
-    dimensions that rise: warm throughput is never lowered), table class. A request that would change
-    nothing is never built: DynamoDB rejects no-op updates. Auto-scaled tables keep whatever capacity the
-    scaler chose at or above the tier's floor; right-sized tiers keep units inside the sizing's floor and
-    ceiling. A capacity decrease is marked ``_decrease`` for :func:`split_refused`.
+    DynamoDB takes one kind of change per UpdateTable, and a table is UPDATING after each: a table-class
+    change must be alone in its call ("TableClass modification must be the only operation in the request",
+    hashicorp/terraform-provider-aws#28497, fixed by #29816), and an UpdateTable that changes nothing is
+    refused. So the steps are, each only what differs: billing mode with its units or on-demand caps; then
+    warm throughput (only the dimensions that rise: it is never lowered); then table class. Auto-scaled
+    tables keep whatever capacity the scaler chose at or above the tier's floor; right-sized tiers keep
+    units inside the sizing's floor and ceiling. A capacity decrease is marked ``_decrease`` for
+    :func:`split_refused`.
     """
-    request: dict[str, Any] = {}
+    steps: list[dict[str, Any]] = []
+    billing = _billing_change(description, tier)
+    if billing:
+        steps.append(billing)
+    warm = _warm_raise(description, tier)
+    if warm:
+        steps.append({"WarmThroughput": warm})
+    described_class = (description.get("TableClassSummary") or {}).get("TableClass", "STANDARD")
+    if described_class != tier.table_class:
+        steps.append({"TableClass": tier.table_class})
+    return steps
+
+
+def _billing_change(description: Mapping[str, Any], tier: CapacityTier) -> dict[str, Any]:
+    """Billing mode with its throughput or caps, as one request; empty when they are as the tier wants."""
     on_demand = _is_on_demand(description)
     if tier.on_demand:
         wanted = {"MaxReadRequestUnits": tier.max_read_request_units or -1,
                   "MaxWriteRequestUnits": tier.max_write_request_units or -1}
         described = description.get("OnDemandThroughput") or {}
         have = {k: described.get(k) or -1 for k in wanted} if on_demand else {k: -1 for k in wanted}
-        if not on_demand:
-            request["BillingMode"] = "PAY_PER_REQUEST"
+        request: dict[str, Any] = {} if on_demand else {"BillingMode": "PAY_PER_REQUEST"}
         if wanted != have:
             request["OnDemandThroughput"] = wanted
-    elif on_demand:
-        request.update(BillingMode="PROVISIONED", ProvisionedThroughput={
-            "ReadCapacityUnits": tier.read_capacity, "WriteCapacityUnits": tier.write_capacity})
-    else:
-        request.update(_provisioned_change(description, tier))
-    warm = _warm_raise(description, tier)
-    if warm:
-        request["WarmThroughput"] = warm
-    described_class = (description.get("TableClassSummary") or {}).get("TableClass", "STANDARD")
-    if described_class != tier.table_class:
-        request["TableClass"] = tier.table_class
-    return request or None
+        return request
+    if on_demand:
+        return {"BillingMode": "PROVISIONED", "ProvisionedThroughput": {
+            "ReadCapacityUnits": tier.read_capacity, "WriteCapacityUnits": tier.write_capacity}}
+    return _provisioned_change(description, tier)
 
 
 def _provisioned_change(description: Mapping[str, Any], tier: CapacityTier) -> dict[str, Any]:
