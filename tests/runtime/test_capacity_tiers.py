@@ -330,3 +330,26 @@ def test_by_default_closed_periods_become_on_demand_then_standard_ia_in_two_runs
     reported.requests.clear()
     make_rotator(dynamodb).run("resize_old", utc(2026, 3, 3, 0, 15))
     assert reported.updates("telemetry_2026-03-01") == []
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"warm_read_units_per_second": 12000}, "warm_read_units_per_second 12000 on an on-demand tier"),
+        ({"warm_read_units_per_second": 5}, "already starts at 12,000 per second"),
+        ({"warm_write_units_per_second": 4000}, "warm_write_units_per_second 4000 on an on-demand tier"),
+        ({"warm_write_units_per_second": 100}, "already starts at 4,000 per second"),
+    ],
+)
+def test_on_demand_warm_throughput_a_new_table_already_has_is_refused_with_the_limit(options, message):
+    # developer guide, "Understanding DynamoDB warm throughput": a new on-demand table starts at 12,000 reads
+    # and 4,000 writes per second, and warm throughput is never lowered
+    with pytest.raises(ValueError, match=message):
+        CapacityTier.on_demand(**options)
+
+
+def test_on_demand_warm_throughput_above_the_start_and_any_provisioned_value_are_accepted():
+    assert CapacityTier.on_demand(warm_read_units_per_second=12001).warm_read_units_per_second == 12001
+    assert CapacityTier.on_demand(warm_write_units_per_second=4001).warm_write_units_per_second == 4001
+    # provisioned tables take any value from 1 (hashicorp/terraform-provider-aws#49894)
+    assert CapacityTier.provisioned(5, 5, warm_read_units_per_second=1).warm_read_units_per_second == 1

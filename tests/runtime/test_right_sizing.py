@@ -131,3 +131,61 @@ def test_without_a_cloudwatch_client_the_configured_tier_is_used(dynamodb):
 
     assert provisioned_units(dynamodb, NEXT) == (300, 1000)
     assert sizing_report(report)["reason"] == "no CloudWatch client: the configured tier"
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf"), "12", None, True])
+def test_an_answer_that_is_not_a_finite_non_negative_number_counts_as_missing(dynamodb, cloudwatch, bad):
+    # CloudWatch itself refuses NaN and infinities on input; the hook stands for an answer we cannot trust
+    consumed(cloudwatch, CURRENT, "ConsumedWriteCapacityUnits", {60: 60_000})
+
+    def corrupt(parsed, **_kwargs):
+        for point in parsed.get("Datapoints", []):
+            point["Sum"] = bad
+
+    cloudwatch.meta.events.register("after-call.cloudwatch.GetMetricStatistics", corrupt)
+    report = rotator(dynamodb, cloudwatch, CapacityTier.provisioned(300, 1000, right_size=True)).run(
+        "create_new", WHEN)
+
+    assert provisioned_units(dynamodb, NEXT) == (300, 1000)
+    assert "no consumed-capacity data points" in sizing_report(report)["reason"]
+
+
+def test_a_negative_sum_counts_as_missing(dynamodb, cloudwatch):
+    consumed(cloudwatch, CURRENT, "ConsumedWriteCapacityUnits", {60: -60_000})
+
+    report = rotator(dynamodb, cloudwatch, CapacityTier.provisioned(300, 1000, right_size=True)).run(
+        "create_new", WHEN)
+
+    assert provisioned_units(dynamodb, NEXT) == (300, 1000)
+    assert "no consumed-capacity data points" in sizing_report(report)["reason"]
+
+
+def test_an_unreachable_cloudwatch_endpoint_leaves_the_configured_tier_and_the_table_is_created(dynamodb):
+    # as in a VPC without a CloudWatch endpoint: nothing listens there, so the connection is refused
+    from cdk_ts_runtime._retries import METRICS
+    from examples.local_aws import free_port
+
+    unreachable = boto3.client(
+        "cloudwatch", region_name="us-east-1", endpoint_url=f"http://127.0.0.1:{free_port()}", config=METRICS
+    )
+    report = rotator(dynamodb, unreachable, CapacityTier.provisioned(300, 1000, right_size=True)).run(
+        "create_new", WHEN)
+
+    assert provisioned_units(dynamodb, NEXT) == (300, 1000)
+    assert sizing_report(report)["reason"] == "no answer from CloudWatch (EndpointConnectionError): the configured tier"
+    assert not [a for a in report["actions"] if a["action"] == "error"]
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: RightSizing(headroom=float("nan")), "headroom nan must be a finite number >= 1"),
+        (lambda: RightSizing(headroom=float("inf")), "headroom inf must be a finite number >= 1"),
+        (lambda: RightSizing(headroom=-2), "headroom -2 must be a finite number >= 1"),
+        (lambda: RightSizing(floor=-1), "floor -1 must be a whole number >= 1"),
+        (lambda: RightSizing(ceiling=float("inf")), "ceiling inf must be a whole number >= 1"),
+    ],
+)
+def test_sizing_numbers_that_are_not_finite_or_are_negative_are_refused_when_the_tier_is_built(build, message):
+    with pytest.raises(ValueError, match=message):
+        build()

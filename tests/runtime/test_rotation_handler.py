@@ -181,3 +181,28 @@ def test_stream_consumer_settings_become_the_mapping_request():
     assert request["DestinationConfig"] == {"OnFailure": {"Destination": "arn:aws:sqs:us-east-1:1:dlq"}}
     assert request["FilterCriteria"] == {"Filters": [{"Pattern": '{"eventName": ["REMOVE"]}'}]}
     assert request["StartingPosition"] == "TRIM_HORIZON"
+
+
+def test_a_deploy_time_run_that_finds_a_scheduled_run_acting_still_answers_success(
+    rotation_env, cloudformation, monkeypatch
+):
+    from cdk_ts_runtime.rotation.lock import LOCK_KEY, LOCK_TABLE_ENV, RunLock
+
+    dynamodb = boto3.client("dynamodb")
+    dynamodb.create_table(
+        TableName="rotation-lock", BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": LOCK_KEY, "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": LOCK_KEY, "AttributeType": "S"}],
+    )
+    monkeypatch.setenv(LOCK_TABLE_ENV, "rotation-lock")
+    monkeypatch.setattr(custom_resource, "LOCK_WAIT_SECONDS", 0)
+    scheduled_run = RunLock(dynamodb=dynamodb, table_name="rotation-lock", lock_id="telemetry", clock=rotation.now)
+    from datetime import timedelta
+
+    scheduled_run.acquire("resize_old", timedelta(minutes=6))
+
+    rotation.handler(custom_resource_event(cloudformation.url, "Create"), None)
+
+    (reply,) = cloudformation.replies
+    assert reply["Status"] == "SUCCESS"
+    assert tables() == ["rotation-lock"]  # the scheduled run converges the tables; this one changed nothing
