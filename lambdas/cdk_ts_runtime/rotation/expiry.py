@@ -64,7 +64,7 @@ class TableExpiry:
 
     def _expire(self, table: PeriodTable, report: RunReport) -> None:
         description = describe_table(self.dynamodb, table.name)
-        if not description:
+        if not description or description.get("TableStatus") == "DELETING":
             return
         if description.get("TableStatus") != "ACTIVE":
             report.add("defer", table.name, reason=f"status {description.get('TableStatus')}: expiry retried next run")

@@ -1,0 +1,316 @@
+"""The rotation through DynamoDB's own rules (tests/support/dynamodb_rules): state asserted after every run.
+
+The harness answers as DynamoDB does where moto and dynalite say yes: a table-class change must be alone in
+its UpdateTable, a table is UPDATING for a while after each update and refuses further changes meanwhile,
+capacity decreases, switches to on-demand and class changes have budgets, and too many tables changing at
+once is refused. boto3 and botocore run unmodified, their retries included, with the rotation's own
+control-plane settings (``cdk_ts_runtime._retries.CONTROL_PLANE``).
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from cdk_ts_runtime._retries import CONTROL_PLANE
+from cdk_ts_runtime.rotation import TableRotator
+from cdk_ts_runtime.rotation.lock import LOCK_KEY, RunLock
+from cdk_ts_runtime.rotation.ownership import ownership_tags
+from cdk_ts_runtime.rotation_config import CapacityTier, RotationConfig
+from cdk_ts_runtime.table_layout import TableLayout
+from tests.support.requests import RequestCounter
+
+IA = "STANDARD_INFREQUENT_ACCESS"
+DAY0 = datetime(2026, 3, 10, tzinfo=UTC)
+
+
+def at(days=0, hours=0, minutes=0):
+    return DAY0 + timedelta(days=days, hours=hours, minutes=minutes)
+
+
+class Rotation:
+    """A rotation driven through the harness: each run at a scheduled time, the harness clock moved there first."""
+
+    def __init__(self, proxy, prefix, **config):
+        self.proxy = proxy
+        self.prefix = prefix
+        self.dynamodb = proxy.client("dynamodb", config=CONTROL_PLANE)
+        self.counter = RequestCounter(self.dynamodb)
+        self.config = RotationConfig(**{"metric_namespace": None, "point_in_time_recovery": False, **config})
+        self.layout = TableLayout(prefix)
+
+    def rotator(self, when, **options):
+        return TableRotator(
+            self.layout, self.config, dynamodb=self.dynamodb, clock=lambda: when,
+            sleep=self.proxy.advance,  # waiting for a new table to become ACTIVE moves the harness clock
+            **options,
+        )
+
+    def run(self, operation, when, **options):
+        """One run at ``when``; it must succeed or defer (a RotationRunError fails the test)."""
+        if when > self.proxy.now():
+            self.proxy.set_time(when)
+        return self.rotator(when, **options).run(operation, when)
+
+    def name(self, day):
+        return f"{self.prefix}_{at(day):%Y-%m-%d}"
+
+    def describe(self, day):
+        return self.dynamodb.describe_table(TableName=self.name(day))["Table"]
+
+    def tier(self, day):
+        """(billing mode, provisioned units or None, table class, status) as the harness reports them."""
+        table = self.describe(day)
+        mode = (table.get("BillingModeSummary") or {}).get("BillingMode", "PROVISIONED")
+        units = None
+        if mode == "PROVISIONED":
+            units = (table["ProvisionedThroughput"]["ReadCapacityUnits"],
+                     table["ProvisionedThroughput"]["WriteCapacityUnits"])
+        table_class = (table.get("TableClassSummary") or {}).get("TableClass", "STANDARD")
+        return mode, units, table_class, table["TableStatus"]
+
+    def make_table(self, day, read=300, write=1000):
+        """A period table as an earlier run created it, then the UPDATING/CREATING window let pass."""
+        key_schema, definitions = self.layout.key_schema()
+        self.dynamodb.create_table(
+            TableName=self.name(day), KeySchema=key_schema, AttributeDefinitions=definitions,
+            ProvisionedThroughput={"ReadCapacityUnits": read, "WriteCapacityUnits": write},
+            Tags=[{"Key": k, "Value": v} for k, v in ownership_tags(self.layout).items()],
+        )
+
+    def updates(self):
+        return [params for op, params in self.counter.params if op == "UpdateTable"]
+
+
+HOT = ("PROVISIONED", (300, 1000), "STANDARD", "ACTIVE")
+CLOSED = ("PAY_PER_REQUEST", None, IA, "ACTIVE")
+
+
+def actions(report, kind):
+    return [a for a in report["actions"] if a["action"] == kind]
+
+
+class TestOneKindOfChangePerUpdate:
+    def test_a_closed_period_goes_on_demand_then_standard_ia_one_call_each_waiting_for_active(
+        self, rules_proxy, unique_name
+    ):
+        rotation = Rotation(rules_proxy, unique_name)
+        rotation.make_table(-1)
+        rotation.make_table(0)
+        rules_proxy.advance(3600)
+
+        first = rotation.run("resize_old", at(0, 0, 15))
+        assert rotation.tier(-1) == ("PAY_PER_REQUEST", None, "STANDARD", "UPDATING")
+        assert [u for u in rotation.updates()] == [{"TableName": rotation.name(-1), "BillingMode": "PAY_PER_REQUEST"}]
+        assert actions(first, "update")[0]["steps_left"] == 1
+
+        # still UPDATING a moment later: the class change waits, reported as deferred, never an error
+        second = rotation.run("reconcile", at(0, 0, 15) + timedelta(seconds=10))
+        assert [a["table"] for a in actions(second, "defer")] == [rotation.name(-1)]
+        assert "waits until the table is ACTIVE" in actions(second, "defer")[0]["reason"]
+        assert rotation.tier(-1) == ("PAY_PER_REQUEST", None, "STANDARD", "UPDATING")
+        assert len(rotation.updates()) == 1
+
+        third = rotation.run("reconcile", at(0, 1))
+        assert rotation.updates()[1:] == [{"TableName": rotation.name(-1), "TableClass": IA}]
+        assert not actions(third, "error")
+        rotation.proxy.advance(3600)
+        assert rotation.tier(-1) == CLOSED
+        assert rotation.tier(0) == HOT
+
+        # converged: no further UpdateTable (the harness refuses no-op updates)
+        rotation.run("reconcile", at(0, 3))
+        assert len(rotation.updates()) == 2
+
+    def test_the_0_2_request_is_what_dynamodb_refuses(self, rules_proxy, unique_name):
+        """The single UpdateTable 0.2 sent every night, sent as it was: refused, and the table unchanged."""
+        from botocore.exceptions import ClientError
+
+        rotation = Rotation(rules_proxy, unique_name)
+        rotation.make_table(-1)
+        rules_proxy.advance(3600)
+        with pytest.raises(ClientError, match="TableClass modification must be the only operation in the request"):
+            rotation.dynamodb.update_table(
+                TableName=rotation.name(-1), BillingMode="PAY_PER_REQUEST", TableClass=IA
+            )
+        assert rotation.tier(-1) == HOT
+
+
+class TestLimits:
+    def test_a_decrease_past_the_daily_budget_waits_an_hour_and_is_then_made(self, rules_proxy, unique_name):
+        rotation = Rotation(
+            rules_proxy, unique_name,
+            previous=CapacityTier.provisioned(100, 1), older=CapacityTier.provisioned(1, 1),
+        )
+        rotation.make_table(-1, 300, 1000)
+        rules_proxy.set_time(at(0, 0, 1))
+        for units in (900, 800, 700, 600):  # four decreases today, as someone made by hand
+            rotation.dynamodb.update_table(
+                TableName=rotation.name(-1),
+                ProvisionedThroughput={"ReadCapacityUnits": 300, "WriteCapacityUnits": units},
+            )
+            rules_proxy.advance(120)
+        assert rotation.describe(-1)["ProvisionedThroughput"]["NumberOfDecreasesToday"] == 4
+
+        report = rotation.run("resize_old", at(0, 0, 15))
+        assert rotation.tier(-1)[1] == (300, 600)
+        [deferred] = actions(report, "defer")
+        assert "the next is allowed an hour after it" in deferred["reason"]
+
+        rotation.run("reconcile", at(0, 1, 10))
+        rules_proxy.advance(600)
+        assert rotation.tier(-1) == ("PROVISIONED", (100, 1), "STANDARD", "ACTIVE")
+
+    def test_a_switch_to_on_demand_within_24_hours_of_the_last_waits_a_day(self, rules_proxy, unique_name):
+        rotation = Rotation(rules_proxy, unique_name)
+        rotation.make_table(-1)
+        rules_proxy.set_time(at(-1, 20))
+        rotation.dynamodb.update_table(TableName=rotation.name(-1), BillingMode="PAY_PER_REQUEST")
+        rules_proxy.advance(600)
+        rotation.dynamodb.update_table(
+            TableName=rotation.name(-1), BillingMode="PROVISIONED",
+            ProvisionedThroughput={"ReadCapacityUnits": 300, "WriteCapacityUnits": 1000},
+        )
+        rules_proxy.advance(600)
+
+        report = rotation.run("resize_old", at(0, 0, 15))
+        # the class change goes ahead alone; the switch waits for its 24 hours
+        assert rotation.updates()[-1] == {"TableName": rotation.name(-1), "TableClass": IA}
+        assert any("switches to on-demand in 24 h" in a["reason"] for a in actions(report, "defer"))
+        assert not actions(report, "error")
+
+        rotation.run("reconcile", at(0, 20, 30))
+        rules_proxy.advance(600)
+        assert rotation.tier(-1) == CLOSED
+
+    def test_a_third_class_change_in_30_days_is_never_sent(self, rules_proxy, unique_name):
+        rotation = Rotation(rules_proxy, unique_name, previous=CapacityTier.provisioned(300, 1000, table_class=IA))
+        rotation.make_table(-1)
+        rules_proxy.set_time(at(-5))
+        for table_class in (IA, "STANDARD"):
+            rotation.dynamodb.update_table(TableName=rotation.name(-1), TableClass=table_class)
+            rules_proxy.advance(3600)
+
+        report = rotation.run("resize_old", at(0, 0, 15))
+        assert rotation.updates()[2:] == []
+        assert any("class updates in 30 days" in a["reason"] for a in actions(report, "defer"))
+        assert rotation.tier(-1) == HOT
+
+    def test_too_many_tables_changing_in_the_account_leaves_the_table_for_the_next_run(
+        self, rules_proxy, unique_name
+    ):
+        rotation = Rotation(rules_proxy, unique_name)
+        rotation.make_table(-1)
+        rotation.make_table(0)
+        rules_proxy.advance(3600)
+        rules_proxy.configure(control_plane_limit=1)
+        rotation.dynamodb.update_table(TableName=rotation.name(0), DeletionProtectionEnabled=True)  # now UPDATING
+
+        report = rotation.run("resize_old", at(0, 0, 15))
+        [deferred] = [a for a in actions(report, "defer") if a["table"] == rotation.name(-1)]
+        assert deferred["reason"].startswith("LimitExceededException")
+        assert rotation.tier(-1) == HOT
+
+        rules_proxy.configure(control_plane_limit=500)
+        rotation.run("reconcile", at(0, 1))
+        rules_proxy.advance(600)
+        assert rotation.tier(-1)[0] == "PAY_PER_REQUEST"
+
+
+class TestCreateAndExpire:
+    def test_a_new_table_is_waited_for_while_creating_then_gets_its_settings(self, rules_proxy, unique_name):
+        rotation = Rotation(rules_proxy, unique_name, ttl_attribute="expires")
+        report = rotation.run("create_new", at(-1, 23, 45))
+        assert [a["action"] for a in report["actions"]] == ["create", "enable_ttl"]
+        assert rotation.tier(0) == HOT
+
+    def test_an_expired_protected_table_is_unprotected_then_deleted_once_active(self, rules_proxy, unique_name):
+        rotation = Rotation(rules_proxy, unique_name, retain_periods=2, deletion_protection=True)
+        rotation.make_table(-3)
+        rotation.make_table(0)
+        rules_proxy.advance(3600)
+        rotation.dynamodb.update_table(TableName=rotation.name(-3), DeletionProtectionEnabled=True)
+        rules_proxy.advance(3600)
+
+        first = rotation.run("resize_old", at(0, 0, 15))
+        assert rotation.describe(-3)["DeletionProtectionEnabled"] is False
+        assert [a["reason"] for a in actions(first, "defer") if a["table"] == rotation.name(-3)] == [
+            "deletion protection lifted; status UPDATING: deleted next run"
+        ]
+        rotation.run("reconcile", at(0, 1))
+        names = rotation.dynamodb.list_tables()["TableNames"]
+        assert rotation.name(-3) not in names or rotation.describe(-3)["TableStatus"] == "DELETING"
+
+
+class TestSingleFlight:
+    def test_the_deploy_time_run_and_a_scheduled_run_at_once_one_acts_the_other_says_so(
+        self, rules_proxy_dynalite, unique_name
+    ):
+        proxy = rules_proxy_dynalite
+        rotation = Rotation(proxy, unique_name)
+        lock_table = f"{unique_name}-lock"
+        rotation.dynamodb.create_table(
+            TableName=lock_table, BillingMode="PAY_PER_REQUEST",
+            KeySchema=[{"AttributeName": LOCK_KEY, "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": LOCK_KEY, "AttributeType": "S"}],
+        )
+        rotation.make_table(-1)
+        proxy.advance(3600)
+        proxy.set_time(at(0, 0, 15))
+        reports: list = []
+        barrier = threading.Barrier(2)
+
+        def run(operation):
+            lock = RunLock(dynamodb=rotation.dynamodb, table_name=lock_table, lock_id=unique_name,
+                           clock=lambda: at(0, 0, 15))
+            rotator = rotation.rotator(at(0, 0, 15), lock=lock)
+            rotator.sleep = lambda _s: None  # the two runs share the harness clock: only real time may pass
+            barrier.wait()
+            reports.append(rotator.run(operation, at(0, 0, 15)))
+
+        threads = [threading.Thread(target=run, args=(op,)) for op in ("reconcile", "resize_old")]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+        busy = [r for r in reports if actions(r, "busy")]
+        acted = [r for r in reports if not actions(r, "busy")]
+        assert len(busy) == 1 and len(acted) == 1
+        assert [u["TableName"] for u in rotation.updates()] == [rotation.name(-1)]
+        assert rotation.tier(-1)[0] == "PAY_PER_REQUEST"
+
+
+def test_three_days_of_the_default_schedules_every_run_succeeds_or_defers_and_tables_end_in_their_tiers(
+    rules_proxy, unique_name
+):
+    """The default RotatingTimeSeriesTables schedules: create_new at 23:45, resize_old at 00:15, reconcile hourly."""
+    rotation = Rotation(rules_proxy, unique_name)
+    rules_proxy.configure(update_seconds=600, create_seconds=60)
+    events = [("reconcile", at(0, 0, 5))]  # the deploy-time run
+    for day in range(3):
+        events += [("reconcile", at(day, hour, 30)) for hour in range(24)]
+        events += [("resize_old", at(day, 0, 15)), ("create_new", at(day, 23, 45))]
+    events.append(("resize_old", at(3, 0, 15)))
+    events += [("reconcile", at(3, hour, 30)) for hour in range(3)]
+    events.sort(key=lambda event: event[1])
+
+    converged_at = {}
+    for operation, when in events:
+        report = rotation.run(operation, when)  # a RotationRunError would fail the test here
+        assert not actions(report, "error")
+        for day in (0, 1, 2):
+            if day not in converged_at and when >= at(day + 1) and rotation.tier(day) == CLOSED:
+                converged_at[day] = when
+
+    for update in rotation.updates():
+        assert len(set(update) - {"TableName"}) == 1 or set(update) - {"TableName"} == {
+            "BillingMode", "ProvisionedThroughput"
+        }, f"one kind of change per UpdateTable: {update}"
+    assert rotation.tier(3) == HOT
+    assert [rotation.tier(day) for day in (0, 1, 2)] == [CLOSED] * 3
+    for day, when in converged_at.items():
+        assert when - at(day + 1) <= timedelta(days=1), f"day {day} reached its tier only at {when}"
+    assert sorted(converged_at) == [0, 1, 2]
