@@ -27,6 +27,10 @@ def build_rotator(env: Mapping[str, str], context: object = None) -> TableRotato
     Control-plane clients keep the SDK's standard retries (``_retries.CONTROL_PLANE``); CloudWatch gets short
     timeouts (``_retries.METRICS``) so an unreachable endpoint never holds up table creation. With the
     Lambda ``context``, the run stops starting changes before the function's time runs out.
+
+    :param env: the function's environment, usually ``os.environ``.
+    :param context: the Lambda context, whose remaining time bounds the run.
+        Default: None — no time limit (a run outside Lambda).
     """
     config = RotationConfig.from_env(env)
     uses_scaling = any(t.auto_scaling for t in (config.current, config.previous, config.older))

@@ -56,10 +56,11 @@ class RunLock:
 
     :param dynamodb: the boto3 DynamoDB client.
     :param table_name: the lock table.
-    :param lock_id: what is locked: the rotation's table prefix.
-    :param clock: returns "now" as an aware datetime (the wall clock, not the event time: the lock is
-        about runs that overlap in real time).
-    :param owner: this run's ID. Default: a random UUID.
+    :param lock_id: what is locked, the rotation's table prefix.
+    :param clock: returns "now" as an aware datetime; the wall clock, not the event time, since the lock
+        is about runs that overlap in real time.
+    :param owner: this run's ID.
+        Default: a random UUID.
     """
 
     dynamodb: Any

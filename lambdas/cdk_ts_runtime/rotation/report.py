@@ -53,8 +53,9 @@ class ChangeBudget:
     :param limit: the calls the run may make.
     :param time_left: returns the seconds the run has left (the Lambda context's remaining time).
         Default: None — no time limit.
-    :param margin: seconds kept in hand: no change starts with less time left, so the run still reports
-        (and the custom resource still answers) before the function times out. Default: 30.
+    :param margin: seconds kept in hand; no change starts with less time left, so the run still reports
+        (and the custom resource still answers) before the function times out.
+        Default: 30.
     """
 
     def __init__(self, limit: int, *, time_left: Callable[[], float] | None = None, margin: float = 30.0) -> None:
