@@ -7,6 +7,7 @@ aws_cdk runtime. The runtime clients users' functions import live in ``cdk_ts_ru
 from __future__ import annotations
 
 import importlib
+from importlib import metadata as _metadata
 from typing import TYPE_CHECKING, Any
 
 from cdk_ts_runtime.periods import RotationPeriod
@@ -57,7 +58,10 @@ _LAZY = {
     "TimestreamTable": "cdk_ts.timestream",
 }
 
-__version__ = "0.2.0"
+try:  # one version, written in pyproject.toml only
+    __version__ = _metadata.version("cdk-ts")
+except _metadata.PackageNotFoundError:  # a source tree on sys.path without an install
+    __version__ = "0+unknown"
 __all__ = [
     "ARCHIVE_COLUMNS",
     "PARTITION_COLUMNS",

@@ -130,6 +130,7 @@ def test_wheel_holds_only_the_cdk_ts_and_cdk_ts_runtime_packages(wheel):
     assert "cdk_ts/rotating_tables.py" in names
     assert "cdk_ts_runtime/handlers/rotation.py" in names
     assert "cdk_ts_runtime/router.py" in names
+    assert {"cdk_ts/py.typed", "cdk_ts_runtime/py.typed"} <= set(names)  # PEP 561: typed packages
     strays = [n for n in names if {"lambdas", "tests", "examples"} & set(n.split("/"))]
     assert strays == []
 
@@ -215,3 +216,46 @@ def test_nothing_named_lambdas_is_importable_after_installing_the_wheel(venv_pyt
         check=True,
     )
     assert imported.stdout.startswith(str(venv_python.parents[1]))
+
+
+CONSUMER = """
+from aws_cdk import App, Stack
+
+import cdk_ts
+from cdk_ts import CapacityTier, RotatingTimeSeriesTables
+from cdk_ts_runtime.router import PeriodRouter
+from cdk_ts_runtime.table_layout import TableLayout
+
+stack = Stack(App(), "Consumer")
+tier = CapacityTier.provisioned(5, 5)
+tables = RotatingTimeSeriesTables(stack, "Readings", table_prefix="readings", current_tier=tier)
+router: PeriodRouter = PeriodRouter("readings", period="daily")
+layout: TableLayout = TableLayout("readings")
+version: str = cdk_ts.__version__
+"""
+
+
+@pytest.mark.slow
+def test_type_checkers_read_the_installed_wheels_annotations(venv_python, venv_env, tmp_path):
+    # given a consumer app type-checked against the wheel installed in its venv (mypy from this environment)
+    (tmp_path / "consumer.py").write_text(CONSUMER)
+    # when mypy resolves cdk_ts and cdk_ts_runtime through that interpreter
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--python-executable", str(venv_python), "--no-incremental",
+         "--follow-imports=silent", "consumer.py"],
+        cwd=tmp_path, env=venv_env, capture_output=True, text=True, timeout=600, check=False,
+    )
+    # then both packages are typed (no import-untyped) and the consumer checks clean
+    assert "import-untyped" not in result.stdout, result.stdout[-3000:]
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_the_version_is_the_package_metadata(venv_python, venv_env, tmp_path):
+    result = subprocess.run(
+        [str(venv_python), "-c",
+         "import cdk_ts, importlib.metadata as m; print(cdk_ts.__version__, m.version('cdk-ts'))"],
+        cwd=tmp_path, env=venv_env, capture_output=True, text=True, timeout=120, check=True,
+    )
+    mine, installed = result.stdout.split()
+    assert mine == installed and mine != "0+unknown"
