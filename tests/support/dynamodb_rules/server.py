@@ -12,6 +12,7 @@ import argparse
 import http.client
 import json
 import threading
+import time
 import zlib
 from collections import Counter
 from datetime import UTC, datetime, timedelta
@@ -151,6 +152,19 @@ class RulesState:
             info = self.table_info[name] = {"hash_key": hash_key, "arn": description["TableArn"]}
         return info
 
+    def wait_engine_active(self, name: str, headers: dict) -> None:
+        """Wait (up to 5 s) until the engine itself reports ``name`` ACTIVE.
+
+        dynalite keeps its own CREATING/UPDATING for a moment and refuses writes or updates meanwhile; the
+        harness's windows are the ones tests see, so the engine's must be over before the next request.
+        """
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            description = self.describe(name, headers)
+            if description is None or description.get("TableStatus") == "ACTIVE":
+                return
+            time.sleep(0.01)
+
     def finish_deletes(self, headers: dict) -> None:
         """Delete on the engine every table whose DELETING window has ended (lazily, on the next request)."""
         if not self.pending_deletes:
@@ -160,6 +174,11 @@ class RulesState:
                 body, saved_headers = self.pending_deletes.pop(name, (None, headers))
                 if body is not None:
                     self.forward("DeleteTable", body, saved_headers)
+                    # dynalite keeps a deleted table DELETING for a moment of its own: wait it out, so
+                    # the table is gone for whatever request comes next.
+                    deadline = time.monotonic() + 5
+                    while self.describe(name, saved_headers) is not None and time.monotonic() < deadline:
+                        time.sleep(0.01)
                 self.control.forget(name)
                 self.table_info.pop(name, None)
 
@@ -223,6 +242,7 @@ class Rules:
                 return status, _h, data
             name = table_name_of(request["TableName"])
             s.table_info.pop(name, None)
+            s.wait_engine_active(name, headers)
             s.control.record_create(request, now)
             payload = json.loads(data)
             s.control.overlay(payload["TableDescription"], now)
@@ -243,6 +263,7 @@ class Rules:
                 if status != 200:
                     return status, _h, data
                 payload = json.loads(data)
+                s.wait_engine_active(name, headers)
             else:  # only harness-owned fields: nothing for the engine to do
                 payload = {"TableDescription": s.describe(name, headers) or description}
             s.control.record_update(name, changes, now)
