@@ -523,6 +523,7 @@ def make_handler(state: RulesState):
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive with botocore's connection pool
+        disable_nagle_algorithm = True
 
         def _body(self) -> bytes:
             length = int(self.headers.get("Content-Length") or 0)
@@ -536,8 +537,11 @@ def make_handler(state: RulesState):
             self.send_header("Content-Length", str(len(body)))
             # Recomputed for every body: the proxy may have rewritten it, and botocore checks it.
             self.send_header("x-amz-crc32", str(zlib.crc32(body) & 0xFFFFFFFF))
-            self.end_headers()
-            self.wfile.write(body)
+            # Headers and body in one write: two small writes on a keep-alive connection meet Nagle's
+            # algorithm and the client's delayed ACK, and each response then waits ~40 ms.
+            self._headers_buffer.append(b"\r\n")
+            self._headers_buffer.append(body)
+            self.flush_headers()
 
         def _admin(self, method: str) -> None:
             try:
