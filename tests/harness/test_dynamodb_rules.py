@@ -385,6 +385,36 @@ def test_control_plane_limit_counts_tables_in_transition(proxy, ddb, unique_name
     ddb.update_table(TableName=older, ProvisionedThroughput=throughput(1, 1))
 
 
+def test_limit_for_tables_with_secondary_indexes_in_creation(proxy, ddb, unique_name):
+    proxy.configure(control_plane_limit_with_indexes=1)
+    index = {"IndexName": "by_sk", "KeySchema": [{"AttributeName": "sk", "KeyType": "HASH"}],
+             "Projection": {"ProjectionType": "KEYS_ONLY"}}
+    create(ddb, f"{unique_name}-gsi1", billing="PAY_PER_REQUEST", GlobalSecondaryIndexes=[index])
+    with pytest.raises(ClientError) as excinfo:
+        create(ddb, f"{unique_name}-gsi2", billing="PAY_PER_REQUEST", GlobalSecondaryIndexes=[index])
+    assert error_of(excinfo)[0] == "LimitExceededException"
+    create(ddb, f"{unique_name}-plain", billing="PAY_PER_REQUEST")  # no index: only the overall limit counts
+    proxy.advance(proxy.settings.create_seconds)
+    create(ddb, f"{unique_name}-gsi2", billing="PAY_PER_REQUEST", GlobalSecondaryIndexes=[index])
+
+
+def test_reads_and_writes_wait_for_an_active_table(proxy, ddb, unique_name):
+    name = f"{unique_name}-creating"
+    create(ddb, name, billing="PAY_PER_REQUEST")
+    key = {"pk": {"S": "k"}, "sk": {"S": "s"}}
+    for call in (lambda: ddb.put_item(TableName=name, Item=key),
+                 lambda: ddb.get_item(TableName=name, Key=key),
+                 lambda: ddb.batch_write_item(RequestItems={name: [{"PutRequest": {"Item": key}}]})):
+        with pytest.raises(ClientError) as excinfo:
+            call()
+        assert error_of(excinfo) == ("ResourceNotFoundException", "Requested resource not found")
+    proxy.advance(proxy.settings.create_seconds)
+    ddb.put_item(TableName=name, Item=key)
+    ddb.update_table(TableName=name, DeletionProtectionEnabled=True)
+    ddb.put_item(TableName=name, Item=key)  # UPDATING tables stay writable
+    assert "Item" in ddb.get_item(TableName=name, Key=key)
+
+
 # -- partition throughput --------------------------------------------------------------------------------------
 def put(ddb, name, pk, sk="s", size=0):
     item = {"pk": {"S": pk}, "sk": {"S": sk}}

@@ -38,6 +38,10 @@ class RulesSettings:
     delete_seconds: float = 20.0  # DELETING after DeleteTable (still listed; the engine deletes it after)
     # Tables in CREATING/UPDATING/DELETING at once, per account (ServiceQuotas: 500).
     control_plane_limit: int = 500
+    # CreateTables of tables with secondary indexes in flight at once (LimitExceededException: 250).
+    control_plane_limit_with_indexes: int = 250
+    # Reads and writes on a CREATING table get ResourceNotFoundException, as on DynamoDB.
+    refuse_data_plane_while_creating: bool = True
     write_units_per_second: float = 1000.0  # per partition key value (bucket: one second of units)
     read_units_per_second: float = 3000.0  # per partition key value, strongly consistent units
     throttle_partitions: bool = True  # False: no data-plane throttling at all (control-plane rules only)
@@ -119,6 +123,7 @@ class TableState:
     warm_write: int = 0
     on_demand_throughput: dict | None = None
     deletion_protection: bool = False
+    secondary_indexes: bool = False
     updates: int = 0  # accepted UpdateTable calls
 
     def current_status(self, now: datetime) -> str:
@@ -205,8 +210,41 @@ class ControlPlane:
 
     # -- CreateTable ---------------------------------------------------------------------------------------
     def check_create(self, request: dict, now: datetime) -> None:
-        """Refuse a CreateTable past the control-plane limit."""
+        """Refuse a CreateTable past the control-plane limits."""
         self._check_limit(now)
+        # "When you are creating a table with one or more secondary indexes, you can have up to 250 such
+        # requests running at a time." (LimitExceededException, API reference; ServiceQuotas.html.)
+        # Harness wording for the message, DynamoDB's exception.
+        if request.get("GlobalSecondaryIndexes") or request.get("LocalSecondaryIndexes"):
+            limit = self.settings.control_plane_limit_with_indexes
+            creating = sum(1 for t in self.tables.values()
+                           if t.secondary_indexes and t.current_status(now) == "CREATING")
+            if creating >= limit:
+                raise RuleError(
+                    "LimitExceededException",
+                    f"Subscriber limit exceeded: Only {limit} tables with secondary indexes can be created "
+                    "simultaneously",
+                )
+
+    def is_creating(self, name: str, now: datetime) -> bool:
+        """Whether ``name`` is CREATING at ``now`` (reads only: safe without the control-plane lock)."""
+        state = self.tables.get(name)
+        return (state is not None and state.status == "CREATING"
+                and state.status_until is not None and now < state.status_until)
+
+    def check_data_plane(self, names: list[str], now: datetime) -> None:
+        """Refuse reads and writes on a CREATING table.
+
+        "You can perform read and write operations only on an ACTIVE table."
+        https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_CreateTable.html
+        The error is ResourceNotFoundException ("... or its status might not be ACTIVE", same reference)
+        with DynamoDB's message. UPDATING tables stay readable and writable, as on DynamoDB.
+        """
+        if not self.settings.refuse_data_plane_while_creating:
+            return
+        for name in names:
+            if self.is_creating(name, now):
+                raise RuleError("ResourceNotFoundException", "Requested resource not found")
 
     def record_create(self, request: dict, now: datetime) -> TableState:
         """The engine created the table: CREATING for ``create_seconds``, harness-owned fields from the request."""
@@ -223,6 +261,7 @@ class ControlPlane:
         state.table_class = request.get("TableClass", "STANDARD")
         state.on_demand_throughput = request.get("OnDemandThroughput")
         state.deletion_protection = bool(request.get("DeletionProtectionEnabled", False))
+        state.secondary_indexes = bool(request.get("GlobalSecondaryIndexes") or request.get("LocalSecondaryIndexes"))
         state.status, state.status_until = "CREATING", now + timedelta(seconds=self.settings.create_seconds)
         self.tables[name] = state
         return state

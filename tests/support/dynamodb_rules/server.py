@@ -183,6 +183,24 @@ class RulesState:
                 self.table_info.pop(name, None)
 
 
+DATA_PLANE = {"PutItem", "UpdateItem", "DeleteItem", "GetItem", "Query", "Scan", "BatchWriteItem", "BatchGetItem",
+              "TransactWriteItems", "TransactGetItems"}
+
+
+def _tables_of(request: dict) -> list[str]:
+    """The table names a data-plane request touches."""
+    if "TableName" in request:
+        return [table_name_of(request["TableName"])]
+    if "RequestItems" in request:
+        return [table_name_of(t) for t in request["RequestItems"]]
+    names = []
+    for entry in request.get("TransactItems") or []:
+        for action in entry.values():
+            if isinstance(action, dict) and "TableName" in action:
+                names.append(table_name_of(action["TableName"]))
+    return names
+
+
 def _json(status: int, payload: dict) -> tuple[int, list[tuple[str, str]], bytes]:
     return status, [("Content-Type", "application/x-amz-json-1.0")], json.dumps(payload, separators=(",", ":")).encode()
 
@@ -216,6 +234,9 @@ class Rules:
         s.finish_deletes(headers)
         handler = getattr(self, "op_" + operation, None)
         try:
+            if operation in DATA_PLANE and s.control.tables:
+                request = json.loads(body or b"{}")
+                s.control.check_data_plane(_tables_of(request), s.clock.now())
             if handler is None:
                 return s.forward(operation, body, headers)
             return handler(json.loads(body or b"{}"), body, headers)
