@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
+from datetime import UTC, datetime
 
 # Set before anything imports aws_cdk (jsii reads it when its Node runtime starts).
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
@@ -13,8 +14,11 @@ import pytest
 from moto import mock_aws
 
 from examples.local_aws import LocalServer, server_client_for, start_dynalite, start_moto_server
+from tests.support.dynamodb_rules import start_rules_proxy
 
 REGION = "us-east-1"
+# The rules proxy's frozen clock starts here: a Tuesday, so "today" and "the last 24 h" mean the same in every run.
+RULES_START_TIME = datetime(2026, 3, 10, tzinfo=UTC)
 _counter = itertools.count()
 
 
@@ -80,3 +84,23 @@ def any_dynamodb(request):
 def unique_name():
     """A fresh name prefix, so tests sharing a session-wide server never see each other's tables."""
     return f"t{os.getpid()}x{next(_counter)}"
+
+
+@pytest.fixture
+def rules_proxy(moto_server):
+    """DynamoDB's rules in front of the session's moto_server, on a frozen clock at ``RULES_START_TIME``.
+
+    Default ``RulesSettings`` (DynamoDB's numbers); ``rules_proxy.configure(...)`` changes them. Table names
+    must still be unique (``unique_name``): the engine is shared by the session.
+    """
+    proxy = start_rules_proxy(moto_server, start_time=RULES_START_TIME)
+    yield proxy
+    proxy.stop()
+
+
+@pytest.fixture
+def rules_proxy_dynalite(dynalite):
+    """``rules_proxy`` over the session's dynalite."""
+    proxy = start_rules_proxy(dynalite, start_time=RULES_START_TIME)
+    yield proxy
+    proxy.stop()
