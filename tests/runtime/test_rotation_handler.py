@@ -206,3 +206,30 @@ def test_a_deploy_time_run_that_finds_a_scheduled_run_acting_still_answers_succe
     (reply,) = cloudformation.replies
     assert reply["Status"] == "SUCCESS"
     assert tables() == ["rotation-lock"]  # the scheduled run converges the tables; this one changed nothing
+
+
+def test_the_deploy_time_run_through_dynamodbs_rules_answers_success_with_the_table_ready(
+    cloudformation, monkeypatch, moto_server, unique_name
+):
+    # the handler's own clients (CONTROL_PLANE retries) through the harness: CREATING for a second, as
+    # DynamoDB reports a new table, then PITR once ACTIVE
+    from tests.support.dynamodb_rules import start_rules_proxy
+
+    proxy = start_rules_proxy(moto_server, create_seconds=1, update_seconds=1)
+    try:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", proxy.endpoint_url)
+        for name, value in TableLayout(unique_name).to_env().items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setenv(ENV_ROTATION_CONFIG, RotationConfig(metric_namespace=None).to_json())
+
+        rotation.handler(custom_resource_event(cloudformation.url, "Create"), None)
+
+        (reply,) = cloudformation.replies
+        assert reply["Status"] == "SUCCESS"
+        client = proxy.client()
+        today = f"{unique_name}_{label('daily', datetime.now(UTC))}"
+        assert client.describe_table(TableName=today)["Table"]["TableStatus"] == "ACTIVE"
+        backups = client.describe_continuous_backups(TableName=today)["ContinuousBackupsDescription"]
+        assert backups["PointInTimeRecoveryDescription"]["PointInTimeRecoveryStatus"] == "ENABLED"
+    finally:
+        proxy.stop()

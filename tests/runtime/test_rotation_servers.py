@@ -54,6 +54,21 @@ def ours(client, prefix):
 
 
 def test_three_days_of_schedule_converge_and_a_second_reconcile_changes_nothing(server_dynamodb, unique_name):
+    three_days_then_nothing(server_dynamodb, unique_name)
+
+
+def test_the_same_three_days_through_dynamodbs_rules_on_the_real_clock(dynalite, unique_name):
+    # UPDATING/CREATING/DELETING windows of a second, as DynamoDB reports them, and its UpdateTable rules
+    from tests.support.dynamodb_rules import start_rules_proxy
+
+    proxy = start_rules_proxy(dynalite, update_seconds=1, create_seconds=1, delete_seconds=1)
+    try:
+        three_days_then_nothing(proxy.client(), unique_name)
+    finally:
+        proxy.stop()
+
+
+def three_days_then_nothing(server_dynamodb, unique_name):
     # dynalite has no PITR API, so this lifecycle runs without it (PITR is covered against moto).
     # Neither server reports TableClass back (so a Standard-IA tier would look unconverged every run, and
     # dynalite refuses an UpdateTable carrying only TableClass): closed periods go on-demand in Standard
