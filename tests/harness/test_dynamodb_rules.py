@@ -168,11 +168,25 @@ def test_no_op_update_is_refused_and_a_real_change_accepted(proxy, ddb, unique_n
     with pytest.raises(ClientError, match="does not change the table"):
         ddb.update_table(TableName=name, TableClass="STANDARD")
     with pytest.raises(ClientError, match="does not change the table"):
-        ddb.update_table(TableName=name, BillingMode="PROVISIONED", DeletionProtectionEnabled=False)
+        ddb.update_table(TableName=name, DeletionProtectionEnabled=False)
 
     ddb.update_table(TableName=name, ProvisionedThroughput=throughput(6, 5))
 
     assert ddb.describe_table(TableName=name)["Table"]["ProvisionedThroughput"]["ReadCapacityUnits"] == 6
+
+
+def test_billing_mode_and_throughput_must_agree(proxy, ddb, unique_name):
+    name = active_table(proxy, ddb, f"{unique_name}-agree", billing="PAY_PER_REQUEST")
+    with pytest.raises(ClientError, match="Neither ReadCapacityUnits nor WriteCapacityUnits can be specified"):
+        ddb.update_table(TableName=name, ProvisionedThroughput=throughput(5, 5))
+    with pytest.raises(ClientError, match="ProvisionedThroughput must be specified when BillingMode is PROVISIONED"):
+        ddb.update_table(TableName=name, BillingMode="PROVISIONED")
+
+    ddb.update_table(TableName=name, BillingMode="PROVISIONED", ProvisionedThroughput=throughput(5, 5))
+
+    table = ddb.describe_table(TableName=name)["Table"]
+    assert table["BillingModeSummary"]["BillingMode"] == "PROVISIONED"
+    assert table["ProvisionedThroughput"]["ReadCapacityUnits"] == 5
 
 
 def test_each_accepted_update_leaves_the_table_updating_for_update_seconds(proxy, ddb, unique_name):

@@ -280,9 +280,23 @@ class ControlPlane:
                 "One or more parameter values were invalid: "
                 "TableClass modification must be the only operation in the request"
             )
+        state = self.state_for(name, description)
+        # Billing mode and throughput must agree. DynamoDB's wording, as dynalite (written against DynamoDB's
+        # answers) mirrors it; BillingMode/ProvisionedThroughput in
+        # https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTable.html
+        billing = request.get("BillingMode", state.billing_mode)
+        if "ProvisionedThroughput" in request and billing == "PAY_PER_REQUEST":
+            raise validation_error(
+                "One or more parameter values were invalid: "
+                "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST"
+            )
+        if request.get("BillingMode") == "PROVISIONED" and "ProvisionedThroughput" not in request:
+            raise validation_error(
+                "One or more parameter values were invalid: "
+                "ProvisionedThroughput must be specified when BillingMode is PROVISIONED"
+            )
         self._check_not_in_use(name, now)
         self._check_limit(now)
-        state = self.state_for(name, description)
         changes = self._changes(request, state)
         if not changes:
             raise self._no_op_error(request, state)

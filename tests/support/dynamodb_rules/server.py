@@ -122,6 +122,12 @@ class RulesState:
         self.pending_deletes: dict[str, tuple[bytes, dict]] = {}  # name -> the DeleteTable to replay
         self.requests: Counter[str] = Counter()
         self.refusals: Counter[str] = Counter()  # "Operation:Code"
+        self.stats_lock = threading.Lock()
+
+    def count(self, counter: Counter, key: str) -> None:
+        """Count one request or refusal (thread-safe: the benchmarks read these counts)."""
+        with self.stats_lock:
+            counter[key] += 1
 
     # -- engine helpers ---------------------------------------------------------------------------------------
     def forward(self, operation: str, body: bytes, headers: dict) -> tuple[int, list[tuple[str, str]], bytes]:
@@ -230,21 +236,21 @@ class Rules:
     def handle(self, operation: str, body: bytes, headers: dict) -> tuple[int, list[tuple[str, str]], bytes]:
         """Answer one DynamoDB API call: refuse it, forward it, or forward it and rewrite the answer."""
         s = self.s
-        s.requests[operation] += 1
+        s.count(s.requests, operation)
         s.finish_deletes(headers)
         handler = getattr(self, "op_" + operation, None)
         try:
+            request = json.loads(body or b"{}") if handler is not None or operation in DATA_PLANE else {}
             if operation in DATA_PLANE and s.control.tables:
-                request = json.loads(body or b"{}")
                 s.control.check_data_plane(_tables_of(request), s.clock.now())
             if handler is None:
                 return s.forward(operation, body, headers)
-            return handler(json.loads(body or b"{}"), body, headers)
+            return handler(request, body, headers)
         except RuleError as error:
-            s.refusals[f"{operation}:{error.code}"] += 1
+            s.count(s.refusals, f"{operation}:{error.code}")
             return _error(error)
         except Exception as error:  # noqa: BLE001 - answer as DynamoDB does for its own faults, and say why
-            s.refusals[f"{operation}:InternalServerError"] += 1
+            s.count(s.refusals, f"{operation}:InternalServerError")
             return 500, [("Content-Type", "application/x-amz-json-1.0")], RuleError(
                 "InternalServerError", f"rules proxy failed: {type(error).__name__}: {error}").body()
 
@@ -427,7 +433,7 @@ class Rules:
             return s.forward("BatchWriteItem", body, headers)
         if not kept:
             raise _throttle(first_throttled[0], first_throttled[1], write=True)
-        s.refusals["BatchWriteItem:UnprocessedItems"] += 1
+        s.count(s.refusals, "BatchWriteItem:UnprocessedItems")
         trimmed = json.dumps({**request, "RequestItems": kept}).encode()
         status, out_headers, data = s.forward("BatchWriteItem", trimmed, headers)
         if status != 200:
@@ -476,7 +482,7 @@ class Rules:
                 units = read_units(item_size(item), consistent)
                 self._read_debit(table_name_of(table), item.get(info["hash_key"]), units)
         if unprocessed:
-            s.refusals["BatchGetItem:UnprocessedKeys"] += 1
+            s.count(s.refusals, "BatchGetItem:UnprocessedKeys")
             merged = payload.get("UnprocessedKeys") or {}
             for table, spec in unprocessed.items():
                 merged.setdefault(table, {**spec, "Keys": []})["Keys"].extend(spec["Keys"])
