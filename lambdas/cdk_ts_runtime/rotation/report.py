@@ -79,6 +79,17 @@ class ChangeBudget:
             self._left -= 1
             return True
 
+    def spent(self) -> bool:
+        """True when a ``take()`` now would be refused (see ``reason``); nothing is used."""
+        with self._lock:
+            if self._left <= 0:
+                self.reason = f"max_changes_per_run ({self._limit}) reached"
+                return True
+        if self.out_of_time():
+            self.reason = f"less than {self._margin:.0f} s of the run's time left"
+            return True
+        return False
+
     def out_of_time(self) -> bool:
         """True when the run has no more than ``margin`` seconds left."""
         return self._time_left is not None and self._time_left() <= self._margin

@@ -80,6 +80,9 @@ class TierChanges:
             report.add("defer", table.name, tier=tier.describe(),
                        reason=f"status {status}: the next change waits until the table is ACTIVE again")
             return
+        if self.budget.spent():  # before the ownership check: its ListTagsOfResource would be wasted
+            report.add("defer", table.name, tier=tier.describe(), reason=self.budget.reason)
+            return
         if not self.owned(description):
             report.add("not_owned", table.name, reason="no cdk-ts:prefix/period tags of this rotation; left as it is")
             return
