@@ -22,11 +22,13 @@ from constructs import Construct
 from cdk_ts import _perms, _schedules
 from cdk_ts._alarms import AlarmActions
 from cdk_ts._binding import Bindable
-from cdk_ts._defaults import dead_letter_queue, runtime_function, table_arn_pattern
+from cdk_ts._defaults import dead_letter_queue, is_unresolved, runtime_function, table_arn_pattern
 from cdk_ts._metrics import DEFAULT_PERIOD, metric_options
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources, grant_unscoped
+from cdk_ts._rotation_lock import grant_lock, lock_table
 from cdk_ts._validation import Problems, describe
 from cdk_ts_runtime.periods import RotationPeriod, globs_overlap, table_name_glob
+from cdk_ts_runtime.rotation.lock import LOCK_TABLE_ENV
 from cdk_ts_runtime.rotation_config import (
     DEFAULT_CURRENT,
     DEFAULT_OLDER,
@@ -57,9 +59,13 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
     tables past retention. A reconcile run at deploy time and every ``reconcile_every`` converges
     any state, so a missed run heals itself. Writers and readers use ``cdk_ts_runtime.router.PeriodRouter``.
 
-    Exposes what it creates: ``function`` (the rotation function), ``layout`` (``TableLayout``),
-    ``config`` (``RotationConfig``), the rules ``create_new_rule``, ``resize_old_rule`` and
-    ``reconcile_rule`` (None when disabled) and ``deploy_time_run`` (None without ``run_at_deploy``).
+    Runs are single-flight: each takes the lock of its table prefix in ``lock_table`` (a conditional
+    write with an expiry) before it acts, and a run that finds another one holding it ends without error
+    and says so. The function reserves no concurrency unless ``reserved_concurrent_executions`` is given.
+
+    Exposes what it creates: ``function`` (the rotation function), ``lock_table``, ``layout``
+    (``TableLayout``), ``config`` (``RotationConfig``), the rules ``create_new_rule``, ``resize_old_rule``
+    and ``reconcile_rule`` (None when disabled) and ``deploy_time_run`` (None without ``run_at_deploy``).
 
     Monitoring: ``metric_*()`` methods give the metrics (graph them, or alarm on them your way), and
     ``metric(RotationMetric...)`` any metric the rotation function publishes; each takes CloudWatch
@@ -98,6 +104,7 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
         run_at_deploy: bool = True,
         max_concurrency: int = 8,
         max_changes_per_run: int = 50,
+        reserved_concurrent_executions: int | None = None,
         alarm_topic: sns.ITopic | None = None,
     ) -> None:
         """Define the period tables' layout, capacity tiers, schedules and retention.
@@ -161,12 +168,17 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
             Default: 8.
         :param max_changes_per_run: how many mutating calls (UpdateTable, DeleteTable) one run may make; the
             rest is deferred to the next run. Default: 50.
+        :param reserved_concurrent_executions: concurrency reserved for the rotation function (at least 1),
+            as a second guard beside the lock. Default: None — no reservation: a template that reserves
+            any concurrency fails to deploy in an account whose Lambda concurrency quota is 10 or 50 (new
+            accounts), because Lambda keeps 100 executions unreserved; the lock makes runs single-flight
+            without it.
         :param alarm_topic: create the default alarms now, notifying this SNS topic (same as calling
             ``add_default_alarms(alarm_topic=topic)``). Default: None — no alarms until
             ``add_default_alarms`` is called.
         :raises ValueError: naming this construct's path and every problem at once, a token ``table_prefix``,
-            an invalid prefix, period, key or time unit, ``reconcile_every`` under 5 minutes, or an
-            inconsistent retention (see ``RotationConfig``).
+            an invalid prefix, period, key or time unit, ``reconcile_every`` under 5 minutes, an
+            inconsistent retention (see ``RotationConfig``) or ``reserved_concurrent_executions`` under 1.
         """
         problems = Problems(scope, construct_id)
         partition_key = partition_key or dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.NUMBER)
@@ -210,6 +222,13 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
             max_changes_per_run=max_changes_per_run,
             metric_namespace=METRIC_NAMESPACE,
         ))
+        problems.check(
+            reserved_concurrent_executions is None
+            or is_unresolved(reserved_concurrent_executions)
+            or (type(reserved_concurrent_executions) is int and reserved_concurrent_executions >= 1),
+            f"reserved_concurrent_executions {reserved_concurrent_executions!r} must be a whole number >= 1, "
+            "or None to reserve nothing (runs are single-flight through the lock table either way)",
+        )
         if layout is not None:
             _check_overlapping_rotations(problems, scope, table_name_glob(layout.table_prefix, layout.period))
         problems.raise_if_any()
@@ -227,6 +246,9 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
         if retain_periods is None and self.period in (RotationPeriod.DAILY, RotationPeriod.WEEKLY):
             self._warn_about_table_quota()
 
+        self.lock_table = lock_table(
+            self, "LockTable", encryption_key=encryption_key, point_in_time_recovery=point_in_time_recovery
+        )
         self.function = runtime_function(
             self,
             "Rotation",
@@ -235,10 +257,13 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
             environment={
                 **self.layout.to_env(),
                 ENV_ROTATION_CONFIG: Stack.of(self).to_json_string(asdict(self.config)),
+                LOCK_TABLE_ENV: self.lock_table.table_name,
             },
             timeout=Duration.minutes(5),
+            reserved_concurrent_executions=reserved_concurrent_executions,
         )
         self._grant_rotation_permissions()
+        grant_lock(self.lock_table, self.function)
 
         self.schedule_dead_letter_queue = dead_letter_queue(
             self, "ScheduleDeadLetterQueue", "the rotation schedules' EventBridge targets"

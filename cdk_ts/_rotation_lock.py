@@ -1,0 +1,51 @@
+"""The rotation's lock table: where each run takes the single-flight lock of its table prefix.
+
+The runtime (``cdk_ts_runtime.rotation.lock``) owns the contract: the key, the expiry attribute and the
+environment variable naming the table. This module only creates the table those names describe.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from constructs import Construct
+
+from cdk_ts import _perms
+from cdk_ts._defaults import table_protection
+from cdk_ts_runtime.rotation.lock import LOCK_EXPIRY_ATTRIBUTE, LOCK_KEY
+
+
+def lock_table(
+    scope: Construct, construct_id: str, *, encryption_key: kms.IKey | None, point_in_time_recovery: bool
+) -> dynamodb.Table:
+    """An on-demand table keyed by ``lock_id`` (String), expiring items by ``expires_at``, with the tables' protection.
+
+    Its name is left to CloudFormation (``{stack}-{logical ID}-{random}``: letters, digits and hyphens
+    only), so it can never parse as a period table, whose names always hold ``_`` before their label,
+    and it never collides with another stack's lock table or stops a replacement.
+    It holds only short-lived lock items, never data, so it is removed with the stack
+    (``RemovalPolicy.DESTROY``): a retained lock table would be an orphan nothing reads again. Encryption
+    and point-in-time recovery follow the period tables' (``encryption_key``, ``point_in_time_recovery``), so
+    an account that requires a customer managed key or PITR on every table gets it here too.
+    """
+    return dynamodb.Table(
+        scope,
+        construct_id,
+        partition_key=dynamodb.Attribute(name=LOCK_KEY, type=dynamodb.AttributeType.STRING),
+        billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+        time_to_live_attribute=LOCK_EXPIRY_ATTRIBUTE,
+        removal_policy=RemovalPolicy.DESTROY,
+        **table_protection(encryption_key, point_in_time_recovery),
+    )
+
+
+def grant_lock(table: dynamodb.ITable, grantee: iam.IGrantable) -> iam.Grant:
+    """PutItem/DeleteItem/GetItem on the lock table only: what ``RunLock`` does (take, release, read the holder).
+
+    The key of a customer managed ``encryption_key`` is granted by the caller, with the period tables'.
+    """
+    return iam.Grant.add_to_principal(
+        grantee=grantee, actions=list(_perms.DYNAMODB_LOCK_ACTIONS), resource_arns=[table.table_arn]
+    )
