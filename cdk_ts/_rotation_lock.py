@@ -14,6 +14,7 @@ from constructs import Construct
 
 from cdk_ts import _perms
 from cdk_ts._defaults import table_protection
+from cdk_ts._nag import acknowledge
 from cdk_ts_runtime.rotation.lock import LOCK_EXPIRY_ATTRIBUTE, LOCK_KEY
 
 
@@ -30,7 +31,7 @@ def lock_table(
     and point-in-time recovery follow the period tables' (``encryption_key``, ``point_in_time_recovery``), so
     an account that requires a customer managed key or PITR on every table gets it here too.
     """
-    return dynamodb.Table(
+    table = dynamodb.Table(
         scope,
         construct_id,
         partition_key=dynamodb.Attribute(name=LOCK_KEY, type=dynamodb.AttributeType.STRING),
@@ -39,6 +40,12 @@ def lock_table(
         removal_policy=RemovalPolicy.DESTROY,
         **table_protection(encryption_key, point_in_time_recovery),
     )
+    for rule in ("NIST.800.53.R5-DynamoDBInBackupPlan", "HIPAA.Security-DynamoDBInBackupPlan"):
+        acknowledge(
+            table, rule,
+            "the lock table holds only short-lived lock items that expire by themselves: there is nothing to back up",
+        )
+    return table
 
 
 def grant_lock(table: dynamodb.ITable, grantee: iam.IGrantable) -> iam.Grant:

@@ -42,6 +42,12 @@ from cdk_ts_runtime.stream_consumer import STREAM_CONSUMER_ENV, StreamConsumer
 from cdk_ts_runtime.table_layout import TableLayout
 
 TABLE_QUOTA = 2500
+#: How long one rotation run may take (the function's timeout).
+RUN_TIMEOUT = Duration.minutes(5)
+#: How long CloudFormation waits for the deploy-time run's answer (its default is an hour). It invokes the
+#: function asynchronously: a run that dies before answering is retried by Lambda after 1, then 2 minutes,
+#: and then kept in the function's dead-letter queue; three runs and those waits fit in 20 minutes.
+DEPLOY_TIME_RUN_TIMEOUT = Duration.minutes(20)
 METRIC_NAMESPACE = "cdk-ts"
 _KEY_TYPES = {
     dynamodb.AttributeType.STRING: "S",
@@ -63,6 +69,11 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
     write with an expiry) before it acts, and a run that finds another one holding it ends without error
     and says so. The function reserves no concurrency unless ``reserved_concurrent_executions`` is given.
 
+    Failures are kept: EventBridge retries a scheduled run it cannot deliver and then puts it in
+    ``schedule_dead_letter_queue``; a run that fails on every attempt Lambda makes (the first and two
+    retries, for the schedules' and the deploy-time custom resource's asynchronous invocations) goes to
+    ``function_dead_letter_queue``. Both are encrypted, SSL-only SQS queues keeping messages 14 days.
+
     Exposes what it creates: ``function`` (the rotation function), ``lock_table``, ``layout``
     (``TableLayout``), ``config`` (``RotationConfig``), the rules ``create_new_rule``, ``resize_old_rule``
     and ``reconcile_rule`` (None when disabled) and ``deploy_time_run`` (None without ``run_at_deploy``).
@@ -72,8 +83,8 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
     metric options (``period``, ``statistic``, ``label``...) over its defaults, a five-minute period
     and the statistic its docstring names. ``add_default_alarms()`` creates the recommended alarms,
     kept in ``alarms`` by name and as the attributes ``rotation_failures_alarm``,
-    ``next_table_missing_alarm``, ``schedule_dead_letters_alarm``, ``future_tables_alarm`` and
-    ``throttles_alarm`` (None until then).
+    ``next_table_missing_alarm``, ``schedule_dead_letters_alarm``, ``function_dead_letters_alarm``,
+    ``future_tables_alarm`` and ``throttles_alarm`` (None until then).
     """
 
     def __init__(
@@ -249,6 +260,13 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
         self.lock_table = lock_table(
             self, "LockTable", encryption_key=encryption_key, point_in_time_recovery=point_in_time_recovery
         )
+        # Lambda retries a failed asynchronous invocation twice, then drops it unless the function has a
+        # dead-letter queue. A DLQ (DeadLetterConfig) rather than an on-failure destination: it keeps the
+        # same event, and it is what cdk-nag's LambdaDLQ and checkov's CKV_AWS_116 look for.
+        self.function_dead_letter_queue = dead_letter_queue(
+            self, "FunctionDeadLetterQueue",
+            "the rotation function's asynchronous invocations (the schedules and the deploy-time custom resource)",
+        )
         self.function = runtime_function(
             self,
             "Rotation",
@@ -259,11 +277,21 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
                 ENV_ROTATION_CONFIG: Stack.of(self).to_json_string(asdict(self.config)),
                 LOCK_TABLE_ENV: self.lock_table.table_name,
             },
-            timeout=Duration.minutes(5),
+            timeout=RUN_TIMEOUT,
             reserved_concurrent_executions=reserved_concurrent_executions,
+            dead_letter_queue=self.function_dead_letter_queue,
         )
         self._grant_rotation_permissions()
         grant_lock(self.lock_table, self.function)
+        if reserved_concurrent_executions is None:
+            # on the function's resource: acknowledge() would take a function's role
+            for rule in ("NIST.800.53.R5-LambdaConcurrency", "HIPAA.Security-LambdaConcurrency"):
+                acknowledge(
+                    self.function.node.default_child, rule,
+                    "reserving concurrency fails to deploy in accounts with a quota of 10 or 50 (Lambda keeps 100 "
+                    "unreserved); runs are single-flight through the lock table; reserved_concurrent_executions "
+                    "opts in",
+                )
 
         self.schedule_dead_letter_queue = dead_letter_queue(
             self, "ScheduleDeadLetterQueue", "the rotation schedules' EventBridge targets"
@@ -281,6 +309,7 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
                 "DeployTimeReconcile",
                 service_token=self.function.function_arn,
                 resource_type="Custom::CdkTsRotation",
+                service_timeout=DEPLOY_TIME_RUN_TIMEOUT,
                 # A changed configuration changes this property, so CloudFormation reconciles again.
                 properties={"Layout": self.layout.to_env(), "ConfigHash": self._config_fingerprint()},
             )
@@ -288,6 +317,7 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
         self.rotation_failures_alarm: cloudwatch.Alarm | None = None
         self.next_table_missing_alarm: cloudwatch.Alarm | None = None
         self.schedule_dead_letters_alarm: cloudwatch.Alarm | None = None
+        self.function_dead_letters_alarm: cloudwatch.Alarm | None = None
         self.future_tables_alarm: cloudwatch.Alarm | None = None
         self.throttles_alarm: cloudwatch.Alarm | None = None
         if alarm_topic is not None:
@@ -459,6 +489,15 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
         queue = self.schedule_dead_letter_queue
         return queue.metric_approximate_number_of_messages_visible(**metric_options(props, "Maximum"))
 
+    def metric_function_dead_letters(self, **props: Any) -> cloudwatch.Metric:
+        """Runs that failed on every attempt Lambda made, kept in ``function_dead_letter_queue`` (its depth; Maximum).
+
+        Each message is the invocation's event (a schedule's operation and time, or the custom resource's
+        request), with the error in its ``ErrorCode`` and ``ErrorMessage`` attributes.
+        """
+        queue = self.function_dead_letter_queue
+        return queue.metric_approximate_number_of_messages_visible(**metric_options(props, "Maximum"))
+
     def metric_next_table_missing(self, **props: Any) -> cloudwatch.Metric:
         """1 when, inside the lead window, the next period's table does not exist yet (published by reconcile).
 
@@ -508,6 +547,12 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
                 self.metric_schedule_dead_letters(),
                 f"A rotation run of {prefix}_* could not be delivered after every retry",
             ),
+            "function_dead_letters": self._alarm_above(
+                "FunctionDeadLettersAlarm",
+                self.metric_function_dead_letters(),
+                f"A rotation run of {prefix}_* failed on every attempt; its event is kept in the function's "
+                "dead-letter queue",
+            ),
             "future_tables": self._alarm_above(
                 "FuturePeriodTablesAlarm",
                 self.metric(RotationMetric.FUTURE_PERIOD_TABLES),
@@ -524,6 +569,7 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
         self.rotation_failures_alarm = alarms["rotation_failures"]
         self.next_table_missing_alarm = alarms["next_table_missing"]
         self.schedule_dead_letters_alarm = alarms["schedule_dead_letters"]
+        self.function_dead_letters_alarm = alarms["function_dead_letters"]
         self.future_tables_alarm = alarms["future_tables"]
         self.throttles_alarm = alarms["throttles"]
         return alarms
