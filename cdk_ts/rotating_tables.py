@@ -26,6 +26,7 @@ from cdk_ts._defaults import dead_letter_queue, is_unresolved, runtime_function,
 from cdk_ts._metrics import DEFAULT_PERIOD, metric_options
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources, grant_unscoped
 from cdk_ts._rotation_lock import grant_lock, lock_table
+from cdk_ts._rotation_texts import alarm_descriptions, check_derived_texts, function_description, rule_description
 from cdk_ts._validation import Problems, describe
 from cdk_ts_runtime.periods import RotationPeriod, globs_overlap, table_name_glob
 from cdk_ts_runtime.rotation.lock import LOCK_TABLE_ENV
@@ -124,7 +125,11 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
         :param construct_id: the construct ID.
         :param table_prefix: the tables are named ``{table_prefix}_{label}`` (``metrics_2026-03-01``). Must be a
             literal string, since table names are derived from it at synth time; with the longest label of
-            ``period`` it must give names of at most 255 characters of ``[A-Za-z0-9_.-]``.
+            ``period`` it must give names of at most 255 characters of ``[A-Za-z0-9_.-]``, and every string
+            made from it must fit its AWS limit, the function's description (``Rotates the daily DynamoDB
+            tables {table_prefix}_*``, 256 characters) first: at most 220 characters for a daily rotation,
+            219 weekly or yearly, 218 monthly, 216 quarterly. A longer one is refused at synth with the
+            limit and the value.
         :param period: how long one table covers (UTC boundaries; weeks are ISO weeks). A ``RotationPeriod``
             or its value (``"weekly"``). Default: ``RotationPeriod.DAILY`` — one table per UTC day.
         :param partition_key: the partition key of every period table.
@@ -200,9 +205,12 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
             not Token.is_unresolved(table_prefix),
             "table_prefix must be a literal string: table names are derived from it at synth time",
         ):
+            period_kind = _parsed_period(period)  # None: TableLayout reports the period
+            if period_kind is not None:
+                check_derived_texts(problems, table_prefix, period_kind, archive_prefix if archive_bucket else None)
             layout = problems.collect(lambda: TableLayout(
                 table_prefix=table_prefix,
-                period=RotationPeriod.parse(period),
+                period=period,
                 partition_key=partition_key.name,
                 partition_key_type=_KEY_TYPES[partition_key.type],
                 sort_key=sort_key.name,
@@ -271,7 +279,7 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
             self,
             "Rotation",
             handler="cdk_ts_runtime.handlers.rotation.handler",
-            description=f"Rotates the {self.period.value} DynamoDB tables {table_prefix}_*",
+            description=function_description(table_prefix, self.period),
             environment={
                 **self.layout.to_env(),
                 ENV_ROTATION_CONFIG: Stack.of(self).to_json_string(asdict(self.config)),
@@ -530,39 +538,29 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
         )
 
     def _default_alarms(self) -> dict[str, cloudwatch.Alarm]:
-        prefix = self.table_prefix
+        described = alarm_descriptions(self.table_prefix)
         alarms = {
             "rotation_failures": self._alarm_above(
-                "RotationFailuresAlarm",
-                self.metric_rotation_errors(),
-                f"The rotation of {prefix}_* failed (create_new, resize_old or reconcile)",
+                "RotationFailuresAlarm", self.metric_rotation_errors(), described["rotation_failures"]
             ),
             "next_table_missing": self._alarm_above(
-                "NextTableMissingAlarm",
-                self.metric_next_table_missing(),
-                f"Inside the lead window the next period's {prefix} table does not exist yet",
+                "NextTableMissingAlarm", self.metric_next_table_missing(), described["next_table_missing"]
             ),
             "schedule_dead_letters": self._alarm_above(
-                "ScheduleDeadLettersAlarm",
-                self.metric_schedule_dead_letters(),
-                f"A rotation run of {prefix}_* could not be delivered after every retry",
+                "ScheduleDeadLettersAlarm", self.metric_schedule_dead_letters(), described["schedule_dead_letters"]
             ),
             "function_dead_letters": self._alarm_above(
-                "FunctionDeadLettersAlarm",
-                self.metric_function_dead_letters(),
-                f"A rotation run of {prefix}_* failed on every attempt; its event is kept in the function's "
-                "dead-letter queue",
+                "FunctionDeadLettersAlarm", self.metric_function_dead_letters(), described["function_dead_letters"]
             ),
             "future_tables": self._alarm_above(
                 "FuturePeriodTablesAlarm",
                 self.metric(RotationMetric.FUTURE_PERIOD_TABLES),
-                f"Tables named {prefix}_* are dated after the next period; rotation leaves them",
+                described["future_tables"],
             ),
             "throttles": self._alarm_above(
                 "ThrottledRequestsAlarm",
                 self.metric_throttled_requests_in_account(),
-                f"DynamoDB throttled requests in the account, {prefix}_* period tables among them "
-                "(the dashboard's SEARCH graph shows which table)",
+                described["throttles"],
                 evaluation_periods=3,
             ),
         }
@@ -581,7 +579,7 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
             self,
             construct_id,
             schedule=schedule,
-            description=f"{operation} for the {self.period.value} tables {self.table_prefix}_*",
+            description=rule_description(operation, self.table_prefix, self.period),
         )
         rule.add_target(targets.LambdaFunction(
             self.function,
@@ -684,6 +682,13 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
     def _config_fingerprint(self) -> str:
         resolved = Stack.of(self).resolve(Stack.of(self).to_json_string(asdict(self.config)))
         return hashlib.sha256(str(resolved).encode()).hexdigest()[:16]
+
+
+def _parsed_period(period: RotationPeriod | str) -> RotationPeriod | None:
+    try:
+        return RotationPeriod.parse(period)
+    except ValueError:
+        return None
 
 
 def _to_timedelta(name: str, value: Duration | None, default: Duration) -> timedelta:
