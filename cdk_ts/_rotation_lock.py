@@ -10,11 +10,13 @@ from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
 from cdk_ts import _perms
-from cdk_ts._defaults import table_protection
+from cdk_ts._defaults import is_unresolved, table_protection
 from cdk_ts._nag import acknowledge
+from cdk_ts._validation import Problems
 from cdk_ts_runtime.rotation.lock import LOCK_EXPIRY_ATTRIBUTE, LOCK_KEY
 
 
@@ -56,3 +58,23 @@ def grant_lock(table: dynamodb.ITable, grantee: iam.IGrantable) -> iam.Grant:
     return iam.Grant.add_to_principal(
         grantee=grantee, actions=list(_perms.DYNAMODB_LOCK_ACTIONS), resource_arns=[table.table_arn]
     )
+
+
+def check_reserved_concurrency(problems: Problems, reserved: int | None) -> None:
+    """``reserved_concurrent_executions`` is None (the default) or a whole number of at least 1."""
+    problems.check(
+        reserved is None or is_unresolved(reserved) or (type(reserved) is int and reserved >= 1),
+        f"reserved_concurrent_executions {reserved!r} must be a whole number >= 1, "
+        "or None to reserve nothing (runs are single-flight through the lock table either way)",
+    )
+
+
+def acknowledge_unreserved_concurrency(function: lambda_.Function) -> None:
+    """Acknowledge NIST 800-53 R5 / HIPAA ``LambdaConcurrency`` on a rotation function that reserves nothing."""
+    for rule in ("NIST.800.53.R5-LambdaConcurrency", "HIPAA.Security-LambdaConcurrency"):
+        acknowledge(
+            function.node.default_child,  # the function's resource: acknowledge() takes a function's role
+            rule,
+            "reserving concurrency fails to deploy in accounts with a quota of 10 or 50 (Lambda keeps 100 "
+            "unreserved); runs are single-flight through the lock table; reserved_concurrent_executions opts in",
+        )

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from cdk_ts._validation import Problems
 from cdk_ts_runtime.periods import LABEL_LENGTH, RotationPeriod
+from cdk_ts_runtime.rotation import OPERATIONS
 
 #: Lambda CreateFunction ``Description``: 0-256 characters.
 FUNCTION_DESCRIPTION_MAX = 256
@@ -24,8 +25,6 @@ ALARM_DESCRIPTION_MAX = 1024
 ALARM_DIMENSION_VALUE_MAX = 255
 #: DynamoDB ExportTableToPointInTime ``S3Prefix``: at most 1024 characters.
 EXPORT_PREFIX_MAX = 1024
-#: The operations the schedules run (``create_new``, ``resize_old``, ``reconcile``).
-SCHEDULED_OPERATIONS = ("create_new", "resize_old", "reconcile")
 
 
 def function_description(prefix: str, period: RotationPeriod) -> str:
@@ -87,7 +86,7 @@ def derived_texts(prefix: str, period: RotationPeriod, archive_prefix: str | Non
                 f"the {operation} rule's description", rule_description(operation, prefix, period),
                 RULE_DESCRIPTION_MAX, "EventBridge",
             )
-            for operation in SCHEDULED_OPERATIONS
+            for operation in OPERATIONS
         ),
         *(
             DerivedText(f"the {name} alarm's description", text, ALARM_DESCRIPTION_MAX, "CloudWatch")

@@ -22,10 +22,15 @@ from constructs import Construct
 from cdk_ts import _perms, _schedules
 from cdk_ts._alarms import AlarmActions
 from cdk_ts._binding import Bindable
-from cdk_ts._defaults import dead_letter_queue, is_unresolved, runtime_function, table_arn_pattern
+from cdk_ts._defaults import dead_letter_queue, runtime_function, table_arn_pattern
 from cdk_ts._metrics import DEFAULT_PERIOD, metric_options
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources, grant_unscoped
-from cdk_ts._rotation_lock import grant_lock, lock_table
+from cdk_ts._rotation_lock import (
+    acknowledge_unreserved_concurrency,
+    check_reserved_concurrency,
+    grant_lock,
+    lock_table,
+)
 from cdk_ts._rotation_texts import alarm_descriptions, check_derived_texts, function_description, rule_description
 from cdk_ts._validation import Problems, describe
 from cdk_ts_runtime.periods import RotationPeriod, globs_overlap, table_name_glob
@@ -241,13 +246,7 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
             max_changes_per_run=max_changes_per_run,
             metric_namespace=METRIC_NAMESPACE,
         ))
-        problems.check(
-            reserved_concurrent_executions is None
-            or is_unresolved(reserved_concurrent_executions)
-            or (type(reserved_concurrent_executions) is int and reserved_concurrent_executions >= 1),
-            f"reserved_concurrent_executions {reserved_concurrent_executions!r} must be a whole number >= 1, "
-            "or None to reserve nothing (runs are single-flight through the lock table either way)",
-        )
+        check_reserved_concurrency(problems, reserved_concurrent_executions)
         if layout is not None:
             _check_overlapping_rotations(problems, scope, table_name_glob(layout.table_prefix, layout.period))
         problems.raise_if_any()
@@ -292,14 +291,7 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
         self._grant_rotation_permissions()
         grant_lock(self.lock_table, self.function)
         if reserved_concurrent_executions is None:
-            # on the function's resource: acknowledge() would take a function's role
-            for rule in ("NIST.800.53.R5-LambdaConcurrency", "HIPAA.Security-LambdaConcurrency"):
-                acknowledge(
-                    self.function.node.default_child, rule,
-                    "reserving concurrency fails to deploy in accounts with a quota of 10 or 50 (Lambda keeps 100 "
-                    "unreserved); runs are single-flight through the lock table; reserved_concurrent_executions "
-                    "opts in",
-                )
+            acknowledge_unreserved_concurrency(self.function)
 
         self.schedule_dead_letter_queue = dead_letter_queue(
             self, "ScheduleDeadLetterQueue", "the rotation schedules' EventBridge targets"
