@@ -24,10 +24,11 @@ class MonitoringDashboard(Construct):
 
     ``monitor(*constructs)`` adds, for a ``RotatingTimeSeriesTables``: the throttled requests of its
     period tables (SEARCH) and the rotation's health (function errors, next table missing, undelivered
-    runs, future and failed tables); for a ``StreamArchiver``: iterator age, failed batches and
-    errors; for a ``DeviceLogTable`` or ``ShardMetadataTable``: its table's throttled requests. Alarms
-    the constructs have when ``monitor`` runs (``add_default_alarms`` first) are shown in an
-    alarm-status widget. Exposes ``dashboard`` (the ``aws_cloudwatch.Dashboard``).
+    runs, failed runs kept in the function's dead-letter queue, future and failed tables); for a
+    ``StreamArchiver``: iterator age, failed batches and errors; for a ``DeviceLogTable`` or
+    ``ShardMetadataTable``: its table's throttled requests. Alarms the constructs have when ``monitor``
+    runs (``add_default_alarms`` first) are shown in an alarm-status widget. Exposes ``dashboard``
+    (the ``aws_cloudwatch.Dashboard``).
 
     The widget names each alarm by an ARN built from the alarm's name (its ``Ref``), the value
     ``Fn::GetAtt Arn`` would give; local emulators that skip alarms (moto) resolve the one, not the other.
@@ -101,6 +102,7 @@ def _rotation_widgets(tables: RotatingTimeSeriesTables) -> list[cloudwatch.IWidg
             tables.metric_rotation_errors(label="rotation errors"),
             tables.metric_next_table_missing(label="next table missing"),
             tables.metric_schedule_dead_letters(label="undelivered runs"),
+            tables.metric_function_dead_letters(label="failed runs kept"),
             tables.metric(RotationMetric.FUTURE_PERIOD_TABLES, label="future tables"),
             tables.metric(RotationMetric.FAILED_TABLES, label="failed tables"),
         ),

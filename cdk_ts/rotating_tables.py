@@ -25,8 +25,16 @@ from cdk_ts._binding import Bindable
 from cdk_ts._defaults import dead_letter_queue, runtime_function, table_arn_pattern
 from cdk_ts._metrics import DEFAULT_PERIOD, metric_options
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources, grant_unscoped
+from cdk_ts._rotation_lock import (
+    acknowledge_unreserved_concurrency,
+    check_reserved_concurrency,
+    grant_lock,
+    lock_table,
+)
+from cdk_ts._rotation_texts import alarm_descriptions, check_derived_texts, function_description, rule_description
 from cdk_ts._validation import Problems, describe
 from cdk_ts_runtime.periods import RotationPeriod, globs_overlap, table_name_glob
+from cdk_ts_runtime.rotation.lock import LOCK_TABLE_ENV
 from cdk_ts_runtime.rotation_config import (
     DEFAULT_CURRENT,
     DEFAULT_OLDER,
@@ -40,6 +48,12 @@ from cdk_ts_runtime.stream_consumer import STREAM_CONSUMER_ENV, StreamConsumer
 from cdk_ts_runtime.table_layout import TableLayout
 
 TABLE_QUOTA = 2500
+#: How long one rotation run may take (the function's timeout).
+RUN_TIMEOUT = Duration.minutes(5)
+#: How long CloudFormation waits for the deploy-time run's answer (its default is an hour). It invokes the
+#: function asynchronously: a run that dies before answering is retried by Lambda after 1, then 2 minutes,
+#: and then kept in the function's dead-letter queue; three runs and those waits fit in 20 minutes.
+DEPLOY_TIME_RUN_TIMEOUT = Duration.minutes(20)
 METRIC_NAMESPACE = "cdk-ts"
 _KEY_TYPES = {
     dynamodb.AttributeType.STRING: "S",
@@ -57,17 +71,26 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
     tables past retention. A reconcile run at deploy time and every ``reconcile_every`` converges
     any state, so a missed run heals itself. Writers and readers use ``cdk_ts_runtime.router.PeriodRouter``.
 
-    Exposes what it creates: ``function`` (the rotation function), ``layout`` (``TableLayout``),
-    ``config`` (``RotationConfig``), the rules ``create_new_rule``, ``resize_old_rule`` and
-    ``reconcile_rule`` (None when disabled) and ``deploy_time_run`` (None without ``run_at_deploy``).
+    Runs are single-flight: each takes the lock of its table prefix in ``lock_table`` (a conditional
+    write with an expiry) before it acts, and a run that finds another one holding it ends without error
+    and says so. The function reserves no concurrency unless ``reserved_concurrent_executions`` is given.
+
+    Failures are kept: EventBridge retries a scheduled run it cannot deliver and then puts it in
+    ``schedule_dead_letter_queue``; a run that fails on every attempt Lambda makes (the first and two
+    retries, for the schedules' and the deploy-time custom resource's asynchronous invocations) goes to
+    ``function_dead_letter_queue``. Both are encrypted, SSL-only SQS queues keeping messages 14 days.
+
+    Exposes what it creates: ``function`` (the rotation function), ``lock_table``, ``layout``
+    (``TableLayout``), ``config`` (``RotationConfig``), the rules ``create_new_rule``, ``resize_old_rule``
+    and ``reconcile_rule`` (None when disabled) and ``deploy_time_run`` (None without ``run_at_deploy``).
 
     Monitoring: ``metric_*()`` methods give the metrics (graph them, or alarm on them your way), and
     ``metric(RotationMetric...)`` any metric the rotation function publishes; each takes CloudWatch
     metric options (``period``, ``statistic``, ``label``...) over its defaults, a five-minute period
     and the statistic its docstring names. ``add_default_alarms()`` creates the recommended alarms,
     kept in ``alarms`` by name and as the attributes ``rotation_failures_alarm``,
-    ``next_table_missing_alarm``, ``schedule_dead_letters_alarm``, ``future_tables_alarm`` and
-    ``throttles_alarm`` (None until then).
+    ``next_table_missing_alarm``, ``schedule_dead_letters_alarm``, ``function_dead_letters_alarm``,
+    ``future_tables_alarm`` and ``throttles_alarm`` (None until then).
     """
 
     def __init__(
@@ -98,6 +121,7 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
         run_at_deploy: bool = True,
         max_concurrency: int = 8,
         max_changes_per_run: int = 50,
+        reserved_concurrent_executions: int | None = None,
         alarm_topic: sns.ITopic | None = None,
     ) -> None:
         """Define the period tables' layout, capacity tiers, schedules and retention.
@@ -106,7 +130,11 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
         :param construct_id: the construct ID.
         :param table_prefix: the tables are named ``{table_prefix}_{label}`` (``metrics_2026-03-01``). Must be a
             literal string, since table names are derived from it at synth time; with the longest label of
-            ``period`` it must give names of at most 255 characters of ``[A-Za-z0-9_.-]``.
+            ``period`` it must give names of at most 255 characters of ``[A-Za-z0-9_.-]``, and every string
+            made from it must fit its AWS limit, the function's description (``Rotates the daily DynamoDB
+            tables {table_prefix}_*``, 256 characters) first: at most 220 characters for a daily rotation,
+            219 weekly or yearly, 218 monthly, 216 quarterly. A longer one is refused at synth with the
+            limit and the value.
         :param period: how long one table covers (UTC boundaries; weeks are ISO weeks). A ``RotationPeriod``
             or its value (``"weekly"``). Default: ``RotationPeriod.DAILY`` — one table per UTC day.
         :param partition_key: the partition key of every period table.
@@ -161,12 +189,17 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
             Default: 8.
         :param max_changes_per_run: how many mutating calls (UpdateTable, DeleteTable) one run may make; the
             rest is deferred to the next run. Default: 50.
+        :param reserved_concurrent_executions: concurrency reserved for the rotation function (at least 1),
+            as a second guard beside the lock. Default: None — no reservation: a template that reserves
+            any concurrency fails to deploy in an account whose Lambda concurrency quota is 10 or 50 (new
+            accounts), because Lambda keeps 100 executions unreserved; the lock makes runs single-flight
+            without it.
         :param alarm_topic: create the default alarms now, notifying this SNS topic (same as calling
             ``add_default_alarms(alarm_topic=topic)``). Default: None — no alarms until
             ``add_default_alarms`` is called.
         :raises ValueError: naming this construct's path and every problem at once, a token ``table_prefix``,
-            an invalid prefix, period, key or time unit, ``reconcile_every`` under 5 minutes, or an
-            inconsistent retention (see ``RotationConfig``).
+            an invalid prefix, period, key or time unit, ``reconcile_every`` under 5 minutes, an
+            inconsistent retention (see ``RotationConfig``) or ``reserved_concurrent_executions`` under 1.
         """
         problems = Problems(scope, construct_id)
         partition_key = partition_key or dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.NUMBER)
@@ -177,9 +210,12 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
             not Token.is_unresolved(table_prefix),
             "table_prefix must be a literal string: table names are derived from it at synth time",
         ):
+            period_kind = _parsed_period(period)  # None: TableLayout reports the period
+            if period_kind is not None:
+                check_derived_texts(problems, table_prefix, period_kind, archive_prefix if archive_bucket else None)
             layout = problems.collect(lambda: TableLayout(
                 table_prefix=table_prefix,
-                period=RotationPeriod.parse(period),
+                period=period,
                 partition_key=partition_key.name,
                 partition_key_type=_KEY_TYPES[partition_key.type],
                 sort_key=sort_key.name,
@@ -210,6 +246,7 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
             max_changes_per_run=max_changes_per_run,
             metric_namespace=METRIC_NAMESPACE,
         ))
+        check_reserved_concurrency(problems, reserved_concurrent_executions)
         if layout is not None:
             _check_overlapping_rotations(problems, scope, table_name_glob(layout.table_prefix, layout.period))
         problems.raise_if_any()
@@ -227,18 +264,34 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
         if retain_periods is None and self.period in (RotationPeriod.DAILY, RotationPeriod.WEEKLY):
             self._warn_about_table_quota()
 
+        self.lock_table = lock_table(
+            self, "LockTable", encryption_key=encryption_key, point_in_time_recovery=point_in_time_recovery
+        )
+        # Lambda retries a failed asynchronous invocation twice, then drops it unless the function has a
+        # dead-letter queue. A DLQ (DeadLetterConfig) rather than an on-failure destination: it keeps the
+        # same event, and it is what cdk-nag's LambdaDLQ and checkov's CKV_AWS_116 look for.
+        self.function_dead_letter_queue = dead_letter_queue(
+            self, "FunctionDeadLetterQueue",
+            "the rotation function's asynchronous invocations (the schedules and the deploy-time custom resource)",
+        )
         self.function = runtime_function(
             self,
             "Rotation",
             handler="cdk_ts_runtime.handlers.rotation.handler",
-            description=f"Rotates the {self.period.value} DynamoDB tables {table_prefix}_*",
+            description=function_description(table_prefix, self.period),
             environment={
                 **self.layout.to_env(),
                 ENV_ROTATION_CONFIG: Stack.of(self).to_json_string(asdict(self.config)),
+                LOCK_TABLE_ENV: self.lock_table.table_name,
             },
-            timeout=Duration.minutes(5),
+            timeout=RUN_TIMEOUT,
+            reserved_concurrent_executions=reserved_concurrent_executions,
+            dead_letter_queue=self.function_dead_letter_queue,
         )
         self._grant_rotation_permissions()
+        grant_lock(self.lock_table, self.function)
+        if reserved_concurrent_executions is None:
+            acknowledge_unreserved_concurrency(self.function)
 
         self.schedule_dead_letter_queue = dead_letter_queue(
             self, "ScheduleDeadLetterQueue", "the rotation schedules' EventBridge targets"
@@ -256,6 +309,7 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
                 "DeployTimeReconcile",
                 service_token=self.function.function_arn,
                 resource_type="Custom::CdkTsRotation",
+                service_timeout=DEPLOY_TIME_RUN_TIMEOUT,
                 # A changed configuration changes this property, so CloudFormation reconciles again.
                 properties={"Layout": self.layout.to_env(), "ConfigHash": self._config_fingerprint()},
             )
@@ -263,6 +317,7 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
         self.rotation_failures_alarm: cloudwatch.Alarm | None = None
         self.next_table_missing_alarm: cloudwatch.Alarm | None = None
         self.schedule_dead_letters_alarm: cloudwatch.Alarm | None = None
+        self.function_dead_letters_alarm: cloudwatch.Alarm | None = None
         self.future_tables_alarm: cloudwatch.Alarm | None = None
         self.throttles_alarm: cloudwatch.Alarm | None = None
         if alarm_topic is not None:
@@ -434,6 +489,15 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
         queue = self.schedule_dead_letter_queue
         return queue.metric_approximate_number_of_messages_visible(**metric_options(props, "Maximum"))
 
+    def metric_function_dead_letters(self, **props: Any) -> cloudwatch.Metric:
+        """Runs that failed on every attempt Lambda made, kept in ``function_dead_letter_queue`` (its depth; Maximum).
+
+        Each message is the invocation's event (a schedule's operation and time, or the custom resource's
+        request), with the error in its ``ErrorCode`` and ``ErrorMessage`` attributes.
+        """
+        queue = self.function_dead_letter_queue
+        return queue.metric_approximate_number_of_messages_visible(**metric_options(props, "Maximum"))
+
     def metric_next_table_missing(self, **props: Any) -> cloudwatch.Metric:
         """1 when, inside the lead window, the next period's table does not exist yet (published by reconcile).
 
@@ -466,39 +530,36 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
         )
 
     def _default_alarms(self) -> dict[str, cloudwatch.Alarm]:
-        prefix = self.table_prefix
+        described = alarm_descriptions(self.table_prefix)
         alarms = {
             "rotation_failures": self._alarm_above(
-                "RotationFailuresAlarm",
-                self.metric_rotation_errors(),
-                f"The rotation of {prefix}_* failed (create_new, resize_old or reconcile)",
+                "RotationFailuresAlarm", self.metric_rotation_errors(), described["rotation_failures"]
             ),
             "next_table_missing": self._alarm_above(
-                "NextTableMissingAlarm",
-                self.metric_next_table_missing(),
-                f"Inside the lead window the next period's {prefix} table does not exist yet",
+                "NextTableMissingAlarm", self.metric_next_table_missing(), described["next_table_missing"]
             ),
             "schedule_dead_letters": self._alarm_above(
-                "ScheduleDeadLettersAlarm",
-                self.metric_schedule_dead_letters(),
-                f"A rotation run of {prefix}_* could not be delivered after every retry",
+                "ScheduleDeadLettersAlarm", self.metric_schedule_dead_letters(), described["schedule_dead_letters"]
+            ),
+            "function_dead_letters": self._alarm_above(
+                "FunctionDeadLettersAlarm", self.metric_function_dead_letters(), described["function_dead_letters"]
             ),
             "future_tables": self._alarm_above(
                 "FuturePeriodTablesAlarm",
                 self.metric(RotationMetric.FUTURE_PERIOD_TABLES),
-                f"Tables named {prefix}_* are dated after the next period; rotation leaves them",
+                described["future_tables"],
             ),
             "throttles": self._alarm_above(
                 "ThrottledRequestsAlarm",
                 self.metric_throttled_requests_in_account(),
-                f"DynamoDB throttled requests in the account, {prefix}_* period tables among them "
-                "(the dashboard's SEARCH graph shows which table)",
+                described["throttles"],
                 evaluation_periods=3,
             ),
         }
         self.rotation_failures_alarm = alarms["rotation_failures"]
         self.next_table_missing_alarm = alarms["next_table_missing"]
         self.schedule_dead_letters_alarm = alarms["schedule_dead_letters"]
+        self.function_dead_letters_alarm = alarms["function_dead_letters"]
         self.future_tables_alarm = alarms["future_tables"]
         self.throttles_alarm = alarms["throttles"]
         return alarms
@@ -510,7 +571,7 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
             self,
             construct_id,
             schedule=schedule,
-            description=f"{operation} for the {self.period.value} tables {self.table_prefix}_*",
+            description=rule_description(operation, self.table_prefix, self.period),
         )
         rule.add_target(targets.LambdaFunction(
             self.function,
@@ -613,6 +674,13 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
     def _config_fingerprint(self) -> str:
         resolved = Stack.of(self).resolve(Stack.of(self).to_json_string(asdict(self.config)))
         return hashlib.sha256(str(resolved).encode()).hexdigest()[:16]
+
+
+def _parsed_period(period: RotationPeriod | str) -> RotationPeriod | None:
+    try:
+        return RotationPeriod.parse(period)
+    except ValueError:
+        return None
 
 
 def _to_timedelta(name: str, value: Duration | None, default: Duration) -> timedelta:

@@ -109,7 +109,7 @@ def test_dashboard_graphs_each_construct_and_shows_their_alarms(stack):
     assert "TableName=metrics'" in body and "NextPeriodTableMissing" in body and "FailedTables" in body
     assert "IteratorAge" in body and "PutRequests" in body and "DestinationDeliveryFailures" in body
     shown = dashboard.alarms
-    assert len(shown) == 5 + 4
+    assert len(shown) == 6 + 4
     for alarm in (tables.throttles_alarm, archiver.iterator_age_alarm):
         # the ARN is built from the alarm's name (Ref), which emulators without alarms can resolve
         assert json.dumps(stack.resolve(alarm.alarm_name)) in body

@@ -66,6 +66,8 @@ def test_every_monitored_construct_has_its_default_alarms_on_the_dashboard(sampl
         stack.telemetry.rotation_failures_alarm,
         stack.telemetry.next_table_missing_alarm,
         stack.telemetry.throttles_alarm,
+        stack.telemetry.schedule_dead_letters_alarm,
+        stack.telemetry.function_dead_letters_alarm,
         stack.telemetry_archiver.iterator_age_alarm,
         stack.telemetry_archiver.dead_letter_alarm,
         stack.device_log_archiver.iterator_age_alarm,
