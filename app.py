@@ -25,6 +25,7 @@ from cdk_nag import AwsSolutionsChecks  # noqa: E402
 from constructs import Construct  # noqa: E402
 
 from cdk_ts import (  # noqa: E402
+    LAMBDA_RUNTIME,
     DeviceLogTable,
     MonitoringDashboard,
     RotatingTimeSeriesTables,
@@ -150,7 +151,7 @@ class SampleStack(Stack):
         return lambda_.Function(
             self,
             "Ingest",
-            runtime=lambda_.Runtime.PYTHON_3_14,
+            runtime=LAMBDA_RUNTIME,
             architecture=lambda_.Architecture.ARM_64,
             handler="ingest.handler",
             code=lambda_.Code.from_asset(str(EXAMPLES / "ingest"), exclude=["__pycache__"]),

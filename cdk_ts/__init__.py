@@ -17,6 +17,7 @@ from cdk_ts_runtime.stream_consumer import StreamConsumer
 
 if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time they load lazily
     from cdk_ts._capacity import TableCapacityOptions
+    from cdk_ts._defaults import LAMBDA_RUNTIME
     from cdk_ts.buckets import access_logs_bucket, secure_bucket
     from cdk_ts.device_log import DeviceLogTable
     from cdk_ts.monitoring import MonitoringDashboard
@@ -41,6 +42,7 @@ _LAZY = {
     "access_logs_bucket": "cdk_ts.buckets",
     "secure_bucket": "cdk_ts.buckets",
     "TableCapacityOptions": "cdk_ts._capacity",
+    "LAMBDA_RUNTIME": "cdk_ts._defaults",  # the Lambda runtime of cdk-ts's functions and the README's examples
     "ArchiverSource": "cdk_ts.protocols",
     "HasTable": "cdk_ts.protocols",
     "RotatingStreamSource": "cdk_ts.protocols",
@@ -64,6 +66,7 @@ except _metadata.PackageNotFoundError:  # a source tree on sys.path without an i
     __version__ = "0+unknown"
 __all__ = [
     "ARCHIVE_COLUMNS",
+    "LAMBDA_RUNTIME",
     "PARTITION_COLUMNS",
     "TTL_DELETIONS_ONLY",
     "ArchiverSource",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import Any
 
@@ -36,13 +35,11 @@ def supported_python_runtimes() -> list[lambda_.Runtime]:
     return [getattr(lambda_.Runtime, attr) for minor, attr in _python_runtimes() if minor >= MIN_RUNTIME_MINOR]
 
 
-@functools.cache
-def newest_python_runtime() -> lambda_.Runtime:
-    """The newest ``PYTHON_3_x`` runtime this aws-cdk-lib version knows (3.12 or later)."""
-    minor, attr = max(_python_runtimes())
-    if minor < 12:
-        raise RuntimeError(f"aws-cdk-lib offers Python up to 3.{minor}; cdk-ts needs a 3.12+ Lambda runtime")
-    return getattr(lambda_.Runtime, attr)
+#: The Lambda runtime every cdk-ts function runs on, chosen on purpose rather than "the newest this
+#: aws-cdk-lib knows" (which changed under users with each aws-cdk-lib release): the newest Python Lambda
+#: offers, which cdk-nag's AwsSolutions-L1 asks for. The README's examples use it for users' functions, so
+#: their code and the runtime layer run on one Python. Exported as ``cdk_ts.LAMBDA_RUNTIME``.
+LAMBDA_RUNTIME = lambda_.Runtime.PYTHON_3_14
 
 
 #: How a cdk-ts function runs unless its construct says otherwise (``runtime_function`` merges these under its props).
@@ -87,7 +84,7 @@ def runtime_function(
     return lambda_.Function(
         scope,
         construct_id,
-        runtime=newest_python_runtime(),
+        runtime=LAMBDA_RUNTIME,
         code=lambda_code(),
         description=description,
         log_group=log_group,
