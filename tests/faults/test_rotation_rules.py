@@ -132,6 +132,26 @@ class TestOneKindOfChangePerUpdate:
         rotation.run("reconcile", at(0, 3))
         assert len(rotation.updates()) == 2
 
+    def test_billing_then_warm_throughput_then_class_each_alone_each_on_an_active_table(
+        self, rules_proxy, unique_name
+    ):
+        warm_ia = CapacityTier.on_demand(warm_write_units_per_second=6000, table_class=IA)
+        rotation = Rotation(rules_proxy, unique_name, previous=warm_ia)
+        rotation.make_table(-1)
+        rules_proxy.advance(3600)
+
+        kinds = []
+        for hour in range(4):  # resize_old at 00:15, then the hourly reconcile
+            operation = "resize_old" if hour == 0 else "reconcile"
+            report = rotation.run(operation, at(0, hour, 15))
+            assert not actions(report, "error")
+            kinds.append(sorted(set().union(*(set(u) - {"TableName"} for u in rotation.updates()[len(kinds):]))))
+        assert kinds == [["BillingMode"], ["WarmThroughput"], ["TableClass"], []]
+        assert rotation.updates()[1]["WarmThroughput"] == {"WriteUnitsPerSecond": 6000}
+        rules_proxy.advance(3600)
+        assert rotation.tier(-1) == CLOSED
+        assert rotation.describe(-1)["WarmThroughput"]["WriteUnitsPerSecond"] == 6000
+
     def test_the_0_2_request_is_what_dynamodb_refuses(self, rules_proxy, unique_name):
         """The single UpdateTable 0.2 sent every night, sent as it was: refused, and the table unchanged."""
         from botocore.exceptions import ClientError
@@ -251,6 +271,41 @@ class TestCreateAndExpire:
         rotation.run("reconcile", at(0, 1))
         names = rotation.dynamodb.list_tables()["TableNames"]
         assert rotation.name(-3) not in names or rotation.describe(-3)["TableStatus"] == "DELETING"
+
+
+    def test_an_expired_table_is_exported_then_deleted_by_a_later_run(self, rules_proxy, moto_server, unique_name):
+        from examples.local_aws import server_client_for
+        from tests.runtime.test_rotation import report_export_time
+
+        s3 = server_client_for(moto_server, "s3")
+        bucket = f"{unique_name.lower()}-archive"
+        s3.create_bucket(Bucket=bucket)
+        rotation = Rotation(
+            rules_proxy, unique_name, retain_periods=2, archive_bucket=bucket, point_in_time_recovery=True
+        )
+        rotation.make_table(-3)
+        rotation.make_table(0)
+        rotation.dynamodb.update_continuous_backups(
+            TableName=rotation.name(-3), PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True}
+        )
+        rules_proxy.advance(3600)
+        report_export_time(rotation.dynamodb)  # DynamoDB reports ExportTime; moto_server does not
+
+        first = rotation.run("resize_old", at(0, 0, 15))
+        assert [a["action"] for a in first["actions"] if a["table"] == rotation.name(-3)] == ["export"]
+        assert rotation.tier(-3)[3] == "ACTIVE"  # kept until the export is proven
+        arn = rotation.describe(-3)["TableArn"]
+        for _ in range(200):  # moto runs the export on a thread, as DynamoDB runs it asynchronously
+            exports = rotation.dynamodb.list_exports(TableArn=arn)["ExportSummaries"]
+            if exports and exports[0]["ExportStatus"] == "COMPLETED":
+                break
+            __import__("time").sleep(0.05)
+
+        second = rotation.run("reconcile", at(0, 1))
+        assert {"action": "delete", "table": rotation.name(-3), "archived": True} in second["actions"]
+        assert rotation.describe(-3)["TableStatus"] == "DELETING"
+        rules_proxy.advance(3600)
+        assert rotation.name(-3) not in rotation.dynamodb.list_tables()["TableNames"]
 
 
 class TestSingleFlight:
