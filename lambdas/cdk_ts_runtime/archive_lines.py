@@ -20,6 +20,10 @@ _TABLE_IN_ARN = re.compile(r":table/([^/]+)/stream/([^/]+)$")
 #: A DynamoDB number as it may stand in JSON unquoted: JSON's number grammar (DynamoDB's own text is a subset).
 _JSON_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 _MAX_DIGITS = 38  # DynamoDB numbers carry up to 38 significant digits
+#: DynamoDB's limit on nested attributes ("Nested attribute depth: 32 levels", Service quotas in the
+#: DynamoDB Developer Guide): a deeper value is not something a stream sends, and refusing it here keeps
+#: the conversion far from Python's recursion limit.
+MAX_NESTING = 32
 _READ_ERRORS = (KeyError, ValueError, TypeError, OverflowError, OSError, AttributeError)
 
 
@@ -39,33 +43,70 @@ def dynamodb_number(text: Any) -> str:
     return text
 
 
-def typed_value(attribute: Mapping[str, Any]) -> dict[str, Any]:
-    """One AttributeValue as DynamoDB JSON: numbers checked and kept as text, binary as base64 text."""
+def typed_value(attribute: Mapping[str, Any], *, depth: int = 1) -> dict[str, Any]:
+    """One AttributeValue as DynamoDB JSON: numbers checked and kept as text, binary as base64 text.
+
+    Refuses (``ValueError``) what DynamoDB Streams never sends: a ``BOOL`` that is not a JSON boolean,
+    a ``NULL`` that is not ``true``, an attribute that is not one ``{type: value}`` pair, and nesting
+    deeper than :data:`MAX_NESTING` levels.
+
+    :param attribute: the AttributeValue, e.g. ``{"N": "1"}``.
+    :param depth: how deep ``attribute`` lies (a top-level attribute is at depth 1).
+        Default: 1.
+    """
+    if depth > MAX_NESTING:
+        raise ValueError(f"attribute nested deeper than DynamoDB's {MAX_NESTING} levels")
+    if not isinstance(attribute, Mapping) or len(attribute) != 1:
+        raise ValueError(f"{_short(attribute)} is not an AttributeValue (one {{type: value}} pair)")
     (kind, value), = attribute.items()
-    if kind in ("S", "BOOL", "NULL"):
-        if kind == "S" and not isinstance(value, str):
-            raise ValueError(f"S value {value!r} is not a string")
-        return {kind: bool(value) if kind != "S" else value}
+    if kind == "S":
+        if not isinstance(value, str):
+            raise ValueError(f"S value {_short(value)} is not a string")
+        return {"S": value}
+    if kind == "BOOL":
+        if not isinstance(value, bool):
+            raise ValueError(f"BOOL value {_short(value)} is not a JSON boolean")
+        return {"BOOL": value}
+    if kind == "NULL":
+        if value is not True:
+            raise ValueError(f"NULL value {_short(value)} is not true")
+        return {"NULL": True}
     if kind == "N":
         return {"N": dynamodb_number(value)}
     if kind == "B":
         return {"B": _base64(value)}
+    if kind in ("SS", "NS", "BS", "L") and not isinstance(value, list):
+        raise ValueError(f"{kind} value {_short(value)} is not a list")
     if kind == "SS":
-        return {"SS": [str(v) for v in value]}
+        if not all(isinstance(v, str) for v in value):
+            raise ValueError(f"SS value {_short(value)} holds something other than strings")
+        return {"SS": list(value)}
     if kind == "NS":
         return {"NS": [dynamodb_number(n) for n in value]}
     if kind == "BS":
         return {"BS": [_base64(b) for b in value]}
     if kind == "M":
-        return {"M": typed_image(value)}
+        return {"M": typed_image(value, depth=depth + 1)}
     if kind == "L":
-        return {"L": [typed_value(v) for v in value]}
+        return {"L": [typed_value(v, depth=depth + 1) for v in value]}
     raise ValueError(f"unknown AttributeValue type {kind!r}")
 
 
-def typed_image(image: Mapping[str, Any]) -> dict[str, Any]:
-    """An item (or key) as DynamoDB JSON, checked attribute by attribute (see :func:`typed_value`)."""
-    return {name: typed_value(value) for name, value in image.items()}
+def typed_image(image: Mapping[str, Any], *, depth: int = 1) -> dict[str, Any]:
+    """An item (or key) as DynamoDB JSON, checked attribute by attribute (see :func:`typed_value`).
+
+    :param image: the item, attribute name to AttributeValue.
+    :param depth: the depth of the item's attributes (an item's own attributes are at depth 1).
+        Default: 1.
+    """
+    if not isinstance(image, Mapping):
+        raise ValueError(f"{_short(image)} is not an item (a map of attribute names to AttributeValues)")
+    return {name: typed_value(value, depth=depth) for name, value in image.items()}
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def dynamodb_json_text(image: Mapping[str, Any] | None) -> str | None:
@@ -81,7 +122,11 @@ def dynamodb_json_text(image: Mapping[str, Any] | None) -> str | None:
 
 def _base64(value: bytes | str) -> str:
     # Lambda hands binary over base64-encoded already; boto3's GetRecords hands bytes.
-    return value if isinstance(value, str) else base64.b64encode(value).decode()
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, bytes | bytearray):
+        raise ValueError(f"binary value {_short(value)} is neither base64 text nor bytes")
+    return base64.b64encode(value).decode()
 
 
 def _created_at(record: Mapping[str, Any]) -> datetime:
@@ -192,11 +237,20 @@ def readable_groups(records: list[Mapping[str, Any]]) -> tuple[list[Group], tupl
 
 
 def _add(groups: list[Group], record: Mapping[str, Any]) -> None:
+    if not isinstance(record, Mapping):
+        raise ValueError(f"batch entry {_short(record)} is not a stream record (a JSON object)")
     if sequence_number(record) is None:
         raise ValueError(f"record {record.get('eventID')!r} has no sequence number")
-    table, stream = table_and_stream(record)
-    hour = _created_at(record).replace(minute=0, second=0, microsecond=0)
-    line = json.dumps(archive_line(record), separators=(",", ":"))
+    try:
+        table, stream = table_and_stream(record)
+        hour = _created_at(record).replace(minute=0, second=0, microsecond=0)
+        line = json.dumps(archive_line(record), separators=(",", ":"))
+    except _READ_ERRORS as error:
+        # Name the record, so the log line that reports it leads to it.
+        raise ValueError(
+            f"record {record.get('eventID')!r} (sequence number {sequence_number(record)}): "
+            f"{type(error).__name__}: {error}"
+        ) from error
     current = groups[-1] if groups else None
     if current is None or (current.table, current.stream, current.hour) != (table, stream, hour):
         current = Group(table, stream, hour)

@@ -86,6 +86,8 @@ class StreamRecordArchiver:
         record are written and the unreadable record is reported; one with no usable sequence number
         raises :class:`UnreadableRecordError` (the whole batch is retried) rather than being dropped.
         """
+        if not isinstance(records, list | tuple):
+            raise ValueError(f"records {records!r:.60} is not a list of stream records")
         groups, unreadable = readable_groups(list(records))
         for group in groups:
             key = group.key(self.prefix)
@@ -167,6 +169,25 @@ class StreamRecordArchiver:
             if not page.get("IsTruncated"):
                 return sorted(keys)
             kwargs["ContinuationToken"] = page["NextContinuationToken"]
+
+
+def event_records(event: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The ``Records`` of a DynamoDB Streams invocation event, refusing an event that is not one.
+
+    Lambda always sends ``{"Records": [...]}`` for a stream mapping; an event without ``Records``, or
+    with ``Records`` null or not a list, is someone else's event and archiving "nothing" would hide it.
+
+    :param event: the invocation event.
+    :raises ValueError: naming what the event holds instead.
+    """
+    if not isinstance(event, Mapping):
+        raise ValueError(f"the event is {type(event).__name__}, not a DynamoDB Streams event ({{'Records': [...]}})")
+    if "Records" not in event:
+        raise ValueError(f"the event has no Records (keys: {sorted(map(str, event))}); not a DynamoDB Streams event")
+    records = event["Records"]
+    if not isinstance(records, list):
+        raise ValueError(f"the event's Records is {records!r:.60}, not a list of stream records")
+    return records
 
 
 def failure_record_records(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:

@@ -91,3 +91,78 @@ def test_dynamodb_numbers_pass_the_check(text):
 def test_anything_else_is_not_written_as_a_json_number(text):
     with pytest.raises(ValueError):
         dynamodb_number(text)
+
+
+def deep_attribute(levels):
+    value = {"S": "bottom"}
+    for _ in range(levels - 1):
+        value = {"M": {"a": value}}
+    return value
+
+
+@pytest.mark.parametrize(
+    ("attribute", "message"),
+    [
+        ({"BOOL": "false"}, "BOOL value 'false' is not a JSON boolean"),
+        ({"BOOL": 0}, "BOOL value 0 is not a JSON boolean"),
+        ({"BOOL": None}, "BOOL value None is not a JSON boolean"),
+        ({"NULL": False}, "NULL value False is not true"),
+        ({"L": "abc"}, "L value 'abc' is not a list"),
+        ({"S": "x", "N": "1"}, "is not an AttributeValue"),
+        ("plain", "is not an AttributeValue"),
+        (deep_attribute(33), "nested deeper than DynamoDB's 32 levels"),
+        (deep_attribute(5000), "nested deeper than DynamoDB's 32 levels"),  # far past Python's recursion limit
+    ],
+    ids=["bool-text", "bool-int", "bool-null", "null-false", "list-text", "two-types", "not-a-map", "33", "5000"],
+)
+def test_values_dynamodb_streams_never_sends_are_refused_naming_the_record(records, attribute, message, capsys):
+    broken = copy.deepcopy(records)
+    keep_sequence = broken[3]["dynamodb"]["SequenceNumber"]
+    broken[3]["dynamodb"]["NewImage"]["v"] = attribute
+    response, s3 = archive(broken)
+    assert response == {"batchItemFailures": [{"itemIdentifier": keep_sequence}]}
+    assert written(s3) == sorted(r["eventID"] for r in records[:3])
+    log = capsys.readouterr().err
+    assert message in log
+    assert repr(broken[3]["eventID"]) in log  # the record is named
+    assert "RecursionError" not in log and "TypeError" not in log
+
+
+def test_32_levels_of_nesting_are_archived(records):
+    deep = copy.deepcopy(records)
+    deep[3]["dynamodb"]["NewImage"]["v"] = deep_attribute(32)
+    response, s3 = archive(deep)
+    assert response == {"batchItemFailures": []}
+    assert written(s3) == sorted(r["eventID"] for r in records)
+
+
+def test_a_real_boolean_stays_a_boolean(records):
+    from cdk_ts_runtime.archive_lines import typed_value
+
+    assert typed_value({"BOOL": False}) == {"BOOL": False}
+    assert typed_value({"NULL": True}) == {"NULL": True}
+
+
+@pytest.mark.parametrize(
+    ("event", "message"),
+    [
+        ({}, "the event has no Records"),
+        ({"Records": None}, "Records is None, not a list"),
+        ({"Records": "abc"}, "Records is 'abc', not a list"),
+        ([], "not a DynamoDB Streams event"),
+    ],
+    ids=["missing", "null", "text", "not-an-object"],
+)
+def test_an_event_without_records_is_refused_not_archived_as_nothing(monkeypatch, event, message):
+    from cdk_ts_runtime.handlers import archiver as handler
+
+    monkeypatch.setenv("ARCHIVE_BUCKET", BUCKET)
+    with pytest.raises(ValueError, match=message):
+        handler.handler(event, None)
+
+
+def test_a_batch_entry_that_is_not_a_record_is_refused_without_a_type_error(records):
+    broken = copy.deepcopy(records)
+    broken.insert(0, "not a record")
+    with pytest.raises(UnreadableRecordError, match="is not a stream record"):
+        archive(broken)

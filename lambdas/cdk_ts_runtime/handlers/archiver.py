@@ -5,7 +5,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from cdk_ts_runtime.archiver import DONE_PREFIX, ENV_FAILURE_BUCKET, FAILURE_PREFIX, StreamRecordArchiver
+from cdk_ts_runtime.archiver import (
+    DONE_PREFIX,
+    ENV_FAILURE_BUCKET,
+    FAILURE_PREFIX,
+    StreamRecordArchiver,
+    event_records,
+)
 
 
 def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
@@ -16,6 +22,8 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
     ``DonePrefix``, default ``done/``) returns the replay report of
     :meth:`~cdk_ts_runtime.archiver.StreamRecordArchiver.replay`.
     """
+    if not isinstance(event, dict):
+        raise ValueError(f"the event is {type(event).__name__}, not a DynamoDB Streams event or a replay request")
     archiver = StreamRecordArchiver.from_env(os.environ)
     if event.get("Operation") == "replay":
         bucket = event.get("Bucket") or os.environ.get(ENV_FAILURE_BUCKET)
@@ -26,4 +34,4 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
         )
     if "Operation" in event:
         raise ValueError(f"unknown Operation {event['Operation']!r}; the archiver knows 'replay'")
-    return archiver.archive(event.get("Records", []))
+    return archiver.archive(event_records(event))
