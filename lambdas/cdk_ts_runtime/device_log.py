@@ -227,7 +227,14 @@ class DeviceLogRepository:
     def get_escalated_logs_with_specific_status_for_supervisor_for_date(
         self, supervisor: str, state: str, date: str | datetime | date
     ) -> list[dict[str, Any]]:
-        """GSI2: entries in ``state`` escalated to ``supervisor`` on ``date`` (a day, or any prefix of a timestamp)."""
+        """GSI2: entries in ``state`` escalated to ``supervisor`` on ``date``, the whole UTC day.
+
+        ``date`` is a ``date``, ``YYYY-MM-DD`` text, any prefix of a stored timestamp as text
+        (``2020-04-24T14`` for one hour), or an aware ``datetime``, which means its UTC day (an entry at
+        23:30 on the 24th in UTC+02:00 was stored on the 24th in UTC at 21:30). A naive ``datetime`` is
+        refused (``ValueError``): whether it means local time or UTC decides which day is read, and
+        guessing wrong answers with another day's entries.
+        """
         day = _day_prefix(date)
         return self._query(
             index=GSI_BY_SUPERVISOR,
@@ -281,7 +288,17 @@ class DeviceLogRepository:
 
 
 def _day_prefix(value: str | datetime | date) -> str:
-    """A whole day stays ``YYYY-MM-DD`` (a prefix of every timestamp that day); a timestamp is normalised."""
+    """A whole day stays ``YYYY-MM-DD`` (a prefix of every timestamp that day); a datetime is its UTC day."""
+    if isinstance(value, datetime):
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ValueError(
+                f"datetime {value!r} has no time zone, so its day is ambiguous: pass an aware datetime "
+                "(e.g. datetime(..., tzinfo=UTC)), a date or 'YYYY-MM-DD'"
+            )
+        try:
+            return value.astimezone(UTC).date().isoformat()
+        except OverflowError:
+            raise ValueError(f"date {value!r} is out of range once converted to UTC") from None
     if isinstance(value, str) and _DATE_ONLY.fullmatch(value.strip()):
         return value.strip()
     if isinstance(value, date) and not isinstance(value, datetime):

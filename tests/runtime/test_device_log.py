@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -130,6 +131,39 @@ def test_5_6_7_escalated_logs_for_a_supervisor(repository):
         repository.get_escalated_logs_with_specific_status_for_supervisor_for_date("Sara", "WARNING4", "2020-04-26")
         == []
     )
+
+
+@pytest.mark.parametrize(
+    "day",
+    [
+        datetime(2020, 4, 27, tzinfo=UTC),  # midnight: the old answer was entries of that second only
+        datetime(2020, 4, 27, 23, 59, 59, tzinfo=UTC),
+        datetime(2020, 4, 28, 1, 30, tzinfo=timezone(timedelta(hours=2))),  # 23:30 on the 27th in UTC
+        datetime(2020, 4, 27, 10, tzinfo=timezone(timedelta(hours=-5))),  # 15:00 on the 27th in UTC
+    ],
+    ids=["utc-midnight", "utc-last-second", "utc+2-next-day", "utc-5"],
+)
+def test_7_a_datetime_means_its_whole_utc_day(repository, day):
+    escalated = [("d#11223", "WARNING4", "2020-04-27T16:15:00")]
+    assert dates(
+        repository.get_escalated_logs_with_specific_status_for_supervisor_for_date("Sara", "WARNING4", day)
+    ) == escalated
+
+
+def test_7_a_datetime_whose_utc_day_differs_reads_that_utc_day(repository):
+    # 00:30 on the 28th at UTC+02:00 is 22:30 on the 27th in UTC; 20:00 on the 27th at UTC-05:00 is the 28th
+    plus_two = datetime(2020, 4, 28, 0, 30, tzinfo=timezone(timedelta(hours=2)))
+    minus_five = datetime(2020, 4, 27, 20, tzinfo=timezone(timedelta(hours=-5)))
+    by_day = repository.get_escalated_logs_with_specific_status_for_supervisor_for_date
+    assert dates(by_day("Sara", "WARNING4", plus_two)) == [("d#11223", "WARNING4", "2020-04-27T16:15:00")]
+    assert by_day("Sara", "WARNING4", minus_five) == []
+
+
+def test_7_a_naive_datetime_is_refused_not_answered_with_nothing(repository):
+    with pytest.raises(ValueError, match="has no time zone, so its day is ambiguous"):
+        repository.get_escalated_logs_with_specific_status_for_supervisor_for_date(
+            "Sara", "WARNING4", datetime(2020, 4, 27, 16, 15)
+        )
 
 
 def test_escalating_an_entry_puts_it_in_gsi2(repository):
