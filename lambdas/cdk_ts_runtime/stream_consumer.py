@@ -97,6 +97,10 @@ class StreamConsumer:
                 return found
             kwargs["Marker"] = page["NextMarker"]
 
+    def attached(self, lambda_client, stream_arn: str) -> bool:
+        """True when ``stream_arn`` already has a mapping to the consumer (a read: what a dry run asks)."""
+        return bool(self._mappings(lambda_client, stream_arn))
+
     def attach(self, lambda_client, stream_arn: str) -> bool:
         """Map ``stream_arn`` to the consumer unless a mapping exists; True when one was created."""
         if self._mappings(lambda_client, stream_arn):

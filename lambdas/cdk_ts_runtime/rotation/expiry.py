@@ -37,6 +37,8 @@ class TableExpiry:
         Default: None — no stream consumer.
     :param lambda_client: the boto3 Lambda client for ``stream_consumer``.
         Default: None — only needed with a stream consumer.
+    :param dry_run: prove and decide as a real run would, but start no export and delete nothing.
+        Default: False.
     """
 
     dynamodb: Any
@@ -46,6 +48,7 @@ class TableExpiry:
     owned: Callable[[dict[str, Any]], bool]
     stream_consumer: StreamConsumer | None = None
     lambda_client: Any = None
+    dry_run: bool = False
 
     def split(self, tables: list[PeriodTable], current: datetime) -> tuple[list[PeriodTable], list[PeriodTable]]:
         """(kept, expired): expired tables get no capacity change, which would only delay their deletion."""
@@ -94,6 +97,9 @@ class TableExpiry:
             report.add("wait_export", table.name, reason="export in progress: delete after it completes")
             return False
         failed = sum(e.get("ExportStatus") == "FAILED" for e in ours)
+        if self.dry_run:
+            report.add("export", table.name, bucket=self.config.archive_bucket, retry=failed)
+            return False
         try:
             self.dynamodb.export_table_to_point_in_time(
                 TableArn=arn,
@@ -142,6 +148,10 @@ class TableExpiry:
         return exported_at.astimezone(UTC) >= period_end
 
     def _delete(self, name: str, description: dict[str, Any], report: RunReport) -> None:
+        if self.dry_run:
+            lifted = {"deletion_protection_lifted_first": True} if description.get("DeletionProtectionEnabled") else {}
+            report.add("delete", name, archived=bool(self.config.archive_bucket), **lifted)
+            return
         stream_arn = description.get("LatestStreamArn")
         if self.stream_consumer is not None and stream_arn:
             self.stream_consumer.detach(self.lambda_client, stream_arn)

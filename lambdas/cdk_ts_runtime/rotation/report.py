@@ -24,16 +24,21 @@ class RunReport:
     :param reference_time: the run's reference time, ISO-8601.
     :param actions: what was done, one dict per action (see ``add``).
         Default: an empty list.
+    :param dry_run: the run changed nothing: each action is what a real run would do, marked ``"dry_run": True``.
+        Default: False.
     """
 
     operation: str
     reference_time: str
     actions: list[dict[str, Any]] = field(default_factory=list)
+    dry_run: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, action: str, table: str, **details: Any) -> None:
         """Record one action (``create``, ``update``, ``skip``, ``defer``, ``export``, ``delete``...)."""
         entry = {"action": action, "table": table, **details}
+        if self.dry_run:
+            entry["dry_run"] = True
         with self._lock:
             self.actions.append(entry)
         logger.info("%s %s", action, table, extra={"rotation": entry})
@@ -44,7 +49,10 @@ class RunReport:
 
     def as_dict(self) -> dict[str, Any]:
         """Plain dict for the Lambda response."""
-        return {"operation": self.operation, "time": self.reference_time, "actions": list(self.actions)}
+        answer = {"operation": self.operation, "time": self.reference_time, "actions": list(self.actions)}
+        if self.dry_run:
+            answer["dry_run"] = True
+        return answer
 
 
 class ChangeBudget:

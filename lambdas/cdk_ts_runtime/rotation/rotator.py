@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -104,6 +104,7 @@ class TableRotator:
     clock: Callable[[], datetime] = _utc_now
     lock: RunLock | None = None
     time_left: Callable[[], float] | None = None
+    _dry_run: bool = field(default=False, init=False, repr=False)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], **clients) -> TableRotator:
@@ -124,7 +125,9 @@ class TableRotator:
 
     # ---- operations -------------------------------------------------------------------------
 
-    def run(self, operation: str, when: datetime, *, wait_for_lock: float = 0) -> dict[str, Any]:
+    def run(
+        self, operation: str, when: datetime, *, wait_for_lock: float = 0, dry_run: bool = False
+    ) -> dict[str, Any]:
         """Run one operation at reference time ``when`` (the scheduled time) and return its report.
 
         ``when`` must lie in a window around the clock (see :meth:`check_window`); otherwise
@@ -139,11 +142,23 @@ class TableRotator:
         :param when: the reference time (the scheduled time of the event).
         :param wait_for_lock: seconds to keep trying for a lock another run holds.
             Default: 0 — one try.
+        :param dry_run: report what the run would do and change nothing: no CreateTable, UpdateTable,
+            DeleteTable, export, PITR, TTL, tag, auto-scaling, event-source-mapping or metric call is made
+            and no lock is taken (only reads: ListTables, DescribeTable, ListTagsOfResource, ListExports,
+            DescribeExport, reads of auto scaling and CloudWatch). The report has the action names a real
+            run would record, each marked ``"dry_run": True``; failures are reported, not raised. A new
+            table's settings (PITR, TTL, stream consumer) are reported as the steps a real run takes after
+            creating it.
+            Default: False — the run makes its changes.
         """
         if operation not in OPERATIONS:
             raise ValueError(f"unknown Operation {operation!r}; use one of {', '.join(OPERATIONS)}")
         when = self.check_window(when)
-        report = RunReport(operation, when.isoformat())
+        report = RunReport(operation, when.isoformat(), dry_run=dry_run)
+        self._dry_run = dry_run
+        if dry_run:
+            self._run(operation, when, report)
+            return report.as_dict()
         if self.lock is not None:
             holder = self._acquire(operation, wait_for_lock)
             if holder is not None:
@@ -166,11 +181,12 @@ class TableRotator:
         budget = ChangeBudget(self.config.max_changes_per_run, time_left=self.time_left)
         self._tiers = TierChanges(
             dynamodb=self.dynamodb, autoscaling=self.autoscaling, budget=budget,
-            max_concurrency=self.config.max_concurrency, owned=self._owned,
+            max_concurrency=self.config.max_concurrency, owned=self._owned, dry_run=self._dry_run,
         )
         self._expiry = TableExpiry(
             dynamodb=self.dynamodb, config=self.config, period=self.layout.period, budget=budget,
             stream_consumer=self.stream_consumer, lambda_client=self.lambda_client, owned=self._owned,
+            dry_run=self._dry_run,
         )
         self._budget = budget
         getattr(self, operation)(when, report)
@@ -251,7 +267,7 @@ class TableRotator:
 
     def _publish_run_metrics(self, report: RunReport) -> None:
         """Tables left alone (future-dated, foreign look-alikes) and failed, so alarms can watch them."""
-        if self.cloudwatch is None or not self.config.metric_namespace:
+        if self.cloudwatch is None or not self.config.metric_namespace or self._dry_run:
             return
         counts = {
             RotationMetric.FUTURE_PERIOD_TABLES: report.count("future"),
@@ -333,6 +349,9 @@ class TableRotator:
             request["SSESpecification"] = {"Enabled": True, "SSEType": "KMS", "KMSMasterKeyId": self.config.kms_key_arn}
         if self.config.stream_view_type:
             request["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": self.config.stream_view_type}
+        if self._dry_run:
+            self._report_dry_create(name, tier, report)
+            return
         try:
             self.dynamodb.create_table(**request)
             report.add("create", name, tier=tier.describe())
@@ -346,6 +365,22 @@ class TableRotator:
         self._ensure_settings([name], report)
         if tier.auto_scaling and self._owned(describe_table(self.dynamodb, name)):
             self._tiers.register_scaling(name, tier, self._tiers.autoscaled_tables([name]), report)
+
+    def _report_dry_create(self, name: str, tier: CapacityTier, report: RunReport) -> None:
+        """What creating ``name`` would record, without a call: create, then the new table's settings."""
+        if describe_table(self.dynamodb, name):
+            report.add("exists", name, reason="table already exists")
+            self._ensure_settings([name], report)
+            return
+        report.add("create", name, tier=tier.describe())
+        if self.config.point_in_time_recovery:
+            report.add("enable_pitr", name)
+        if self.config.ttl_attribute:
+            report.add("enable_ttl", name, attribute=self.config.ttl_attribute)
+        if self.stream_consumer is not None and self.config.stream_view_type:
+            report.add("attach_stream_consumer", name, stream="(the new table's stream)")
+        if tier.auto_scaling:
+            report.add("register_autoscaling", name, target=tier.auto_scaling.target_utilization)
 
     def _ensure_own_tags(self, name: str) -> None:
         """Make sure a table this run created carries the ownership tags (some emulators ignore CreateTable's Tags)."""
@@ -391,21 +426,27 @@ class TableRotator:
         if self.config.point_in_time_recovery:
             status = self.dynamodb.describe_continuous_backups(TableName=name)["ContinuousBackupsDescription"]
             if status.get("PointInTimeRecoveryDescription", {}).get("PointInTimeRecoveryStatus") != "ENABLED":
-                self.dynamodb.update_continuous_backups(
-                    TableName=name, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True}
-                )
+                if not self._dry_run:
+                    self.dynamodb.update_continuous_backups(
+                        TableName=name, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True}
+                    )
                 report.add("enable_pitr", name)
         if self.config.ttl_attribute:
             ttl = self.dynamodb.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
             if ttl.get("TimeToLiveStatus") not in ("ENABLED", "ENABLING"):
-                self.dynamodb.update_time_to_live(
-                    TableName=name,
-                    TimeToLiveSpecification={"Enabled": True, "AttributeName": self.config.ttl_attribute},
-                )
+                if not self._dry_run:
+                    self.dynamodb.update_time_to_live(
+                        TableName=name,
+                        TimeToLiveSpecification={"Enabled": True, "AttributeName": self.config.ttl_attribute},
+                    )
                 report.add("enable_ttl", name, attribute=self.config.ttl_attribute)
         stream_arn = description.get("LatestStreamArn")
-        has_consumer = self.stream_consumer is not None and stream_arn
-        if has_consumer and self.stream_consumer.attach(self.lambda_client, stream_arn):
+        if self.stream_consumer is None or not stream_arn:
+            return
+        if self._dry_run:
+            if not self.stream_consumer.attached(self.lambda_client, stream_arn):
+                report.add("attach_stream_consumer", name, stream=stream_arn)
+        elif self.stream_consumer.attach(self.lambda_client, stream_arn):
             report.add("attach_stream_consumer", name, stream=stream_arn)
 
     # ---- metrics ----------------------------------------------------------------------------
@@ -420,6 +461,10 @@ class TableRotator:
             return
         name = self._name(upcoming)
         missing = 0 if name in tables or describe_table(self.dynamodb, name).get("TableStatus") else 1
+        if self._dry_run:  # what the real run would publish: 0 once it has created the table
+            created = any(a["action"] == "create" and a["table"] == name for a in report.actions)
+            report.add("metric", name, **{RotationMetric.NEXT_PERIOD_TABLE_MISSING: 0 if created else missing})
+            return
         try:
             publish(
                 self.cloudwatch, self.config.metric_namespace, self.layout.table_prefix,

@@ -32,6 +32,9 @@ class TierChanges:
     :param budget: the run's change budget, shared with expiry.
     :param max_concurrency: tables updated in parallel.
     :param owned: whether a table, given its DescribeTable description, belongs to this rotation (its tags).
+    :param dry_run: decide and report every step as a real run would, but make no UpdateTable or
+        auto-scaling call.
+        Default: False.
     """
 
     dynamodb: Any
@@ -39,6 +42,7 @@ class TierChanges:
     budget: ChangeBudget
     max_concurrency: int
     owned: Callable[[dict[str, Any]], bool]
+    dry_run: bool = False
 
     def apply(
         self,
@@ -96,7 +100,8 @@ class TierChanges:
         if not self.budget.take():
             report.add("defer", table.name, tier=tier.describe(), reason=self.budget.reason)
             return
-        self.dynamodb.update_table(TableName=table.name, **request)
+        if not self.dry_run:
+            self.dynamodb.update_table(TableName=table.name, **request)
         report.add(
             "update", table.name, tier=tier.describe(), was=current_capacity(description), changes=sorted(request),
             steps_left=len(steps) - index - 1,
@@ -136,6 +141,9 @@ class TierChanges:
         if name in scaled:
             return
         scaling = tier.auto_scaling
+        if self.dry_run:
+            report.add("register_autoscaling", name, target=scaling.target_utilization)
+            return
         limits = {
             "read": (tier.read_capacity, scaling.max_read_capacity),
             "write": (tier.write_capacity, scaling.max_write_capacity),
@@ -157,6 +165,9 @@ class TierChanges:
         report.add("register_autoscaling", name, target=scaling.target_utilization)
 
     def _deregister_scaling(self, name: str, report: RunReport) -> None:
+        if self.dry_run:
+            report.add("deregister_autoscaling", name)
+            return
         for dimension, _metric in _SCALING_DIMENSIONS.values():
             try:
                 self.autoscaling.deregister_scalable_target(
