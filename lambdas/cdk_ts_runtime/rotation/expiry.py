@@ -89,14 +89,13 @@ class TableExpiry:
     def _archived(self, table: PeriodTable, description: dict[str, Any], report: RunReport) -> bool:
         """True once a proving export exists; otherwise starts (or waits for) one. Never loses data."""
         arn = description["TableArn"]
-        period_end = next_start(self.period, table.start)
-        ours = [e for e in self._exports(arn) if self._to_our_archive(e, table.name)]
-        if any(self._proves(e, period_end) for e in ours):
+        proof = self.export_proof(table, description)
+        if proof["proven"]:
             return True
-        if any(e.get("ExportStatus") == "IN_PROGRESS" for e in ours):
+        if proof["in_progress"]:
             report.add("wait_export", table.name, reason="export in progress: delete after it completes")
             return False
-        failed = sum(e.get("ExportStatus") == "FAILED" for e in ours)
+        failed = proof["failed"]
         if self.dry_run:
             report.add("export", table.name, bucket=self.config.archive_bucket, retry=failed)
             return False
@@ -114,6 +113,29 @@ class TableExpiry:
             return False
         report.add("export", table.name, bucket=self.config.archive_bucket, retry=failed)
         return False
+
+    def export_proof(self, table: PeriodTable, description: dict[str, Any]) -> dict[str, Any]:
+        """What the exports of ``table`` to the configured bucket and prefix prove (reads only).
+
+        :param table: the period table.
+        :param description: its DescribeTable description (for the ARN).
+        :return: ``proven`` (a FULL export COMPLETED at or after ``period_end``), ``proving_export`` (its
+            ARN and time, or None), ``in_progress``, ``failed`` (how many failed), ``period_end`` (ISO-8601).
+        """
+        period_end = next_start(self.period, table.start)
+        ours = [e for e in self._exports(description["TableArn"]) if self._to_our_archive(e, table.name)]
+        proving = [e for e in ours if self._proves(e, period_end)]
+        first = proving[0] if proving else None
+        return {
+            "proven": bool(proving),
+            "proving_export": {
+                "arn": first.get("ExportArn"),
+                "time": (first.get("ExportTime") or first.get("StartTime")).astimezone(UTC).isoformat(),
+            } if first else None,
+            "in_progress": any(e.get("ExportStatus") == "IN_PROGRESS" for e in ours),
+            "failed": sum(e.get("ExportStatus") == "FAILED" for e in ours),
+            "period_end": period_end.isoformat(),
+        }
 
     def _exports(self, table_arn: str) -> list[dict[str, Any]]:
         """ExportDescription of every export of the table (ListExports pages, then DescribeExport each)."""

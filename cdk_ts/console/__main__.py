@@ -1,0 +1,146 @@
+"""``cdk-ts``: the operator console — ``status``, ``rotate --dry-run``, ``replay`` and ``plan``.
+
+Exit codes: 0 ok; 1 something needs attention; 2 usage or configuration error; 3 an AWS read failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from cdk_ts.console import (
+    EXIT_AWS,
+    EXIT_USAGE,
+    ConsoleError,
+    dry_run_exit_code,
+    format_report,
+    format_status,
+    function_environment,
+    parse_time,
+    settings_env,
+    status,
+    status_exit_code,
+)
+
+#: Subcommands handed whole to the commands they replace (their own flags and help).
+DELEGATED = ("plan", "replay")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2 on usage errors: the console's usage code too
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line of ``cdk-ts``."""
+    p = _Parser(
+        prog="cdk-ts",
+        description="Operate cdk-ts deployments: a rotation's state, dry runs, archive replay, capacity plans.",
+        epilog="Exit codes: 0 ok; 1 something needs attention; 2 usage or configuration error; "
+        "3 an AWS read failed. AWS credentials, Region and AWS_ENDPOINT_URL come from the usual boto3 settings.",
+    )
+    commands = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    state = commands.add_parser("status", help="a rotation's tables, tiers, ownership, export proof, next table")
+    _rotation_flags(state)
+    rotate = commands.add_parser("rotate", help="what a rotation run would change (--dry-run), changing nothing")
+    rotate.add_argument("--dry-run", action="store_true", required=True,
+                        help="required: the console only reports; real runs are the rotation function's")
+    rotate.add_argument("operation", choices=["create_new", "resize_old", "reconcile"])
+    _rotation_flags(rotate)
+    commands.add_parser("replay", add_help=False, help="archive S3 on-failure records (python -m cdk_ts_runtime."
+                        "archiver replay); see cdk-ts replay --help")
+    commands.add_parser("plan", add_help=False, help="capacity, partitions and cost (cdk-ts-plan); "
+                        "see cdk-ts plan --help")
+    return p
+
+
+def _rotation_flags(p: argparse.ArgumentParser) -> None:
+    given = p.add_argument_group("the rotation (from its function, flags, or both: flags win)")
+    given.add_argument("--function", help="the rotation function's name or ARN: its environment holds the settings")
+    given.add_argument("--table-prefix", help="the tables' prefix (tables are PREFIX_LABEL)")
+    given.add_argument("--period", help="hourly, daily, weekly or monthly (default daily)")
+    given.add_argument("--partition-key", help="default pk")
+    given.add_argument("--partition-key-type", choices=["S", "N", "B"], help="default N")
+    given.add_argument("--sort-key", help="default sk")
+    given.add_argument("--sort-key-type", choices=["S", "N"], help="default N")
+    given.add_argument("--retain-periods", type=int, help="periods kept, the current one included")
+    given.add_argument("--archive-bucket", help="where expired tables are exported before deletion")
+    given.add_argument("--archive-prefix", help="key prefix of the exports")
+    given.add_argument("--rotation-config", help="the whole RotationConfig as JSON (CDK_TS_ROTATION_CONFIG)")
+    p.add_argument("--at", help="reference time, ISO-8601 (no zone means UTC); default now")
+    p.add_argument("--json", action="store_true", help="print JSON for scripts instead of text")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``cdk-ts``; returns the exit code (see the module's docstring).
+
+    :param argv: the command-line arguments.
+        Default: None — ``sys.argv[1:]``.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in DELEGATED:
+        return _delegate(argv[0], argv[1:])
+    args = parser().parse_args(argv)
+    try:
+        rotator = _rotator(args)
+        when = parse_time(args.at)
+        if args.command == "status":
+            answer: dict[str, Any] = status(rotator, when)
+            code, text = status_exit_code(answer), format_status
+        else:
+            rotator.clock = lambda: when  # a dry run may look at any time: nothing it decides is acted on
+            answer = rotator.run(args.operation, when, dry_run=True)
+            code, text = dry_run_exit_code(answer), format_report
+    except (ConsoleError, ValueError, KeyError) as error:
+        print(f"cdk-ts {args.command}: error: {error.args[0] if error.args else error}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as error:  # noqa: BLE001 - botocore's errors: credentials, permissions, endpoint
+        print(f"cdk-ts {args.command}: AWS error: {type(error).__name__}: {error}", file=sys.stderr)
+        return EXIT_AWS
+    print(json.dumps(answer, indent=2, default=str) if args.json else text(answer))
+    return code
+
+
+def _rotator(args: argparse.Namespace):
+    import boto3
+
+    from cdk_ts_runtime._retries import CONTROL_PLANE
+    from cdk_ts_runtime.handlers.rotation import build_rotator
+
+    base = function_environment(boto3.client("lambda", config=CONTROL_PLANE), args.function) if args.function else {}
+    layout = {
+        "table_prefix": args.table_prefix, "period": args.period, "partition_key": args.partition_key,
+        "partition_key_type": args.partition_key_type, "sort_key": args.sort_key, "sort_key_type": args.sort_key_type,
+    }
+    config: dict[str, Any] = {}
+    if args.rotation_config:
+        try:
+            config = json.loads(args.rotation_config)
+        except json.JSONDecodeError as error:
+            raise ConsoleError(f"--rotation-config is not JSON: {error}") from None
+        if not isinstance(config, dict):
+            raise ConsoleError("--rotation-config must be a JSON object")
+    for key in ("retain_periods", "archive_bucket", "archive_prefix"):
+        if getattr(args, key) is not None:
+            config[key] = getattr(args, key)
+    env = settings_env(base, layout=layout, config=config)
+    rotator = build_rotator(env)
+    rotator.lock = None  # the console never takes the rotation's lock
+    return rotator
+
+
+def _delegate(command: str, argv: list[str]) -> int:
+    if command == "plan":
+        from cdk_ts.plan.__main__ import main as plan
+
+        return plan(argv)
+    from cdk_ts_runtime.archiver import main as archiver
+
+    return archiver(["replay", *argv])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
