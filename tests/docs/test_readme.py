@@ -21,7 +21,9 @@ Blocks that need tables or environment variables first are preceded in README.md
   ``SHARDED_*`` / ``SHARDING_STRATEGY`` variables;
 - ``timestream``: the Timestream database ``fleet`` with table ``telemetry``;
 - ``handler_module``: the ``user-handler: code`` block importable as ``handler`` (what a user's
-  pytest ``pythonpath = ["src/ingest"]`` does).
+  pytest ``pythonpath = ["src/ingest"]`` does);
+- ``archive``: the block runs in a fresh folder holding ``archive/``, objects the real archiver wrote
+  (``tests/support/archive.py``: INSERT, MODIFY and REMOVE records, DynamoDB-sized sequence numbers).
 
 The block marked ``<!-- user-handler: code -->`` only defines ``handler``; its test calls it with the
 environment the ``user-handler: construct`` block's ``bind`` sets, against moto.
@@ -48,6 +50,7 @@ from cdk_ts_runtime.table_layout import TableLayout
 from tests.conftest import REGION
 from tests.runtime.test_device_log import create_device_log_table
 from tests.runtime.test_sharding import create_tables as create_sharded_tables
+from tests.support.archive import write_archive
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 _FENCE = re.compile(r"^```(\w*)\s*$")
@@ -163,12 +166,18 @@ def setup_handler_module(monkeypatch, tmp_path) -> None:
     monkeypatch.delitem(sys.modules, "handler", raising=False)
 
 
+def setup_archive(monkeypatch, tmp_path) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_archive(tmp_path / "archive")
+
+
 SETUPS: dict[str, Callable] = {
     "router": setup_router,
     "device_log": setup_device_log,
     "sharding": setup_sharding,
     "timestream": setup_timestream,
     "handler_module": setup_handler_module,
+    "archive": setup_archive,
 }
 
 
