@@ -24,7 +24,7 @@ class RunReport:
     :param reference_time: the run's reference time, ISO-8601.
     :param actions: what was done, one dict per action (see ``add``).
         Default: an empty list.
-    :param dry_run: the run changed nothing: each action is what a real run would do, marked ``"dry_run": True``.
+    :param dry_run: the run changed nothing; each action is what a real run would do, marked ``"dry_run"`` true.
         Default: False.
     """
 

@@ -142,11 +142,11 @@ class TableRotator:
         :param when: the reference time (the scheduled time of the event).
         :param wait_for_lock: seconds to keep trying for a lock another run holds.
             Default: 0 — one try.
-        :param dry_run: report what the run would do and change nothing: no CreateTable, UpdateTable,
+        :param dry_run: report what the run would do and change nothing (no CreateTable, UpdateTable,
             DeleteTable, export, PITR, TTL, tag, auto-scaling, event-source-mapping or metric call is made
-            and no lock is taken (only reads: ListTables, DescribeTable, ListTagsOfResource, ListExports,
-            DescribeExport, reads of auto scaling and CloudWatch). The report has the action names a real
-            run would record, each marked ``"dry_run": True``; failures are reported, not raised. A new
+            and no lock is taken; only reads such as ListTables, DescribeTable, ListTagsOfResource, ListExports,
+            DescribeExport, and reads of auto scaling and CloudWatch). The report has the action names a real
+            run would record, each marked ``"dry_run"`` true; failures are reported, not raised. A new
             table's settings (PITR, TTL, stream consumer) are reported as the steps a real run takes after
             creating it.
             Default: False — the run makes its changes.
