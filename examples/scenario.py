@@ -7,6 +7,10 @@ read back from the deployed function. Exit code 0 only when every step's result 
 
 Usage: .venv/bin/python -m examples.scenario [--port N] [--keep] [--results FILE]
 
+``--keep`` leaves the stack deployed and the emulator running after the scenario, prints how to reach
+them (endpoint URL, stack name, the variables to export) and waits until it is stopped (Ctrl-C or
+SIGTERM), then stops the emulator.
+
 Each step records ``(step, ok, figure)``; ``--results`` writes them as JSON (what the e2e test asserts
 on), along with the emulator's PID and whether the stack was destroyed.
 """
@@ -19,8 +23,10 @@ import io
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -414,7 +420,10 @@ def main(argv: list[str] | None = None) -> int:
     """Deploy, run the scenario, destroy; returns the process exit code."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0, help="emulator port (default: a free one)")
-    parser.add_argument("--keep", action="store_true", help="leave the stack and the emulator's state (until exit)")
+    parser.add_argument(
+        "--keep", action="store_true",
+        help="keep the stack and the emulator running until Ctrl-C or SIGTERM, and print how to reach them",
+    )
     parser.add_argument("--results", type=Path, help="write every step's result to this JSON file")
     args = parser.parse_args(argv)
     say("cdk-ts sample: deploy to a local emulator, run the scenario, tear down")
@@ -424,6 +433,7 @@ def main(argv: list[str] | None = None) -> int:
     say(f"emulator: moto_server pid {server.pid} at {server.endpoint_url}")
     scenario: Scenario | None = None
     destroyed = False
+    results: list = []
     try:
         env = cli_environment(server.endpoint_url)
         os.environ.update({k: v for k, v in env.items() if k.startswith(("AWS_", "CDK_"))})
@@ -456,17 +466,57 @@ def main(argv: list[str] | None = None) -> int:
                 cdk(env, "destroy", "--force")
                 destroyed = True
                 say(f"destroy: {STACK} deleted (period tables and RETAIN resources stay, as they would in AWS)")
+        results = scenario.results if scenario else []
+        write_results(args.results, results, server.pid, destroyed=destroyed)
+        if args.keep:
+            say(reach_text(server.endpoint_url, env))
+            wait_until_stopped(server)
     finally:
         server.stop()
         say(f"emulator: stopped pid {server.pid}")
-    results = scenario.results if scenario else []
-    if args.results:
-        args.results.write_text(json.dumps({
+    return 0 if results and all(ok for _step, ok, _figure in results) else 1
+
+
+def write_results(path: Path | None, results: list, pid: int, *, destroyed: bool) -> None:
+    """``--results``: every step's result, the emulator's PID and whether the stack was destroyed."""
+    if path:
+        path.write_text(json.dumps({
             "steps": [{"step": step, "ok": ok, "figure": figure} for step, ok, figure in results],
-            "emulator_pid": server.pid,
+            "emulator_pid": pid,
             "destroyed": destroyed,
         }, indent=2))
-    return 0 if results and all(ok for _step, ok, _figure in results) else 1
+
+
+def reach_text(url: str, env: dict[str, str]) -> str:
+    """What ``--keep`` prints: where the emulator is, the stack's name and what to export to use it."""
+    exports = "\n".join(
+        f"  export {name}={env[name]}"
+        for name in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION")
+    )
+    return (
+        f"\nkept: stack {STACK} stays deployed on the emulator at {url} (moto_server, account {ACCOUNT}, "
+        f"Region {REGION}).\n"
+        f"To reach it from another shell:\n{exports}\n"
+        f"  aws cloudformation describe-stacks --stack-name {STACK}\n"
+        f"  .venv/bin/cdk-ts status --function \"$(aws cloudformation describe-stacks --stack-name {STACK} "
+        "--query \"Stacks[0].Outputs[?OutputKey=='RotationFunctionName'].OutputValue\" --output text)\"\n"
+        "Stop with Ctrl-C (or SIGTERM): the emulator and everything in it go with it."
+    )
+
+
+def wait_until_stopped(server) -> None:
+    """Block until SIGINT or SIGTERM arrives (or the emulator exits by itself)."""
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        while not stop.wait(1.0):
+            if server.process.poll() is not None:
+                say(f"emulator: pid {server.pid} exited by itself")
+                return
+        say("stopping: signal received")
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 if __name__ == "__main__":

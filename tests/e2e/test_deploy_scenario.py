@@ -38,3 +38,50 @@ def test_sample_app_deploys_runs_the_scenario_and_tears_down(tmp_path):
     assert results["destroyed"] is True
     assert result.returncode == 0, output[-3000:]
     assert not Path(f"/proc/{results['emulator_pid']}").exists(), "the emulator process is still running"
+
+
+@pytest.mark.e2e
+@pytest.mark.slow
+def test_keep_leaves_the_stack_and_the_emulator_until_sigterm_and_says_how_to_reach_them(tmp_path):
+    import re
+    import signal
+    import time
+
+    import boto3
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "CDK_"))}
+    results_file = tmp_path / "results.json"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "examples.scenario", "--keep", "--results", str(results_file)],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    lines = []
+    try:
+        deadline = time.monotonic() + 900
+        for line in process.stdout:
+            lines.append(line)
+            if line.startswith("Stop with Ctrl-C") or time.monotonic() > deadline:
+                break
+        output = "".join(lines)
+        assert "Stop with Ctrl-C" in output, output[-6000:]
+        url = re.search(r"on the emulator at (http://localhost:\d+)", output).group(1)
+        assert f"  export AWS_ENDPOINT_URL={url}\n" in output
+        assert "  export AWS_ACCESS_KEY_ID=testing\n" in output and "  export AWS_DEFAULT_REGION=us-east-1\n" in output
+        results = json.loads(results_file.read_text())
+        assert results["destroyed"] is False
+        time.sleep(3)  # still there a while later: the stack answers at the printed endpoint
+        assert process.poll() is None
+        cloudformation = boto3.client(
+            "cloudformation", endpoint_url=url, region_name="us-east-1",
+            aws_access_key_id="testing", aws_secret_access_key="testing",
+        )
+        (stack,) = cloudformation.describe_stacks(StackName="CdkTsSample")["Stacks"]
+        assert stack["StackStatus"].endswith("_COMPLETE")
+        process.send_signal(signal.SIGTERM)
+        rest = process.communicate(timeout=60)[0]
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert "emulator: stopped pid" in rest
+    assert process.returncode == 0, output[-3000:] + rest
+    assert not Path(f"/proc/{results['emulator_pid']}").exists(), "the emulator process is still running"
