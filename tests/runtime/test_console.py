@@ -201,3 +201,14 @@ def test_the_console_does_not_load_aws_cdk():
         cwd=ROOT, capture_output=True, text=True, check=True,
     )
     assert check.stdout.strip() == "False"
+
+
+def test_an_aws_failure_exits_3_and_says_so(unique_name):
+    from types import SimpleNamespace
+
+    from examples.local_aws import free_port
+
+    closed = SimpleNamespace(endpoint_url=f"http://127.0.0.1:{free_port()}")  # nothing listens there
+    result = console(closed, "status", "--table-prefix", f"{unique_name}_x")
+    assert result.returncode == 3, result.stderr
+    assert "cdk-ts status: AWS error: EndpointConnectionError" in result.stderr and result.stdout == ""
