@@ -133,7 +133,7 @@ def status(rotator, when: datetime) -> dict[str, Any]:
             steps = tier_steps(description, wanted) if description else []
             entry["wanted"] = wanted.describe()
             entry["steps_left"] = [_step_kind(step) for step in steps]
-        if not owned:
+        if description and not owned:  # a table gone since ListTables is no look-alike
             attention.append(f"{table.name} is a look-alike (no cdk-ts:prefix/period tags of this rotation): "
                              "the rotation never resizes or deletes it")
         if role == "future":
