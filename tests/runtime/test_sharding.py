@@ -116,6 +116,7 @@ def test_first_writer_creates_the_metadata_item(tables):
         "last_updated": {"N": str(epoch)},
         "last_updated_ms": {"N": str(int(table.clock() * 1000))},
         "version": {"N": "1"},
+        "max_shards": {"N": "64"},  # the creating writer's cap: a count above it is corrupt
         "shard_history": {"SS": [f"{epoch}:1"]},
     }
     stored = tables[0].query(
@@ -317,7 +318,9 @@ def test_computed_point_reads_touch_the_shard_in_force_at_the_items_time(aws):
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"max_shards": 0}, "max_shards 0 must be a whole number >= 1"),
+        ({"max_shards": 0}, "max_shards 0 must be a whole number >= 1 and <= 1024"),
+        ({"max_shards": 2000}, "max_shards 2000 must be a whole number >= 1 and <= 1024"),
+        ({"max_attempts": 0}, "max_attempts 0 must be a whole number >= 1"),
         ({"cooldown_seconds": 0.5}, "cooldown_seconds 0.5 must be >= 1"),
         ({"strategy": "hash"}, "strategy 'hash' is not one of random, computed"),
         ({"growth": "triple"}, "growth 'triple' is not one of increment, double"),
