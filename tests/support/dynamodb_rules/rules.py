@@ -1,0 +1,634 @@
+"""DynamoDB's documented rules as plain Python: no sockets, no engine, a clock passed in.
+
+The HTTP layer (``server.py``) asks these classes whether a request may go through and what the
+table's description must say afterwards. Every rule names its source next to the code that applies it.
+Where DynamoDB's exact error wording is not documented, the message says what DynamoDB refuses in the
+harness's own words, and the comment says so.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import re
+from dataclasses import asdict, dataclass, field, fields
+from datetime import UTC, datetime, timedelta
+
+DYNAMODB_ERROR_PREFIX = "com.amazonaws.dynamodb.v20120810#"
+
+# Warm throughput of a new on-demand table: "New on-demand tables start with a warm throughput of
+# 12,000 read units per second and 4,000 write units per second."
+# https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/warm-throughput-scenarios.html
+ON_DEMAND_WARM_READ = 12_000
+ON_DEMAND_WARM_WRITE = 4_000
+
+# Fields of UpdateTable/CreateTable the harness keeps itself, because an engine refuses or ignores them:
+# dynalite answers an UpdateTable carrying only one of these with "At least one of ProvisionedThroughput,
+# BillingMode, ... is required"; moto ignores TableClass and OnDemandThroughput in DescribeTable.
+HARNESS_OWNED_FIELDS = ("TableClass", "WarmThroughput", "OnDemandThroughput", "DeletionProtectionEnabled")
+
+
+@dataclass
+class RulesSettings:
+    """What the harness enforces; every number is DynamoDB's default unless a test scales it down."""
+
+    update_seconds: float = 60.0  # a table stays UPDATING this long after each accepted UpdateTable
+    create_seconds: float = 20.0  # CREATING after CreateTable
+    delete_seconds: float = 20.0  # DELETING after DeleteTable (still listed; the engine deletes it after)
+    # Tables in CREATING/UPDATING/DELETING at once, per account (ServiceQuotas: 500).
+    control_plane_limit: int = 500
+    write_units_per_second: float = 1000.0  # per partition key value (bucket: one second of units)
+    read_units_per_second: float = 3000.0  # per partition key value, strongly consistent units
+    throttle_partitions: bool = True  # False: no data-plane throttling at all (control-plane rules only)
+    decreases_any_time: int = 4  # capacity decreases allowed at any time in a UTC day
+    decreases_per_day: int = 27  # then one per hour, up to this many in the UTC day
+    on_demand_switches_per_day: int = 4  # provisioned -> on-demand, rolling 24 h
+    table_class_changes_per_30_days: int = 2  # trailing 30 days
+
+    def updated(self, **changes) -> RulesSettings:
+        """A copy with ``changes``; an unknown name is refused with the names that exist."""
+        known = {f.name for f in fields(self)}
+        unknown = set(changes) - known
+        if unknown:
+            raise ValueError(f"unknown RulesSettings {sorted(unknown)}; known: {sorted(known)}")
+        return RulesSettings(**{**asdict(self), **changes})
+
+
+class RuleError(Exception):
+    """A refusal, serialised as DynamoDB's JSON 1.0 error body (HTTP 400)."""
+
+    def __init__(self, code: str, message: str, **extra) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.extra = extra
+
+    def body(self) -> bytes:
+        """The error body exactly as DynamoDB shapes it: ``__type``, ``message``, then modeled fields."""
+        return json.dumps(
+            {"__type": DYNAMODB_ERROR_PREFIX + self.code, "message": self.message, **self.extra},
+            separators=(",", ":"),
+        ).encode()
+
+
+def validation_error(message: str) -> RuleError:
+    """``ValidationException`` with ``message``."""
+    return RuleError("ValidationException", message)
+
+
+def table_name_of(name_or_arn: str) -> str:
+    """The table name of a ``TableName`` parameter, which may also be the table's ARN."""
+    return name_or_arn.rsplit("/", 1)[-1] if name_or_arn.startswith("arn:") else name_or_arn
+
+
+def epoch(dt: datetime) -> float:
+    """A timestamp as DynamoDB's JSON protocol sends it: seconds since the epoch."""
+    return dt.timestamp()
+
+
+def _day_start(now: datetime) -> datetime:
+    return now.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _aws_time(dt: datetime) -> str:
+    # DynamoDB's decrease-limit message spells times like "Tuesday, March 10, 2026 at 1:00:00 AM
+    # Coordinated Universal Time".
+    hour = dt.hour % 12 or 12
+    return f"{dt:%A, %B} {dt.day}, {dt.year} at {hour}:{dt:%M:%S} {'AM' if dt.hour < 12 else 'PM'} " \
+        "Coordinated Universal Time"
+
+
+@dataclass
+class TableState:
+    """What the harness tracks for one table (the engines keep none of it)."""
+
+    name: str
+    status: str = "ACTIVE"  # CREATING / UPDATING / DELETING until status_until, then ACTIVE
+    status_until: datetime | None = None
+    billing_mode: str = "PROVISIONED"
+    read_capacity: int = 0
+    write_capacity: int = 0
+    decreases: list[datetime] = field(default_factory=list)
+    last_increase: datetime | None = None
+    last_decrease: datetime | None = None
+    on_demand_switches: list[datetime] = field(default_factory=list)
+    table_class: str = "STANDARD"
+    class_updates: list[datetime] = field(default_factory=list)
+    warm_read: int = 0
+    warm_write: int = 0
+    on_demand_throughput: dict | None = None
+    deletion_protection: bool = False
+    updates: int = 0  # accepted UpdateTable calls
+
+    def current_status(self, now: datetime) -> str:
+        """CREATING/UPDATING/DELETING while the window lasts, ACTIVE after it."""
+        if self.status_until is not None and now >= self.status_until and self.status != "DELETING":
+            self.status, self.status_until = "ACTIVE", None
+        return self.status
+
+    def decreases_today(self, now: datetime) -> list[datetime]:
+        """Decreases in the current UTC day."""
+        start = _day_start(now)
+        return [t for t in self.decreases if t >= start]
+
+    def as_dict(self, now: datetime) -> dict:
+        """Tracked state for test assertions (datetimes stay datetimes)."""
+        data = asdict(self)
+        data["status"] = self.current_status(now)
+        data["decreases_today"] = len(self.decreases_today(now))
+        data["on_demand_switches_24h"] = len([t for t in self.on_demand_switches if t > now - timedelta(hours=24)])
+        data["class_updates_30d"] = len([t for t in self.class_updates if t > now - timedelta(days=30)])
+        return data
+
+
+class ControlPlane:
+    """CreateTable/UpdateTable/DeleteTable rules and the table-state overlay on DescribeTable."""
+
+    TRANSITIONAL = ("CREATING", "UPDATING", "DELETING")
+
+    def __init__(self, settings: RulesSettings) -> None:
+        self.settings = settings
+        self.tables: dict[str, TableState] = {}
+
+    # -- status windows and the account-wide limit ------------------------------------------------------
+    def in_flight(self, now: datetime) -> int:
+        """Tables in CREATING/UPDATING/DELETING right now."""
+        return sum(1 for t in self.tables.values() if t.current_status(now) in self.TRANSITIONAL)
+
+    def _check_limit(self, now: datetime) -> None:
+        # "For most purposes, up to 500 simultaneous table operations are allowed per account. These
+        # operations include CreateTable, UpdateTable, DeleteTable, ..." (LimitExceededException in the
+        # API reference, https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTable.html#API_UpdateTable_Errors,
+        # and https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html).
+        # The wording is DynamoDB's "Subscriber limit exceeded: Only N tables can be created, updated,
+        # or deleted simultaneously".
+        limit = self.settings.control_plane_limit
+        if self.in_flight(now) >= limit:
+            raise RuleError(
+                "LimitExceededException",
+                f"Subscriber limit exceeded: Only {limit} tables can be created, updated, or deleted simultaneously",
+            )
+
+    def _check_not_in_use(self, name: str, now: datetime) -> None:
+        # "UpdateTable is an asynchronous operation; while it's executing, the table status changes from
+        # ACTIVE to UPDATING. While it's UPDATING, you can't issue another UpdateTable request."
+        # https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTable.html
+        # The message is the one hashicorp/terraform#9559 reports.
+        state = self.tables.get(name)
+        if state is not None and (status := state.current_status(now)) in self.TRANSITIONAL:
+            verb = {"CREATING": "created", "UPDATING": "updated", "DELETING": "deleted"}[status]
+            raise RuleError(
+                "ResourceInUseException",
+                f"Attempt to change a resource which is still in use: Table is being {verb}: {name}",
+            )
+
+    def state_for(self, name: str, description: dict | None = None) -> TableState:
+        """The tracked state of ``name``, first learnt from the engine's description when there is none."""
+        state = self.tables.get(name)
+        if state is None:
+            state = TableState(name=name)
+            if description is not None:
+                billing = (description.get("BillingModeSummary") or {}).get("BillingMode", "PROVISIONED")
+                throughput = description.get("ProvisionedThroughput") or {}
+                state.billing_mode = billing
+                state.read_capacity = int(throughput.get("ReadCapacityUnits", 0))
+                state.write_capacity = int(throughput.get("WriteCapacityUnits", 0))
+                warm = description.get("WarmThroughput") or {}
+                state.warm_read, state.warm_write = _initial_warm(state)
+                state.warm_read = max(state.warm_read, int(warm.get("ReadUnitsPerSecond", 0)))
+                state.warm_write = max(state.warm_write, int(warm.get("WriteUnitsPerSecond", 0)))
+                state.table_class = (description.get("TableClassSummary") or {}).get("TableClass", "STANDARD")
+                state.deletion_protection = bool(description.get("DeletionProtectionEnabled", False))
+            self.tables[name] = state
+        return state
+
+    # -- CreateTable ---------------------------------------------------------------------------------------
+    def check_create(self, request: dict, now: datetime) -> None:
+        """Refuse a CreateTable past the control-plane limit."""
+        self._check_limit(now)
+
+    def record_create(self, request: dict, now: datetime) -> TableState:
+        """The engine created the table: CREATING for ``create_seconds``, harness-owned fields from the request."""
+        name = table_name_of(request["TableName"])
+        state = TableState(name=name)
+        state.billing_mode = request.get("BillingMode", "PROVISIONED")
+        throughput = request.get("ProvisionedThroughput") or {}
+        state.read_capacity = int(throughput.get("ReadCapacityUnits", 0))
+        state.write_capacity = int(throughput.get("WriteCapacityUnits", 0))
+        state.warm_read, state.warm_write = _initial_warm(state)
+        warm = request.get("WarmThroughput") or {}
+        state.warm_read = max(state.warm_read, int(warm.get("ReadUnitsPerSecond", 0)))
+        state.warm_write = max(state.warm_write, int(warm.get("WriteUnitsPerSecond", 0)))
+        state.table_class = request.get("TableClass", "STANDARD")
+        state.on_demand_throughput = request.get("OnDemandThroughput")
+        state.deletion_protection = bool(request.get("DeletionProtectionEnabled", False))
+        state.status, state.status_until = "CREATING", now + timedelta(seconds=self.settings.create_seconds)
+        self.tables[name] = state
+        return state
+
+    # -- UpdateTable ---------------------------------------------------------------------------------------
+    def check_update(self, request: dict, description: dict, now: datetime) -> dict:
+        """Refuse an UpdateTable DynamoDB refuses; otherwise the changes it makes, for ``record_update``.
+
+        ``description`` is the engine's current ``Table`` description.
+        """
+        name = table_name_of(request["TableName"])
+        # A table-class change must be alone in its call: DynamoDB's own message, as reported in
+        # hashicorp/terraform-provider-aws#28497 (fixed in #29816, acceptance-tested against AWS).
+        if "TableClass" in request and set(request) - {"TableName", "TableClass"}:
+            raise validation_error(
+                "One or more parameter values were invalid: "
+                "TableClass modification must be the only operation in the request"
+            )
+        self._check_not_in_use(name, now)
+        self._check_limit(now)
+        state = self.state_for(name, description)
+        changes = self._changes(request, state)
+        if not changes:
+            raise self._no_op_error(request, state)
+        self._check_warm(request, state)
+        self._check_decrease(changes, state, now)
+        self._check_on_demand_switch(changes, state, now)
+        self._check_class_change(changes, state, now)
+        return changes
+
+    def _changes(self, request: dict, state: TableState) -> dict:
+        changes: dict = {}
+        billing = request.get("BillingMode", state.billing_mode)
+        if billing != state.billing_mode:
+            changes["BillingMode"] = billing
+        throughput = request.get("ProvisionedThroughput")
+        if throughput is not None:
+            read, write = int(throughput["ReadCapacityUnits"]), int(throughput["WriteCapacityUnits"])
+            if state.billing_mode == "PAY_PER_REQUEST" or (read, write) != (state.read_capacity, state.write_capacity):
+                changes["ProvisionedThroughput"] = (read, write)
+        if "TableClass" in request and request["TableClass"] != state.table_class:
+            changes["TableClass"] = request["TableClass"]
+        warm = request.get("WarmThroughput")
+        if warm is not None and (
+            int(warm.get("ReadUnitsPerSecond", state.warm_read)) != state.warm_read
+            or int(warm.get("WriteUnitsPerSecond", state.warm_write)) != state.warm_write
+        ):
+            changes["WarmThroughput"] = warm
+        if "OnDemandThroughput" in request and request["OnDemandThroughput"] != state.on_demand_throughput:
+            changes["OnDemandThroughput"] = request["OnDemandThroughput"]
+        protection = request.get("DeletionProtectionEnabled")
+        if protection is not None and bool(protection) != state.deletion_protection:
+            changes["DeletionProtectionEnabled"] = bool(protection)
+        # Streams, indexes, SSE, replicas: the harness does not model them; the engine judges them.
+        for key in ("StreamSpecification", "GlobalSecondaryIndexUpdates", "SSESpecification", "ReplicaUpdates",
+                    "AttributeDefinitions"):
+            if key in request:
+                changes[key] = request[key]
+        return changes
+
+    def _no_op_error(self, request: dict, state: TableState) -> RuleError:
+        # "UpdateTable changes nothing" is refused. DynamoDB's wording for equal throughput, as reported
+        # in cortexproject/cortex#441 and crossplane-contrib/provider-aws#464 (and mirrored by dynalite):
+        if "ProvisionedThroughput" in request:
+            t = request["ProvisionedThroughput"]
+            return validation_error(
+                "The provisioned throughput for the table will not change. The requested value equals the "
+                f"current value. Current ReadCapacityUnits provisioned for the table: {state.read_capacity}. "
+                f"Requested ReadCapacityUnits: {t['ReadCapacityUnits']}. Current WriteCapacityUnits provisioned "
+                f"for the table: {state.write_capacity}. Requested WriteCapacityUnits: {t['WriteCapacityUnits']}. "
+                "Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits."
+            )
+        if set(request) == {"TableName"}:
+            # DynamoDB's wording for an UpdateTable with nothing in it (dynalite mirrors it).
+            return validation_error(
+                "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, "
+                "GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required"
+            )
+        # Same class / billing mode / protection / warm throughput as now: harness wording (DynamoDB's exact
+        # text for these is not documented); being conservative, the harness refuses them too.
+        same = ", ".join(sorted(set(request) - {"TableName"}))
+        return validation_error(f"The requested update does not change the table: {same} equal the current values")
+
+    def _check_warm(self, request: dict, state: TableState) -> None:
+        # "You can increase the warm throughput value ... " and it cannot be decreased:
+        # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/warm-throughput.html
+        # (update-warm-throughput.html: "Increase your existing DynamoDB table's warm throughput").
+        warm = request.get("WarmThroughput")
+        if warm is None:
+            return
+        for key, current in (("ReadUnitsPerSecond", state.warm_read), ("WriteUnitsPerSecond", state.warm_write)):
+            if key in warm and int(warm[key]) < current:
+                raise validation_error(
+                    f"One or more parameter values were invalid: WarmThroughput {key} {int(warm[key])} is lower "
+                    f"than the table's current warm throughput {current}; warm throughput can only be increased"
+                )
+
+    def _check_decrease(self, changes: dict, state: TableState, now: datetime) -> None:
+        # "On a given day, you can start by performing up to four decreases within one hour as long as you
+        # have not performed any other decreases yet during that day. Subsequently, you can perform one
+        # additional decrease per hour (once every 60 minutes). This effectively brings the maximum number
+        # of decreases in a day to 27 times."
+        # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html
+        # (section "Decreasing provisioned throughput"). The message is DynamoDB's LimitExceededException text.
+        if not _is_decrease(changes, state):
+            return
+        s = self.settings
+        today = self.tables[state.name].decreases_today(now)
+        if len(today) < s.decreases_any_time:
+            return
+        last = max(today)
+        if len(today) < s.decreases_per_day and now - last >= timedelta(hours=1):
+            return
+        next_at = last + timedelta(hours=1) if len(today) < s.decreases_per_day else _day_start(now) + timedelta(days=1)
+        raise RuleError(
+            "LimitExceededException",
+            "Subscriber limit exceeded: Provisioned throughput decreases are limited within a given UTC day. "
+            f"After the first {s.decreases_any_time} decreases, each subsequent decrease in the same UTC day can be "
+            f"performed at most once every 3600 seconds. Number of decreases today: {len(today)}. "
+            f"Last decrease at {_aws_time(last)}. Next decrease can be made at {_aws_time(next_at)}",
+        )
+
+    def _check_on_demand_switch(self, changes: dict, state: TableState, now: datetime) -> None:
+        # "You can switch tables from provisioned capacity mode to on-demand mode up to four times in a
+        # 24-hour rolling window. You can switch tables from on-demand mode to provisioned capacity mode at
+        # any time." https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/switching.capacitymode.html
+        # DynamoDB's exact message is not documented: harness wording, DynamoDB's exception.
+        if changes.get("BillingMode") != "PAY_PER_REQUEST":
+            return
+        recent = [t for t in state.on_demand_switches if t > now - timedelta(hours=24)]
+        if len(recent) >= self.settings.on_demand_switches_per_day:
+            raise RuleError(
+                "LimitExceededException",
+                "Subscriber limit exceeded: a table can be switched from provisioned to on-demand capacity mode "
+                f"{self.settings.on_demand_switches_per_day} times in a 24-hour rolling window; "
+                f"{state.name} was switched at {', '.join(t.isoformat() for t in recent)}",
+            )
+
+    def _check_class_change(self, changes: dict, state: TableState, now: datetime) -> None:
+        # Table class changes: at most two in a trailing 30-day period, per issue 22 and DESIGN.md
+        # ("Considerations when choosing a table class",
+        # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/WorkingWithTables.tableclasses.html,
+        # and the UpdateTable TableClass parameter). DynamoDB's exact message is not documented:
+        # harness wording, DynamoDB's exception.
+        if "TableClass" not in changes:
+            return
+        recent = [t for t in state.class_updates if t > now - timedelta(days=30)]
+        if len(recent) >= self.settings.table_class_changes_per_30_days:
+            raise RuleError(
+                "LimitExceededException",
+                f"Subscriber limit exceeded: the table class of {state.name} can be updated "
+                f"{self.settings.table_class_changes_per_30_days} times in a trailing 30-day period; it was updated "
+                f"at {', '.join(t.isoformat() for t in recent)}",
+            )
+
+    def record_update(self, name: str, changes: dict, now: datetime) -> TableState:
+        """Apply accepted ``changes`` to the tracked state; the table is UPDATING for ``update_seconds``."""
+        state = self.tables[name]
+        if _is_decrease(changes, state):
+            state.decreases.append(now)
+            state.last_decrease = now
+        if _is_increase(changes, state):
+            state.last_increase = now
+        if changes.get("BillingMode") == "PAY_PER_REQUEST":
+            state.on_demand_switches.append(now)
+            state.billing_mode = "PAY_PER_REQUEST"
+            state.read_capacity = state.write_capacity = 0
+            # A table switched to on-demand can serve at least what a new on-demand table serves
+            # (on-demand-capacity-mode.html, "Initial throughput"): warm throughput never goes down.
+            state.warm_read = max(state.warm_read, ON_DEMAND_WARM_READ)
+            state.warm_write = max(state.warm_write, ON_DEMAND_WARM_WRITE)
+        elif changes.get("BillingMode") == "PROVISIONED":
+            state.billing_mode = "PROVISIONED"
+        if "ProvisionedThroughput" in changes:
+            state.read_capacity, state.write_capacity = changes["ProvisionedThroughput"]
+            # "As you increase the provisioned throughput beyond these values, the warm throughput will
+            # automatically adjust to the new higher values" (warm-throughput-scenarios.html).
+            state.warm_read = max(state.warm_read, state.read_capacity)
+            state.warm_write = max(state.warm_write, state.write_capacity)
+        if "TableClass" in changes:
+            state.table_class = changes["TableClass"]
+            state.class_updates.append(now)
+        if "WarmThroughput" in changes:
+            warm = changes["WarmThroughput"]
+            state.warm_read = max(state.warm_read, int(warm.get("ReadUnitsPerSecond", 0)))
+            state.warm_write = max(state.warm_write, int(warm.get("WriteUnitsPerSecond", 0)))
+        if "OnDemandThroughput" in changes:
+            state.on_demand_throughput = changes["OnDemandThroughput"]
+        if "DeletionProtectionEnabled" in changes:
+            state.deletion_protection = changes["DeletionProtectionEnabled"]
+        # Every accepted UpdateTable makes the table UPDATING, deletion-protection-only ones included
+        # (conservative: DynamoDB documents UPDATING for UpdateTable as a whole).
+        state.status, state.status_until = "UPDATING", now + timedelta(seconds=self.settings.update_seconds)
+        state.updates += 1
+        return state
+
+    # -- DeleteTable ---------------------------------------------------------------------------------------
+    def check_delete(self, name: str, description: dict, now: datetime) -> None:
+        """Refuse a DeleteTable on a table in transition, a protected table, or past the limit."""
+        self._check_not_in_use(name, now)
+        state = self.state_for(name, description)
+        if state.deletion_protection:
+            # Deletion protection (API_DeleteTable / DeletionProtectionEnabled); wording as moto mirrors it.
+            raise validation_error(
+                f"1 validation error detected: Table '{name}' can't be deleted while DeletionProtectionEnabled "
+                "is set to True"
+            )
+        self._check_limit(now)
+
+    def record_delete(self, name: str, now: datetime) -> TableState:
+        """DELETING for ``delete_seconds``; the server deletes it on the engine once ``due_deletes`` names it."""
+        state = self.tables[name]
+        state.status, state.status_until = "DELETING", now + timedelta(seconds=self.settings.delete_seconds)
+        return state
+
+    def due_deletes(self, now: datetime) -> list[str]:
+        """Tables whose DELETING window has ended: delete them on the engine and ``forget`` them."""
+        return [n for n, t in self.tables.items() if t.status == "DELETING" and t.status_until <= now]
+
+    def forget(self, name: str) -> None:
+        """Drop everything tracked for ``name`` (deleted, or a fresh table of the same name follows)."""
+        self.tables.pop(name, None)
+
+    # -- the description overlay -----------------------------------------------------------------------------
+    def overlay(self, description: dict, now: datetime) -> dict:
+        """The engine's ``TableDescription`` with what DynamoDB would report from the tracked state."""
+        name = description.get("TableName")
+        state = self.tables.get(name)
+        if state is None:
+            return description
+        status = state.current_status(now)
+        description["TableStatus"] = status
+        throughput = description.setdefault("ProvisionedThroughput", {})
+        if state.billing_mode == "PAY_PER_REQUEST":
+            throughput["ReadCapacityUnits"] = throughput["WriteCapacityUnits"] = 0
+        else:
+            throughput["ReadCapacityUnits"] = state.read_capacity
+            throughput["WriteCapacityUnits"] = state.write_capacity
+        throughput["NumberOfDecreasesToday"] = len(state.decreases_today(now))
+        times = (("LastDecreaseDateTime", state.last_decrease), ("LastIncreaseDateTime", state.last_increase))
+        for key, value in times:
+            if value is None:
+                throughput.pop(key, None)
+            else:
+                throughput[key] = epoch(value)
+        billing = {"BillingMode": state.billing_mode}
+        if state.on_demand_switches:
+            billing["LastUpdateToPayPerRequestDateTime"] = epoch(state.on_demand_switches[-1])
+        description["BillingModeSummary"] = billing
+        table_class = {"TableClass": state.table_class}
+        if state.class_updates:
+            table_class["LastUpdateDateTime"] = epoch(state.class_updates[-1])
+        description["TableClassSummary"] = table_class
+        description["WarmThroughput"] = {
+            "ReadUnitsPerSecond": state.warm_read,
+            "WriteUnitsPerSecond": state.warm_write,
+            "Status": "UPDATING" if status == "UPDATING" else "ACTIVE",
+        }
+        if state.on_demand_throughput is not None:
+            description["OnDemandThroughput"] = state.on_demand_throughput
+        else:
+            description.pop("OnDemandThroughput", None)
+        description["DeletionProtectionEnabled"] = state.deletion_protection
+        return description
+
+
+def _initial_warm(state: TableState) -> tuple[int, int]:
+    # On-demand: 12,000 / 4,000 (warm-throughput-scenarios.html). Provisioned: its provisioned capacity,
+    # as moto reports and as DESIGN.md records (provisioned tables accept warm values below 12,000/4,000,
+    # hashicorp/terraform-provider-aws#49894); it rises with the provisioned capacity (same page).
+    if state.billing_mode == "PAY_PER_REQUEST":
+        return ON_DEMAND_WARM_READ, ON_DEMAND_WARM_WRITE
+    return state.read_capacity, state.write_capacity
+
+
+def _is_decrease(changes: dict, state: TableState) -> bool:
+    if "ProvisionedThroughput" not in changes or state.billing_mode != "PROVISIONED":
+        return False
+    read, write = changes["ProvisionedThroughput"]
+    return read < state.read_capacity or write < state.write_capacity
+
+
+def _is_increase(changes: dict, state: TableState) -> bool:
+    if "ProvisionedThroughput" not in changes or state.billing_mode != "PROVISIONED":
+        return False
+    read, write = changes["ProvisionedThroughput"]
+    return read > state.read_capacity or write > state.write_capacity
+
+
+# -- item sizes and capacity units ---------------------------------------------------------------------------
+# "The total size of an item is the sum of the lengths of its attribute names and values": strings and
+# names UTF-8 bytes; numbers ~ 1 byte per two significant digits + 1; binary raw bytes; null/boolean 1;
+# list/map 3 bytes + 1 byte per element. https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html
+def _number_size(text: str) -> int:
+    digits = re.sub(r"[eE].*$", "", text.lstrip("+-")).replace(".", "").strip("0")
+    return (len(digits) + 1) // 2 + 1
+
+
+def value_size(value: dict) -> int:
+    """The size in bytes of one AttributeValue (without its name)."""
+    ((kind, v),) = value.items()
+    if kind == "S":
+        return len(v.encode())
+    if kind == "N":
+        return _number_size(v)
+    if kind == "B":
+        return len(base64.b64decode(v))
+    if kind in ("BOOL", "NULL"):
+        return 1
+    if kind == "SS":
+        return sum(len(s.encode()) for s in v)
+    if kind == "NS":
+        return sum(_number_size(n) for n in v)
+    if kind == "BS":
+        return sum(len(base64.b64decode(b)) for b in v)
+    if kind == "L":
+        return 3 + sum(1 + value_size(e) for e in v)
+    if kind == "M":
+        return 3 + sum(1 + len(k.encode()) + value_size(e) for k, e in v.items())
+    return len(json.dumps(v))
+
+
+def item_size(item: dict) -> int:
+    """The size in bytes of an item in DynamoDB JSON (``{"name": {"S": "..."}}``)."""
+    return sum(len(name.encode()) + value_size(value) for name, value in item.items())
+
+
+def write_units(size: int) -> int:
+    """Write units for one item: "one write request unit ... for an item up to 1 KB", rounded up.
+
+    https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html
+    """
+    return max(1, math.ceil(size / 1024))
+
+
+def read_units(size: int, consistent: bool) -> float:
+    """Read units: 4 KB per unit rounded up, half for eventually consistent reads (read-write-operations.html)."""
+    units = max(1, math.ceil(size / 4096))
+    return float(units) if consistent else units / 2
+
+
+class TokenBuckets:
+    """One token bucket per partition key value, on the harness clock; a bucket holds one second of units.
+
+    Partition limits: "each individual partition is limited to 1,000 write units per second and 3,000
+    read units per second" (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/warm-throughput-scenarios.html,
+    and bp-partition-key-design.html). The harness treats every partition key value as its own partition:
+    the hottest case, and the one the sharded writer is built for.
+    """
+
+    def __init__(self) -> None:
+        self._buckets: dict[tuple, list[float]] = {}
+
+    def level(self, key: tuple, rate: float, now: float) -> float:
+        """Units available for ``key`` at ``now`` (negative after an overdraft by a read)."""
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            return rate
+        tokens, last = bucket
+        return min(rate, tokens + max(0.0, now - last) * rate)
+
+    def try_take(self, key: tuple, units: float, rate: float, now: float) -> bool:
+        """Take ``units`` if the bucket holds them (or is full: one item bigger than a second's worth)."""
+        tokens = self.level(key, rate, now)
+        if tokens < units and tokens < rate:
+            self._buckets[key] = [tokens, now]
+            return False
+        self._buckets[key] = [tokens - units, now]
+        return True
+
+    def take(self, key: tuple, units: float, rate: float, now: float) -> None:
+        """Debit ``units`` after the fact (reads: the size is known from the response); may go negative."""
+        self._buckets[key] = [self.level(key, rate, now) - units, now]
+
+    def clear(self) -> None:
+        """Forget every bucket."""
+        self._buckets.clear()
+
+
+def key_identity(value: dict) -> str:
+    """A hashable identity for a partition key AttributeValue."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+_CONDITION = re.compile(r"([#:\w.]+)\s*=\s*([#:\w.]+)")
+
+
+def query_partition_value(request: dict, hash_key: str) -> dict | None:
+    """The partition key value a Query names in ``KeyConditionExpression`` (or legacy ``KeyConditions``)."""
+    if "KeyConditions" in request:
+        condition = request["KeyConditions"].get(hash_key) or {}
+        values = condition.get("AttributeValueList") or []
+        return values[0] if values else None
+    expression = request.get("KeyConditionExpression")
+    if not expression:
+        return None
+    names = request.get("ExpressionAttributeNames") or {}
+    values = request.get("ExpressionAttributeValues") or {}
+    for left, right in _CONDITION.findall(expression):
+        for attr, placeholder in ((left, right), (right, left)):
+            if placeholder.startswith(":") and names.get(attr, attr) == hash_key and placeholder in values:
+                return values[placeholder]
+    return None
+
+
+def parse_time(text: str) -> datetime:
+    """An ISO 8601 time as an aware UTC datetime (a naive one is taken as UTC)."""
+    dt = datetime.fromisoformat(text)
+    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
