@@ -17,7 +17,9 @@ from cdk_ts_runtime.sharding import SHARD_CEILING, ShardGrowth, ThrottleWindow, 
         (4, 0.05, ShardGrowth.INCREMENT, 6),
         (1, None, ShardGrowth.DOUBLE, 2),  # too few writes seen to measure: one step of the policy
         (3, None, ShardGrowth.INCREMENT, 4),
-        (1, 1.0, ShardGrowth.DOUBLE, 32),  # nothing accepted says >= 16x, not how much: at most 16x + headroom
+        (1, 1.0, ShardGrowth.DOUBLE, 16),  # nothing accepted says "much more", not how much: at most 16x
+        (1, 0.93, ShardGrowth.DOUBLE, 16),  # 17.9 with headroom, but one step multiplies by 16 at most
+        (2, 0.99, ShardGrowth.INCREMENT, 32),
     ],
 )
 def test_growth_goes_in_one_step_to_what_the_throttled_share_implies(count, share, growth, want):
@@ -41,7 +43,7 @@ def test_the_share_counts_writes_in_the_window_at_the_count_asked_about():
     clock = Clock()
     window = ThrottleWindow(10, clock)
     for i in range(40):
-        window.record("/k", 1, throttled=i % 4 != 0)  # 75 % throttled at 1 shard
+        window.record("/k", 1, first=True, accepted=i % 4 == 0)  # 75 % not taken at 1 shard
     assert window.share("/k", 1) == 0.75
     assert window.share("/k", 2) is None  # nothing measured at 2 shards yet
     clock.now += 11
@@ -51,7 +53,7 @@ def test_the_share_counts_writes_in_the_window_at_the_count_asked_about():
 def test_too_few_writes_tell_nothing():
     window = ThrottleWindow(10, Clock())
     for _ in range(ThrottleWindow.MIN_SAMPLES - 1):
-        window.record("/k", 1, throttled=True)
+        window.record("/k", 1, first=True, accepted=False)
     assert window.share("/k", 1) is None
 
 
@@ -59,6 +61,16 @@ def test_memory_is_bounded_per_key_and_in_keys():
     window = ThrottleWindow(10, Clock(), max_samples=50, max_keys=3)
     for key in ("/a", "/b", "/c", "/d"):
         for _ in range(100):
-            window.record(key, 1, throttled=True)
+            window.record(key, 1, first=True, accepted=False)
     assert window.share("/a", 1) is None  # the least recently written key was forgotten
     assert len(window._keys) == 3 and all(len(v) == 50 for v in window._keys.values())
+
+
+def test_retries_spend_the_partitions_units_but_are_not_more_load():
+    # 40 writes offered; 10 stored at the first attempt, 10 more on a retry, 20 never: half the load was taken
+    window = ThrottleWindow(10, Clock())
+    for i in range(40):
+        window.record("/k", 2, first=True, accepted=i < 10)
+    for i in range(30):
+        window.record("/k", 2, first=False, accepted=i < 10)
+    assert window.share("/k", 2) == 0.5

@@ -37,8 +37,9 @@ GrowthName = Literal["increment", "double"]
 SHARD_CEILING = 1024
 #: Grow to this much more than the observed load needs, so the next burst is not throttled at once.
 GROWTH_HEADROOM = 1.25
-#: One growth multiplies the count by at most this much: a throttled share near 100 % (nothing accepted)
-#: says the load is at least 16x what the shards take, not how much more.
+#: One growth multiplies the count by at most this much (headroom included): a throttled share near 100 %
+#: says the load is many times what the shards take, not how many, and near it the estimate is noisiest
+#: (the need is ``1 / (1 - share)``); a load beyond 16x grows again after the next cooldown.
 MAX_GROWTH_FACTOR = 16
 
 
@@ -68,6 +69,7 @@ def shards_needed(
     else:
         share = min(max(throttled_share, 0.0), 1 - 1 / MAX_GROWTH_FACTOR)
         need = count * headroom / (1 - share)
+    need = min(need, count * MAX_GROWTH_FACTOR)
     if growth is ShardGrowth.DOUBLE:
         target = count * 2
         while target < need:

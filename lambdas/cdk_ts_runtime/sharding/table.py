@@ -337,8 +337,8 @@ class ShardedTable:
                     raise
                 if scope is ThrottleScope.UNKNOWN:
                     scope = self._cloudwatch_scope.scope()
-                if attempt == 1:  # first attempts measure the offered load; retries would count it twice
-                    self.throttles.record(logical, count, scope is ThrottleScope.PARTITION)
+                if scope is ThrottleScope.PARTITION:
+                    self.throttles.record(logical, count, first=attempt == 1, accepted=False)
                 if scope is ThrottleScope.PARTITION:
                     self.grow(logical, info)
                 elif self.on_table_throttle is not None:
@@ -350,8 +350,7 @@ class ShardedTable:
                 stale = _STALE_AFTER_THROTTLE_SECONDS if scope is ThrottleScope.PARTITION else None
                 info = self.metadata.read(logical, max_age=stale)
                 continue
-            if attempt == 1:
-                self.throttles.record(logical, count, False)
+            self.throttles.record(logical, count, first=attempt == 1, accepted=True)
             return physical
         raise AssertionError("unreachable")  # pragma: no cover
 

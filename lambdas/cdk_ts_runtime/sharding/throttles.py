@@ -50,7 +50,12 @@ def throttle_scope(error: ClientError) -> ThrottleScope | None:
 
 
 class ThrottleWindow:
-    """One writer's recent first attempts per logical key: when, at which shard count, throttled by key range.
+    """One writer's recent writes per logical key: the writes offered and the writes accepted, per shard count.
+
+    The throttled share is ``1 - accepted / offered``, where ``offered`` counts each write once (its first
+    attempt) and ``accepted`` counts writes stored at any attempt: retries spend the same partition's units,
+    so counting each attempt as an offer would overstate the load. Only outcomes of the key's own partitions
+    count (a table-level throttle is neither).
 
     Memory is bounded: at most ``max_samples`` per key and ``max_keys`` keys (the least recently written
     key is forgotten first).
@@ -63,7 +68,7 @@ class ThrottleWindow:
         Default: 1024.
     """
 
-    #: Fewer outcomes than this at the current count tell nothing: growth takes the policy's smallest step.
+    #: Fewer writes than this offered at the current count tell nothing: growth takes the policy's smallest step.
     MIN_SAMPLES = 20
 
     def __init__(
@@ -73,11 +78,11 @@ class ThrottleWindow:
         self.clock = clock
         self.max_samples = max_samples
         self.max_keys = max_keys
-        self._keys: OrderedDict[str, deque[tuple[float, int, bool]]] = OrderedDict()
+        self._keys: OrderedDict[str, deque[tuple[float, int, bool, bool]]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def record(self, key: str, count: int, throttled: bool) -> None:
-        """Note one first attempt of a write to ``key`` made at ``count`` shards."""
+    def record(self, key: str, count: int, *, first: bool, accepted: bool) -> None:
+        """Note one attempt at writing to ``key`` at ``count`` shards: a write's first attempt or not, stored or not."""
         with self._lock:
             samples = self._keys.get(key)
             if samples is None:
@@ -86,19 +91,21 @@ class ThrottleWindow:
                     self._keys.popitem(last=False)
             else:
                 self._keys.move_to_end(key)
-            samples.append((self.clock(), count, throttled))
+            samples.append((self.clock(), count, first, accepted))
 
     def share(self, key: str, count: int) -> float | None:
-        """The share of the key's writes at ``count`` shards in the window that were throttled by key range.
+        """The share of the writes offered to the key at ``count`` shards in the window that it did not take.
 
-        None when fewer than :attr:`MIN_SAMPLES` were made at that count within the window.
+        None when fewer than :attr:`MIN_SAMPLES` writes were offered at that count within the window.
         """
         since = self.clock() - self.window_seconds
         with self._lock:
-            samples = [throttled for at, used, throttled in self._keys.get(key, ()) if at >= since and used == count]
-        if len(samples) < self.MIN_SAMPLES:
+            recent = [(first, ok) for at, used, first, ok in self._keys.get(key, ()) if at >= since and used == count]
+        offered = sum(first for first, _ok in recent)
+        if offered < self.MIN_SAMPLES:
             return None
-        return sum(samples) / len(samples)
+        accepted = sum(ok for _first, ok in recent)
+        return max(0.0, 1 - accepted / offered)
 
 
 class CloudWatchScope:
