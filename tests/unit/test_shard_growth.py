@@ -15,6 +15,8 @@ from cdk_ts_runtime.sharding import SHARD_CEILING, ShardGrowth, ThrottleWindow, 
         (4, 0.5, ShardGrowth.DOUBLE, 16),  # half throttled at 4: 8 needed, 10 with headroom
         (4, 0.05, ShardGrowth.DOUBLE, 8),  # barely throttled: the smallest step
         (4, 0.05, ShardGrowth.INCREMENT, 6),
+        (16, 0.0, ShardGrowth.DOUBLE, 16),  # everything offered was taken: a throttle then is a backlog draining
+        (16, 0.019, ShardGrowth.INCREMENT, 16),
         (1, None, ShardGrowth.DOUBLE, 2),  # too few writes seen to measure: one step of the policy
         (3, None, ShardGrowth.INCREMENT, 4),
         (1, 1.0, ShardGrowth.DOUBLE, 16),  # nothing accepted says "much more", not how much: at most 16x

@@ -19,6 +19,7 @@ from cdk_ts_runtime.sharding.metadata import CorruptShardMetadata, ShardInfo, Sh
 from cdk_ts_runtime.sharding.policy import (
     GROWTH_HEADROOM,
     GROWTH_POLICIES,
+    MIN_THROTTLED_SHARE,
     SHARD_CEILING,
     STRATEGIES,
     GrowthName,
@@ -46,6 +47,7 @@ __all__ = [
     "ENV_TABLE",
     "GROWTH_HEADROOM",
     "GROWTH_POLICIES",
+    "MIN_THROTTLED_SHARE",
     "SHARD_CEILING",
     "STRATEGIES",
     "CloudWatchScope",

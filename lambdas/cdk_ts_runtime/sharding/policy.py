@@ -43,6 +43,11 @@ GROWTH_HEADROOM = 1.25
 MAX_GROWTH_FACTOR = 16
 
 
+#: Below this share of writes not taken, a key is not grown: the shards take the load, and a throttle seen
+#: is retries of writes made before the last growth being drained, not new load.
+MIN_THROTTLED_SHARE = 0.02
+
+
 def shards_needed(
     count: int,
     throttled_share: float | None,
@@ -57,8 +62,9 @@ def shards_needed(
     worth; with ``headroom`` and rounded up to the growth policy, capped by ``cap`` (never below ``count``).
 
     :param count: the shard count the writes were made at.
-    :param throttled_share: the share of those writes throttled by key range, 0..1.
-        None: not enough writes seen to tell, so the policy's smallest step (one more, or double).
+    :param throttled_share: the share of the writes offered at ``count`` that were not taken, 0..1; below
+        :data:`MIN_THROTTLED_SHARE` the count stays. None: not enough writes seen to tell, so the policy's
+        smallest step (one more, or double).
     :param growth: the growth policy that rounds the need.
     :param cap: the most shards the growing writer allows.
     :param headroom: how much more than the observed need to grow to.
@@ -66,6 +72,8 @@ def shards_needed(
     """
     if throttled_share is None:
         need = float(count + 1)
+    elif throttled_share < MIN_THROTTLED_SHARE:
+        return count  # the key took what was offered at this count: the throttle was a backlog draining
     else:
         share = min(max(throttled_share, 0.0), 1 - 1 / MAX_GROWTH_FACTOR)
         need = count * headroom / (1 - share)
