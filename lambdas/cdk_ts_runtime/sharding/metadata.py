@@ -76,7 +76,7 @@ class ShardMetadataStore:
     :param partition_key: its partition key attribute (the main table's).
     :param dynamodb: returns the DynamoDB client for the metadata table.
     :param cooldown_seconds: the least time between two growths of one key.
-    :param cache_ttl_seconds: how long :meth:`read` may answer from its cache.
+    :param cache_ttl_seconds: how long ``read`` may answer from its cache.
     :param clock: returns the time in epoch seconds.
     """
 

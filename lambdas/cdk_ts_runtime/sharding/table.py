@@ -103,8 +103,9 @@ class ShardedTable:
         :param max_shards: the most shards this writer grows a key to (at most 1024). A key another fleet
             grew further is still written to and read from every stored shard.
             Default: 64.
-        :param growth: how the needed count is rounded: ``ShardGrowth.DOUBLE`` to the next doubling,
-            ``ShardGrowth.INCREMENT`` to the exact count (or their values). Default: ``ShardGrowth.DOUBLE``.
+        :param growth: how the needed count is rounded, ``ShardGrowth.DOUBLE`` to the next doubling,
+            ``ShardGrowth.INCREMENT`` to the exact count (or their values).
+            Default: ``ShardGrowth.DOUBLE``.
         :param separator: what joins a key and its shard number; a value that ends with it and digits is
             refused. Default: ``"_"`` — shards are ``{key}_{n}``.
         :param cache_ttl_seconds: how long a key's metadata is cached for writes (after a partition
@@ -286,9 +287,9 @@ class ShardedTable:
 
         :param logical_value: the logical key.
         :param seen: the metadata the caller wrote at; if the key changed since, another writer grew it.
-        :param target: the count to grow to. Default: None — sized from the share of this writer's recent
-            writes at ``seen``'s count that were throttled by key range (see ``growth``), capped by
-            ``max_shards``.
+        :param target: the count to grow to.
+            Default: None — sized from the share of this writer's recent writes at ``seen``'s count that were
+            not taken (see ``growth``), capped by ``max_shards``.
         """
         logical = self._logical(logical_value)
         if self.metadata.cooling(logical, seen) or seen.number_of_shards >= self.max_shards:
