@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import random
 import re
 import time
@@ -34,6 +35,7 @@ ENV_PARTITION_KEY = "SHARDED_PARTITION_KEY"
 ENV_SORT_KEY = "SHARDED_SORT_KEY"
 ENV_STRATEGY = "SHARDING_STRATEGY"
 
+logger = logging.getLogger(__name__)
 #: After a partition throttle, metadata cached longer than this is read again, so a growth by another
 #: writer is used within a second rather than after the whole ``cache_ttl_seconds``.
 _STALE_AFTER_THROTTLE_SECONDS = 1.0
@@ -301,13 +303,18 @@ class ShardedTable:
         if self.metadata.cooling(logical, current):
             return False
         count = current.number_of_shards
+        share = None
         if target is None:
             share = self.throttles.share(logical, count)
             target = shards_needed(count, share, growth=self.growth, cap=self.max_shards)
         target = min(target, self.max_shards)
         if target <= count:
             return False
-        return self.metadata.grow(logical, current, target, cap=self.max_shards)
+        grown = self.metadata.grow(logical, current, target, cap=self.max_shards)
+        if grown:
+            shown = "unmeasured" if share is None else f"{share:.0%}"
+            logger.info("grew %s from %d to %d shards (writes not taken: %s)", logical, count, target, shown)
+        return grown
 
     # ---- writes ---------------------------------------------------------------------------------
 
