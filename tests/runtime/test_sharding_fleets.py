@@ -74,10 +74,10 @@ def test_growth_goes_in_one_step_to_the_count_the_observed_throttled_share_impli
     clock = Clock()
     table = writer(tables, clock, cooldown_seconds=10)
     table.put_item({"file_path": "/viral", "timestamp": 0})
-    # given 9 in 10 of this writer's recent writes at 1 shard were refused by key range after every attempt
+    # given 9 in 10 of this writer's recent writes at 1 shard were throttled by key range
     clock.now += 5
     for i in range(100):
-        table.throttles.record("/viral", 1, accepted=i % 10 == 0)
+        table.throttles.record("/viral", 1, first=True, accepted=i % 10 == 0)
     clock.now += 5  # one cooldown after the key was created
     # when the next write is throttled by key range
     failures = iter([throttle("TableWriteKeyRangeThroughputExceeded")])

@@ -45,7 +45,7 @@ def test_the_share_counts_writes_in_the_window_at_the_count_asked_about():
     clock = Clock()
     window = ThrottleWindow(10, clock)
     for i in range(40):
-        window.record("/k", 1, accepted=i % 4 == 0)  # 75 % not taken at 1 shard
+        window.record("/k", 1, first=True, accepted=i % 4 == 0)  # 75 % not taken at 1 shard
     assert window.share("/k", 1) == 0.75
     assert window.share("/k", 2) is None  # nothing measured at 2 shards yet
     clock.now += 11
@@ -55,7 +55,7 @@ def test_the_share_counts_writes_in_the_window_at_the_count_asked_about():
 def test_too_few_writes_tell_nothing():
     window = ThrottleWindow(10, Clock())
     for _ in range(ThrottleWindow.MIN_SAMPLES - 1):
-        window.record("/k", 1, accepted=False)
+        window.record("/k", 1, first=True, accepted=False)
     assert window.share("/k", 1) is None
 
 
@@ -63,14 +63,16 @@ def test_memory_is_bounded_per_key_and_in_keys():
     window = ThrottleWindow(10, Clock(), max_samples=50, max_keys=3)
     for key in ("/a", "/b", "/c", "/d"):
         for _ in range(100):
-            window.record(key, 1, accepted=False)
+            window.record(key, 1, first=True, accepted=False)
     assert window.share("/a", 1) is None  # the least recently written key was forgotten
     assert len(window._keys) == 3 and all(len(v) == 50 for v in window._keys.values())
 
 
-def test_a_write_counts_once_when_it_resolves_however_many_attempts_it_took():
-    # 40 writes resolved: 30 stored (some of them on a retry), 10 refused after every attempt
+def test_retries_spend_the_partitions_units_but_are_not_more_load():
+    # 40 writes offered; 10 stored at the first attempt, 10 more on a retry, 20 never: half the load was taken
     window = ThrottleWindow(10, Clock())
     for i in range(40):
-        window.record("/k", 2, accepted=i < 30)
-    assert window.share("/k", 2) == 0.25
+        window.record("/k", 2, first=True, accepted=i < 10)
+    for i in range(30):
+        window.record("/k", 2, first=False, accepted=i < 10)
+    assert window.share("/k", 2) == 0.5

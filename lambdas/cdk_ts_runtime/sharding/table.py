@@ -346,19 +346,19 @@ class ShardedTable:
                 if scope is ThrottleScope.UNKNOWN:
                     scope = self._cloudwatch_scope.scope()
                 if scope is ThrottleScope.PARTITION:
+                    self.throttles.record(logical, count, first=attempt == 1, accepted=False)
+                if scope is ThrottleScope.PARTITION:
                     self.grow(logical, info)
                 elif self.on_table_throttle is not None:
                     self.on_table_throttle(self.table_name)
                 if attempt == self.max_attempts:
-                    if scope is ThrottleScope.PARTITION:
-                        self.throttles.record(logical, count, accepted=False)
                     raise
                 self.backoff.wait(attempt)
                 avoid = shard
                 stale = _STALE_AFTER_THROTTLE_SECONDS if scope is ThrottleScope.PARTITION else None
                 info = self.metadata.read(logical, max_age=stale)
                 continue
-            self.throttles.record(logical, count, accepted=True)
+            self.throttles.record(logical, count, first=attempt == 1, accepted=True)
             return physical
         raise AssertionError("unreachable")  # pragma: no cover
 

@@ -50,13 +50,12 @@ def throttle_scope(error: ClientError) -> ThrottleScope | None:
 
 
 class ThrottleWindow:
-    """One writer's recent writes per logical key, each once when it resolved: stored, or refused by key range.
+    """One writer's recent writes per logical key: the writes offered and the writes accepted, per shard count.
 
-    The share not taken is ``refused / resolved`` at one shard count. A write counts once whatever its
-    attempts (retries spend the same partition's units, so counting attempts as load would overstate it), and
-    only when it has resolved: a write still waiting out a throttle is neither taken nor refused yet (counting
-    it would make a key that takes its load look a few percent short). Writes refused for another reason (a
-    table-level throttle, a validation error) are not counted.
+    The throttled share is ``1 - accepted / offered``, where ``offered`` counts each write once (its first
+    attempt) and ``accepted`` counts writes stored at any attempt: retries spend the same partition's units,
+    so counting each attempt as an offer would overstate the load. Only outcomes of the key's own partitions
+    count (a table-level throttle is neither).
 
     Memory is bounded: at most ``max_samples`` per key and ``max_keys`` keys (the least recently written
     key is forgotten first).
@@ -69,7 +68,7 @@ class ThrottleWindow:
         Default: 1024.
     """
 
-    #: Fewer writes than this resolved at the current count tell nothing: growth takes the policy's smallest step.
+    #: Fewer writes than this offered at the current count tell nothing: growth takes the policy's smallest step.
     MIN_SAMPLES = 20
 
     def __init__(
@@ -79,11 +78,11 @@ class ThrottleWindow:
         self.clock = clock
         self.max_samples = max_samples
         self.max_keys = max_keys
-        self._keys: OrderedDict[str, deque[tuple[float, int, bool]]] = OrderedDict()
+        self._keys: OrderedDict[str, deque[tuple[float, int, bool, bool]]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def record(self, key: str, count: int, *, accepted: bool) -> None:
-        """Note one write to ``key`` that resolved at ``count`` shards: stored, or refused by key range."""
+    def record(self, key: str, count: int, *, first: bool, accepted: bool) -> None:
+        """Note one attempt at writing to ``key`` at ``count`` shards: a write's first attempt or not, stored or not."""
         with self._lock:
             samples = self._keys.get(key)
             if samples is None:
@@ -92,19 +91,21 @@ class ThrottleWindow:
                     self._keys.popitem(last=False)
             else:
                 self._keys.move_to_end(key)
-            samples.append((self.clock(), count, accepted))
+            samples.append((self.clock(), count, first, accepted))
 
     def share(self, key: str, count: int) -> float | None:
-        """The share of the key's writes resolved at ``count`` shards in the window that it did not take.
+        """The share of the writes offered to the key at ``count`` shards in the window that it did not take.
 
-        None when fewer than :attr:`MIN_SAMPLES` writes resolved at that count within the window.
+        None when fewer than :attr:`MIN_SAMPLES` writes were offered at that count within the window.
         """
         since = self.clock() - self.window_seconds
         with self._lock:
-            recent = [ok for at, used, ok in self._keys.get(key, ()) if at >= since and used == count]
-        if len(recent) < self.MIN_SAMPLES:
+            recent = [(first, ok) for at, used, first, ok in self._keys.get(key, ()) if at >= since and used == count]
+        offered = sum(first for first, _ok in recent)
+        if offered < self.MIN_SAMPLES:
             return None
-        return 1 - sum(recent) / len(recent)
+        accepted = sum(ok for _first, ok in recent)
+        return max(0.0, 1 - accepted / offered)
 
 
 class CloudWatchScope:
