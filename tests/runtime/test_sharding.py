@@ -276,7 +276,8 @@ def test_items_written_concurrently_while_growing_are_all_read_back(server_dynam
             table.put_item({"file_path": "/n", "timestamp": worker * 100 + i})
             if worker == 0 and i in (5, 15):
                 clock.now += 1
-                table.grow("/n", table.shard_info("/n", fresh=True))
+                seen = table.shard_info("/n", fresh=True)
+                table.grow("/n", seen, target=seen.number_of_shards * 2)  # every write was taken: size by hand
 
     threads = [threading.Thread(target=write, args=(w,)) for w in range(8)]
     for thread in threads:

@@ -13,10 +13,12 @@ from cdk_ts_runtime.sharding import SHARD_CEILING, ShardGrowth, ThrottleWindow, 
         (1, 0.9, ShardGrowth.DOUBLE, 16),  # 10x one partition: 12.5 shards with headroom -> the next doubling
         (1, 0.9, ShardGrowth.INCREMENT, 13),  # ... or exactly, in steps of one
         (4, 0.5, ShardGrowth.DOUBLE, 16),  # half throttled at 4: 8 needed, 10 with headroom
-        (4, 0.05, ShardGrowth.DOUBLE, 8),  # barely throttled: the smallest step
-        (4, 0.05, ShardGrowth.INCREMENT, 6),
+        (4, 0.06, ShardGrowth.DOUBLE, 8),  # barely throttled: the smallest step
+        (4, 0.06, ShardGrowth.INCREMENT, 6),
         (16, 0.0, ShardGrowth.DOUBLE, 16),  # everything offered was taken: a throttle then is a backlog draining
-        (16, 0.019, ShardGrowth.INCREMENT, 16),
+        (16, 0.03, ShardGrowth.DOUBLE, 16),  # bursts on shards that are not full: no growth
+        (16, 0.049, ShardGrowth.INCREMENT, 16),
+        (16, 0.06, ShardGrowth.DOUBLE, 32),
         (1, None, ShardGrowth.DOUBLE, 2),  # too few writes seen to measure: one step of the policy
         (3, None, ShardGrowth.INCREMENT, 4),
         (1, 1.0, ShardGrowth.DOUBLE, 16),  # nothing accepted says "much more", not how much: at most 16x
