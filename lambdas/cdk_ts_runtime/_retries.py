@@ -19,3 +19,27 @@ CONTROL_PLANE = Config(retries={"mode": "standard", "total_max_attempts": 5})
 #: endpoint that cannot be reached (a VPC without a CloudWatch endpoint) costs seconds, not the run.
 #: Right-sizing then keeps the configured tier and the next table is still created.
 METRICS = Config(connect_timeout=2, read_timeout=5, retries={"mode": "standard", "total_max_attempts": 2})
+
+#: The sharded write path (``ShardedTable``'s PutItem on the main table): one attempt, no SDK retry. A
+#: partition throttle must reach the writer on the first throttled request, so it can move the write to
+#: another shard or grow the key at once, with its own full-jitter backoff bounded by its ``max_attempts``;
+#: the SDK's standard retries would first wait out up to 3 attempts of backoff on the hot shard (measured
+#: through a throttling proxy: 4.9 s for one write before the key could grow).
+WRITE_PATH = Config(retries={"mode": "standard", "total_max_attempts": 1})
+
+#: BatchWriteItem (``PeriodRouter.put_items`` / ``batch_writer``): the SDK's standard retries (3 attempts)
+#: cover what it can see, a whole call refused (every item throttled, a 5xx, a dropped connection); the
+#: items DynamoDB leaves in ``UnprocessedItems`` are invisible to it and are retried by the router's own
+#: loop with full-jitter backoff, at most ``max_batch_attempts`` calls, then named in ``BatchWriteError``.
+BATCH_PATH = Config(retries={"mode": "standard", "total_max_attempts": 3})
+
+#: Reads and single writes with no other place to go (Query, GetItem, BatchGetItem, a PeriodRouter or
+#: DeviceLogRepository PutItem, the shard-metadata table): the SDK's standard retries, 3 attempts, written
+#: down so the choice is ours and not the installed botocore's. Loops of ours on top are bounded (pages,
+#: ``UnprocessedKeys``) and raise naming the limit.
+DATA_PATH = Config(retries={"mode": "standard", "total_max_attempts": 3})
+
+#: Timestream WriteRecords: one SDK attempt, because ``TimestreamWriter`` retries throttles, internal
+#: errors and dropped connections itself (``max_attempts``, full-jitter backoff), so ``max_attempts``
+#: counts requests and rejected records are never resent.
+TIMESTREAM_WRITE = Config(retries={"mode": "standard", "total_max_attempts": 1})

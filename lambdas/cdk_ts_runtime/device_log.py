@@ -16,6 +16,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import LazyClient, error_code
+from cdk_ts_runtime._retries import DATA_PATH
 from cdk_ts_runtime.items import from_attribute_values, query_all, to_attribute_values
 
 ENV_TABLE_NAME = "DEVICE_LOG_TABLE_NAME"
@@ -90,8 +91,9 @@ class DeviceLogRepository:
         """Name the table; no AWS call is made until the first read or write.
 
         :param table_name: the device log table's name.
-        :param dynamodb_client: the boto3 DynamoDB client to use.
-            Default: None — one is created on first use.
+        :param dynamodb_client: the boto3 DynamoDB client to use, as given (the library expects botocore's
+            ``standard`` retry mode; reads and writes here have no retry loop of their own).
+            Default: None — one is created on first use with ``standard`` retries, 3 attempts.
         :param page_size: the Query ``Limit`` per page (every page is followed either way).
             Default: None — DynamoDB's 1 MB pages.
         :raises ValueError: for an empty table name or ``page_size`` below 1.
@@ -100,7 +102,7 @@ class DeviceLogRepository:
         if page_size is not None and page_size < 1:
             raise ValueError(f"page_size {page_size} must be >= 1 or None")
         self.page_size = page_size
-        self._client = LazyClient("dynamodb", dynamodb_client)
+        self._client = LazyClient("dynamodb", dynamodb_client, config=DATA_PATH)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], **kwargs: Any) -> DeviceLogRepository:

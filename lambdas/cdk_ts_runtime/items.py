@@ -35,13 +35,39 @@ def _exact(value: Any) -> Any:
     return value
 
 
-def query_all(dynamodb, request: dict[str, Any]) -> list[dict[str, Any]]:
-    """Run one Query request page by page until the last page; items as plain values, in order."""
+#: Most pages one ``query_all`` follows: 10,000 pages of up to 1 MB is 10 GB from one key condition, more
+#: than any caller here reads into memory; a longer run is a runaway loop, not data.
+MAX_PAGES = 10_000
+
+
+class PageLimitError(RuntimeError):
+    """A Query ran past its page limit or was handed the same ``LastEvaluatedKey`` twice; names table and limit."""
+
+
+def query_all(dynamodb, request: dict[str, Any], *, max_pages: int = MAX_PAGES) -> list[dict[str, Any]]:
+    """Run one Query request page by page until the last page; items as plain values, in order.
+
+    :param dynamodb: the DynamoDB client.
+    :param request: the Query parameters.
+    :param max_pages: the most pages followed.
+        Default: :data:`MAX_PAGES`.
+    :raises PageLimitError: after ``max_pages`` pages, or when a page repeats the previous page's
+        ``LastEvaluatedKey`` (the loop would never end).
+    """
     request = dict(request)
     items: list[dict[str, Any]] = []
-    while True:
+    for _page in range(max_pages):
         page = dynamodb.query(**request)
         items.extend(from_attribute_values(i) for i in page.get("Items", []))
         if "LastEvaluatedKey" not in page:
             return items
+        if page["LastEvaluatedKey"] == request.get("ExclusiveStartKey"):
+            raise PageLimitError(
+                f"Query on {request.get('TableName')} returned the same LastEvaluatedKey twice "
+                f"({page['LastEvaluatedKey']}); stopped after {len(items)} items"
+            )
         request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    raise PageLimitError(
+        f"Query on {request.get('TableName')} still had pages after max_pages={max_pages} ({len(items)} items); "
+        "narrow the key condition or raise max_pages"
+    )

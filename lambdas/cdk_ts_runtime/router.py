@@ -18,6 +18,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import Backoff, LazyClient, error_code, error_message, is_throttle
+from cdk_ts_runtime._retries import BATCH_PATH, DATA_PATH
 from cdk_ts_runtime.items import query_all, to_attribute_values
 from cdk_ts_runtime.periods import RotationPeriod, period_start, shift, table_name
 from cdk_ts_runtime.table_layout import TableLayout
@@ -89,8 +90,11 @@ class PeriodRouter:
             Default: ``"N"``.
         :param time_unit: ``"s"``, ``"ms"``, ``"us"``, ``"ns"`` or ``"iso"``.
             Default: None — ``"ms"`` for a Number sort key, ``"iso"`` for a String one.
-        :param dynamodb_client: the boto3 DynamoDB client to use.
-            Default: None — one is created on first use.
+        :param dynamodb_client: the boto3 DynamoDB client to use for every call, as given. The router
+            expects botocore's ``standard`` retry mode with a few attempts (it is the only retry of a Query
+            or PutItem; a batch's unprocessed items are retried by the router itself).
+            Default: None — clients are created on first use: ``standard`` retries with 3 attempts for reads
+            and single writes, and for BatchWriteItem calls.
         :param max_workers: most tables ``query`` reads in parallel.
             Default: 8.
         :param page_size: the Query ``Limit`` per page (every page is followed either way).
@@ -121,7 +125,8 @@ class PeriodRouter:
             raise ValueError("max_workers and max_batch_attempts must be >= 1")
         if page_size is not None and page_size < 1:
             raise ValueError(f"page_size {page_size} must be >= 1 (or None for DynamoDB's 1 MB pages)")
-        self._client = LazyClient("dynamodb", dynamodb_client)
+        self._client = LazyClient("dynamodb", dynamodb_client, config=DATA_PATH)
+        self._batch_client = LazyClient("dynamodb", dynamodb_client, config=BATCH_PATH)
         self.max_workers = max_workers
         self.page_size = page_size
         self.max_batch_attempts = max_batch_attempts
@@ -144,8 +149,13 @@ class PeriodRouter:
 
     @property
     def dynamodb(self):
-        """The DynamoDB client (created on first use, so constructing a router makes no AWS call)."""
+        """The DynamoDB client of reads and single writes (created on first use: a new router makes no AWS call)."""
         return self._client.get()
+
+    @property
+    def batch_dynamodb(self):
+        """The DynamoDB client of BatchWriteItem calls: ``dynamodb_client`` when one was given."""
+        return self._batch_client.get()
 
     # ---- routing --------------------------------------------------------------------------------
 
@@ -282,7 +292,7 @@ class PeriodRouter:
         while pending:
             attempt += 1
             try:
-                response = self.dynamodb.batch_write_item(RequestItems=pending)
+                response = self.batch_dynamodb.batch_write_item(RequestItems=pending)
                 pending = response.get("UnprocessedItems") or {}
             except ClientError as error:
                 if not is_throttle(error):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal
+from decimal import ROUND_FLOOR, Context, Decimal, localcontext
 
 from cdk_ts_runtime.periods import RotationPeriod, validate_table_prefix
 
@@ -132,10 +132,26 @@ class TableLayout:
             return parsed.astimezone(UTC)
         if isinstance(sort_value, bool) or not isinstance(sort_value, int | float | Decimal):
             raise ValueError(f"sort key {self.sort_key!r} is a Number in {self.time_unit}; got {sort_value!r}")
-        seconds = Decimal(sort_value) / TIME_UNITS[self.time_unit]
-        whole = int(seconds // 1)
-        micros = int(((seconds - whole) * 1_000_000).to_integral_value())
-        return datetime.fromtimestamp(whole, UTC).replace(microsecond=0) + timedelta(microseconds=micros)
+        # Whole microseconds, rounded down, in integer (or exact decimal) arithmetic: a time 1 ns before a
+        # period boundary stays in the period it belongs to (float or round-half-even would move it across).
+        per_second = TIME_UNITS[self.time_unit]
+        if isinstance(sort_value, int):
+            micros = sort_value * 1_000_000 // per_second
+        else:
+            exact = Decimal(sort_value)  # a float's exact binary value, never its rounded repr
+            if not exact.is_finite():
+                raise ValueError(
+                    f"sort key {self.sort_key!r} value {sort_value!r} is not a finite time in {self.time_unit}"
+                )
+            with localcontext(Context(prec=80)):
+                micros = int((exact * 1_000_000 / per_second).to_integral_value(rounding=ROUND_FLOOR))
+        try:
+            return _EPOCH + timedelta(microseconds=micros)
+        except OverflowError:
+            raise ValueError(
+                f"sort key {self.sort_key!r} value {sort_value!r} read as {self.time_unit} since the epoch is outside "
+                "the years 1-9999: is the unit right?"
+            ) from None
 
     def sort_value(self, when: datetime) -> int | str:
         """The sort-key value for an aware datetime: an epoch integer in ``time_unit`` or an ISO-8601 string."""

@@ -17,13 +17,16 @@ from decimal import Decimal
 from typing import Any
 
 import boto3
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, ConnectionClosedError, EndpointConnectionError, ReadTimeoutError
 
 from cdk_ts_runtime._aws import Backoff, error_code
+from cdk_ts_runtime._retries import TIMESTREAM_WRITE
 
 BATCH_LIMIT = 100  # WriteRecords takes at most 100 records
 RECORD_LIMIT_BYTES = 2048  # a record may be at most 2 KB
 _RETRYABLE = ("ThrottlingException", "InternalServerException")
+#: Transport failures the writer retries itself: its client makes one attempt per call (``TIMESTREAM_WRITE``).
+_TRANSPORT_ERRORS = (ConnectionClosedError, EndpointConnectionError, ReadTimeoutError)
 
 
 @dataclass
@@ -101,11 +104,13 @@ class TimestreamWriter:
             milliseconds). Default: ``"time"``.
         :param measure_name: the measure name of every MULTI record.
             Default: ``"metrics"``.
-        :param client: a ``timestream-write`` client created with an explicit ``endpoint_url``.
-            Default: None — one is created for ``endpoint_url``.
+        :param client: a ``timestream-write`` client created with an explicit ``endpoint_url``, used as
+            given; the writer retries throttles itself, so give it ``Config(retries={"mode": "standard",
+            "total_max_attempts": 1})`` or each of its attempts also carries the SDK's retries.
+            Default: None — one is created for ``endpoint_url`` with one SDK attempt per call.
         :param endpoint_url: the ingestion endpoint (from DescribeEndpoints), used when ``client`` is None.
             Default: None — then ``client`` is required.
-        :param max_attempts: WriteRecords attempts on throttling or internal errors.
+        :param max_attempts: WriteRecords attempts on throttling, internal errors or a dropped connection.
             Default: 5.
         :param sleep: how to wait between attempts (tests pass a fake).
             Default: ``time.sleep``.
@@ -128,7 +133,7 @@ class TimestreamWriter:
         self.dimensions = list(dimensions)
         self.time_field = time_field
         self.measure_name = measure_name
-        self.client = client or boto3.client("timestream-write", endpoint_url=endpoint_url)
+        self.client = client or boto3.client("timestream-write", endpoint_url=endpoint_url, config=TIMESTREAM_WRITE)
         self.max_attempts = max_attempts
         self.backoff = Backoff(base=0.1, cap=5.0, sleep=sleep)
 
@@ -186,6 +191,11 @@ class TimestreamWriter:
                 )
                 result.records_ingested += response.get("RecordsIngested", {}).get("Total", len(records))
                 return
+            except _TRANSPORT_ERRORS:
+                if attempt == self.max_attempts:
+                    raise
+                self.backoff.wait(attempt)
+                continue
             except ClientError as error:
                 code = error_code(error)
                 if code == "RejectedRecordsException":

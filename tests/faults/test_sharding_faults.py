@@ -63,8 +63,10 @@ def test_the_reproduction_two_bursts_inside_one_second_grow_the_key_once(dynalit
     ("attributes", "message"),
     [
         ({"number_of_shards": {"S": "many"}}, "number_of_shards 'many' is not a whole number"),
-        ({"number_of_shards": {"N": "0"}}, r"number_of_shards 0 is outside 1\.\.64"),
-        ({"number_of_shards": {"N": "100000"}}, r"number_of_shards 100000 is outside 1\.\.64"),
+        ({"number_of_shards": {"N": "0"}}, r"number_of_shards 0 is outside 1\.\.1024"),
+        # past the hard ceiling, and past the cap the growing writer recorded: no fleet could have grown it
+        ({"number_of_shards": {"N": "100000"}}, r"number_of_shards 100000 is outside 1\.\.1024"),
+        ({"number_of_shards": {"N": "40"}, "max_shards": {"N": "32"}}, r"number_of_shards 40 is outside 1\.\.32"),
         ({"number_of_shards": {"N": "2.5"}}, "number_of_shards 2.5 is not a whole number"),
         ({"shard_history": {"SS": ["1767225600:1", "yesterday:2"]}}, "shard_history entry 'yesterday:2'"),
         ({"shard_history": {"SS": ["1767225600:100000"]}}, "shard_history entry '1767225600:100000'"),

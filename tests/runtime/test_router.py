@@ -215,3 +215,19 @@ def test_items_never_processed_are_raised_not_dropped(three_days):
     assert written | unwritten == set(range(30))
     assert not written & unwritten
     assert raised.value.attempts == 3
+
+
+@pytest.mark.parametrize("unit", ["us", "ns"])
+def test_a_write_one_unit_before_midnight_goes_to_the_day_it_ends(unit):
+    router = PeriodRouter("readings", time_unit=unit, dynamodb_client=object())
+    per_second = {"us": 10**6, "ns": 10**9}[unit]
+    midnight = int(utc(2026, 1, 1).timestamp()) * per_second
+    assert router.table_for(midnight - 1) == router.table_for(utc(2025, 12, 31, 23, 59))
+    assert router.table_for(Decimal(midnight - 1)) == router.table_for(utc(2025, 12, 31, 23, 59))
+    assert router.table_for(midnight) == router.table_for(utc(2026, 1, 1))
+
+
+def test_a_sort_key_that_is_not_a_finite_time_is_refused_before_any_request():
+    router = PeriodRouter("readings", time_unit="ns", dynamodb_client=object())
+    with pytest.raises(ValueError, match=r"sort key 'sk' value Decimal\('NaN'\) is not a finite time in ns"):
+        router.put_item({"pk": 1, "sk": Decimal("NaN")})

@@ -116,6 +116,7 @@ def test_first_writer_creates_the_metadata_item(tables):
         "last_updated": {"N": str(epoch)},
         "last_updated_ms": {"N": str(int(table.clock() * 1000))},
         "version": {"N": "1"},
+        "max_shards": {"N": "64"},  # the creating writer's cap: a count above it is corrupt
         "shard_history": {"SS": [f"{epoch}:1"]},
     }
     stored = tables[0].query(
@@ -275,7 +276,8 @@ def test_items_written_concurrently_while_growing_are_all_read_back(server_dynam
             table.put_item({"file_path": "/n", "timestamp": worker * 100 + i})
             if worker == 0 and i in (5, 15):
                 clock.now += 1
-                table.grow("/n", table.shard_info("/n", fresh=True))
+                seen = table.shard_info("/n", fresh=True)
+                table.grow("/n", seen, target=seen.number_of_shards * 2)  # every write was taken: size by hand
 
     threads = [threading.Thread(target=write, args=(w,)) for w in range(8)]
     for thread in threads:
@@ -317,7 +319,9 @@ def test_computed_point_reads_touch_the_shard_in_force_at_the_items_time(aws):
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"max_shards": 0}, "max_shards 0 must be a whole number >= 1"),
+        ({"max_shards": 0}, "max_shards 0 must be a whole number >= 1 and <= 1024"),
+        ({"max_shards": 2000}, "max_shards 2000 must be a whole number >= 1 and <= 1024"),
+        ({"max_attempts": 0}, "max_attempts 0 must be a whole number >= 1"),
         ({"cooldown_seconds": 0.5}, "cooldown_seconds 0.5 must be >= 1"),
         ({"strategy": "hash"}, "strategy 'hash' is not one of random, computed"),
         ({"growth": "triple"}, "growth 'triple' is not one of increment, double"),

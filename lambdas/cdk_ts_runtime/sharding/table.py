@@ -1,0 +1,452 @@
+"""ShardedTable: writes a hot key's items over ``{key}_{n}`` shards and reads them back from every shard."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import random
+import re
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from cdk_ts_runtime._aws import Backoff, LazyClient
+from cdk_ts_runtime._retries import DATA_PATH, METRICS, WRITE_PATH
+from cdk_ts_runtime.items import from_attribute_values, query_all, to_attribute_values
+from cdk_ts_runtime.sharding.metadata import ShardInfo, ShardMetadataStore
+from cdk_ts_runtime.sharding.policy import (
+    GROWTH_POLICIES,
+    SHARD_CEILING,
+    STRATEGIES,
+    GrowthName,
+    ShardGrowth,
+    ShardStrategy,
+    StrategyName,
+    shards_needed,
+)
+from cdk_ts_runtime.sharding.throttles import CloudWatchScope, ThrottleScope, ThrottleWindow, throttle_scope
+
+ENV_TABLE = "SHARDED_TABLE_NAME"
+ENV_METADATA_TABLE = "SHARD_METADATA_TABLE_NAME"
+ENV_PARTITION_KEY = "SHARDED_PARTITION_KEY"
+ENV_SORT_KEY = "SHARDED_SORT_KEY"
+ENV_STRATEGY = "SHARDING_STRATEGY"
+
+logger = logging.getLogger(__name__)
+#: After a partition throttle, metadata cached longer than this is read again, so a growth by another
+#: writer is used within a second rather than after the whole ``cache_ttl_seconds``.
+_STALE_AFTER_THROTTLE_SECONDS = 1.0
+_SORT_CONDITIONS = {
+    "eq": "#sk = :a",
+    "lt": "#sk < :a",
+    "lte": "#sk <= :a",
+    "gt": "#sk > :a",
+    "gte": "#sk >= :a",
+    "begins_with": "begins_with(#sk, :a)",
+    "between": "#sk BETWEEN :a AND :b",
+}
+
+
+class ShardReadError(RuntimeError):
+    """A fan-out read that DynamoDB kept leaving unprocessed; the message names the key, shards and attempts."""
+
+
+class ShardedTable:
+    """Writer and reader for a table whose hot partition keys are spread over numbered shards.
+
+    ``strategy=ShardStrategy.RANDOM`` picks a shard uniformly; ``COMPUTED`` uses ``md5(key + sort key) % N + 1``
+    so a point read touches one shard. When DynamoDB throttles one partition of a key
+    (``TableWriteKeyRangeThroughputExceeded``), the writer grows the key in one step to the count the share
+    of its recent writes throttled implies (``growth`` rounds it: doubling by default), at most once per
+    cooldown and only if no other writer grew it first; meanwhile it moves the write to another shard.
+    The count in the metadata table is what every writer and reader uses, whatever its own ``max_shards``.
+    """
+
+    def __init__(
+        self,
+        table_name: str,
+        metadata_table_name: str,
+        *,
+        partition_key: str,
+        sort_key: str,
+        strategy: ShardStrategy | StrategyName = ShardStrategy.RANDOM,
+        cooldown_seconds: float = 10,
+        max_shards: int = 64,
+        growth: ShardGrowth | GrowthName = ShardGrowth.DOUBLE,
+        separator: str = "_",
+        cache_ttl_seconds: float = 5,
+        max_backoff_seconds: float = 2.0,
+        max_attempts: int = 10,
+        sort_key_time_unit: str | None = None,
+        table_headroom: float = 0.8,
+        on_table_throttle: Callable[[str], None] | None = None,
+        dynamodb_client=None,
+        dynamodb_read_client=None,
+        cloudwatch_client=None,
+        clock: Callable[[], float] = time.time,
+        rng: random.Random | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        max_workers: int = 16,
+    ) -> None:
+        """Describe the sharded table and its metadata table; no AWS call is made until the first use.
+
+        :param table_name: the main table's name.
+        :param metadata_table_name: the metadata table's name (see ``ShardMetadataTable``).
+        :param partition_key: the main table's partition key attribute (a String).
+        :param sort_key: the main table's sort key attribute.
+        :param strategy: ``ShardStrategy.RANDOM`` (uniform) or ``ShardStrategy.COMPUTED`` (``md5(key + sort
+            key) % N + 1``, so a point read touches one shard); their values ``"random"``/``"computed"`` work
+            too. Default: ``ShardStrategy.RANDOM``.
+        :param cooldown_seconds: the least time between two growths of one key (a new key's first growth
+            waits one cooldown too). Default: 10.
+        :param max_shards: the most shards this writer grows a key to (at most 1024). A key another fleet
+            grew further is still written to and read from every stored shard.
+            Default: 64.
+        :param growth: how the needed count is rounded, ``ShardGrowth.DOUBLE`` to the next doubling,
+            ``ShardGrowth.INCREMENT`` to the exact count (or their values).
+            Default: ``ShardGrowth.DOUBLE``.
+        :param separator: what joins a key and its shard number; a value that ends with it and digits is
+            refused. Default: ``"_"`` — shards are ``{key}_{n}``.
+        :param cache_ttl_seconds: how long a key's metadata is cached for writes (after a partition
+            throttle, one second at most). Default: 5.
+        :param max_backoff_seconds: the longest random wait before a growth and between retries.
+            Default: 2.0.
+        :param max_attempts: write attempts (requests, with ``dynamodb_client`` as the library creates it)
+            before a throttle is raised. Default: 10.
+        :param sort_key_time_unit: ``"s"`` or ``"ms"`` when the sort key is an epoch time; then a
+            ``computed`` point read picks the shard count in force at the item's time. Default: None — the
+            sort key is not a time; the current count is used (other shards are read as a fallback).
+        :param table_headroom: without throttling reasons, a table consuming less than this share of its
+            provisioned WCU is taken to have one hot partition. Default: 0.8.
+        :param on_table_throttle: called with the table name when a throttle is the table's, not one
+            partition's (more shards would not help). Default: None — such throttles are only retried.
+        :param dynamodb_client: the boto3 DynamoDB client for writes to the main table, used as given (and
+            for reads too unless ``dynamodb_read_client`` is given). The writer expects
+            ``Config(retries={"mode": "standard", "total_max_attempts": 1})`` on it: with more SDK attempts each
+            throttled write first waits out the SDK's backoff on the hot shard before it can move or grow.
+            Default: None — one is created on first use with 1 attempt.
+        :param dynamodb_read_client: the boto3 DynamoDB client for queries, point reads and the metadata
+            table, used as given; it should keep the SDK's ``standard`` retries (nothing of ours retries a
+            throttled Query). Default: None — ``dynamodb_client`` if given, else one created on first use with
+            ``standard`` retries, 3 attempts.
+        :param cloudwatch_client: the boto3 CloudWatch client for the no-reasons fallback.
+            Default: None — one is created on first use (short timeouts, 2 attempts).
+        :param clock: returns the time in epoch seconds (tests pass a fake).
+            Default: ``time.time``.
+        :param rng: the random generator for shard choice and jitter.
+            Default: None — a new ``random.Random()``.
+        :param sleep: how to wait (tests pass a fake).
+            Default: ``time.sleep``.
+        :param max_workers: most shards read in parallel.
+            Default: 16.
+        :raises ValueError: for empty names, an unknown strategy or growth, or invalid limits or separator.
+        """
+        for name, value in (
+            ("table_name", table_name),
+            ("metadata_table_name", metadata_table_name),
+            ("partition_key", partition_key),
+            ("sort_key", sort_key),
+        ):
+            if not value:
+                raise ValueError(f"{name} must not be empty")
+        if strategy not in STRATEGIES:
+            raise ValueError(f"strategy {strategy!r} is not one of {', '.join(STRATEGIES)}")
+        if growth not in GROWTH_POLICIES:
+            raise ValueError(f"growth {growth!r} is not one of {', '.join(GROWTH_POLICIES)}")
+        if isinstance(max_shards, bool) or not isinstance(max_shards, int) or not 1 <= max_shards <= SHARD_CEILING:
+            raise ValueError(f"max_shards {max_shards!r} must be a whole number >= 1 and <= {SHARD_CEILING}")
+        if isinstance(cooldown_seconds, bool) or not isinstance(cooldown_seconds, int | float) or cooldown_seconds < 1:
+            raise ValueError(
+                f"cooldown_seconds {cooldown_seconds!r} must be >= 1: a shorter cooldown lets one burst of throttles "
+                "grow a key several times"
+            )
+        if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
+            raise ValueError(f"max_attempts {max_attempts!r} must be a whole number >= 1")
+        if not separator or separator.isdigit():
+            raise ValueError(f"separator {separator!r} must be non-empty and not a digit")
+        if sort_key_time_unit not in (None, "s", "ms"):
+            raise ValueError(f"sort_key_time_unit {sort_key_time_unit!r} must be 's', 'ms' or None")
+        self.table_name = table_name
+        self.metadata_table_name = metadata_table_name
+        self.partition_key = partition_key
+        self.sort_key = sort_key
+        self.strategy = ShardStrategy(strategy)
+        self.cooldown_seconds = cooldown_seconds
+        self.max_shards = max_shards
+        self.growth = ShardGrowth(growth)
+        self.separator = separator
+        self.cache_ttl_seconds = cache_ttl_seconds
+        self.max_attempts = max_attempts
+        self.sort_key_time_unit = sort_key_time_unit
+        self.on_table_throttle = on_table_throttle
+        self._write_client = LazyClient("dynamodb", dynamodb_client, config=WRITE_PATH)
+        self._read_client = LazyClient("dynamodb", dynamodb_read_client or dynamodb_client, config=DATA_PATH)
+        self._cloudwatch = LazyClient("cloudwatch", cloudwatch_client, config=METRICS)
+        self.clock = clock
+        self.rng = rng or random.Random()
+        self.backoff = Backoff(base=0.05, cap=max_backoff_seconds, sleep=sleep, rng=self.rng.random)
+        self.max_workers = max_workers
+        self._suffix = re.compile(re.escape(separator) + r"\d+$")
+        self.metadata = ShardMetadataStore(
+            metadata_table_name,
+            partition_key=partition_key,
+            dynamodb=self._read_client.get,
+            cooldown_seconds=cooldown_seconds,
+            cache_ttl_seconds=cache_ttl_seconds,
+            clock=self._now,
+        )
+        # The share is measured over the last cooldown: the span between two growths of a key.
+        self.throttles = ThrottleWindow(cooldown_seconds, self._now)
+        self._cloudwatch_scope = CloudWatchScope(table_name, self._cloudwatch.get, self._now, table_headroom)
+
+    def _now(self) -> float:
+        return self.clock()  # read through, so tests that swap ``clock`` move every part
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], **kwargs: Any) -> ShardedTable:
+        """The client ``ShardMetadataTable.bind`` configured through environment variables.
+
+        :param env: the environment, usually ``os.environ``.
+        :param kwargs: further constructor arguments (``max_shards``, ``growth``, ...).
+        :raises KeyError: when a table or key variable is not set.
+        """
+        missing = [n for n in (ENV_TABLE, ENV_METADATA_TABLE, ENV_PARTITION_KEY, ENV_SORT_KEY) if not env.get(n)]
+        if missing:
+            raise KeyError(f"environment variables {', '.join(missing)} are not set; use ShardMetadataTable.bind")
+        return cls(
+            env[ENV_TABLE],
+            env[ENV_METADATA_TABLE],
+            partition_key=env[ENV_PARTITION_KEY],
+            sort_key=env[ENV_SORT_KEY],
+            strategy=env.get(ENV_STRATEGY, ShardStrategy.RANDOM),
+            **kwargs,
+        )
+
+    @property
+    def dynamodb(self):
+        """The DynamoDB client of writes to the main table (created on first use)."""
+        return self._write_client.get()
+
+    @property
+    def read_dynamodb(self):
+        """The DynamoDB client of reads and of the metadata table (created on first use)."""
+        return self._read_client.get()
+
+    @property
+    def cloudwatch(self):
+        """The CloudWatch client for the no-reasons fallback (created on first use)."""
+        return self._cloudwatch.get()
+
+    # ---- keys -----------------------------------------------------------------------------------
+
+    def _logical(self, value: Any) -> str:
+        if not isinstance(value, str) or not value:
+            raise ValueError(f"partition key value {value!r} must be a non-empty string (shards are '{{key}}_{{n}}')")
+        if self._suffix.search(value):
+            raise ValueError(
+                f"partition key value {value!r} ends like a shard suffix ({self.separator}<digits>), which would make "
+                f"its shards ambiguous; pass another separator=, e.g. '#'"
+            )
+        return value
+
+    def physical_key(self, logical: str, shard: int) -> str:
+        """The stored partition key of shard ``shard`` (1-based) of ``logical``."""
+        return f"{logical}{self.separator}{shard}"
+
+    def logical_key(self, physical: str) -> str:
+        """Strip the shard suffix from a stored partition key."""
+        return self._suffix.sub("", physical)
+
+    def _shard_for(self, logical: str, sort_value: Any, count: int, avoid: int | None = None) -> int:
+        if self.strategy is ShardStrategy.COMPUTED:
+            digest = hashlib.md5(f"{logical}{sort_value}".encode(), usedforsecurity=False).hexdigest()
+            return int(digest, 16) % count + 1
+        if avoid is not None and count > 1:  # a retry moves off the shard that was just throttled
+            shard = self.rng.randint(1, count - 1)
+            return shard + 1 if shard >= avoid else shard
+        return self.rng.randint(1, count)
+
+    # ---- metadata -------------------------------------------------------------------------------
+
+    def shard_info(self, logical_value: str, *, fresh: bool = False) -> ShardInfo:
+        """The key's metadata (cached for ``cache_ttl_seconds`` unless ``fresh``); no item means 1 shard.
+
+        :param logical_value: the logical partition key value.
+        :param fresh: read the metadata table now (strongly consistent).
+            Default: False — a cached value younger than ``cache_ttl_seconds`` is used.
+        """
+        return self.metadata.read(self._logical(logical_value), fresh=fresh)
+
+    def shard_count(self, logical_value: str) -> int:
+        """How many shards writers of ``logical_value`` use now."""
+        return self.shard_info(logical_value, fresh=True).number_of_shards
+
+    def grow(self, logical_value: str, seen: ShardInfo, *, target: int | None = None) -> bool:
+        """Grow the key after the cooldown and a random backoff, if nobody else did; True when this call grew it.
+
+        :param logical_value: the logical key.
+        :param seen: the metadata the caller wrote at; if the key changed since, another writer grew it.
+        :param target: the count to grow to.
+            Default: None — sized from the share of this writer's recent writes at ``seen``'s count that were
+            not taken (see ``growth``), capped by ``max_shards``.
+        """
+        logical = self._logical(logical_value)
+        if self.metadata.cooling(logical, seen) or seen.number_of_shards >= self.max_shards:
+            return False  # a writer never grows a key past its own cap; another fleet's larger count stands
+        self.backoff.spread()  # writers that throttled together do not all grow the key at once
+        current = self.metadata.read(logical, fresh=True)
+        if (current.version, current.updated_ms) != (seen.version, seen.updated_ms):
+            return False  # another writer grew it while we backed off
+        if self.metadata.cooling(logical, current):
+            return False
+        count = current.number_of_shards
+        share = None
+        if target is None:
+            share = self.throttles.share(logical, count)
+            target = shards_needed(count, share, growth=self.growth, cap=self.max_shards)
+        target = min(target, self.max_shards)
+        if target <= count:
+            return False
+        grown = self.metadata.grow(logical, current, target, cap=self.max_shards)
+        if grown:
+            shown = "unmeasured" if share is None else f"{share:.0%}"
+            logger.info("grew %s from %d to %d shards (writes not taken: %s)", logical, count, target, shown)
+        return grown
+
+    # ---- writes ---------------------------------------------------------------------------------
+
+    def put_item(self, item: Mapping[str, Any]) -> str:
+        """Write ``item`` (logical key in ``partition_key``) to one of its shards; returns the stored key.
+
+        A partition throttle grows the key (see :meth:`grow`) and the write moves to another shard after a
+        short jittered wait; table-level throttles only back off and retry (and call ``on_table_throttle``).
+        The last error is raised after ``max_attempts``.
+        """
+        for name in (self.partition_key, self.sort_key):
+            if item.get(name) is None:
+                raise ValueError(f"item has no {name!r}: every item needs the partition and sort key")
+        logical = self._logical(item[self.partition_key])
+        info = self.metadata.ensure(logical, self.metadata.read(logical), cap=self.max_shards)
+        avoid = None
+        for attempt in range(1, self.max_attempts + 1):
+            count = info.number_of_shards
+            shard = self._shard_for(logical, item[self.sort_key], count, avoid)
+            physical = self.physical_key(logical, shard)
+            try:
+                self.dynamodb.put_item(
+                    TableName=self.table_name, Item=to_attribute_values({**item, self.partition_key: physical})
+                )
+            except ClientError as error:
+                scope = throttle_scope(error)
+                if scope is None:
+                    raise
+                if scope is ThrottleScope.UNKNOWN:
+                    scope = self._cloudwatch_scope.scope()
+                if scope is ThrottleScope.PARTITION:
+                    self.throttles.record(logical, count, first=attempt == 1, accepted=False)
+                if scope is ThrottleScope.PARTITION:
+                    self.grow(logical, info)
+                elif self.on_table_throttle is not None:
+                    self.on_table_throttle(self.table_name)
+                if attempt == self.max_attempts:
+                    raise
+                self.backoff.wait(attempt)
+                avoid = shard
+                stale = _STALE_AFTER_THROTTLE_SECONDS if scope is ThrottleScope.PARTITION else None
+                info = self.metadata.read(logical, max_age=stale)
+                continue
+            self.throttles.record(logical, count, first=attempt == 1, accepted=True)
+            return physical
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # ---- reads ----------------------------------------------------------------------------------
+
+    def query(self, logical_value: str, **sort_condition: Any) -> list[dict[str, Any]]:
+        """Every item of ``logical_value`` matching one sort-key condition, from all shards, in sort-key order.
+
+        Conditions: ``eq``, ``lt``, ``lte``, ``gt``, ``gte``, ``begins_with`` or ``between=(low, high)``;
+        none means every item of the key.
+        """
+        logical = self._logical(logical_value)
+        if len(sort_condition) > 1:
+            raise ValueError(f"give at most one sort-key condition, got {sorted(sort_condition)}")
+        key = "#pk = :pk"
+        values: dict[str, Any] = {}
+        if sort_condition:
+            ((name, value),) = sort_condition.items()
+            if name not in _SORT_CONDITIONS:
+                raise ValueError(f"sort-key condition {name!r} is not one of {', '.join(_SORT_CONDITIONS)}")
+            key += f" AND {_SORT_CONDITIONS[name]}"
+            values = {":a": value[0], ":b": value[1]} if name == "between" else {":a": value}
+        names = {"#pk": self.partition_key, **({"#sk": self.sort_key} if sort_condition else {})}
+        shards = range(1, self.shard_info(logical, fresh=True).readable_shards + 1)
+
+        def one_shard(shard: int) -> list[dict[str, Any]]:
+            request = {
+                "TableName": self.table_name,
+                "KeyConditionExpression": key,
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": to_attribute_values({":pk": self.physical_key(logical, shard), **values}),
+            }
+            return query_all(self.read_dynamodb, request)
+
+        with ThreadPoolExecutor(max_workers=min(self.max_workers, len(shards))) as pool:
+            results = [item for chunk in pool.map(one_shard, shards) for item in chunk]
+        for item in results:
+            item[self.partition_key] = logical
+        return sorted(results, key=lambda item: item[self.sort_key])
+
+    def get_item(self, logical_value: str, sort_value: Any) -> dict[str, Any] | None:
+        """One item by logical key: one shard under ``computed`` (the rest only as a fallback), all under ``random``.
+
+        :raises ShardReadError: when shards stay in ``UnprocessedKeys`` after ``max_attempts`` BatchGetItem calls.
+        """
+        logical = self._logical(logical_value)
+        info = self.shard_info(logical, fresh=True)
+        every = list(range(1, info.readable_shards + 1))
+        if self.strategy is ShardStrategy.COMPUTED:
+            count = info.count_at(self._epoch_of(sort_value)) if self.sort_key_time_unit else info.number_of_shards
+            first = self._shard_for(logical, sort_value, count)
+            found = self._get_from(logical, sort_value, [first])
+            if found is not None:
+                return found
+            every.remove(first)
+        return self._get_from(logical, sort_value, every)
+
+    def _epoch_of(self, sort_value: Any) -> float:
+        return float(sort_value) / (1000 if self.sort_key_time_unit == "ms" else 1)
+
+    def _get_from(self, logical: str, sort_value: Any, shards: list[int]) -> dict[str, Any] | None:
+        for start in range(0, len(shards), 100):  # BatchGetItem reads up to 100 keys a call
+            keys = [
+                to_attribute_values({self.partition_key: self.physical_key(logical, s), self.sort_key: sort_value})
+                for s in shards[start : start + 100]
+            ]
+            request = {self.table_name: {"Keys": keys, "ConsistentRead": True}}
+            for attempt in range(1, self.max_attempts + 1):
+                response = self.read_dynamodb.batch_get_item(RequestItems=request)
+                for item in response.get("Responses", {}).get(self.table_name, []):
+                    found = from_attribute_values(item)
+                    found[self.partition_key] = logical
+                    return found
+                request = response.get("UnprocessedKeys") or {}
+                if not request:
+                    break
+                if attempt == self.max_attempts:
+                    left = [self.shard_number(k[self.partition_key]["S"]) for k in request[self.table_name]["Keys"]]
+                    raise ShardReadError(
+                        f"point read of {logical!r} at {self.sort_key}={sort_value!r}: shards {left} stayed "
+                        f"unprocessed after {attempt} BatchGetItem attempts (max_attempts); retry later"
+                    )
+                self.backoff.wait(attempt)
+        return None
+
+    def shard_number(self, physical: str) -> int:
+        """The shard number of a stored partition key (``{key}_{n}`` → n)."""
+        match = self._suffix.search(physical)
+        if match is None:
+            raise ValueError(f"{physical!r} has no shard suffix {self.separator}<digits>")
+        return int(match.group(0)[len(self.separator):])

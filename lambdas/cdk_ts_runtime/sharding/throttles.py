@@ -1,0 +1,156 @@
+"""Which throttles more shards cure, and how much of a key's recent writing was throttled.
+
+DynamoDB's ``ThrottlingReasons`` name the exhausted resource; without them (older SDKs, other
+emulators) CloudWatch tells a hot partition from a table at its provisioned limit.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict, deque
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from cdk_ts_runtime._aws import is_throttle
+
+logger = logging.getLogger(__name__)
+
+
+class ThrottleScope(StrEnum):
+    """What a throttle exhausted; equal to its plain value (``"partition"``, ...)."""
+
+    #: One partition (key range) of the base table: more shards help.
+    PARTITION = "partition"
+    #: The table, an index, the account: more shards of the base table do not help.
+    TABLE = "table"
+    #: A throttle without ``ThrottlingReasons``.
+    UNKNOWN = "unknown"
+
+
+def throttle_scope(error: ClientError) -> ThrottleScope | None:
+    """``PARTITION``, ``TABLE``, ``UNKNOWN`` (a throttle without reasons) or None (not a throttle).
+
+    ``TableWriteKeyRangeThroughputExceeded`` (or ``TableRead...``) is one partition of the base table, where
+    more shards help; an index's key range (``IndexWriteKeyRangeThroughputExceeded``), provisioned or account
+    limits are not, and count as ``TABLE`` (no growth).
+    """
+    if not is_throttle(error):
+        return None
+    reasons = error.response.get("ThrottlingReasons") or error.response.get("Error", {}).get("ThrottlingReasons")
+    if not reasons:
+        return ThrottleScope.UNKNOWN
+    names = [r.get("reason", "") if isinstance(r, Mapping) else str(r) for r in reasons]
+    base_partition = any(n.startswith("Table") and n.endswith("KeyRangeThroughputExceeded") for n in names)
+    return ThrottleScope.PARTITION if base_partition else ThrottleScope.TABLE
+
+
+class ThrottleWindow:
+    """One writer's recent writes per logical key: the writes offered and the writes accepted, per shard count.
+
+    The throttled share is ``1 - accepted / offered``, where ``offered`` counts each write once (its first
+    attempt) and ``accepted`` counts writes stored at any attempt: retries spend the same partition's units,
+    so counting each attempt as an offer would overstate the load. Only outcomes of the key's own partitions
+    count (a table-level throttle is neither).
+
+    Memory is bounded: at most ``max_samples`` per key and ``max_keys`` keys (the least recently written
+    key is forgotten first).
+
+    :param window_seconds: how far back a share is measured.
+    :param clock: returns the time in epoch seconds.
+    :param max_samples: the most outcomes kept per key.
+        Default: 4096.
+    :param max_keys: the most keys tracked.
+        Default: 1024.
+    """
+
+    #: Fewer writes than this offered at the current count tell nothing: growth takes the policy's smallest step.
+    MIN_SAMPLES = 20
+
+    def __init__(
+        self, window_seconds: float, clock: Callable[[], float], *, max_samples: int = 4096, max_keys: int = 1024
+    ) -> None:
+        self.window_seconds = window_seconds
+        self.clock = clock
+        self.max_samples = max_samples
+        self.max_keys = max_keys
+        self._keys: OrderedDict[str, deque[tuple[float, int, bool, bool]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def record(self, key: str, count: int, *, first: bool, accepted: bool) -> None:
+        """Note one attempt at writing to ``key`` at ``count`` shards: a write's first attempt or not, stored or not."""
+        with self._lock:
+            samples = self._keys.get(key)
+            if samples is None:
+                samples = self._keys[key] = deque(maxlen=self.max_samples)
+                while len(self._keys) > self.max_keys:
+                    self._keys.popitem(last=False)
+            else:
+                self._keys.move_to_end(key)
+            samples.append((self.clock(), count, first, accepted))
+
+    def share(self, key: str, count: int) -> float | None:
+        """The share of the writes offered to the key at ``count`` shards in the window that it did not take.
+
+        None when fewer than :attr:`MIN_SAMPLES` writes were offered at that count within the window.
+        """
+        since = self.clock() - self.window_seconds
+        with self._lock:
+            recent = [(first, ok) for at, used, first, ok in self._keys.get(key, ()) if at >= since and used == count]
+        offered = sum(first for first, _ok in recent)
+        if offered < self.MIN_SAMPLES:
+            return None
+        accepted = sum(ok for _first, ok in recent)
+        return max(0.0, 1 - accepted / offered)
+
+
+class CloudWatchScope:
+    """Without ThrottlingReasons: a table well under its provisioned WCU means one hot partition.
+
+    :param table_name: the main table.
+    :param cloudwatch: returns the CloudWatch client.
+    :param clock: returns the time in epoch seconds.
+    :param table_headroom: a table consuming less than this share of its provisioned WCU has one hot partition.
+    """
+
+    def __init__(
+        self, table_name: str, cloudwatch: Callable[[], Any], clock: Callable[[], float], table_headroom: float
+    ) -> None:
+        self.table_name = table_name
+        self.cloudwatch = cloudwatch
+        self.clock = clock
+        self.table_headroom = table_headroom
+
+    def scope(self) -> ThrottleScope:
+        """The metrics' verdict, or ``UNKNOWN`` (no growth) when CloudWatch cannot be read; never raises."""
+        try:
+            return self._from_metrics()
+        except Exception as error:  # noqa: BLE001 - the throttle, not the metrics call, is what the caller handles
+            logger.warning("cannot classify a throttle of %s from CloudWatch (%s); not growing", self.table_name, error)
+            return ThrottleScope.UNKNOWN
+
+    def _from_metrics(self) -> ThrottleScope:
+        end = datetime.fromtimestamp(self.clock(), UTC)
+        start = end - timedelta(minutes=5)
+
+        def largest(metric: str, statistic: str) -> float | None:
+            points = self.cloudwatch().get_metric_statistics(
+                Namespace="AWS/DynamoDB",
+                MetricName=metric,
+                StartTime=start,
+                EndTime=end,
+                Period=60,
+                Statistics=[statistic],
+                Dimensions=[{"Name": "TableName", "Value": self.table_name}],
+            )["Datapoints"]
+            return max(p[statistic] for p in points) if points else None
+
+        consumed = largest("ConsumedWriteCapacityUnits", "Sum")
+        provisioned = largest("ProvisionedWriteCapacityUnits", "Average")
+        if consumed is None or not provisioned:
+            return ThrottleScope.TABLE  # on-demand or no data: do not shard on a guess
+        return ThrottleScope.PARTITION if consumed / 60 < self.table_headroom * provisioned else ThrottleScope.TABLE

@@ -1,0 +1,139 @@
+"""ShardedTable under DynamoDB's per-partition write limit, through the rules proxy: botocore's own retries run.
+
+The proxy (tests/support/dynamodb_rules) answers a write over a partition key's units per second with
+``ProvisionedThroughputExceededException`` and ``ThrottlingReasons`` ``TableWriteKeyRangeThroughputExceeded``,
+as DynamoDB does. Its clock is frozen: time moves only when a test (or a writer's ``sleep``) moves it, so the
+token buckets refill deterministically. Every test asserts what was written and what the metadata holds.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from datetime import UTC, datetime
+
+import pytest
+from botocore.exceptions import ClientError
+
+from cdk_ts_runtime._retries import DATA_PATH, WRITE_PATH
+from cdk_ts_runtime.sharding import ShardedTable
+from tests.runtime.test_sharding import create_tables
+from tests.support.dynamodb_rules import start_rules_proxy
+
+START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+class ProxyClock:
+    """The writers' clock and the proxy's, moved together (the proxy's frozen clock refills the buckets)."""
+
+    def __init__(self, proxy):
+        self.proxy = proxy
+        self.now = START.timestamp()
+        self._lock = threading.Lock()
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        with self._lock:
+            self.now += seconds
+            self.proxy.advance(seconds)
+
+
+@pytest.fixture
+def limited(request, unique_name):
+    """A rules proxy (frozen clock, 10 write units/s per partition key) in front of dynalite, with the tables
+    (a test may lower or raise the limit with ``proxy.configure``).
+
+    dynalite, because it applies a conditional update atomically as DynamoDB does (moto_server does not).
+    """
+    engine = request.getfixturevalue("dynalite")
+    proxy = start_rules_proxy(engine, start_time=START, create_seconds=0, write_units_per_second=10)
+    admin = proxy.client()
+    main, metadata = create_tables(admin, unique_name)
+    yield proxy, main, metadata
+    proxy.stop()
+
+
+def writer(proxy, main, metadata, clock, seed=0, **kwargs):
+    return ShardedTable(
+        main, metadata, partition_key="file_path", sort_key="timestamp",
+        dynamodb_client=proxy.client(config=WRITE_PATH), dynamodb_read_client=proxy.client(config=DATA_PATH),
+        clock=clock, sleep=lambda _s: None, rng=random.Random(seed), **kwargs,
+    )
+
+
+def main_table_puts(proxy) -> int:
+    return proxy.stats()["requests"].get("PutItem", 0)
+
+
+def test_a_partition_throttle_reaches_the_writer_on_the_first_request(limited):
+    proxy, main, metadata = limited
+    clock = ProxyClock(proxy)
+    table = writer(proxy, main, metadata, clock, max_attempts=3)
+    for i in range(10):  # one second's worth of units for the key's only shard
+        table.put_item({"file_path": "/hot", "timestamp": i})
+    proxy.reset_stats()
+    with pytest.raises(ClientError) as raised:
+        table.put_item({"file_path": "/hot", "timestamp": 10})
+    # three attempts of ours, one request each: the SDK retried none of them on the hot shard
+    assert main_table_puts(proxy) == 3
+    assert raised.value.response["ThrottlingReasons"][0]["reason"] == "TableWriteKeyRangeThroughputExceeded"
+    assert [i["timestamp"] for i in table.query("/hot")] == list(range(10))
+
+
+def test_a_burst_of_writers_grows_the_key_once_per_cooldown_sized_to_the_load_and_loses_nothing(limited):
+    # given 4 writers (as 4 processes would be) offering 60 writes/s to one key: 5x one partition's 12 units/s
+    proxy, main, metadata = limited
+    proxy.configure(write_units_per_second=12)
+    clock = ProxyClock(proxy)
+    writers = [writer(proxy, main, metadata, clock, seed=i, max_attempts=2) for i in range(4)]
+    writers[0].put_item({"file_path": "/viral", "timestamp": -1})  # the key's creation: cooldown starts
+    accepted: list[int] = []
+    refused: list[int] = []
+    per_step: list[int] = []
+    lock = threading.Lock()
+
+    def offer(w, stamps):
+        for stamp in stamps:
+            try:
+                w.put_item({"file_path": "/viral", "timestamp": stamp})
+            except ClientError as error:
+                assert error.response["Error"]["Code"] == "ProvisionedThroughputExceededException"
+                with lock:
+                    refused.append(stamp)
+            else:
+                with lock:
+                    accepted.append(stamp)
+
+    # when they write for 16 s of proxy time, each one write every 1/15 s, all four at once
+    stamps = iter(range(10**6))
+    order = random.Random(3)
+    for _step in range(16 * 15):
+        before = len(accepted)
+        # started in a new order each time: the first thread started wins the partition's next unit, and a
+        # fixed order would give one writer every unit (real writers race fairly, on average)
+        threads = [threading.Thread(target=offer, args=(w, [next(stamps)])) for w in order.sample(writers, 4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        per_step.append(len(accepted) - before)
+        clock.advance(1 / 15)
+
+    # then the key grew exactly once, one cooldown in, in one step to what the load needs: 4 of 5 writes not
+    # taken is 5x the load, 6.25 shards with headroom, doubled up to 8; the growing writer measured only its
+    # own writes, whose share the threads' race scatters by a few points, and past 84 % that means 16
+    item = proxy.client().get_item(TableName=metadata, Key={"file_path": {"S": "/viral"}}, ConsistentRead=True)["Item"]
+    history = sorted((int(e.split(":")[0]), int(e.split(":")[1])) for e in item["shard_history"]["SS"])
+    (created, _one), (grown_at, grown_to) = history
+    assert grown_to in (8, 16)
+    assert grown_at - created >= 10
+    assert (item["number_of_shards"], item["version"]) == ({"N": str(grown_to)}, {"N": "2"})
+    # every accepted write is stored exactly once, every refused one is not stored
+    stored = [i["timestamp"] for i in writers[3].query("/viral")]
+    assert len(stored) == len(set(stored))
+    assert set(stored) == {-1, *accepted}
+    assert not set(stored) & set(refused)
+    # and from a second after the growth the key takes the whole load
+    assert per_step[-60:] == [4] * 60

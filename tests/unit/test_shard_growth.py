@@ -1,0 +1,80 @@
+"""Growth sizing and the observed throttled share: pure functions and a window, no AWS."""
+
+from __future__ import annotations
+
+import pytest
+
+from cdk_ts_runtime.sharding import SHARD_CEILING, ShardGrowth, ThrottleWindow, shards_needed
+
+
+@pytest.mark.parametrize(
+    ("count", "share", "growth", "want"),
+    [
+        (1, 0.9, ShardGrowth.DOUBLE, 16),  # 10x one partition: 12.5 shards with headroom -> the next doubling
+        (1, 0.9, ShardGrowth.INCREMENT, 13),  # ... or exactly, in steps of one
+        (4, 0.5, ShardGrowth.DOUBLE, 16),  # half throttled at 4: 8 needed, 10 with headroom
+        (4, 0.06, ShardGrowth.DOUBLE, 8),  # barely throttled: the smallest step
+        (4, 0.06, ShardGrowth.INCREMENT, 6),
+        (16, 0.0, ShardGrowth.DOUBLE, 16),  # everything offered was taken: a throttle then is a backlog draining
+        (16, 0.03, ShardGrowth.DOUBLE, 16),  # bursts on shards that are not full: no growth
+        (16, 0.049, ShardGrowth.INCREMENT, 16),
+        (16, 0.06, ShardGrowth.DOUBLE, 32),
+        (1, None, ShardGrowth.DOUBLE, 2),  # too few writes seen to measure: one step of the policy
+        (3, None, ShardGrowth.INCREMENT, 4),
+        (1, 1.0, ShardGrowth.DOUBLE, 16),  # nothing accepted says "much more", not how much: at most 16x
+        (1, 0.93, ShardGrowth.DOUBLE, 16),  # 17.9 with headroom, but one step multiplies by 16 at most
+        (2, 0.99, ShardGrowth.INCREMENT, 32),
+    ],
+)
+def test_growth_goes_in_one_step_to_what_the_throttled_share_implies(count, share, growth, want):
+    assert shards_needed(count, share, growth=growth, cap=SHARD_CEILING) == want
+
+
+def test_growth_stops_at_the_writers_cap_and_never_shrinks():
+    assert shards_needed(1, 0.9, growth=ShardGrowth.DOUBLE, cap=8) == 8
+    assert shards_needed(16, 0.9, growth=ShardGrowth.DOUBLE, cap=8) == 16
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1_000.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_the_share_counts_writes_in_the_window_at_the_count_asked_about():
+    clock = Clock()
+    window = ThrottleWindow(10, clock)
+    for i in range(40):
+        window.record("/k", 1, first=True, accepted=i % 4 == 0)  # 75 % not taken at 1 shard
+    assert window.share("/k", 1) == 0.75
+    assert window.share("/k", 2) is None  # nothing measured at 2 shards yet
+    clock.now += 11
+    assert window.share("/k", 1) is None  # older than the window
+
+
+def test_too_few_writes_tell_nothing():
+    window = ThrottleWindow(10, Clock())
+    for _ in range(ThrottleWindow.MIN_SAMPLES - 1):
+        window.record("/k", 1, first=True, accepted=False)
+    assert window.share("/k", 1) is None
+
+
+def test_memory_is_bounded_per_key_and_in_keys():
+    window = ThrottleWindow(10, Clock(), max_samples=50, max_keys=3)
+    for key in ("/a", "/b", "/c", "/d"):
+        for _ in range(100):
+            window.record(key, 1, first=True, accepted=False)
+    assert window.share("/a", 1) is None  # the least recently written key was forgotten
+    assert len(window._keys) == 3 and all(len(v) == 50 for v in window._keys.values())
+
+
+def test_retries_spend_the_partitions_units_but_are_not_more_load():
+    # 40 writes offered; 10 stored at the first attempt, 10 more on a retry, 20 never: half the load was taken
+    window = ThrottleWindow(10, Clock())
+    for i in range(40):
+        window.record("/k", 2, first=True, accepted=i < 10)
+    for i in range(30):
+        window.record("/k", 2, first=False, accepted=i < 10)
+    assert window.share("/k", 2) == 0.5
