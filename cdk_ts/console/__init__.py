@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from cdk_ts_runtime.errors import CdkTsError
 from cdk_ts_runtime.periods import next_start, period_start, shift, table_name
 from cdk_ts_runtime.rotation.expiry import TableExpiry
 from cdk_ts_runtime.rotation.ownership import is_owned
@@ -35,7 +36,7 @@ EXIT_AWS = 3
 ATTENTION_ACTIONS = ("error", "not_owned", "future", "export_failed")
 
 
-class ConsoleError(Exception):
+class ConsoleError(CdkTsError):
     """A usage or configuration error: the console prints the message and exits with :data:`EXIT_USAGE`."""
 
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from cdk_ts_runtime.errors import CdkTsError, ValidationError
+
 _TABLE_IN_ARN = re.compile(r":table/([^/]+)/stream/([^/]+)$")
 #: A DynamoDB number as it may stand in JSON unquoted: JSON's number grammar (DynamoDB's own text is a subset).
 _JSON_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
@@ -27,19 +29,19 @@ MAX_NESTING = 32
 _READ_ERRORS = (KeyError, ValueError, TypeError, OverflowError, OSError, AttributeError)
 
 
-class UnreadableRecordError(ValueError):
+class UnreadableRecordError(CdkTsError, ValueError):
     """A stream record that cannot be archived and cannot be reported by sequence number: the whole batch fails."""
 
 
 def dynamodb_number(text: Any) -> str:
     """``text`` after checking it is a number DynamoDB stores (at most 38 significant digits) in JSON's grammar."""
     if not isinstance(text, str) or not _JSON_NUMBER.fullmatch(text):
-        raise ValueError(f"{text!r} is not a DynamoDB number")
+        raise ValidationError(f"{text!r} is not a DynamoDB number")
     if len(text) <= _MAX_DIGITS:
         return text
     digits = text.lstrip("-").split("e")[0].split("E")[0].replace(".", "").lstrip("0")
     if len(digits.rstrip("0")) > _MAX_DIGITS:
-        raise ValueError(f"{text!r} has more than {_MAX_DIGITS} significant digits")
+        raise ValidationError(f"{text!r} has more than {_MAX_DIGITS} significant digits")
     return text
 
 
@@ -55,31 +57,31 @@ def typed_value(attribute: Mapping[str, Any], *, depth: int = 1) -> dict[str, An
         Default: 1.
     """
     if depth > MAX_NESTING:
-        raise ValueError(f"attribute nested deeper than DynamoDB's {MAX_NESTING} levels")
+        raise ValidationError(f"attribute nested deeper than DynamoDB's {MAX_NESTING} levels")
     if not isinstance(attribute, Mapping) or len(attribute) != 1:
-        raise ValueError(f"{_short(attribute)} is not an AttributeValue (one {{type: value}} pair)")
+        raise ValidationError(f"{_short(attribute)} is not an AttributeValue (one {{type: value}} pair)")
     (kind, value), = attribute.items()
     if kind == "S":
         if not isinstance(value, str):
-            raise ValueError(f"S value {_short(value)} is not a string")
+            raise ValidationError(f"S value {_short(value)} is not a string")
         return {"S": value}
     if kind == "BOOL":
         if not isinstance(value, bool):
-            raise ValueError(f"BOOL value {_short(value)} is not a JSON boolean")
+            raise ValidationError(f"BOOL value {_short(value)} is not a JSON boolean")
         return {"BOOL": value}
     if kind == "NULL":
         if value is not True:
-            raise ValueError(f"NULL value {_short(value)} is not true")
+            raise ValidationError(f"NULL value {_short(value)} is not true")
         return {"NULL": True}
     if kind == "N":
         return {"N": dynamodb_number(value)}
     if kind == "B":
         return {"B": _base64(value)}
     if kind in ("SS", "NS", "BS", "L") and not isinstance(value, list):
-        raise ValueError(f"{kind} value {_short(value)} is not a list")
+        raise ValidationError(f"{kind} value {_short(value)} is not a list")
     if kind == "SS":
         if not all(isinstance(v, str) for v in value):
-            raise ValueError(f"SS value {_short(value)} holds something other than strings")
+            raise ValidationError(f"SS value {_short(value)} holds something other than strings")
         return {"SS": list(value)}
     if kind == "NS":
         return {"NS": [dynamodb_number(n) for n in value]}
@@ -89,7 +91,7 @@ def typed_value(attribute: Mapping[str, Any], *, depth: int = 1) -> dict[str, An
         return {"M": typed_image(value, depth=depth + 1)}
     if kind == "L":
         return {"L": [typed_value(v, depth=depth + 1) for v in value]}
-    raise ValueError(f"unknown AttributeValue type {kind!r}")
+    raise ValidationError(f"unknown AttributeValue type {kind!r}")
 
 
 def typed_image(image: Mapping[str, Any], *, depth: int = 1) -> dict[str, Any]:
@@ -100,7 +102,7 @@ def typed_image(image: Mapping[str, Any], *, depth: int = 1) -> dict[str, Any]:
         Default: 1.
     """
     if not isinstance(image, Mapping):
-        raise ValueError(f"{_short(image)} is not an item (a map of attribute names to AttributeValues)")
+        raise ValidationError(f"{_short(image)} is not an item (a map of attribute names to AttributeValues)")
     return {name: typed_value(value, depth=depth) for name, value in image.items()}
 
 
@@ -125,7 +127,7 @@ def _base64(value: bytes | str) -> str:
     if isinstance(value, str):
         return value
     if not isinstance(value, bytes | bytearray):
-        raise ValueError(f"binary value {_short(value)} is neither base64 text nor bytes")
+        raise ValidationError(f"binary value {_short(value)} is neither base64 text nor bytes")
     return base64.b64encode(value).decode()
 
 
@@ -134,7 +136,7 @@ def _created_at(record: Mapping[str, Any]) -> datetime:
     if isinstance(raw, datetime):
         return raw.astimezone(UTC)
     if isinstance(raw, bool) or not isinstance(raw, int | float | str):
-        raise ValueError(f"ApproximateCreationDateTime {raw!r} is not a time")
+        raise ValidationError(f"ApproximateCreationDateTime {raw!r} is not a time")
     return datetime.fromtimestamp(float(raw), UTC)
 
 
@@ -150,7 +152,7 @@ def table_and_stream(record: Mapping[str, Any]) -> tuple[str, str]:
     arn = record.get("eventSourceARN", "")
     match = _TABLE_IN_ARN.search(arn)
     if not match:
-        raise ValueError(f"record {record.get('eventID')!r} has no DynamoDB stream ARN (eventSourceARN {arn!r})")
+        raise ValidationError(f"record {record.get('eventID')!r} has no DynamoDB stream ARN (eventSourceARN {arn!r})")
     return match.group(1), re.sub(r"[^0-9A-Za-z]", "", match.group(2))
 
 
@@ -238,16 +240,16 @@ def readable_groups(records: list[Mapping[str, Any]]) -> tuple[list[Group], tupl
 
 def _add(groups: list[Group], record: Mapping[str, Any]) -> None:
     if not isinstance(record, Mapping):
-        raise ValueError(f"batch entry {_short(record)} is not a stream record (a JSON object)")
+        raise ValidationError(f"batch entry {_short(record)} is not a stream record (a JSON object)")
     if sequence_number(record) is None:
-        raise ValueError(f"record {record.get('eventID')!r} has no sequence number")
+        raise ValidationError(f"record {record.get('eventID')!r} has no sequence number")
     try:
         table, stream = table_and_stream(record)
         hour = _created_at(record).replace(minute=0, second=0, microsecond=0)
         line = json.dumps(archive_line(record), separators=(",", ":"))
     except _READ_ERRORS as error:
         # Name the record, so the log line that reports it leads to it.
-        raise ValueError(
+        raise ValidationError(
             f"record {record.get('eventID')!r} (sequence number {sequence_number(record)}): "
             f"{type(error).__name__}: {error}"
         ) from error

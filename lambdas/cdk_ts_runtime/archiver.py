@@ -27,6 +27,7 @@ from typing import Any
 
 from cdk_ts_runtime._aws import LazyClient
 from cdk_ts_runtime.archive_lines import Group, UnreadableRecordError, group_records, readable_groups, sequence_number
+from cdk_ts_runtime.errors import ValidationError
 
 #: The archive bucket (set by ``StreamArchiver`` on its function).
 ENV_BUCKET = "ARCHIVE_BUCKET"
@@ -57,7 +58,7 @@ class StreamRecordArchiver:
         :raises ValueError: for an empty bucket name.
         """
         if not bucket:
-            raise ValueError("bucket must be a bucket name")
+            raise ValidationError("bucket must be a bucket name")
         self.bucket = bucket
         self.prefix = prefix
         self._s3 = LazyClient("s3", s3_client)
@@ -87,7 +88,7 @@ class StreamRecordArchiver:
         raises :class:`UnreadableRecordError` (the whole batch is retried) rather than being dropped.
         """
         if not isinstance(records, list | tuple):
-            raise ValueError(f"records {records!r:.60} is not a list of stream records")
+            raise ValidationError(f"records {records!r:.60} is not a list of stream records")
         groups, unreadable = readable_groups(list(records))
         for group in groups:
             key = group.key(self.prefix)
@@ -138,7 +139,7 @@ class StreamRecordArchiver:
             object would be replayed again).
         """
         if not done_prefix or done_prefix.startswith(failure_prefix):
-            raise ValueError(f"done_prefix {done_prefix!r} must be non-empty and outside {failure_prefix!r}")
+            raise ValidationError(f"done_prefix {done_prefix!r} must be non-empty and outside {failure_prefix!r}")
         report: dict[str, Any] = {"replayed": [], "failed": [], "records": 0}
         for key in self._failure_keys(failure_bucket, failure_prefix):
             try:
@@ -181,12 +182,16 @@ def event_records(event: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     :raises ValueError: naming what the event holds instead.
     """
     if not isinstance(event, Mapping):
-        raise ValueError(f"the event is {type(event).__name__}, not a DynamoDB Streams event ({{'Records': [...]}})")
+        raise ValidationError(
+            f"the event is {type(event).__name__}, not a DynamoDB Streams event ({{'Records': [...]}})"
+        )
     if "Records" not in event:
-        raise ValueError(f"the event has no Records (keys: {sorted(map(str, event))}); not a DynamoDB Streams event")
+        raise ValidationError(
+            f"the event has no Records (keys: {sorted(map(str, event))}); not a DynamoDB Streams event"
+        )
     records = event["Records"]
     if not isinstance(records, list):
-        raise ValueError(f"the event's Records is {records!r:.60}, not a list of stream records")
+        raise ValidationError(f"the event's Records is {records!r:.60}, not a list of stream records")
     return records
 
 
@@ -214,12 +219,12 @@ def failure_record_records(document: Mapping[str, Any]) -> list[Mapping[str, Any
     :raises ValueError: when it is not a DynamoDB stream failure record with a payload.
     """
     if not isinstance(document, Mapping) or "DDBStreamBatchInfo" not in document:
-        raise ValueError("not a DynamoDB stream failure record (no DDBStreamBatchInfo)")
+        raise ValidationError("not a DynamoDB stream failure record (no DDBStreamBatchInfo)")
     payload = document.get("payload")
     if isinstance(payload, str | bytes):
         payload = json.loads(payload)
     if not isinstance(payload, Mapping) or not isinstance(payload.get("Records"), list):
-        raise ValueError(
+        raise ValidationError(
             "failure record has no payload with Records: only an S3 on-failure destination keeps the records"
         )
     return payload["Records"]

@@ -17,6 +17,7 @@ from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import LazyClient, error_code
 from cdk_ts_runtime._retries import DATA_PATH
+from cdk_ts_runtime.errors import ValidationError
 from cdk_ts_runtime.items import from_attribute_values, query_all, to_attribute_values
 
 ENV_TABLE_NAME = "DEVICE_LOG_TABLE_NAME"
@@ -42,7 +43,7 @@ def normalise_date(value: str | datetime | date, *, end_of_day: bool = False) ->
     try:
         return _normalise_date(value, end_of_day)
     except OverflowError:
-        raise ValueError(f"date {value!r} is out of range once converted to UTC") from None
+        raise ValidationError(f"date {value!r} is out of range once converted to UTC") from None
 
 
 def _normalise_date(value: str | datetime | date, end_of_day: bool) -> str:
@@ -54,15 +55,15 @@ def _normalise_date(value: str | datetime | date, end_of_day: bool) -> str:
         try:
             day = date.fromisoformat(value.strip())
         except ValueError as error:
-            raise ValueError(f"date {value!r} is not a calendar date: {error}") from None
+            raise ValidationError(f"date {value!r} is not a calendar date: {error}") from None
         return _normalise_date(day, end_of_day)
     elif isinstance(value, str):
         try:
             moment = datetime.fromisoformat(value.strip())
         except ValueError:
-            raise ValueError(f"date {value!r} is not ISO-8601 (e.g. 2020-04-24T14:40:00 or 2020-04-24)") from None
+            raise ValidationError(f"date {value!r} is not ISO-8601 (e.g. 2020-04-24T14:40:00 or 2020-04-24)") from None
     else:
-        raise ValueError(f"date {value!r} is not ISO-8601 text, a date or a datetime")
+        raise ValidationError(f"date {value!r} is not ISO-8601 text, a date or a datetime")
     if moment.tzinfo is not None:
         moment = moment.astimezone(UTC).replace(tzinfo=None)
     return moment.replace(microsecond=0).isoformat()
@@ -70,14 +71,14 @@ def _normalise_date(value: str | datetime | date, end_of_day: bool) -> str:
 
 def _require_text(name: str, value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"{name} {value!r} must be a non-empty string")
+        raise ValidationError(f"{name} {value!r} must be a non-empty string")
     return value
 
 
 def _require_state(state: Any) -> str:
     _require_text("state", state)
     if "#" in state:
-        raise ValueError(f"state {state!r} may not contain '#': it separates state and date in the sort key")
+        raise ValidationError(f"state {state!r} may not contain '#': it separates state and date in the sort key")
     return state
 
 
@@ -100,7 +101,7 @@ class DeviceLogRepository:
         """
         self.table_name = _require_text("table_name", table_name)
         if page_size is not None and page_size < 1:
-            raise ValueError(f"page_size {page_size} must be >= 1 or None")
+            raise ValidationError(f"page_size {page_size} must be >= 1 or None")
         self.page_size = page_size
         self._client = LazyClient("dynamodb", dynamodb_client, config=DATA_PATH)
 
@@ -150,7 +151,7 @@ class DeviceLogRepository:
         _require_state(state)
         clash = sorted(set(attributes) & set(KEY_ATTRIBUTES))
         if clash:
-            raise ValueError(f"attributes {clash} are set by the repository; pass operator=/escalated_to= instead")
+            raise ValidationError(f"attributes {clash} are set by the repository; pass operator=/escalated_to= instead")
         when = normalise_date(date)
         item: dict[str, Any] = {"DeviceID": device_id, "State#Date": f"{state}#{when}", "State": state, "Date": when}
         if operator is not None:
@@ -196,7 +197,7 @@ class DeviceLogRepository:
         """GSI1: one operator's entries with ``start <= Date <= end``, newest first; a date-only end covers its day."""
         low, high = normalise_date(start), normalise_date(end, end_of_day=True)
         if low > high:
-            raise ValueError(f"start {start!r} is after end {end!r}")
+            raise ValidationError(f"start {start!r} is after end {end!r}")
         return self._query(
             index=GSI_BY_OPERATOR,
             key="#operator = :operator AND #date BETWEEN :low AND :high",
@@ -293,14 +294,14 @@ def _day_prefix(value: str | datetime | date) -> str:
     """A whole day stays ``YYYY-MM-DD`` (a prefix of every timestamp that day); a datetime is its UTC day."""
     if isinstance(value, datetime):
         if value.tzinfo is None or value.utcoffset() is None:
-            raise ValueError(
+            raise ValidationError(
                 f"datetime {value!r} has no time zone, so its day is ambiguous: pass an aware datetime "
                 "(e.g. datetime(..., tzinfo=UTC)), a date or 'YYYY-MM-DD'"
             )
         try:
             return value.astimezone(UTC).date().isoformat()
         except OverflowError:
-            raise ValueError(f"date {value!r} is out of range once converted to UTC") from None
+            raise ValidationError(f"date {value!r} is out of range once converted to UTC") from None
     if isinstance(value, str) and _DATE_ONLY.fullmatch(value.strip()):
         return value.strip()
     if isinstance(value, date) and not isinstance(value, datetime):

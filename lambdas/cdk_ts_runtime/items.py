@@ -9,6 +9,8 @@ from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
+from cdk_ts_runtime.errors import CdkTsError, ValidationError
+
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
 
@@ -26,7 +28,7 @@ def from_attribute_values(item: Mapping[str, dict]) -> dict[str, Any]:
 def _exact(value: Any) -> Any:
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise ValueError(f"{value!r} cannot be stored: DynamoDB numbers are finite")
+            raise ValidationError(f"{value!r} cannot be stored: DynamoDB numbers are finite")
         return Decimal(repr(value))
     if isinstance(value, Mapping):
         return {k: _exact(v) for k, v in value.items()}
@@ -40,7 +42,7 @@ def _exact(value: Any) -> Any:
 MAX_PAGES = 10_000
 
 
-class PageLimitError(RuntimeError):
+class PageLimitError(CdkTsError, RuntimeError):
     """A Query ran past its page limit or was handed the same ``LastEvaluatedKey`` twice; names table and limit."""
 
 

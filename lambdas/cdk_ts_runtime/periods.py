@@ -10,6 +10,8 @@ import re
 from datetime import UTC, date, datetime, timedelta
 from enum import StrEnum
 
+from cdk_ts_runtime.errors import ValidationError
+
 TABLE_NAME_PATTERN = re.compile(r"[A-Za-z0-9_.-]+")
 TABLE_NAME_MIN, TABLE_NAME_MAX = 3, 255
 
@@ -32,7 +34,7 @@ class RotationPeriod(StrEnum):
             return cls(str(value).lower())
         except ValueError:
             choices = ", ".join(p.value for p in cls)
-            raise ValueError(f"period {value!r} is not one of: {choices}") from None
+            raise ValidationError(f"period {value!r} is not one of: {choices}") from None
 
 
 _LABEL_PATTERNS = {
@@ -74,7 +76,7 @@ MIN_PERIOD_LENGTH = {
 def require_utc(when: datetime) -> datetime:
     """Return ``when`` converted to UTC; a naive datetime is an error, not a guess."""
     if when.tzinfo is None or when.utcoffset() is None:
-        raise ValueError(f"datetime {when.isoformat()} has no time zone; pass an aware datetime (UTC)")
+        raise ValidationError(f"datetime {when.isoformat()} has no time zone; pass an aware datetime (UTC)")
     return when.astimezone(UTC)
 
 
@@ -174,7 +176,7 @@ def validate_table_prefix(prefix: str, period: RotationPeriod | str) -> None:
     longest = f"{prefix}_{'0' * LABEL_LENGTH[period]}"
     if not prefix or not TABLE_NAME_PATTERN.fullmatch(prefix) or len(longest) > TABLE_NAME_MAX:
         limit = TABLE_NAME_MAX - LABEL_LENGTH[period] - 1
-        raise ValueError(
+        raise ValidationError(
             f"table_prefix {prefix!r} gives table names like {longest!r}; a {period.value} prefix needs "
             f"1-{limit} characters of [A-Za-z0-9_.-]"
         )

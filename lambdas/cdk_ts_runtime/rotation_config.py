@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict, Unpack, overload
 
 from cdk_ts_runtime._keywords import unknown_keyword
+from cdk_ts_runtime.errors import ValidationError
 
 #: What a new on-demand table serves at once (its warm throughput at creation), reads and writes per second.
 NEW_ON_DEMAND_WARM_READS = 12000
@@ -45,12 +46,12 @@ class AutoScaling:
         for name in ("max_read_capacity", "max_write_capacity"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} {value!r} must be a whole number >= 1")
+                raise ValidationError(f"{name} {value!r} must be a whole number >= 1")
         utilization = self.target_utilization
         if not isinstance(utilization, int | float) or isinstance(utilization, bool):
-            raise ValueError(f"target_utilization {utilization!r} must be a number of percent")
+            raise ValidationError(f"target_utilization {utilization!r} must be a number of percent")
         if not 20 <= self.target_utilization <= 90:
-            raise ValueError(
+            raise ValidationError(
                 f"target_utilization {self.target_utilization} is outside 20-90 percent (DynamoDB auto scaling range)"
             )
 
@@ -62,7 +63,7 @@ def _whole(name: str, value: Any, *, optional: bool = True, low: int = 1) -> Non
     if value is None and optional:
         return
     if not isinstance(value, int) or isinstance(value, bool) or value < low:
-        raise ValueError(f"{name} {value!r} must be a whole number >= {low}")
+        raise ValidationError(f"{name} {value!r} must be a whole number >= {low}")
 
 
 @dataclass(frozen=True)
@@ -89,13 +90,13 @@ class RightSizing:
     def __post_init__(self) -> None:
         headroom = self.headroom
         if not isinstance(headroom, int | float) or isinstance(headroom, bool) or not math.isfinite(headroom):
-            raise ValueError(f"headroom {headroom!r} must be a finite number >= 1")
+            raise ValidationError(f"headroom {headroom!r} must be a finite number >= 1")
         if headroom < 1:
-            raise ValueError(f"headroom {headroom!r} must be a finite number >= 1")
+            raise ValidationError(f"headroom {headroom!r} must be a finite number >= 1")
         _whole("floor", self.floor, optional=False)
         _whole("ceiling", self.ceiling, optional=False)
         if self.floor > self.ceiling:
-            raise ValueError(f"floor {self.floor} is above ceiling {self.ceiling}")
+            raise ValidationError(f"floor {self.floor} is above ceiling {self.ceiling}")
 
     def size(self, peak: float) -> int:
         """Units per second for an observed ``peak``: ``ceil(peak × headroom)`` within floor..ceiling."""
@@ -197,26 +198,28 @@ class CapacityTier:
         ):
             _whole(name, getattr(self, name))
         if self.table_class not in TABLE_CLASSES:
-            raise ValueError(f"table_class {self.table_class!r} is not one of {', '.join(TABLE_CLASSES)}")
+            raise ValidationError(f"table_class {self.table_class!r} is not one of {', '.join(TABLE_CLASSES)}")
         if self.right_sizing is not None and not isinstance(self.right_sizing, RightSizing):
-            raise ValueError(f"right_sizing {self.right_sizing!r} must be a RightSizing")
+            raise ValidationError(f"right_sizing {self.right_sizing!r} must be a RightSizing")
         if self.on_demand:
             if self.read_capacity is not None or self.write_capacity is not None or self.auto_scaling:
-                raise ValueError("an on-demand tier takes no read/write capacity and no auto scaling")
+                raise ValidationError("an on-demand tier takes no read/write capacity and no auto scaling")
             self._check_on_demand_warm_throughput()
             return
         for name in ("max_read_request_units", "max_write_request_units"):
             if getattr(self, name) is not None:
-                raise ValueError(f"{name} {getattr(self, name)!r} is an on-demand cap; a provisioned tier takes none")
+                raise ValidationError(
+                    f"{name} {getattr(self, name)!r} is an on-demand cap; a provisioned tier takes none"
+                )
         for name in ("read_capacity", "write_capacity"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} {value!r} must be a whole number >= 1 (or use an on-demand tier)")
+                raise ValidationError(f"{name} {value!r} must be a whole number >= 1 (or use an on-demand tier)")
         scaling = self.auto_scaling
         if scaling and (
             scaling.max_read_capacity < self.read_capacity or scaling.max_write_capacity < self.write_capacity
         ):
-            raise ValueError(
+            raise ValidationError(
                 f"auto scaling maximum ({scaling.max_read_capacity} RCU / {scaling.max_write_capacity} WCU) is below "
                 f"the tier's {self.read_capacity} RCU / {self.write_capacity} WCU"
             )
@@ -235,7 +238,7 @@ class CapacityTier:
         for name, floor in floors.items():
             value = getattr(self, name)
             if value is not None and value <= floor:
-                raise ValueError(
+                raise ValidationError(
                     f"{name} {value} on an on-demand tier would do nothing: a new on-demand table already starts "
                     f"at {floor:,} per second and warm throughput is never lowered; use a value above {floor:,} "
                     "or leave it unset"
@@ -303,18 +306,18 @@ class CapacityTier:
     def from_dict(cls, data: Mapping[str, Any]) -> CapacityTier:
         """Inverse of ``dataclasses.asdict``."""
         if not isinstance(data, Mapping):
-            raise ValueError(f"capacity tier {data!r} must be an object")
+            raise ValidationError(f"capacity tier {data!r} must be an object")
         unknown = set(data) - set(cls.__dataclass_fields__)
         if unknown:
-            raise ValueError(f"unknown capacity tier settings: {', '.join(sorted(unknown))}")
+            raise ValidationError(f"unknown capacity tier settings: {', '.join(sorted(unknown))}")
         scaling = data.get("auto_scaling")
         if scaling is not None and not isinstance(scaling, Mapping):
-            raise ValueError(f"auto_scaling {scaling!r} must be an object")
+            raise ValidationError(f"auto_scaling {scaling!r} must be an object")
         sizing = data.get("right_sizing")
         if sizing is not None and not isinstance(sizing, Mapping):
-            raise ValueError(f"right_sizing {sizing!r} must be an object")
+            raise ValidationError(f"right_sizing {sizing!r} must be an object")
         if not isinstance(data.get("on_demand", False), bool):
-            raise ValueError(f"on_demand {data.get('on_demand')!r} must be true or false")
+            raise ValidationError(f"on_demand {data.get('on_demand')!r} must be true or false")
         values = dict(data)
         values["auto_scaling"] = _from_fields(AutoScaling, scaling, "auto scaling") if scaling else None
         values["right_sizing"] = _from_fields(RightSizing, sizing, "right sizing") if sizing else None
@@ -353,13 +356,13 @@ def _right_sizing(value: bool | RightSizing) -> RightSizing | None:
         return value
     if isinstance(value, bool):
         return RightSizing() if value else None
-    raise ValueError(f"right_size {value!r} must be true, false or a RightSizing")
+    raise ValidationError(f"right_size {value!r} must be true, false or a RightSizing")
 
 
 def _from_fields(kind: type, data: Mapping[str, Any], label: str) -> Any:
     unknown = set(data) - set(kind.__dataclass_fields__)
     if unknown:
-        raise ValueError(f"unknown {label} settings: {', '.join(sorted(unknown))}")
+        raise ValidationError(f"unknown {label} settings: {', '.join(sorted(unknown))}")
     return kind(**data)
 
 
@@ -444,30 +447,32 @@ class RotationConfig:
         self._check_types()
         for name in ("previous", "older"):
             if getattr(self, name).right_sizing is not None:
-                raise ValueError(
+                raise ValidationError(
                     f"{name} tier {getattr(self, name).describe()} has right_sizing; only the current tier is sized "
                     "(from the observed peak, when the next table is created)"
                 )
         if self.retain_periods is not None and self.retain_periods < 2:
-            raise ValueError(
+            raise ValidationError(
                 f"retain_periods {self.retain_periods} must be >= 2 (the current and the previous period) or None"
             )
         if self.archive_bucket and self.retain_periods is None:
-            raise ValueError("archive_bucket needs retain_periods: only expired tables are archived")
+            raise ValidationError("archive_bucket needs retain_periods: only expired tables are archived")
         if self.archive_bucket and not self.point_in_time_recovery:
-            raise ValueError("archive_bucket needs point_in_time_recovery: ExportTableToPointInTime requires PITR")
+            raise ValidationError("archive_bucket needs point_in_time_recovery: ExportTableToPointInTime requires PITR")
         if self.stream_view_type is not None and self.stream_view_type not in STREAM_VIEW_TYPES:
-            raise ValueError(f"stream_view_type {self.stream_view_type!r} is not one of {', '.join(STREAM_VIEW_TYPES)}")
+            raise ValidationError(
+                f"stream_view_type {self.stream_view_type!r} is not one of {', '.join(STREAM_VIEW_TYPES)}"
+            )
         if self.create_lead_seconds < 0:
-            raise ValueError(f"create_lead_seconds {self.create_lead_seconds} must be >= 0")
+            raise ValidationError(f"create_lead_seconds {self.create_lead_seconds} must be >= 0")
         if self.max_concurrency < 1 or self.max_changes_per_run < 1:
-            raise ValueError("max_concurrency and max_changes_per_run must be >= 1")
+            raise ValidationError("max_concurrency and max_changes_per_run must be >= 1")
 
     def _check_types(self) -> None:
         """Every field has the type it must have: a config read from JSON is checked before it is used."""
         for name in ("current", "previous", "older"):
             if not isinstance(getattr(self, name), CapacityTier):
-                raise ValueError(f"{name} {getattr(self, name)!r} must be a CapacityTier")
+                raise ValidationError(f"{name} {getattr(self, name)!r} must be a CapacityTier")
         whole = {
             "retain_periods": (self.retain_periods, True),
             "create_lead_seconds": (self.create_lead_seconds, False),
@@ -479,22 +484,22 @@ class RotationConfig:
             if value is None and optional:
                 continue
             if not isinstance(value, int) or isinstance(value, bool):
-                raise ValueError(f"{name} {value!r} must be a whole number")
+                raise ValidationError(f"{name} {value!r} must be a whole number")
         if self.wait_for_new_tables_seconds < 0:
-            raise ValueError(f"wait_for_new_tables_seconds {self.wait_for_new_tables_seconds} must be >= 0")
+            raise ValidationError(f"wait_for_new_tables_seconds {self.wait_for_new_tables_seconds} must be >= 0")
         for name in ("point_in_time_recovery", "deletion_protection"):
             if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"{name} {getattr(self, name)!r} must be true or false")
+                raise ValidationError(f"{name} {getattr(self, name)!r} must be true or false")
         for name in ("archive_bucket", "kms_key_arn", "ttl_attribute", "metric_namespace"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, str) or not value):
-                raise ValueError(f"{name} {value!r} must be a non-empty string or null")
+                raise ValidationError(f"{name} {value!r} must be a non-empty string or null")
         if not isinstance(self.archive_prefix, str):
-            raise ValueError(f"archive_prefix {self.archive_prefix!r} must be a string")
+            raise ValidationError(f"archive_prefix {self.archive_prefix!r} must be a string")
         if not isinstance(self.tags, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in self.tags.items()
         ):
-            raise ValueError(f"tags {self.tags!r} must map strings to strings")
+            raise ValidationError(f"tags {self.tags!r} must map strings to strings")
 
     def to_json(self) -> str:
         """JSON for :data:`ENV_ROTATION_CONFIG`."""
@@ -509,7 +514,7 @@ class RotationConfig:
                 data[tier] = CapacityTier.from_dict(data[tier])
         unknown = set(data) - set(cls.__dataclass_fields__)
         if unknown:
-            raise ValueError(f"unknown rotation settings: {', '.join(sorted(unknown))}")
+            raise ValidationError(f"unknown rotation settings: {', '.join(sorted(unknown))}")
         return cls(**data)
 
     @classmethod
@@ -521,7 +526,7 @@ class RotationConfig:
         try:
             data = json.loads(raw)
         except json.JSONDecodeError as error:
-            raise ValueError(f"{ENV_ROTATION_CONFIG} is not JSON: {error}") from None
+            raise ValidationError(f"{ENV_ROTATION_CONFIG} is not JSON: {error}") from None
         if not isinstance(data, dict):
-            raise ValueError(f"{ENV_ROTATION_CONFIG} must be a JSON object, got {type(data).__name__}")
+            raise ValidationError(f"{ENV_ROTATION_CONFIG} must be a JSON object, got {type(data).__name__}")
         return cls.from_dict(data)

@@ -19,6 +19,7 @@ from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import Backoff, LazyClient, error_code, error_message, is_throttle
 from cdk_ts_runtime._retries import BATCH_PATH, DATA_PATH
+from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.items import query_all, to_attribute_values
 from cdk_ts_runtime.periods import RotationPeriod, period_start, shift, table_name
 from cdk_ts_runtime.table_layout import TableLayout
@@ -26,7 +27,7 @@ from cdk_ts_runtime.table_layout import TableLayout
 BATCH_LIMIT = 25  # BatchWriteItem's maximum number of requests
 
 
-class BatchWriteError(Exception):
+class BatchWriteError(CdkTsError):
     """Raised when items were not written; ``items`` are exactly those, ``reasons`` why (same order).
 
     :param items: the items not written, as they were given.
@@ -44,7 +45,7 @@ class BatchWriteError(Exception):
         super().__init__(f"{len(items)} item(s) not written ({attempts} BatchWriteItem attempt(s) at most): {summary}")
 
 
-class MissingPeriodTableError(LookupError):
+class MissingPeriodTableError(CdkTsError, LookupError):
     """A write went to a period table that does not exist; the message says which time and unit it assumed."""
 
 
@@ -122,9 +123,9 @@ class PeriodRouter:
             time_unit=time_unit,
         )
         if max_workers < 1 or max_batch_attempts < 1:
-            raise ValueError("max_workers and max_batch_attempts must be >= 1")
+            raise ValidationError("max_workers and max_batch_attempts must be >= 1")
         if page_size is not None and page_size < 1:
-            raise ValueError(f"page_size {page_size} must be >= 1 (or None for DynamoDB's 1 MB pages)")
+            raise ValidationError(f"page_size {page_size} must be >= 1 (or None for DynamoDB's 1 MB pages)")
         self._client = LazyClient("dynamodb", dynamodb_client, config=DATA_PATH)
         self._batch_client = LazyClient("dynamodb", dynamodb_client, config=BATCH_PATH)
         self.max_workers = max_workers
@@ -170,7 +171,7 @@ class PeriodRouter:
         """Every period table overlapping ``[start, end]`` (both inclusive), oldest first."""
         first, last = self._as_time(start), self._as_time(end)
         if first > last:
-            raise ValueError(f"start {first.isoformat()} is after end {last.isoformat()}")
+            raise ValidationError(f"start {first.isoformat()} is after end {last.isoformat()}")
         names, cursor = [], period_start(self.layout.period, first)
         while cursor <= last:
             names.append(table_name(self.layout.table_prefix, self.layout.period, cursor))
@@ -182,7 +183,7 @@ class PeriodRouter:
     def _checked(self, item: Mapping[str, Any]) -> tuple[str, dict[str, dict]]:
         missing = [k for k in (self.layout.partition_key, self.layout.sort_key) if item.get(k) is None]
         if missing:
-            raise ValueError(f"item has no {' or '.join(repr(k) for k in missing)}: every item needs both keys")
+            raise ValidationError(f"item has no {' or '.join(repr(k) for k in missing)}: every item needs both keys")
         sort_value = self._normalised(item[self.layout.sort_key])
         if sort_value != item[self.layout.sort_key]:
             item = {**item, self.layout.sort_key: sort_value}
@@ -220,11 +221,11 @@ class PeriodRouter:
     ) -> dict[str, Any]:
         """One multi-measure item: every measure taken by ``device_id`` at ``when`` in a single item."""
         if not measures:
-            raise ValueError(f"no measures for device {device_id!r} at {when.isoformat()}")
+            raise ValidationError(f"no measures for device {device_id!r} at {when.isoformat()}")
         keys = {self.layout.partition_key, self.layout.sort_key}
         clash = sorted(keys & (set(measures) | set(attributes)))
         if clash:
-            raise ValueError(f"measure or attribute names {clash} collide with the table's key attributes")
+            raise ValidationError(f"measure or attribute names {clash} collide with the table's key attributes")
         return {
             self.layout.partition_key: device_id,
             self.layout.sort_key: self.layout.sort_value(when),

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from cdk_ts_runtime.errors import ValidationError
+
 STREAM_CONSUMER_ENV = "CDK_TS_STREAM_CONSUMER"
 
 
@@ -64,7 +66,7 @@ class StreamConsumer:
         data = json.loads(raw)
         unknown = set(data) - set(cls.__dataclass_fields__)
         if unknown:
-            raise ValueError(f"unknown stream consumer settings: {', '.join(sorted(unknown))}")
+            raise ValidationError(f"unknown stream consumer settings: {', '.join(sorted(unknown))}")
         return cls(**data)
 
     def mapping_request(self, stream_arn: str) -> dict[str, Any]:

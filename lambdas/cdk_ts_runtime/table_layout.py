@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import ROUND_FLOOR, Context, Decimal, localcontext
 
+from cdk_ts_runtime.errors import ValidationError
 from cdk_ts_runtime.periods import RotationPeriod, validate_table_prefix
 
 #: The environment variable that carries each field of a :class:`TableLayout`.
@@ -74,23 +75,23 @@ class TableLayout:
         validate_table_prefix(self.table_prefix, self.period)
         for name, value in (("partition_key", self.partition_key), ("sort_key", self.sort_key)):
             if not value or len(value) > 255:
-                raise ValueError(f"{name} {value!r} must be 1-255 characters")
+                raise ValidationError(f"{name} {value!r} must be 1-255 characters")
         if self.partition_key == self.sort_key:
-            raise ValueError(f"partition_key and sort_key are both {self.sort_key!r}; use two attributes")
+            raise ValidationError(f"partition_key and sort_key are both {self.sort_key!r}; use two attributes")
         for name, value in (("partition_key_type", self.partition_key_type), ("sort_key_type", self.sort_key_type)):
             if value not in KEY_TYPES:
-                raise ValueError(f"{name} {value!r} is not a DynamoDB key type; use one of {', '.join(KEY_TYPES)}")
+                raise ValidationError(f"{name} {value!r} is not a DynamoDB key type; use one of {', '.join(KEY_TYPES)}")
         if self.sort_key_type == "N" and self.time_unit not in TIME_UNITS:
-            raise ValueError(
+            raise ValidationError(
                 f"time_unit {self.time_unit!r} does not fit a Number sort key; use one of {', '.join(TIME_UNITS)}"
             )
         if self.sort_key_type == "S" and self.time_unit != ISO_TIME_UNIT:
-            raise ValueError(
+            raise ValidationError(
                 f"time_unit {self.time_unit!r} does not fit a String sort key; String times are ISO-8601: "
                 f"use time_unit={ISO_TIME_UNIT!r}"
             )
         if self.sort_key_type == "B":
-            raise ValueError("sort_key_type 'B' cannot hold an event time; use 'N' (epoch) or 'S' (ISO-8601)")
+            raise ValidationError("sort_key_type 'B' cannot hold an event time; use 'N' (epoch) or 'S' (ISO-8601)")
 
     def to_env(self) -> dict[str, str]:
         """The environment variables that carry this layout to a function (see :data:`ENV_VARIABLES`)."""
@@ -122,16 +123,16 @@ class TableLayout:
         """The UTC event time a sort-key value stands for (epoch in ``time_unit``, or ISO-8601)."""
         if self.sort_key_type == "S":
             if not isinstance(sort_value, str):
-                raise ValueError(f"sort key {self.sort_key!r} is a String; {sort_value!r} is not an ISO-8601 time")
+                raise ValidationError(f"sort key {self.sort_key!r} is a String; {sort_value!r} is not an ISO-8601 time")
             try:
                 parsed = datetime.fromisoformat(sort_value)
             except ValueError:
-                raise ValueError(f"sort key value {sort_value!r} is not an ISO-8601 time") from None
+                raise ValidationError(f"sort key value {sort_value!r} is not an ISO-8601 time") from None
             if parsed.tzinfo is None:
                 parsed = parsed.replace(tzinfo=UTC)
             return parsed.astimezone(UTC)
         if isinstance(sort_value, bool) or not isinstance(sort_value, int | float | Decimal):
-            raise ValueError(f"sort key {self.sort_key!r} is a Number in {self.time_unit}; got {sort_value!r}")
+            raise ValidationError(f"sort key {self.sort_key!r} is a Number in {self.time_unit}; got {sort_value!r}")
         # Whole microseconds, rounded down, in integer (or exact decimal) arithmetic: a time 1 ns before a
         # period boundary stays in the period it belongs to (float or round-half-even would move it across).
         per_second = TIME_UNITS[self.time_unit]
@@ -140,7 +141,7 @@ class TableLayout:
         else:
             exact = Decimal(sort_value)  # a float's exact binary value, never its rounded repr
             if not exact.is_finite():
-                raise ValueError(
+                raise ValidationError(
                     f"sort key {self.sort_key!r} value {sort_value!r} is not a finite time in {self.time_unit}"
                 )
             with localcontext(Context(prec=80)):
@@ -148,7 +149,7 @@ class TableLayout:
         try:
             return _EPOCH + timedelta(microseconds=micros)
         except OverflowError:
-            raise ValueError(
+            raise ValidationError(
                 f"sort key {self.sort_key!r} value {sort_value!r} read as {self.time_unit} since the epoch is outside "
                 "the years 1-9999: is the unit right?"
             ) from None
@@ -156,7 +157,7 @@ class TableLayout:
     def sort_value(self, when: datetime) -> int | str:
         """The sort-key value for an aware datetime: an epoch integer in ``time_unit`` or an ISO-8601 string."""
         if when.tzinfo is None:
-            raise ValueError(f"datetime {when.isoformat()} has no time zone; pass an aware datetime (UTC)")
+            raise ValidationError(f"datetime {when.isoformat()} has no time zone; pass an aware datetime (UTC)")
         when = when.astimezone(UTC)
         if self.sort_key_type == "S":
             return when.isoformat()

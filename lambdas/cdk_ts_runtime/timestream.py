@@ -21,6 +21,7 @@ from botocore.exceptions import ClientError, ConnectionClosedError, EndpointConn
 
 from cdk_ts_runtime._aws import Backoff, error_code
 from cdk_ts_runtime._retries import TIMESTREAM_WRITE
+from cdk_ts_runtime.errors import ValidationError
 
 BATCH_LIMIT = 100  # WriteRecords takes at most 100 records
 RECORD_LIMIT_BYTES = 2048  # a record may be at most 2 KB
@@ -51,7 +52,7 @@ def _to_millis(value: Any) -> str:
         return _to_millis(datetime.fromisoformat(value))
     if isinstance(value, int | Decimal) and not isinstance(value, bool):
         return str(int(value))  # integers are epoch milliseconds
-    raise ValueError(f"time {value!r} is not a datetime, ISO-8601 text or epoch milliseconds")
+    raise ValidationError(f"time {value!r} is not a datetime, ISO-8601 text or epoch milliseconds")
 
 
 def measure_value(name: str, value: Any) -> dict[str, str]:
@@ -118,13 +119,13 @@ class TimestreamWriter:
             client nor an endpoint.
         """
         if not database_name or not table_name:
-            raise ValueError("database_name and table_name must not be empty")
+            raise ValidationError("database_name and table_name must not be empty")
         if not dimensions:
-            raise ValueError("dimensions must name at least one event attribute (the high-cardinality key first)")
+            raise ValidationError("dimensions must name at least one event attribute (the high-cardinality key first)")
         if time_field in dimensions:
-            raise ValueError(f"time_field {time_field!r} cannot also be a dimension")
+            raise ValidationError(f"time_field {time_field!r} cannot also be a dimension")
         if client is None and not endpoint_url:
-            raise ValueError(
+            raise ValidationError(
                 "pass client= (a timestream-write client with endpoint_url) or endpoint_url=: find it with "
                 "boto3.client('timestream-write').describe_endpoints()"
             )
@@ -141,16 +142,16 @@ class TimestreamWriter:
         """The MULTI record for one event; ``ValueError`` names what makes it unwritable."""
         missing = [d for d in self.dimensions if event.get(d) in (None, "")]
         if missing:
-            raise ValueError(f"dimension(s) {missing} missing")
+            raise ValidationError(f"dimension(s) {missing} missing")
         if event.get(self.time_field) is None:
-            raise ValueError(f"time field {self.time_field!r} missing")
+            raise ValidationError(f"time field {self.time_field!r} missing")
         measures = [
             measure_value(name, value)
             for name, value in event.items()
             if name not in self.dimensions and name != self.time_field and value is not None
         ]
         if not measures:
-            raise ValueError("no measures: every attribute is a dimension or the time")
+            raise ValidationError("no measures: every attribute is a dimension or the time")
         record = {
             "Dimensions": [{"Name": d, "Value": str(event[d])} for d in self.dimensions],
             "MeasureName": self.measure_name,
@@ -160,7 +161,7 @@ class TimestreamWriter:
             "TimeUnit": "MILLISECONDS",
         }
         if len(json.dumps(record)) > RECORD_LIMIT_BYTES:
-            raise ValueError(f"record larger than {RECORD_LIMIT_BYTES} bytes")
+            raise ValidationError(f"record larger than {RECORD_LIMIT_BYTES} bytes")
         return record
 
     def write(self, events: Sequence[Mapping[str, Any]]) -> WriteResult:
@@ -271,11 +272,11 @@ def build_query(
     :raises ValueError: for naive or reversed times, or only one of ``partition_key``/``partition_value``.
     """
     if start.tzinfo is None or end.tzinfo is None:
-        raise ValueError("start and end must be timezone-aware datetimes")
+        raise ValidationError("start and end must be timezone-aware datetimes")
     if start > end:
-        raise ValueError(f"start {start.isoformat()} is after end {end.isoformat()}")
+        raise ValidationError(f"start {start.isoformat()} is after end {end.isoformat()}")
     if (partition_key is None) != (partition_value is None):
-        raise ValueError("give partition_key and partition_value together")
+        raise ValidationError("give partition_key and partition_value together")
     selected = ", ".join("*" if c == "*" else _identifier(c) for c in columns)
     iso = "%Y-%m-%dT%H:%M:%S.%fZ"
     predicates = [

@@ -391,7 +391,7 @@ class TestCustomResource:
         assert state(dynamodb) == {}
 
     def test_a_plain_http_response_url_is_never_used(self, dynamodb, cloudformation):
-        with pytest.raises(custom_resource.UnanswerableRequest, match="https"):
+        with pytest.raises(custom_resource.UnanswerableRequestError, match="https"):
             rotation.handler(self.event(cloudformation.url.replace("https://", "http://")), None)
         assert cloudformation.replies == [] and state(dynamodb) == {}
 

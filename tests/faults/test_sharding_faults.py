@@ -8,7 +8,7 @@ import threading
 import pytest
 from botocore.exceptions import ClientError
 
-from cdk_ts_runtime.sharding import CorruptShardMetadata, ShardedTable
+from cdk_ts_runtime.sharding import CorruptShardMetadataError, ShardedTable
 from tests.runtime.test_sharding import Clock, create_tables, metadata_item, sharded, tables, throttle  # noqa: F401
 from tests.support.requests import inject_failure
 
@@ -87,7 +87,7 @@ def test_a_corrupt_metadata_item_is_an_error_naming_key_and_attribute(tables, at
     table = sharded(tables)
     queries = []
     client.meta.events.register("provide-client-params.dynamodb.Query", lambda params, **_: queries.append(params))
-    with pytest.raises(CorruptShardMetadata, match=f"'/bad'.*{message}"):
+    with pytest.raises(CorruptShardMetadataError, match=f"'/bad'.*{message}"):
         table.query("/bad")
     assert queries == []  # no fan-out on a value nobody can trust
     assert metadata_item(tables, "/bad") == item

@@ -37,8 +37,8 @@ def test_the_sharded_write_path_sees_the_first_throttle_and_reads_keep_the_sdks_
     table = ShardedTable("t", "m", partition_key="pk", sort_key="sk")
     assert attempts(table.dynamodb) == 1  # the writer moves the write or grows the key itself
     assert attempts(table.read_dynamodb) == 3
-    # METRICS (the rotation's CloudWatch setting) says max_attempts 2: botocore counts that as 2 retries
-    assert attempts(table.cloudwatch) == 3
+    # METRICS, the CloudWatch setting shared with the rotation: 2 requests (short timeouts, then the tier as is)
+    assert attempts(table.cloudwatch) == 2
 
 
 def test_one_write_path_attempt_is_one_request_on_the_wire():

@@ -12,6 +12,7 @@ from cdk_ts_runtime.archiver import (
     StreamRecordArchiver,
     event_records,
 )
+from cdk_ts_runtime.errors import ValidationError
 
 
 def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
@@ -23,15 +24,15 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
     :meth:`~cdk_ts_runtime.archiver.StreamRecordArchiver.replay`.
     """
     if not isinstance(event, dict):
-        raise ValueError(f"the event is {type(event).__name__}, not a DynamoDB Streams event or a replay request")
+        raise ValidationError(f"the event is {type(event).__name__}, not a DynamoDB Streams event or a replay request")
     archiver = StreamRecordArchiver.from_env(os.environ)
     if event.get("Operation") == "replay":
         bucket = event.get("Bucket") or os.environ.get(ENV_FAILURE_BUCKET)
         if not bucket:
-            raise ValueError(f"replay needs a Bucket in the event or {ENV_FAILURE_BUCKET} in the environment")
+            raise ValidationError(f"replay needs a Bucket in the event or {ENV_FAILURE_BUCKET} in the environment")
         return archiver.replay(
             bucket, event.get("Prefix", FAILURE_PREFIX), done_prefix=event.get("DonePrefix", DONE_PREFIX)
         )
     if "Operation" in event:
-        raise ValueError(f"unknown Operation {event['Operation']!r}; the archiver knows 'replay'")
+        raise ValidationError(f"unknown Operation {event['Operation']!r}; the archiver knows 'replay'")
     return archiver.archive(event_records(event))

@@ -16,6 +16,7 @@ import urllib.request
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from cdk_ts_runtime.errors import CdkTsError, deprecated_alias
 from cdk_ts_runtime.rotation import TableRotator
 from cdk_ts_runtime.table_layout import ENV_TABLE_PREFIX
 
@@ -31,7 +32,7 @@ _REPLY_FIELDS = ("StackId", "RequestId", "LogicalResourceId")
 SSL_CONTEXT: ssl.SSLContext | None = None
 
 
-class UnanswerableRequest(ValueError):
+class UnanswerableRequestError(CdkTsError, ValueError):
     """A request CloudFormation cannot be answered for (no usable ``ResponseURL``)."""
 
 
@@ -43,13 +44,13 @@ def is_request(event: Mapping[str, Any]) -> bool:
 def handle(event: dict[str, Any], context: object, build: Callable[[], TableRotator]) -> dict[str, Any]:
     """Reconcile on Create/Update, nothing on Delete, and reply to CloudFormation whenever it can be answered.
 
-    A request with no ``https`` ResponseURL cannot be answered and raises :class:`UnanswerableRequest`.
+    A request with no ``https`` ResponseURL cannot be answered and raises :class:`UnanswerableRequestError`.
     An unknown ``RequestType`` or missing reply fields answer FAILED with the reason. Delete always
     answers SUCCESS (period tables outlive the stack, and a failed reply would block stack deletion).
     """
     url = event.get("ResponseURL")
     if not isinstance(url, str) or urllib.parse.urlsplit(url).scheme != "https":
-        raise UnanswerableRequest(f"custom resource request without an https ResponseURL ({url!r}): cannot reply")
+        raise UnanswerableRequestError(f"custom resource request without an https ResponseURL ({url!r}): cannot reply")
     physical_id = event.get("PhysicalResourceId") or f"rotation-{os.environ.get(ENV_TABLE_PREFIX, 'tables')}"
     request_type = event.get("RequestType")
     missing = [name for name in _REPLY_FIELDS if not event.get(name)]
@@ -93,11 +94,11 @@ def send(
     :param physical_resource_id: the resource's physical ID.
     :param reason: why, shown in CloudFormation events (first 1,000 characters).
         Default: None — "See CloudWatch Logs stream {log stream}".
-    :raises UnanswerableRequest: when the ResponseURL is not https.
+    :raises UnanswerableRequestError: when the ResponseURL is not https.
     """
     url = event["ResponseURL"]
     if urllib.parse.urlsplit(url).scheme != "https":
-        raise UnanswerableRequest(f"ResponseURL {url!r} is not https; refusing to send the reply in clear text")
+        raise UnanswerableRequestError(f"ResponseURL {url!r} is not https; refusing to send the reply in clear text")
     log_stream = getattr(context, "log_stream_name", "unknown")
     body = json.dumps({
         "Status": status,
@@ -112,3 +113,8 @@ def send(
     )
     with urllib.request.urlopen(request, timeout=30, context=SSL_CONTEXT) as response:  # noqa: S310
         response.read()
+
+
+def __getattr__(name: str) -> Any:
+    """Old names of renamed errors, deprecated for one release."""
+    return deprecated_alias(__name__, {"UnanswerableRequest": UnanswerableRequestError}, name)

@@ -12,6 +12,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import THROTTLE_CODES, error_code, error_message
+from cdk_ts_runtime.errors import CdkTsError
 
 logger = logging.getLogger("cdk_ts_runtime.rotation")
 
@@ -103,7 +104,7 @@ class ChangeBudget:
         return self._time_left is not None and self._time_left() <= self._margin
 
 
-class RotationRunError(RuntimeError):
+class RotationRunError(CdkTsError, RuntimeError):
     """A run in which some tables failed; the others were done. ``report`` says which and why."""
 
     def __init__(self, report: RunReport) -> None:

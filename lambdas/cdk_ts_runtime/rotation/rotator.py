@@ -18,6 +18,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import error_code
+from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.periods import next_start, parse_table_name, period_start, require_utc, shift, table_name
 from cdk_ts_runtime.rotation.expiry import TableExpiry
 from cdk_ts_runtime.rotation.lock import LOCK_TABLE_ENV, LockHolder, RunLock
@@ -49,7 +50,7 @@ WAIT_STEP_SECONDS = 2
 TIME_MARGIN = timedelta(minutes=15)
 
 
-class RotationWindowError(ValueError):
+class RotationWindowError(CdkTsError, ValueError):
     """An event time too far from the clock to act on: nothing was changed."""
 
 
@@ -152,7 +153,7 @@ class TableRotator:
             Default: False — the run makes its changes.
         """
         if operation not in OPERATIONS:
-            raise ValueError(f"unknown Operation {operation!r}; use one of {', '.join(OPERATIONS)}")
+            raise ValidationError(f"unknown Operation {operation!r}; use one of {', '.join(OPERATIONS)}")
         when = self.check_window(when)
         report = RunReport(operation, when.isoformat(), dry_run=dry_run)
         self._dry_run = dry_run
@@ -489,5 +490,5 @@ def scheduled_time(event: Mapping[str, Any], clock: Callable[[], datetime] = lam
     try:
         parsed = datetime.fromisoformat(str(raw))
     except ValueError:
-        raise ValueError(f"event time {raw!r} is not ISO-8601 (e.g. 2026-03-01T23:45:00Z)") from None
+        raise ValidationError(f"event time {raw!r} is not ISO-8601 (e.g. 2026-03-01T23:45:00Z)") from None
     return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).astimezone(UTC)

@@ -15,7 +15,10 @@ the observed share), ``metadata`` (the metadata item: read, check, create, grow)
 
 from __future__ import annotations
 
-from cdk_ts_runtime.sharding.metadata import CorruptShardMetadata, ShardInfo, ShardMetadataStore
+from typing import Any
+
+from cdk_ts_runtime.errors import deprecated_alias
+from cdk_ts_runtime.sharding.metadata import CorruptShardMetadataError, ShardInfo, ShardMetadataStore
 from cdk_ts_runtime.sharding.policy import (
     GROWTH_HEADROOM,
     GROWTH_POLICIES,
@@ -51,7 +54,7 @@ __all__ = [
     "SHARD_CEILING",
     "STRATEGIES",
     "CloudWatchScope",
-    "CorruptShardMetadata",
+    "CorruptShardMetadataError",
     "GrowthName",
     "ShardGrowth",
     "ShardInfo",
@@ -65,3 +68,8 @@ __all__ = [
     "shards_needed",
     "throttle_scope",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Old names of renamed errors, deprecated for one release."""
+    return deprecated_alias(__name__, {"CorruptShardMetadata": CorruptShardMetadataError}, name)

@@ -18,11 +18,12 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import error_code
+from cdk_ts_runtime.errors import CdkTsError, deprecated_alias
 from cdk_ts_runtime.items import from_attribute_values, to_attribute_values
 from cdk_ts_runtime.sharding.policy import SHARD_CEILING
 
 
-class CorruptShardMetadata(ValueError):
+class CorruptShardMetadataError(CdkTsError, ValueError):
     """A metadata item that is not what writers store; the message names the key and the attribute."""
 
 
@@ -139,26 +140,28 @@ class ShardMetadataStore:
         def whole(name: str, value: Any, low: int, high: int | None = None) -> int:
             if isinstance(value, bool) or not isinstance(value, int | Decimal) or value != int(value):
                 shown = str(value) if isinstance(value, Decimal) else repr(value)
-                raise CorruptShardMetadata(f"shard metadata of {logical!r}: {name} {shown} is not a whole number")
+                raise CorruptShardMetadataError(f"shard metadata of {logical!r}: {name} {shown} is not a whole number")
             if int(value) < low or (high is not None and int(value) > high):
                 limit = f"{low}..{high}" if high is not None else f">= {low}"
-                raise CorruptShardMetadata(f"shard metadata of {logical!r}: {name} {value} is outside {limit}")
+                raise CorruptShardMetadataError(f"shard metadata of {logical!r}: {name} {value} is outside {limit}")
             return int(value)
 
         for name in ("number_of_shards", "last_updated"):
             if name not in item:
-                raise CorruptShardMetadata(f"shard metadata of {logical!r} has no {name}")
+                raise CorruptShardMetadataError(f"shard metadata of {logical!r} has no {name}")
         recorded_cap = whole("max_shards", item["max_shards"], 1, SHARD_CEILING) if "max_shards" in item else None
         count = whole("number_of_shards", item["number_of_shards"], 1, recorded_cap or SHARD_CEILING)
         updated = whole("last_updated", item["last_updated"], 0)
         history_raw = item.get("shard_history", set())
         if not isinstance(history_raw, set | frozenset | list):
-            raise CorruptShardMetadata(f"shard metadata of {logical!r}: shard_history {history_raw!r} is not a set")
+            raise CorruptShardMetadataError(
+                f"shard metadata of {logical!r}: shard_history {history_raw!r} is not a set"
+            )
         history = []
         for entry in history_raw:
             match = re.fullmatch(r"(\d+):(\d+)", entry) if isinstance(entry, str) else None
             if not match or not 1 <= int(match.group(2)) <= SHARD_CEILING:
-                raise CorruptShardMetadata(
+                raise CorruptShardMetadataError(
                     f"shard metadata of {logical!r}: shard_history entry {entry!r} is not '<epoch>:<count>' with a "
                     f"count in 1..{SHARD_CEILING}"
                 )
@@ -258,3 +261,8 @@ class ShardMetadataStore:
             raise
         self.read(logical, fresh=True)
         return True
+
+
+def __getattr__(name: str) -> Any:
+    """Old names of renamed errors, deprecated for one release."""
+    return deprecated_alias(__name__, {"CorruptShardMetadata": CorruptShardMetadataError}, name)

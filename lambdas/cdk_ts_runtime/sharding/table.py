@@ -15,6 +15,7 @@ from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import Backoff, LazyClient
 from cdk_ts_runtime._retries import DATA_PATH, METRICS, WRITE_PATH
+from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.items import from_attribute_values, query_all, to_attribute_values
 from cdk_ts_runtime.sharding.metadata import ShardInfo, ShardMetadataStore
 from cdk_ts_runtime.sharding.policy import (
@@ -50,7 +51,7 @@ _SORT_CONDITIONS = {
 }
 
 
-class ShardReadError(RuntimeError):
+class ShardReadError(CdkTsError, RuntimeError):
     """A fan-out read that DynamoDB kept leaving unprocessed; the message names the key, shards and attempts."""
 
 
@@ -151,24 +152,24 @@ class ShardedTable:
             ("sort_key", sort_key),
         ):
             if not value:
-                raise ValueError(f"{name} must not be empty")
+                raise ValidationError(f"{name} must not be empty")
         if strategy not in STRATEGIES:
-            raise ValueError(f"strategy {strategy!r} is not one of {', '.join(STRATEGIES)}")
+            raise ValidationError(f"strategy {strategy!r} is not one of {', '.join(STRATEGIES)}")
         if growth not in GROWTH_POLICIES:
-            raise ValueError(f"growth {growth!r} is not one of {', '.join(GROWTH_POLICIES)}")
+            raise ValidationError(f"growth {growth!r} is not one of {', '.join(GROWTH_POLICIES)}")
         if isinstance(max_shards, bool) or not isinstance(max_shards, int) or not 1 <= max_shards <= SHARD_CEILING:
-            raise ValueError(f"max_shards {max_shards!r} must be a whole number >= 1 and <= {SHARD_CEILING}")
+            raise ValidationError(f"max_shards {max_shards!r} must be a whole number >= 1 and <= {SHARD_CEILING}")
         if isinstance(cooldown_seconds, bool) or not isinstance(cooldown_seconds, int | float) or cooldown_seconds < 1:
-            raise ValueError(
+            raise ValidationError(
                 f"cooldown_seconds {cooldown_seconds!r} must be >= 1: a shorter cooldown lets one burst of throttles "
                 "grow a key several times"
             )
         if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
-            raise ValueError(f"max_attempts {max_attempts!r} must be a whole number >= 1")
+            raise ValidationError(f"max_attempts {max_attempts!r} must be a whole number >= 1")
         if not separator or separator.isdigit():
-            raise ValueError(f"separator {separator!r} must be non-empty and not a digit")
+            raise ValidationError(f"separator {separator!r} must be non-empty and not a digit")
         if sort_key_time_unit not in (None, "s", "ms"):
-            raise ValueError(f"sort_key_time_unit {sort_key_time_unit!r} must be 's', 'ms' or None")
+            raise ValidationError(f"sort_key_time_unit {sort_key_time_unit!r} must be 's', 'ms' or None")
         self.table_name = table_name
         self.metadata_table_name = metadata_table_name
         self.partition_key = partition_key
@@ -244,9 +245,11 @@ class ShardedTable:
 
     def _logical(self, value: Any) -> str:
         if not isinstance(value, str) or not value:
-            raise ValueError(f"partition key value {value!r} must be a non-empty string (shards are '{{key}}_{{n}}')")
+            raise ValidationError(
+                f"partition key value {value!r} must be a non-empty string (shards are '{{key}}_{{n}}')"
+            )
         if self._suffix.search(value):
-            raise ValueError(
+            raise ValidationError(
                 f"partition key value {value!r} ends like a shard suffix ({self.separator}<digits>), which would make "
                 f"its shards ambiguous; pass another separator=, e.g. '#'"
             )
@@ -327,7 +330,7 @@ class ShardedTable:
         """
         for name in (self.partition_key, self.sort_key):
             if item.get(name) is None:
-                raise ValueError(f"item has no {name!r}: every item needs the partition and sort key")
+                raise ValidationError(f"item has no {name!r}: every item needs the partition and sort key")
         logical = self._logical(item[self.partition_key])
         info = self.metadata.ensure(logical, self.metadata.read(logical), cap=self.max_shards)
         avoid = None
@@ -372,13 +375,13 @@ class ShardedTable:
         """
         logical = self._logical(logical_value)
         if len(sort_condition) > 1:
-            raise ValueError(f"give at most one sort-key condition, got {sorted(sort_condition)}")
+            raise ValidationError(f"give at most one sort-key condition, got {sorted(sort_condition)}")
         key = "#pk = :pk"
         values: dict[str, Any] = {}
         if sort_condition:
             ((name, value),) = sort_condition.items()
             if name not in _SORT_CONDITIONS:
-                raise ValueError(f"sort-key condition {name!r} is not one of {', '.join(_SORT_CONDITIONS)}")
+                raise ValidationError(f"sort-key condition {name!r} is not one of {', '.join(_SORT_CONDITIONS)}")
             key += f" AND {_SORT_CONDITIONS[name]}"
             values = {":a": value[0], ":b": value[1]} if name == "between" else {":a": value}
         names = {"#pk": self.partition_key, **({"#sk": self.sort_key} if sort_condition else {})}
@@ -448,5 +451,5 @@ class ShardedTable:
         """The shard number of a stored partition key (``{key}_{n}`` → n)."""
         match = self._suffix.search(physical)
         if match is None:
-            raise ValueError(f"{physical!r} has no shard suffix {self.separator}<digits>")
+            raise ValidationError(f"{physical!r} has no shard suffix {self.separator}<digits>")
         return int(match.group(0)[len(self.separator):])

@@ -1,0 +1,60 @@
+"""One error hierarchy: every error cdk-ts raises on purpose is a CdkTsError, under its old built-in base too."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+import pytest
+
+import cdk_ts_runtime
+from cdk_ts_runtime.errors import CdkTsError, ValidationError
+
+
+def runtime_exceptions() -> list[type]:
+    found = []
+    for info in pkgutil.walk_packages(cdk_ts_runtime.__path__, "cdk_ts_runtime."):
+        module = importlib.import_module(info.name)
+        for _name, value in vars(module).items():
+            if inspect.isclass(value) and issubclass(value, BaseException) and value.__module__ == info.name:
+                found.append(value)
+    return found
+
+
+def test_every_runtime_exception_is_a_cdk_ts_error_named_error():
+    exceptions = runtime_exceptions()
+    assert len(exceptions) >= 10
+    for exception in exceptions:
+        assert issubclass(exception, CdkTsError), exception
+        assert exception.__name__.endswith("Error"), exception
+
+
+@pytest.mark.parametrize(
+    ("module", "old", "new"),
+    [
+        ("cdk_ts_runtime.sharding", "CorruptShardMetadata", "CorruptShardMetadataError"),
+        ("cdk_ts_runtime.sharding.metadata", "CorruptShardMetadata", "CorruptShardMetadataError"),
+        ("cdk_ts_runtime.handlers.custom_resource", "UnanswerableRequest", "UnanswerableRequestError"),
+    ],
+)
+def test_renamed_errors_keep_their_old_names_for_one_release_with_a_warning(module, old, new):
+    imported = importlib.import_module(module)
+    with pytest.warns(DeprecationWarning, match=f"{old} is renamed {new}"):
+        alias = getattr(imported, old)
+    assert alias is getattr(imported, new)
+
+
+def test_refused_values_are_still_value_errors():
+    from cdk_ts_runtime.rotation_config import CapacityTier
+
+    with pytest.raises(ValidationError, match="table_class 'GLACIER'") as refused:
+        CapacityTier.on_demand(table_class="GLACIER")
+    assert isinstance(refused.value, ValueError) and isinstance(refused.value, CdkTsError)
+
+
+def test_an_unknown_name_is_still_an_attribute_error():
+    import cdk_ts_runtime.sharding as sharding
+
+    with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
+        sharding.Nope  # noqa: B018
