@@ -14,7 +14,7 @@ from constructs import Construct
 from cdk_ts._binding import Bindable
 from cdk_ts._capacity import CAPACITY_KEYWORDS, TableCapacityOptions, table_capacity_options
 from cdk_ts._defaults import table_protection
-from cdk_ts._metrics import metric_options
+from cdk_ts._metrics import graph, metric_options
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
 from cdk_ts._validation import Problems, check_keywords, keyword_names
 from cdk_ts_runtime.device_log import ENV_TABLE_NAME, GSI_BY_OPERATOR, GSI_BY_SUPERVISOR
@@ -175,6 +175,10 @@ class DeviceLogTable(Bindable, Construct):
         :param props: metric options (``label``, ``period``...). Sum over 5 minutes.
         """
         return self.table.metric_throttled_requests_for_operations(**metric_options(props))
+
+    def dashboard_widgets(self) -> list[cloudwatch.IWidget]:
+        """The graphs ``MonitoringDashboard.monitor`` shows for this construct: its table's throttled requests."""
+        return [graph(f"{self.node.id}: throttled requests", self.metric_throttled_requests(label="throttled"))]
 
     def grant_read_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
         """Query/GetItem/BatchGetItem/Scan on the table and both GSIs (what the seven reads need).

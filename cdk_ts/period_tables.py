@@ -19,7 +19,7 @@ from constructs import Construct
 from cdk_ts import _perms
 from cdk_ts._binding import Bindable
 from cdk_ts._defaults import table_arn_pattern
-from cdk_ts._metrics import DEFAULT_PERIOD, metric_options
+from cdk_ts._metrics import DEFAULT_PERIOD, graph, metric_options
 from cdk_ts._nag import acknowledge_wildcard_resources, grant_unscoped
 from cdk_ts._validation import Problems, describe
 from cdk_ts_runtime.periods import RotationPeriod, table_name_glob
@@ -182,6 +182,10 @@ class PeriodTablesBase(Bindable, Construct):
         ``CDK_TS_SORT_KEY``, ``CDK_TS_SORT_KEY_TYPE`` and ``CDK_TS_TIME_UNIT``.
         """
         return self.layout.to_env()
+
+    def dashboard_widgets(self) -> list[cloudwatch.IWidget]:
+        """The graphs ``MonitoringDashboard.monitor`` shows for these tables: their throttled requests."""
+        return [graph(f"Throttled requests, {self.table_prefix}_* period tables", self.metric_throttled_requests())]
 
     def metric_throttled_requests(self, **props: Any) -> cloudwatch.SearchExpression:
         """Throttled requests of every period table of this prefix, one line per table and operation.

@@ -21,7 +21,7 @@ from constructs import Construct
 from cdk_ts import _schedules
 from cdk_ts._alarms import AlarmActions
 from cdk_ts._defaults import dead_letter_queue, runtime_function
-from cdk_ts._metrics import metric_options
+from cdk_ts._metrics import graph, metric_options
 from cdk_ts._rotation_iam import grant_rotation_permissions, grant_stream_consumer_mappings
 from cdk_ts._rotation_lock import (
     acknowledge_unreserved_concurrency,
@@ -360,6 +360,25 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
         grant_stream_consumer_mappings(self, consumer)
 
     # ---- monitoring -----------------------------------------------------------------------------
+
+    def dashboard_widgets(self) -> list[cloudwatch.IWidget]:
+        """The period tables' throttled requests, then the rotation's health in one graph.
+
+        Function errors, next table missing, undelivered runs, failed runs kept in the function's
+        dead-letter queue, future and failed tables.
+        """
+        return [
+            *super().dashboard_widgets(),
+            graph(
+                f"Rotation of {self.table_prefix}_* ({self.period.value})",
+                self.metric_rotation_errors(label="rotation errors"),
+                self.metric_next_table_missing(label="next table missing"),
+                self.metric_schedule_dead_letters(label="undelivered runs"),
+                self.metric_function_dead_letters(label="failed runs kept"),
+                self.metric(RotationMetric.FUTURE_PERIOD_TABLES, label="future tables"),
+                self.metric(RotationMetric.FAILED_TABLES, label="failed tables"),
+            ),
+        ]
 
     def metric_rotation_errors(self, **props: Any) -> cloudwatch.Metric:
         """Failed runs of the rotation function, any operation (``AWS/Lambda`` ``Errors``; Sum)."""

@@ -23,7 +23,7 @@ from constructs import Construct
 from cdk_ts import _perms, buckets
 from cdk_ts._alarms import AlarmActions
 from cdk_ts._defaults import dead_letter_queue, runtime_function
-from cdk_ts._metrics import metric_options
+from cdk_ts._metrics import graph, metric_options
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
 from cdk_ts._validation import Problems, describe
 from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
@@ -382,6 +382,19 @@ class StreamArchiver(AlarmActions, Construct):
         source.add_stream_consumer(self.function, delivery)
 
     # ---- monitoring -----------------------------------------------------------------------------
+
+    def dashboard_widgets(self) -> list[cloudwatch.IWidget]:
+        """The graphs ``MonitoringDashboard.monitor`` shows: iterator age; failed batches, delivery failures, errors."""
+        name = self.node.id
+        return [
+            graph(f"{name}: iterator age (ms)", self.metric_iterator_age(label="iterator age")),
+            graph(
+                f"{name}: failed batches (replay them), delivery failures, errors",
+                self.metric_dead_letters(label="failed batches"),
+                self.metric_failure_delivery_failures(label="delivery failures"),
+                self.metric_errors(label="errors"),
+            ),
+        ]
 
     def metric_iterator_age(self, **props: Any) -> cloudwatch.Metric:
         """How long the newest record of a batch waited in the stream, in milliseconds (``IteratorAge``; Maximum)."""
