@@ -319,11 +319,14 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
         :param scope: the parent construct.
         :param construct_id: the construct ID.
         :param table_prefix: the owning rotation's ``table_prefix`` (a literal string).
-        :param period: the owning rotation's period. Default: ``RotationPeriod.DAILY``.
-        :param partition_key: the period tables' partition key. Default: None — ``pk``, a Number.
-        :param sort_key: the period tables' sort key. Default: None — ``sk``, a Number.
-        :param time_unit: what a Number sort key counts. Default: None — ``"ms"`` for a Number sort key,
-            ``"iso"`` for a String one.
+        :param period: the owning rotation's period.
+            Default: ``RotationPeriod.DAILY``.
+        :param partition_key: the period tables' partition key.
+            Default: None — ``pk``, a Number.
+        :param sort_key: the period tables' sort key.
+            Default: None — ``sk``, a Number.
+        :param time_unit: what a Number sort key counts.
+            Default: None — ``"ms"`` for a Number sort key, ``"iso"`` for a String one.
         :param stream: the owning rotation's ``stream``.
             Default: None — no stream; ``grant_stream_read`` refuses.
         :param encryption_key: the owning rotation's ``encryption_key``, so grants include its KMS actions.
