@@ -56,7 +56,7 @@ class Bindable:
         :param acknowledge_nag_findings: acknowledge the grant's cdk-nag findings on ``function``'s role
             (each is listed with its reason in the README).
             Default: False — a security reviewer opts in.
-        :param environment: set :attr:`binding_environment` on ``function``.
+        :param environment: set the ``binding_environment`` variables on ``function``.
             Default: True; pass False for an imported function whose variables you set yourself.
         :raises ValueError: when both ``read`` and ``write`` are False, naming the construct and the function.
         :raises TypeError: after granting what it can, when ``function`` is imported and cannot take the

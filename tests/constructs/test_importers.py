@@ -9,7 +9,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk.assertions import Template
 
-from cdk_ts import MonitoringDashboard, RotatingTimeSeriesTables
+from cdk_ts import DeviceLogTable, MonitoringDashboard, RotatingTimeSeriesTables, ShardMetadataTable
 from cdk_ts._defaults import runtime_function
 from cdk_ts.period_tables import PeriodTablesBase
 from cdk_ts_runtime.table_layout import TableLayout
@@ -164,3 +164,44 @@ def test_bind_with_environment_false_still_refuses_the_layer_on_an_imported_func
     with pytest.raises(TypeError, match="add_runtime_layer=False") as raised:
         tables.bind(function, environment=False)
     assert "CDK_TS_TABLE_PREFIX" not in str(raised.value)
+
+
+# ---- DeviceLogTable and ShardMetadataTable from another stack -------------------------------------
+
+
+def test_device_log_and_shard_metadata_imported_grant_the_same_actions_on_the_same_tables():
+    # given a stack owning a device log and its shard metadata, and another stack importing both by name
+    app = new_app()
+    owner = Stack(app, "Owner", env={"account": "123456789012", "region": "eu-west-1"})
+    log = DeviceLogTable(owner, "DeviceLog")
+    shards = ShardMetadataTable(owner, "Shards", main_table=log)
+    owner_fn = runtime_function(owner, "Writer", handler="app.handler", description="writer", environment={})
+    shards.bind(owner_fn, read=True)
+    user = Stack(app, "User", env={"account": "123456789012", "region": "eu-west-1"})
+    imported_log = DeviceLogTable.from_table_name(user, "DeviceLog", table_name="device-log")
+    imported_shards = ShardMetadataTable.from_table_name(
+        user, "Shards", table_name="device-log-shards", main_table=imported_log,
+        partition_key=shards.partition_key, sort_key_name=shards.sort_key_name,
+    )
+    user_fn = runtime_function(user, "Writer", handler="app.handler", description="writer", environment={})
+    imported_shards.bind(user_fn, read=True)
+    # then the same actions are granted, on the imported names and the GSIs of the device log
+    owner_actions = [actions for actions, _resources in _policy_resources(owner)]
+    user_grants = _policy_resources(user)
+    assert [actions for actions, _resources in user_grants] == owner_actions
+    resources = str(user_grants)
+    assert "table/device-log/index/*" in resources and "table/device-log-shards" in resources
+    env = next(iter(Template.from_stack(user).find_resources("AWS::Lambda::Function").values()))
+    variables = env["Properties"]["Environment"]["Variables"]
+    assert variables["SHARDED_TABLE_NAME"] == "device-log"
+    assert variables["SHARD_METADATA_TABLE_NAME"] == "device-log-shards"
+
+
+def test_shard_metadata_importer_refuses_a_number_partition_key_naming_the_path():
+    stack = Stack(new_app(), "User")
+    main = dynamodb.Table.from_table_name(stack, "Main", "main")
+    with pytest.raises(ValueError, match=r"User/Shards.*must be a String"):
+        ShardMetadataTable.from_table_name(
+            stack, "Shards", table_name="shards", main_table=main,
+            partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.NUMBER), sort_key_name="sk",
+        )
