@@ -18,7 +18,7 @@ from cdk_ts_runtime.stream_consumer import StreamConsumer
 if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time they load lazily
     from cdk_ts._capacity import TableCapacityOptions
     from cdk_ts._defaults import LAMBDA_RUNTIME
-    from cdk_ts.buckets import access_logs_bucket, secure_bucket
+    from cdk_ts.buckets import access_logs_bucket, secure_bucket, stack_access_logs_bucket
     from cdk_ts.device_log import DeviceLogTable
     from cdk_ts.monitoring import MonitoringDashboard
     from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
@@ -41,6 +41,7 @@ _LAZY = {
     "ShardStrategy": "cdk_ts_runtime.sharding",
     "access_logs_bucket": "cdk_ts.buckets",
     "secure_bucket": "cdk_ts.buckets",
+    "stack_access_logs_bucket": "cdk_ts.buckets",
     "TableCapacityOptions": "cdk_ts._capacity",
     "LAMBDA_RUNTIME": "cdk_ts._defaults",  # the Lambda runtime of cdk-ts's functions and the README's examples
     "ArchiverSource": "cdk_ts.protocols",
@@ -92,6 +93,7 @@ __all__ = [
     "access_logs_bucket",
     "deduplicated_view_sql",
     "secure_bucket",
+    "stack_access_logs_bucket",
 ]
 
 

@@ -183,8 +183,10 @@ class StreamArchiver(AlarmActions, Construct):
             versions expire), server access logs, replayed records under ``done/`` expire after 90 days.
         :param noncurrent_version_expiration: how long overwritten or deleted versions are kept in the
             buckets this construct creates. Default: None — 30 days.
-        :param access_logs_bucket: where the buckets this construct creates log their server access.
-            Default: None — a new logs bucket (objects expire after 365 days).
+        :param access_logs_bucket: where the buckets this construct creates log their server access (under
+            ``{construct path}/archive/`` and ``.../failures/``).
+            Default: None — the stack's one access-log bucket, shared by every cdk-ts construct in the stack
+            (``stack_access_logs_bucket``: logs expire after 365 days, delivery granted by bucket policy).
         :raises ValueError: naming this construct's path and every problem at once, limits out of range, a
             prefix without a trailing ``/``, a source without a stream, a failure bucket with SQS, a bad Glue
             table or database name, or a failure bucket that is the archive bucket with an empty prefix
@@ -239,7 +241,7 @@ class StreamArchiver(AlarmActions, Construct):
                 self,
                 "Bucket",
                 server_access_logs_bucket=self._logs(),
-                server_access_logs_prefix="archive/",
+                server_access_logs_prefix=f"{self.node.path}/archive/",
                 lifecycle_rules=[
                     s3.LifecycleRule(
                         transitions=[
@@ -267,7 +269,7 @@ class StreamArchiver(AlarmActions, Construct):
                 self,
                 "FailureBucket",
                 server_access_logs_bucket=self._logs(),
-                server_access_logs_prefix="failures/",
+                server_access_logs_prefix=f"{self.node.path}/failures/",
                 lifecycle_rules=[
                     # Failure records under aws/lambda/ are the only copy of their records: never expire them.
                     s3.LifecycleRule(noncurrent_version_expiration=noncurrent),
@@ -315,9 +317,7 @@ class StreamArchiver(AlarmActions, Construct):
             self.add_default_alarms(alarm_topic=alarm_topic)
 
     def _logs(self) -> s3.IBucket:
-        if self._access_logs is None:
-            self._access_logs = buckets.access_logs_bucket(self, "AccessLogs")
-        return self._access_logs
+        return self._access_logs or buckets.stack_access_logs_bucket(self)
 
     def _add_failure_metrics_filter(self) -> None:
         # S3 request metrics on the failure prefix make "a failure record arrived" a CloudWatch metric
