@@ -5,8 +5,9 @@ from __future__ import annotations
 import base64
 import json
 import re
+import warnings
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from aws_cdk import Duration, Names, Stack, Token
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -98,7 +99,8 @@ class StreamArchiver(AlarmActions, Construct):
     watches all of it.
 
     Exposes ``bucket``, ``function``, ``failure_bucket`` (None with SQS), ``dead_letter_queue`` (None
-    with S3), ``glue_table`` and ``glue_view`` (None without ``glue_database_name``).
+    with S3), ``glue_table`` and ``glue_view`` (None without ``glue_database``), ``glue_database`` (the
+    ``CfnDatabase`` it created or shares, None when it uses an existing one) and ``glue_database_name``.
 
     Monitoring: ``metric_*()`` methods give the metrics, each taking CloudWatch metric options
     (``period``, ``statistic``, ``label``...) over its defaults, a five-minute period and the statistic
@@ -125,6 +127,8 @@ class StreamArchiver(AlarmActions, Construct):
         transition_to_glacier_after: Duration | None = None,
         glue_database_name: str | None = None,
         glue_table_name: str | None = None,
+        glue_database: GlueDatabaseRef | str | None = None,
+        create_glue_database: bool = False,
         iterator_age_threshold: Duration | None = None,
         alarm_topic: sns.ITopic | None = None,
         failure_destination: FailureDestination | str = FailureDestination.S3,
@@ -161,10 +165,15 @@ class StreamArchiver(AlarmActions, Construct):
             creates move to S3 Standard-IA (ignored with ``bucket``). Default: None — 30 days.
         :param transition_to_glacier_after: age at which objects in the bucket this construct creates move
             to Glacier Instant Retrieval (ignored with ``bucket``). Default: None — 180 days.
-        :param glue_database_name: create a Glue database of this name with the archive's table
-            (partition projection over table, day and hour; Hive JSON SerDe) and the view
-            ``<table>_deduplicated`` (one row per ``eventid``) for Athena. Default: None — no Glue catalog
-            entries.
+        :param glue_database_name: deprecated alias of ``glue_database=name, create_glue_database=True``.
+            Default: None.
+        :param glue_database: the Glue database the archive's table (partition projection over table, day and
+            hour; Hive JSON SerDe) and the view ``<table>_deduplicated`` (one row per ``eventid``) go into, for
+            Athena: an existing database by name, an ``aws_glue_alpha`` ``IDatabase`` (anything with a literal
+            ``database_name``) or a ``glue.CfnDatabase``. Default: None — no Glue catalog entries.
+        :param create_glue_database: create ``glue_database`` (a name). Archivers of one stack naming the same
+            new database share one ``AWS::Glue::Database``; one in another stack of the app is refused, naming
+            both construct paths. Default: False — the database must exist.
         :param glue_table_name: the Glue table's name (lowercase letters, digits, ``_``).
             Default: None — derived from the construct ID (``TelemetryArchiver`` gives ``telemetry_archiver``).
         :param iterator_age_threshold: the iterator-age alarm (``add_default_alarms``) fires when records wait
@@ -222,10 +231,7 @@ class StreamArchiver(AlarmActions, Construct):
             bool(_GLUE_NAME.fullmatch(table_name)),
             f"glue_table_name {table_name!r} must be 1-250 lowercase letters, digits or '_' (Glue/Athena names)",
         )
-        problems.check(
-            glue_database_name is None or not Token.is_unresolved(glue_database_name),
-            "glue_database_name must be a plain string: the view's text names it",
-        )
+        database_name = _glue_database_name(problems, glue_database, create_glue_database, glue_database_name)
         _check_source(problems, source)
         problems.raise_if_any()
         super().__init__(scope, construct_id)
@@ -311,8 +317,18 @@ class StreamArchiver(AlarmActions, Construct):
         self.glue_table: glue.CfnTable | None = None
         self.glue_view: glue.CfnTable | None = None
         self.glue_table_name = table_name
-        if glue_database_name:
-            self.glue_table, self.glue_view = self._glue(glue_database_name, table_name)
+        #: The Glue database this archiver created (shared with other archivers of the stack), or None.
+        self.glue_database: glue.CfnDatabase | None = None
+        #: The name of the Glue database holding ``glue_table`` and ``glue_view``, or None.
+        self.glue_database_name: str | None = database_name
+        if database_name:
+            if create_glue_database or glue_database_name:
+                self.glue_database = self._shared_glue_database(database_name)
+            _check_unique_glue_table(self, database_name, table_name)
+            self.glue_table, self.glue_view = self._glue(
+                database_name, table_name,
+                self.glue_database if self.glue_database is not None else _cfn_database(glue_database),
+            )
         if alarm_topic is not None:
             self.add_default_alarms(alarm_topic=alarm_topic)
 
@@ -471,16 +487,29 @@ class StreamArchiver(AlarmActions, Construct):
 
     # ---- catalog --------------------------------------------------------------------------------
 
-    def _glue(self, database_name: str, table_name: str) -> tuple[glue.CfnTable, glue.CfnTable]:
-        account = Stack.of(self).account
-        database = glue.CfnDatabase(
+    def _shared_glue_database(self, name: str) -> glue.CfnDatabase:
+        """The stack's database of this name, created by the first archiver asking for it (under its own ID)."""
+        for other in _archivers(self):
+            if other.glue_database is not None and other.glue_database_name == name:
+                if Stack.of(other) is not Stack.of(self):
+                    raise ValueError(
+                        f"{self.node.path}: Glue database {name!r} is already created by {other.node.path} in "
+                        f"another stack; pass glue_database={name!r} without create_glue_database here"
+                    )
+                return other.glue_database
+        return glue.CfnDatabase(
             self,
             "GlueDatabase",
-            catalog_id=account,
+            catalog_id=Stack.of(self).account,
             database_input=glue.CfnDatabase.DatabaseInputProperty(
-                name=database_name, description="DynamoDB stream archive (cdk-ts StreamArchiver)"
+                name=name, description="DynamoDB stream archive (cdk-ts StreamArchiver)"
             ),
         )
+
+    def _glue(
+        self, database_name: str, table_name: str, database: glue.CfnDatabase | None
+    ) -> tuple[glue.CfnTable, glue.CfnTable]:
+        account = Stack.of(self).account
         location = f"s3://{self.bucket.bucket_name}/{self.prefix}"
         table = glue.CfnTable(
             self,
@@ -525,7 +554,8 @@ class StreamArchiver(AlarmActions, Construct):
                 ),
             ),
         )
-        table.add_resource_dependency(database)
+        if database is not None and Stack.of(database) is Stack.of(self):
+            table.add_resource_dependency(database)
         view = self._glue_view(account, database_name, table_name)
         view.add_resource_dependency(table)
         return table, view
@@ -560,6 +590,73 @@ class StreamArchiver(AlarmActions, Construct):
                 ),
             ),
         )
+
+
+@runtime_checkable
+class GlueDatabaseRef(Protocol):
+    """An existing Glue database: ``aws_glue_alpha``'s ``IDatabase`` or anything with its ``database_name``."""
+
+    @property
+    def database_name(self) -> str:
+        """The database's name (a literal: the view's text names it)."""
+        ...
+
+
+def _glue_database_name(
+    problems: Problems, database: object, create: bool, deprecated_name: str | None
+) -> str | None:
+    """The database name the archiver's catalog goes into, recording why the arguments cannot give one."""
+    if deprecated_name is not None:
+        warnings.warn(
+            "StreamArchiver(glue_database_name=...) is deprecated: pass glue_database=name, create_glue_database=True",
+            DeprecationWarning, stacklevel=4,
+        )
+        problems.check(
+            database is None and not create,
+            "glue_database_name is the deprecated form of glue_database=..., create_glue_database=True: pass one",
+        )
+        database = deprecated_name
+    if database is None:
+        problems.check(not create, "create_glue_database=True needs glue_database=<name>")
+        return None
+    if isinstance(database, glue.CfnDatabase):
+        problems.check(not create, "create_glue_database=True needs a name; a CfnDatabase exists already")
+        database_input = database.database_input
+        name = database_input.name if isinstance(database_input, glue.CfnDatabase.DatabaseInputProperty) else None
+    elif isinstance(database, str):
+        name = database
+    elif isinstance(database, GlueDatabaseRef):
+        problems.check(not create, "create_glue_database=True needs a name; an IDatabase exists already")
+        name = database.database_name
+    else:
+        problems.add(f"glue_database {database!r} is not a name, an IDatabase or a glue.CfnDatabase")
+        return None
+    if not problems.check(
+        isinstance(name, str) and not Token.is_unresolved(name),
+        "the Glue database name must be a plain string: the view's text names it",
+    ):
+        return None
+    return name
+
+
+def _cfn_database(database: object) -> glue.CfnDatabase | None:
+    return database if isinstance(database, glue.CfnDatabase) else None
+
+
+def _archivers(scope: Construct) -> list[StreamArchiver]:
+    return [c for c in scope.node.root.node.find_all() if isinstance(c, StreamArchiver) and c is not scope]
+
+
+def _check_unique_glue_table(archiver: StreamArchiver, database: str, table: str) -> None:
+    """Two archivers cannot put a table (or view) of the same name into one Glue database."""
+    for other in _archivers(archiver):
+        if getattr(other, "glue_table", None) is not None and (other.glue_database_name, other.glue_table_name) == (
+            database, table
+        ):
+            raise ValueError(
+                f"{archiver.node.path}: Glue table {database}.{table} (and its _deduplicated view) is already "
+                f"created by {other.node.path}; pass glue_table_name= to one of them"
+            )
 
 
 def _dynamo_event_source(
