@@ -84,8 +84,16 @@ def grant_rotation_permissions(rotation: RotatingTimeSeriesTables) -> None:
 
 
 def grant_stream_consumer_mappings(rotation: RotatingTimeSeriesTables, consumer: lambda_.IFunction) -> None:
-    """Let the rotation function create and delete the event source mappings of ``consumer`` (that function only)."""
+    """Let the rotation function create and delete the event source mappings of ``consumer`` (that function only).
+
+    With the deploy-time run, also read its own stack's status: the custom resource's Delete removes the
+    mappings only when the stack is being deleted.
+    """
     stack = Stack.of(rotation)
+    if rotation.deploy_time_run is not None:
+        rotation.function.add_to_role_policy(iam.PolicyStatement(
+            actions=list(_perms.CLOUDFORMATION_OWN_STACK_ACTIONS), resources=[stack.stack_id]
+        ))
     mapping_arn = stack.format_arn(
         service="lambda", resource="event-source-mapping", resource_name="*",
         arn_format=ArnFormat.COLON_RESOURCE_NAME,
