@@ -23,3 +23,11 @@ def metric_options(props: Mapping[str, Any], statistic: str | None = None) -> di
 def graph(title: str, *metrics: cloudwatch.IMetric) -> cloudwatch.GraphWidget:
     """A half-width graph (two per dashboard row), the unit of every construct's ``dashboard_widgets``."""
     return cloudwatch.GraphWidget(title=title, left=list(metrics), width=12)
+
+
+class TableThrottleWidgets:
+    """Mixin: the dashboard row of a construct with one table, its ``metric_throttled_requests()``."""
+
+    def dashboard_widgets(self) -> list[cloudwatch.IWidget]:
+        """The graphs ``MonitoringDashboard.monitor`` shows for this construct: its table's throttled requests."""
+        return [graph(f"{self.node.id}: throttled requests", self.metric_throttled_requests(label="throttled"))]

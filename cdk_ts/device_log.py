@@ -14,7 +14,7 @@ from constructs import Construct
 from cdk_ts._binding import Bindable
 from cdk_ts._capacity import CAPACITY_KEYWORDS, TableCapacityOptions, table_capacity_options
 from cdk_ts._defaults import table_protection
-from cdk_ts._metrics import graph, metric_options
+from cdk_ts._metrics import TableThrottleWidgets, metric_options
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
 from cdk_ts._validation import Problems, check_keywords, keyword_names
 from cdk_ts_runtime.device_log import ENV_TABLE_NAME, GSI_BY_OPERATOR, GSI_BY_SUPERVISOR
@@ -22,7 +22,7 @@ from cdk_ts_runtime.device_log import ENV_TABLE_NAME, GSI_BY_OPERATOR, GSI_BY_SU
 _STRING = dynamodb.AttributeType.STRING
 
 
-class DeviceLogTable(Bindable, Construct):
+class DeviceLogTable(TableThrottleWidgets, Bindable, Construct):
     """Device status log: ``DeviceID`` + ``State#Date``, GSI1 by ``Operator``/``Date``, sparse GSI2 by ``EscalatedTo``.
 
     Both GSIs are created with the table (CloudFormation cannot add two GSIs in one update). Pass
@@ -204,10 +204,6 @@ class DeviceLogTable(Bindable, Construct):
         :param props: metric options (``label``, ``period``...). Sum over 5 minutes.
         """
         return self.table.metric_throttled_requests_for_operations(**metric_options(props))
-
-    def dashboard_widgets(self) -> list[cloudwatch.IWidget]:
-        """The graphs ``MonitoringDashboard.monitor`` shows for this construct: its table's throttled requests."""
-        return [graph(f"{self.node.id}: throttled requests", self.metric_throttled_requests(label="throttled"))]
 
     def grant_read_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
         """Query/GetItem/BatchGetItem/Scan on the table and both GSIs (what the seven reads need).

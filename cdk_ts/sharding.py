@@ -16,7 +16,7 @@ from cdk_ts import _perms
 from cdk_ts._binding import Bindable
 from cdk_ts._capacity import CAPACITY_KEYWORDS, TableCapacityOptions, table_capacity_options
 from cdk_ts._defaults import table_protection
-from cdk_ts._metrics import graph, metric_options
+from cdk_ts._metrics import TableThrottleWidgets, metric_options
 from cdk_ts._nag import grant_unscoped
 from cdk_ts._validation import Problems, check_keywords, keyword_names
 from cdk_ts.protocols import HasTable
@@ -38,7 +38,7 @@ _ATTRIBUTE_TYPES = {
 }
 
 
-class ShardMetadataTableBase(Bindable, Construct):
+class ShardMetadataTableBase(TableThrottleWidgets, Bindable, Construct):
     """What any shard metadata table can do, created here or elsewhere: grants, ``bind`` and metrics.
 
     ``ShardMetadataTable`` creates the table; ``ShardMetadataTable.from_table_name`` returns one of these
@@ -85,10 +85,6 @@ class ShardMetadataTableBase(Bindable, Construct):
         :param props: metric options (``label``, ``period``...). Sum over 5 minutes.
         """
         return self.table.metric_throttled_requests_for_operations(**metric_options(props))
-
-    def dashboard_widgets(self) -> list[cloudwatch.IWidget]:
-        """The graphs ``MonitoringDashboard.monitor`` shows for this construct: its table's throttled requests."""
-        return [graph(f"{self.node.id}: throttled requests", self.metric_throttled_requests(label="throttled"))]
 
     def grant_read_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
         """Read data on the main table and the metadata table (what ``ShardedTable`` queries need).
