@@ -59,7 +59,11 @@ def handle(
     answers SUCCESS (period tables outlive the stack, and a failed reply would block stack deletion); see
     :func:`remove_stream_mappings` for what it removes, with the outcome in the reply's reason.
 
-    :param stack_status: the status of the stack by ID. Default: None — CloudFormation's DescribeStacks.
+    :param event: the custom resource request.
+    :param context: the Lambda context.
+    :param build: builds the rotator from the function's environment (called only when a run is needed).
+    :param stack_status: gives the status of the stack by its ID.
+        Default: None — CloudFormation's DescribeStacks.
     """
     url = event.get("ResponseURL")
     if not isinstance(url, str) or urllib.parse.urlsplit(url).scheme != "https":
