@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import ArnFormat, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
@@ -23,9 +22,6 @@ class MonitoringDashboard(Construct):
     ``ShardMetadataTable``: its table's throttled requests. Alarms the constructs have when ``monitor``
     runs (``add_default_alarms`` first) are shown in an alarm-status widget. Exposes ``dashboard``
     (the ``aws_cloudwatch.Dashboard``).
-
-    The widget names each alarm by an ARN built from the alarm's name (its ``Ref``), the value
-    ``Fn::GetAtt Arn`` would give; local emulators that skip alarms (moto) resolve the one, not the other.
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, dashboard_name: str | None = None) -> None:
@@ -62,18 +58,9 @@ class MonitoringDashboard(Construct):
         if alarms:
             self._alarms.extend(alarms)
             self.dashboard.add_widgets(cloudwatch.AlarmStatusWidget(
-                title="Alarms", alarms=[self._by_name(alarm) for alarm in alarms], width=24,
+                title="Alarms", alarms=alarms, width=24,
                 height=2 + len(alarms) // 4,
             ))
-
-    def _by_name(self, alarm: cloudwatch.IAlarm) -> cloudwatch.IAlarm:
-        # The ARN built from the alarm's name (its Ref) is the ARN Fn::GetAtt would give; emulators that
-        # do not model alarms (moto) resolve a Ref of a skipped resource but fail on its Fn::GetAtt.
-        arn = Stack.of(self).format_arn(
-            service="cloudwatch", resource="alarm", resource_name=alarm.alarm_name,
-            arn_format=ArnFormat.COLON_RESOURCE_NAME,
-        )
-        return cloudwatch.Alarm.from_alarm_arn(self, f"Shown{len(self.node.children)}", arn)
 
     @property
     def alarms(self) -> list[cloudwatch.IAlarm]:
