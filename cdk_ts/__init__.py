@@ -18,6 +18,7 @@ from cdk_ts_runtime.stream_consumer import StreamConsumer
 if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time they load lazily
     from cdk_ts._capacity import TableCapacityOptions
     from cdk_ts._defaults import LAMBDA_RUNTIME
+    from cdk_ts.archive_catalog import ARCHIVE_COLUMNS, PARTITION_COLUMNS, deduplicated_view_sql
     from cdk_ts.buckets import access_logs_bucket, secure_bucket, stack_access_logs_bucket
     from cdk_ts.device_log import DeviceLogTable
     from cdk_ts.monitoring import MonitoringDashboard
@@ -25,14 +26,7 @@ if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time
     from cdk_ts.rotating_tables import RotatingTimeSeriesTables
     from cdk_ts.runtime_layer import RuntimeLayer
     from cdk_ts.sharding import ShardMetadataTable
-    from cdk_ts.stream_archiver import (
-        ARCHIVE_COLUMNS,
-        PARTITION_COLUMNS,
-        TTL_DELETIONS_ONLY,
-        FailureDestination,
-        StreamArchiver,
-        deduplicated_view_sql,
-    )
+    from cdk_ts.stream_archiver import TTL_DELETIONS_ONLY, FailureDestination, StreamArchiver
     from cdk_ts.timestream import TimestreamTable
     from cdk_ts_runtime.sharding import ShardGrowth, ShardStrategy
 
@@ -47,9 +41,9 @@ _LAZY = {
     "ArchiverSource": "cdk_ts.protocols",
     "HasTable": "cdk_ts.protocols",
     "RotatingStreamSource": "cdk_ts.protocols",
-    "ARCHIVE_COLUMNS": "cdk_ts.stream_archiver",
-    "PARTITION_COLUMNS": "cdk_ts.stream_archiver",
-    "deduplicated_view_sql": "cdk_ts.stream_archiver",
+    "ARCHIVE_COLUMNS": "cdk_ts.archive_catalog",
+    "PARTITION_COLUMNS": "cdk_ts.archive_catalog",
+    "deduplicated_view_sql": "cdk_ts.archive_catalog",
     "DeviceLogTable": "cdk_ts.device_log",
     "MonitoringDashboard": "cdk_ts.monitoring",
     "RotatingTimeSeriesTables": "cdk_ts.rotating_tables",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 import warnings
@@ -27,6 +26,10 @@ from cdk_ts._defaults import dead_letter_queue, runtime_function
 from cdk_ts._metrics import graph, metric_options
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
 from cdk_ts._validation import Problems, describe
+from cdk_ts.archive_catalog import ARCHIVE_COLUMNS as ARCHIVE_COLUMNS  # re-exported: their home until 0.2
+from cdk_ts.archive_catalog import PARTITION_COLUMNS as PARTITION_COLUMNS
+from cdk_ts.archive_catalog import ArchiveCatalog
+from cdk_ts.archive_catalog import deduplicated_view_sql as deduplicated_view_sql
 from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
 from cdk_ts_runtime.archiver import DONE_PREFIX, ENV_BUCKET, ENV_FAILURE_BUCKET, ENV_PREFIX, FAILURE_PREFIX
 from cdk_ts_runtime.stream_consumer import StreamConsumer
@@ -37,19 +40,6 @@ TTL_DELETIONS_ONLY = {
     "userIdentity": {"type": ["Service"], "principalId": ["dynamodb.amazonaws.com"]},
 }
 
-#: The Glue table's data columns (all strings: every field of a line is a JSON string or null).
-ARCHIVE_COLUMNS = (
-    "eventid",
-    "eventname",
-    "sequencenumber",
-    "approximatecreationdatetime",
-    "keys",
-    "newimage",
-    "oldimage",
-    "useridentity",
-)
-#: The Glue table's partition columns, in key order.
-PARTITION_COLUMNS = ("table", "dt", "hour")
 _GLUE_NAME = re.compile(r"[a-z0-9_]{1,250}")
 
 
@@ -60,26 +50,6 @@ class FailureDestination(StrEnum):
     S3 = "s3"
     #: An SQS queue: metadata only (shard, sequence range); the records stay in the stream for 24 hours.
     SQS = "sqs"
-
-
-def deduplicated_view_sql(source: str) -> str:
-    """The SELECT of the ``<table>_deduplicated`` view: one row per ``eventid`` (Presto/Trino, and DuckDB).
-
-    The window partitions by ``"table", dt, hour, eventid``: a duplicate always has the same table,
-    day and hour (they come from the record itself), and filters on those partition columns can then
-    be pushed below the window, so a query for one table and day reads only that table's and day's files.
-
-    :param source: the table reference, e.g. ``"archive"."telemetry_archiver"``.
-    """
-    columns = ", ".join(f'"{c}"' for c in ARCHIVE_COLUMNS + PARTITION_COLUMNS)
-    return (
-        f"SELECT {columns}\n"
-        "FROM (\n"
-        '  SELECT a.*, row_number() OVER (PARTITION BY "table", dt, hour, eventid ORDER BY sequencenumber) AS copy\n'
-        f"  FROM {source} a\n"
-        ")\n"
-        "WHERE copy = 1"
-    )
 
 
 def glue_name_for(construct_id: str) -> str:
@@ -314,6 +284,8 @@ class StreamArchiver(AlarmActions, Construct):
         self.dead_letter_alarm: cloudwatch.Alarm | None = None
         self.failure_delivery_alarm: cloudwatch.Alarm | None = None
         self.errors_alarm: cloudwatch.Alarm | None = None
+        #: The Glue table and view as one construct (None without ``glue_database``).
+        self.catalog: ArchiveCatalog | None = None
         self.glue_table: glue.CfnTable | None = None
         self.glue_view: glue.CfnTable | None = None
         self.glue_table_name = table_name
@@ -325,10 +297,14 @@ class StreamArchiver(AlarmActions, Construct):
             if create_glue_database or glue_database_name:
                 self.glue_database = self._shared_glue_database(database_name)
             _check_unique_glue_table(self, database_name, table_name)
-            self.glue_table, self.glue_view = self._glue(
-                database_name, table_name,
-                self.glue_database if self.glue_database is not None else _cfn_database(glue_database),
+            # ID "Default" is left out of logical IDs: the table and view keep the IDs they had as the
+            # archiver's own children, so an upgrade does not create a second Glue table of the same name.
+            self.catalog = ArchiveCatalog(
+                self, "Default", bucket=self.bucket, prefix=self.prefix, database_name=database_name,
+                table_name=table_name,
+                database=self.glue_database if self.glue_database is not None else _cfn_database(glue_database),
             )
+            self.glue_table, self.glue_view = self.catalog.table, self.catalog.view
         if alarm_topic is not None:
             self.add_default_alarms(alarm_topic=alarm_topic)
 
@@ -503,91 +479,6 @@ class StreamArchiver(AlarmActions, Construct):
             catalog_id=Stack.of(self).account,
             database_input=glue.CfnDatabase.DatabaseInputProperty(
                 name=name, description="DynamoDB stream archive (cdk-ts StreamArchiver)"
-            ),
-        )
-
-    def _glue(
-        self, database_name: str, table_name: str, database: glue.CfnDatabase | None
-    ) -> tuple[glue.CfnTable, glue.CfnTable]:
-        account = Stack.of(self).account
-        location = f"s3://{self.bucket.bucket_name}/{self.prefix}"
-        table = glue.CfnTable(
-            self,
-            "GlueTable",
-            catalog_id=account,
-            database_name=database_name,
-            table_input=glue.CfnTable.TableInputProperty(
-                name=table_name,
-                table_type="EXTERNAL_TABLE",
-                partition_keys=[
-                    glue.CfnTable.ColumnProperty(name="table", type="string"),
-                    glue.CfnTable.ColumnProperty(name="dt", type="string"),
-                    glue.CfnTable.ColumnProperty(name="hour", type="string"),
-                ],
-                parameters={
-                    "classification": "json",
-                    "compressionType": "gzip",
-                    "projection.enabled": "true",
-                    "projection.table.type": "injected",
-                    "projection.dt.type": "date",
-                    "projection.dt.format": "yyyy-MM-dd",
-                    "projection.dt.range": "2020-01-01,NOW",
-                    "projection.dt.interval": "1",
-                    "projection.dt.interval.unit": "DAYS",
-                    "projection.hour.type": "integer",
-                    "projection.hour.range": "0,23",
-                    "projection.hour.digits": "2",
-                    "storage.location.template": f"{location}table=${{table}}/dt=${{dt}}/hour=${{hour}}/",
-                },
-                storage_descriptor=glue.CfnTable.StorageDescriptorProperty(
-                    location=location,
-                    columns=[glue.CfnTable.ColumnProperty(name=n, type="string") for n in ARCHIVE_COLUMNS],
-                    input_format="org.apache.hadoop.mapred.TextInputFormat",
-                    output_format="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
-                    # Athena documents that the OpenX JSON SerDe can return non-deterministic results and
-                    # recommends the Hive JSON SerDe instead; every field is a string, so its lack of
-                    # OpenX's mapping options costs nothing. The "table" key of a line has no data column
-                    # (the partition of that name holds the same value) and is skipped.
-                    serde_info=glue.CfnTable.SerdeInfoProperty(
-                        serialization_library="org.apache.hive.hcatalog.data.JsonSerDe",
-                    ),
-                ),
-            ),
-        )
-        if database is not None and Stack.of(database) is Stack.of(self):
-            table.add_resource_dependency(database)
-        view = self._glue_view(account, database_name, table_name)
-        view.add_resource_dependency(table)
-        return table, view
-
-    def _glue_view(self, account: str, database_name: str, table_name: str) -> glue.CfnTable:
-        sql = deduplicated_view_sql(f'"{database_name}"."{table_name}"')
-        columns = ARCHIVE_COLUMNS + PARTITION_COLUMNS
-        # Athena's own view format: Presto view JSON, base64 inside a comment, in ViewOriginalText.
-        presto = {
-            "originalSql": sql,
-            "catalog": "awsdatacatalog",
-            "schema": database_name,
-            "columns": [{"name": c, "type": "varchar"} for c in columns],
-        }
-        encoded = base64.b64encode(json.dumps(presto).encode()).decode()
-        return glue.CfnTable(
-            self,
-            "GlueDeduplicatedView",
-            catalog_id=account,
-            database_name=database_name,
-            table_input=glue.CfnTable.TableInputProperty(
-                name=f"{table_name}_deduplicated",
-                description=f"{table_name}, one row per eventid (cdk-ts StreamArchiver)",
-                table_type="VIRTUAL_VIEW",
-                parameters={"presto_view": "true", "comment": "Presto View"},
-                view_original_text=f"/* Presto View: {encoded} */",
-                view_expanded_text="/* Presto View */",
-                partition_keys=[],
-                storage_descriptor=glue.CfnTable.StorageDescriptorProperty(
-                    columns=[glue.CfnTable.ColumnProperty(name=c, type="string") for c in columns],
-                    serde_info=glue.CfnTable.SerdeInfoProperty(),
-                ),
             ),
         )
 
