@@ -18,14 +18,15 @@ from cdk_ts_runtime.stream_consumer import StreamConsumer
 if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time they load lazily
     from cdk_ts._capacity import TableCapacityOptions
     from cdk_ts._defaults import LAMBDA_RUNTIME
-    from cdk_ts.archive_catalog import ARCHIVE_COLUMNS, PARTITION_COLUMNS, deduplicated_view_sql
+    from cdk_ts.archive_catalog import ARCHIVE_COLUMNS, PARTITION_COLUMNS, ArchiveCatalog, deduplicated_view_sql
     from cdk_ts.buckets import access_logs_bucket, secure_bucket, stack_access_logs_bucket
     from cdk_ts.device_log import DeviceLogTable
     from cdk_ts.monitoring import MonitoringDashboard
+    from cdk_ts.period_tables import PeriodTablesBase
     from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
     from cdk_ts.rotating_tables import RotatingTimeSeriesTables
     from cdk_ts.runtime_layer import RuntimeLayer
-    from cdk_ts.sharding import ShardMetadataTable
+    from cdk_ts.sharding import ShardMetadataTable, ShardMetadataTableBase
     from cdk_ts.stream_archiver import TTL_DELETIONS_ONLY, FailureDestination, StreamArchiver
     from cdk_ts.timestream import TimestreamTable
     from cdk_ts_runtime.sharding import ShardGrowth, ShardStrategy
@@ -49,6 +50,9 @@ _LAZY = {
     "RotatingTimeSeriesTables": "cdk_ts.rotating_tables",
     "RuntimeLayer": "cdk_ts.runtime_layer",
     "ShardMetadataTable": "cdk_ts.sharding",
+    "ShardMetadataTableBase": "cdk_ts.sharding",
+    "PeriodTablesBase": "cdk_ts.period_tables",
+    "ArchiveCatalog": "cdk_ts.archive_catalog",
     "StreamArchiver": "cdk_ts.stream_archiver",
     "FailureDestination": "cdk_ts.stream_archiver",
     "TTL_DELETIONS_ONLY": "cdk_ts.stream_archiver",
@@ -64,6 +68,7 @@ __all__ = [
     "LAMBDA_RUNTIME",
     "PARTITION_COLUMNS",
     "TTL_DELETIONS_ONLY",
+    "ArchiveCatalog",
     "ArchiverSource",
     "AutoScaling",
     "CapacityTier",
@@ -71,6 +76,7 @@ __all__ = [
     "FailureDestination",
     "MonitoringDashboard",
     "HasTable",
+    "PeriodTablesBase",
     "RightSizing",
     "RotatingStreamSource",
     "RotatingTimeSeriesTables",
@@ -79,6 +85,7 @@ __all__ = [
     "RuntimeLayer",
     "ShardGrowth",
     "ShardMetadataTable",
+    "ShardMetadataTableBase",
     "ShardStrategy",
     "StreamArchiver",
     "StreamConsumer",
