@@ -94,7 +94,8 @@ class SampleStack(Stack):
             source=self.telemetry,
             bucket=self.archive_bucket,
             prefix="cdc/telemetry/",
-            glue_database_name="cdk_ts_archive",
+            glue_database="cdk_ts_archive",
+            create_glue_database=True,
             access_logs_bucket=access_logs,
         )
         self.device_log_archiver = StreamArchiver(

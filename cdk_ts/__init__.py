@@ -18,21 +18,16 @@ from cdk_ts_runtime.stream_consumer import StreamConsumer
 if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time they load lazily
     from cdk_ts._capacity import TableCapacityOptions
     from cdk_ts._defaults import LAMBDA_RUNTIME
-    from cdk_ts.buckets import access_logs_bucket, secure_bucket
+    from cdk_ts.archive_catalog import ARCHIVE_COLUMNS, PARTITION_COLUMNS, ArchiveCatalog, deduplicated_view_sql
+    from cdk_ts.buckets import access_logs_bucket, secure_bucket, stack_access_logs_bucket
     from cdk_ts.device_log import DeviceLogTable
     from cdk_ts.monitoring import MonitoringDashboard
+    from cdk_ts.period_tables import PeriodTablesBase
     from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
     from cdk_ts.rotating_tables import RotatingTimeSeriesTables
     from cdk_ts.runtime_layer import RuntimeLayer
-    from cdk_ts.sharding import ShardMetadataTable
-    from cdk_ts.stream_archiver import (
-        ARCHIVE_COLUMNS,
-        PARTITION_COLUMNS,
-        TTL_DELETIONS_ONLY,
-        FailureDestination,
-        StreamArchiver,
-        deduplicated_view_sql,
-    )
+    from cdk_ts.sharding import ShardMetadataTable, ShardMetadataTableBase
+    from cdk_ts.stream_archiver import TTL_DELETIONS_ONLY, FailureDestination, StreamArchiver
     from cdk_ts.timestream import TimestreamTable
     from cdk_ts_runtime.sharding import ShardGrowth, ShardStrategy
 
@@ -41,19 +36,23 @@ _LAZY = {
     "ShardStrategy": "cdk_ts_runtime.sharding",
     "access_logs_bucket": "cdk_ts.buckets",
     "secure_bucket": "cdk_ts.buckets",
+    "stack_access_logs_bucket": "cdk_ts.buckets",
     "TableCapacityOptions": "cdk_ts._capacity",
     "LAMBDA_RUNTIME": "cdk_ts._defaults",  # the Lambda runtime of cdk-ts's functions and the README's examples
     "ArchiverSource": "cdk_ts.protocols",
     "HasTable": "cdk_ts.protocols",
     "RotatingStreamSource": "cdk_ts.protocols",
-    "ARCHIVE_COLUMNS": "cdk_ts.stream_archiver",
-    "PARTITION_COLUMNS": "cdk_ts.stream_archiver",
-    "deduplicated_view_sql": "cdk_ts.stream_archiver",
+    "ARCHIVE_COLUMNS": "cdk_ts.archive_catalog",
+    "PARTITION_COLUMNS": "cdk_ts.archive_catalog",
+    "deduplicated_view_sql": "cdk_ts.archive_catalog",
     "DeviceLogTable": "cdk_ts.device_log",
     "MonitoringDashboard": "cdk_ts.monitoring",
     "RotatingTimeSeriesTables": "cdk_ts.rotating_tables",
     "RuntimeLayer": "cdk_ts.runtime_layer",
     "ShardMetadataTable": "cdk_ts.sharding",
+    "ShardMetadataTableBase": "cdk_ts.sharding",
+    "PeriodTablesBase": "cdk_ts.period_tables",
+    "ArchiveCatalog": "cdk_ts.archive_catalog",
     "StreamArchiver": "cdk_ts.stream_archiver",
     "FailureDestination": "cdk_ts.stream_archiver",
     "TTL_DELETIONS_ONLY": "cdk_ts.stream_archiver",
@@ -69,6 +68,7 @@ __all__ = [
     "LAMBDA_RUNTIME",
     "PARTITION_COLUMNS",
     "TTL_DELETIONS_ONLY",
+    "ArchiveCatalog",
     "ArchiverSource",
     "AutoScaling",
     "CapacityTier",
@@ -76,6 +76,7 @@ __all__ = [
     "FailureDestination",
     "MonitoringDashboard",
     "HasTable",
+    "PeriodTablesBase",
     "RightSizing",
     "RotatingStreamSource",
     "RotatingTimeSeriesTables",
@@ -84,6 +85,7 @@ __all__ = [
     "RuntimeLayer",
     "ShardGrowth",
     "ShardMetadataTable",
+    "ShardMetadataTableBase",
     "ShardStrategy",
     "StreamArchiver",
     "StreamConsumer",
@@ -92,6 +94,7 @@ __all__ = [
     "access_logs_bucket",
     "deduplicated_view_sql",
     "secure_bucket",
+    "stack_access_logs_bucket",
 ]
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
+from aws_cdk import Stack, Token
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
+from constructs import Construct
 
 from cdk_ts._validation import require_access
 from cdk_ts.runtime_layer import RuntimeLayer
@@ -24,12 +27,13 @@ class Bindable:
 
     def bind(
         self,
-        function: lambda_.Function,
+        function: lambda_.IFunction,
         *,
         read: bool = False,
         write: bool = True,
         add_runtime_layer: bool = True,
         acknowledge_nag_findings: bool = False,
+        environment: bool = True,
     ) -> iam.Grant:
         """Prepare ``function`` to use this construct's runtime client via ``from_env(os.environ)``; returns the grant.
 
@@ -37,7 +41,12 @@ class Bindable:
         can import ``cdk_ts_runtime``) and grants data access: ``grant_read_write_data``,
         ``grant_write_data`` or ``grant_read_data`` (see those for what each covers).
 
-        :param function: the function that writes or reads.
+        A function this app does not define (``lambda_.Function.from_function_arn``...) cannot take
+        environment variables or layers: the grant is made on its role (when it was imported with one),
+        then ``bind`` raises a ``TypeError`` listing what is left to do by hand, the variables with their
+        values first, unless ``environment=False`` and ``add_runtime_layer=False`` say it is done.
+
+        :param function: the function that writes or reads; defined in this app or imported.
         :param read: grant reads.
             Default: False — a writer gets no read access.
         :param write: grant writes.
@@ -47,17 +56,61 @@ class Bindable:
         :param acknowledge_nag_findings: acknowledge the grant's cdk-nag findings on ``function``'s role
             (each is listed with its reason in the README).
             Default: False — a security reviewer opts in.
+        :param environment: set the ``binding_environment`` variables on ``function``.
+            Default: True; pass False for an imported function whose variables you set yourself.
         :raises ValueError: when both ``read`` and ``write`` are False, naming the construct and the function.
+        :raises TypeError: after granting what it can, when ``function`` is imported and cannot take the
+            environment variables or the layer asked for, or has no role to grant to; naming this construct's
+            path, the function and each variable to set by hand.
         """
         require_access(self, function, read=read, write=write)
-        for name, value in self.binding_environment.items():
-            function.add_environment(name, value)
-        if add_runtime_layer:
-            RuntimeLayer.of(self).add_to(function)
         if read and write:
             grant = self.grant_read_write_data
         elif write:
             grant = self.grant_write_data
         else:
             grant = self.grant_read_data
-        return grant(function, acknowledge_nag_findings=acknowledge_nag_findings)
+        if isinstance(function, lambda_.Function):
+            granted = grant(function, acknowledge_nag_findings=acknowledge_nag_findings)
+            if environment:
+                for name, value in self.binding_environment.items():
+                    function.add_environment(name, value)
+            if add_runtime_layer:
+                RuntimeLayer.of(self).add_to(function)
+            return granted
+        # Imported: grant what its role allows, then say what is left to do by hand.
+        granted = None if function.role is None else grant(function, acknowledge_nag_findings=acknowledge_nag_findings)
+        todo = _by_hand(self, granted is not None, self.binding_environment if environment else None, add_runtime_layer)
+        if todo:
+            raise TypeError(
+                f"{self.node.path}.bind({function.node.path}): this function is not defined in this app (imported "
+                "by ARN or name), so bind cannot change it; do this by hand:\n" + "\n".join(f"- {t}" for t in todo)
+            )
+        return granted
+
+
+def _by_hand(construct: Construct, granted: bool, env: Mapping[str, str] | None, layer: bool) -> list[str]:
+    """What ``bind`` could not do to an imported function, as steps for the user."""
+    stack = Stack.of(construct)
+    todo = []
+    if not granted:
+        todo.append(
+            "it was imported without a role, so nothing was granted: import it with "
+            "lambda_.Function.from_function_attributes(..., role=iam.Role.from_role_arn(...)) and bind again"
+        )
+    if env is not None:
+        todo.append(
+            "set these environment variables on it, then pass environment=False:\n"
+            + "\n".join(f"  {name}={_shown(stack, value)}" for name, value in env.items())
+        )
+    if layer:
+        todo.append(
+            "give it cdk_ts_runtime (the RuntimeLayer, or the package in its own code), "
+            "then pass add_runtime_layer=False"
+        )
+    return todo
+
+
+def _shown(stack: Stack, value: str) -> str:
+    """A literal value as it is; a deploy-time value as its CloudFormation expression."""
+    return value if not Token.is_unresolved(value) else json.dumps(stack.resolve(value)) + " (resolved at deploy)"

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
 
 #: The default period of every ``metric_*`` method (and so of the default alarms built on them).
 DEFAULT_PERIOD = Duration.minutes(5)
@@ -17,3 +18,16 @@ def metric_options(props: Mapping[str, Any], statistic: str | None = None) -> di
     if statistic is not None:
         defaults["statistic"] = statistic
     return {**defaults, **props}
+
+
+def graph(title: str, *metrics: cloudwatch.IMetric) -> cloudwatch.GraphWidget:
+    """A half-width graph (two per dashboard row), the unit of every construct's ``dashboard_widgets``."""
+    return cloudwatch.GraphWidget(title=title, left=list(metrics), width=12)
+
+
+class TableThrottleWidgets:
+    """Mixin: the dashboard row of a construct with one table, its ``metric_throttled_requests()``."""
+
+    def dashboard_widgets(self) -> list[cloudwatch.IWidget]:
+        """The graphs ``MonitoringDashboard.monitor`` shows for this construct: its table's throttled requests."""
+        return [graph(f"{self.node.id}: throttled requests", self.metric_throttled_requests(label="throttled"))]

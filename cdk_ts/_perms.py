@@ -56,6 +56,8 @@ LAMBDA_EVENT_SOURCE_MAPPING_ACTIONS = (
 )
 #: Listing mappings has no resource-level permissions (``*``).
 LAMBDA_LIST_MAPPINGS_ACTIONS = ("lambda:ListEventSourceMappings",)
+#: The deploy-time custom resource's Delete reads its own stack's status: mappings go only when the stack does.
+CLOUDFORMATION_OWN_STACK_ACTIONS = ("cloudformation:DescribeStacks",)
 #: Creating DynamoDB auto scaling's service-linked role (conditioned on ``iam:AWSServiceName``).
 IAM_SERVICE_LINKED_ROLE_ACTIONS = ("iam:CreateServiceLinkedRole",)
 #: Auto scaling of provisioned period tables has no resource-level permissions (``*``).

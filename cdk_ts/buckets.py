@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Duration, FeatureFlags, RemovalPolicy
+from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from cdk_ts._nag import acknowledge
 from cdk_ts._validation import Problems, check_keywords, keyword_names
 
-__all__ = ["access_logs_bucket", "secure_bucket"]
+__all__ = ["access_logs_bucket", "secure_bucket", "stack_access_logs_bucket"]
 
 #: What every secure bucket has, whatever the caller passes (a weaker value is refused, see ``_weakened``).
 _ENFORCED: dict[str, Any] = {"block_public_access": s3.BlockPublicAccess.BLOCK_ALL, "enforce_ssl": True}
@@ -61,7 +62,42 @@ def secure_bucket(scope: Construct, construct_id: str, **bucket_props: Any) -> s
     encryption = {} if {"encryption", "encryption_key"} & chosen.keys() else {
         "encryption": s3.BucketEncryption.S3_MANAGED
     }
-    return s3.Bucket(scope, construct_id, **{**_DEFAULTS, **encryption, **chosen, **_ENFORCED})
+    logs = chosen.get("server_access_logs_bucket")
+    if isinstance(logs, s3.Bucket):
+        # Given a Bucket, CDK grants log delivery by ACL unless an app-wide feature flag says otherwise;
+        # given a reference it grants nothing, and the policy below is the same under every flag.
+        chosen["server_access_logs_bucket"] = _reference(logs)
+    bucket = s3.Bucket(scope, construct_id, **{**_DEFAULTS, **encryption, **chosen, **_ENFORCED})
+    if isinstance(logs, s3.Bucket):
+        allow_log_delivery(logs, bucket, chosen.get("server_access_logs_prefix"))
+    return bucket
+
+
+def allow_log_delivery(logs: s3.Bucket, source: s3.IBucket, prefix: str | None) -> None:
+    """Let S3 server access logging write ``source``'s logs into ``logs`` under ``prefix``, by bucket policy.
+
+    The statement AWS documents (principal ``logging.s3.amazonaws.com``, ``s3:PutObject``, conditions on the
+    source bucket and account), never the ``LogDeliveryWrite`` ACL, so ``logs`` keeps ACLs disabled.
+    """
+    logs.add_to_resource_policy(iam.PolicyStatement(
+        principals=[iam.ServicePrincipal("logging.s3.amazonaws.com")],
+        actions=["s3:PutObject"],
+        resources=[logs.arn_for_objects(f"{prefix or ''}*")],
+        conditions={
+            "ArnLike": {"aws:SourceArn": source.bucket_arn},
+            "StringEquals": {"aws:SourceAccount": Stack.of(source).account},
+        },
+    ))
+
+
+def _reference(logs: s3.Bucket) -> s3.IBucket:
+    """One imported reference per log bucket: CDK adds no ACL or policy for a bucket it did not create."""
+    existing = logs.node.try_find_child("AsLogDestination")
+    if existing is not None:
+        return existing  # type: ignore[return-value]
+    return s3.Bucket.from_bucket_attributes(
+        logs, "AsLogDestination", bucket_name=logs.bucket_name, bucket_arn=logs.bucket_arn
+    )
 
 
 def _weakened(props: dict[str, Any]) -> list[str]:
@@ -93,26 +129,42 @@ def _unblocked(setting: s3.BlockPublicAccess) -> list[tuple[str, object]]:
 def access_logs_bucket(scope: Construct, construct_id: str) -> s3.Bucket:
     """A bucket that receives S3 server access logs: encrypted, private, SSL-only, logs expire after 365 days.
 
-    With the ``@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy`` feature flag (set in cdk.json of
-    new apps) log delivery is granted by bucket policy and ACLs stay disabled; without it CDK grants
-    delivery with the LogDeliveryWrite ACL, which needs ObjectWriter ownership. cdk-nag's
-    ``AwsSolutions-S1`` (no access logs of its own) is acknowledged on this bucket: logging it into
-    itself would loop.
+    ACLs stay disabled (``BUCKET_OWNER_ENFORCED``) whatever the app's feature flags: :func:`secure_bucket`
+    grants each bucket logging into it by bucket policy. cdk-nag's ``AwsSolutions-S1`` (no access logs of
+    its own) is acknowledged on this bucket: logging it into itself would loop. cdk-ts constructs share
+    one per stack, :func:`stack_access_logs_bucket`.
 
     :param scope: the parent construct.
     :param construct_id: the bucket's construct ID.
     """
-    uses_policy = FeatureFlags.of(scope).is_enabled("@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy")
     bucket = secure_bucket(
         scope,
         construct_id,
         versioned=False,
-        object_ownership=(
-            s3.ObjectOwnership.BUCKET_OWNER_ENFORCED if uses_policy else s3.ObjectOwnership.OBJECT_WRITER
-        ),
         lifecycle_rules=[s3.LifecycleRule(expiration=Duration.days(365))],
     )
     acknowledge(
         bucket, "AwsSolutions-S1", "this bucket is the server access log destination; logging it into itself would loop"
     )
     return bucket
+
+
+_STACK_LOGS_ID = "CdkTsAccessLogs"
+
+
+def stack_access_logs_bucket(scope: Construct) -> s3.Bucket:
+    """The stack's one access-log bucket (construct ID ``CdkTsAccessLogs``), created on first request.
+
+    Every cdk-ts construct in the stack logs its buckets' server access here unless it is given
+    ``access_logs_bucket=``; each source writes under its own prefix.
+
+    :param scope: any construct in the stack.
+    :raises TypeError: when the stack has another kind of construct with that ID.
+    """
+    stack = Stack.of(scope)
+    existing = stack.node.try_find_child(_STACK_LOGS_ID)
+    if existing is None:
+        return access_logs_bucket(stack, _STACK_LOGS_ID)
+    if not isinstance(existing, s3.Bucket):
+        raise TypeError(f"{stack.node.path}/{_STACK_LOGS_ID} exists and is not an S3 bucket; use another ID")
+    return existing

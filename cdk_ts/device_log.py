@@ -14,7 +14,7 @@ from constructs import Construct
 from cdk_ts._binding import Bindable
 from cdk_ts._capacity import CAPACITY_KEYWORDS, TableCapacityOptions, table_capacity_options
 from cdk_ts._defaults import table_protection
-from cdk_ts._metrics import metric_options
+from cdk_ts._metrics import TableThrottleWidgets, metric_options
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
 from cdk_ts._validation import Problems, check_keywords, keyword_names
 from cdk_ts_runtime.device_log import ENV_TABLE_NAME, GSI_BY_OPERATOR, GSI_BY_SUPERVISOR
@@ -22,7 +22,7 @@ from cdk_ts_runtime.device_log import ENV_TABLE_NAME, GSI_BY_OPERATOR, GSI_BY_SU
 _STRING = dynamodb.AttributeType.STRING
 
 
-class DeviceLogTable(Bindable, Construct):
+class DeviceLogTable(TableThrottleWidgets, Bindable, Construct):
     """Device status log: ``DeviceID`` + ``State#Date``, GSI1 by ``Operator``/``Date``, sparse GSI2 by ``EscalatedTo``.
 
     Both GSIs are created with the table (CloudFormation cannot add two GSIs in one update). Pass
@@ -168,6 +168,35 @@ class DeviceLogTable(Bindable, Construct):
                 **caps,
             )
         self.table: dynamodb.ITable = table
+
+    @classmethod
+    def from_table_name(
+        cls,
+        scope: Construct,
+        construct_id: str,
+        *,
+        table_name: str,
+        encryption_key: kms.IKey | None = None,
+        table_stream_arn: str | None = None,
+    ) -> DeviceLogTable:
+        """A device log table another stack or app created, with the same grants, ``bind`` and metrics.
+
+        Imports the table (``Table.from_table_attributes`` with its indexes GSI1 and GSI2, so grants
+        cover them) as the sibling ``{construct_id}Table`` and wraps it, as ``existing_table`` does.
+
+        :param scope: the parent construct.
+        :param construct_id: the construct ID.
+        :param table_name: the table's name (the owning ``DeviceLogTable``'s ``table.table_name``).
+        :param encryption_key: the table's KMS key, so grants include it.
+            Default: None — an AWS owned key.
+        :param table_stream_arn: the table's stream ARN, for ``grant_stream_read`` and a ``StreamArchiver``.
+            Default: None — no stream.
+        """
+        table = dynamodb.Table.from_table_attributes(
+            scope, f"{construct_id}Table", table_name=table_name, encryption_key=encryption_key,
+            table_stream_arn=table_stream_arn, global_indexes=[GSI_BY_OPERATOR, GSI_BY_SUPERVISOR],
+        )
+        return cls(scope, construct_id, existing_table=table)
 
     def metric_throttled_requests(self, **props: Any) -> cloudwatch.IMetric:
         """Throttled requests on the table, every operation summed (``AWS/DynamoDB`` ``ThrottledRequests``).

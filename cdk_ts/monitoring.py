@@ -4,19 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import ArnFormat, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
 from cdk_ts._alarms import AlarmActions
 from cdk_ts._validation import describe
-from cdk_ts.device_log import DeviceLogTable
-from cdk_ts.rotating_tables import RotatingTimeSeriesTables
-from cdk_ts.sharding import ShardMetadataTable
-from cdk_ts.stream_archiver import StreamArchiver
-from cdk_ts_runtime.rotation_metrics import RotationMetric
-
-_MONITORED = (RotatingTimeSeriesTables, StreamArchiver, DeviceLogTable, ShardMetadataTable)
+from cdk_ts.protocols import Monitorable
 
 
 class MonitoringDashboard(Construct):
@@ -29,9 +22,6 @@ class MonitoringDashboard(Construct):
     ``ShardMetadataTable``: its table's throttled requests. Alarms the constructs have when ``monitor``
     runs (``add_default_alarms`` first) are shown in an alarm-status widget. Exposes ``dashboard``
     (the ``aws_cloudwatch.Dashboard``).
-
-    The widget names each alarm by an ARN built from the alarm's name (its ``Ref``), the value
-    ``Fn::GetAtt Arn`` would give; local emulators that skip alarms (moto) resolve the one, not the other.
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, dashboard_name: str | None = None) -> None:
@@ -50,78 +40,29 @@ class MonitoringDashboard(Construct):
         """Add a row of graphs for each construct, and their alarms to the alarm-status widget.
 
         :param constructs: ``RotatingTimeSeriesTables``, ``StreamArchiver``, ``DeviceLogTable`` and
-            ``ShardMetadataTable`` instances, in the order their rows should appear.
+            ``ShardMetadataTable`` instances (or their imports; anything with ``dashboard_widgets()``), in
+            the order their rows should appear; each gives its own graphs.
         :raises TypeError: for anything else, naming it.
         """
         for construct in constructs:
-            if not isinstance(construct, _MONITORED):
+            if not isinstance(construct, Monitorable):
                 raise TypeError(
                     f"{describe(construct)} cannot be monitored here: pass RotatingTimeSeriesTables, StreamArchiver, "
-                    "DeviceLogTable or ShardMetadataTable instances"
+                    "DeviceLogTable or ShardMetadataTable instances (anything with dashboard_widgets())"
                 )
         alarms: list[cloudwatch.IAlarm] = []
         for construct in constructs:
-            if isinstance(construct, RotatingTimeSeriesTables):
-                self.dashboard.add_widgets(*_rotation_widgets(construct))
-            elif isinstance(construct, StreamArchiver):
-                self.dashboard.add_widgets(*_archiver_widgets(construct))
-            else:
-                self.dashboard.add_widgets(_graph(
-                    f"{construct.node.id}: throttled requests", construct.metric_throttled_requests(label="throttled")
-                ))
+            self.dashboard.add_widgets(*construct.dashboard_widgets())
             if isinstance(construct, AlarmActions):
                 alarms.extend(construct.alarms.values())
         if alarms:
             self._alarms.extend(alarms)
             self.dashboard.add_widgets(cloudwatch.AlarmStatusWidget(
-                title="Alarms", alarms=[self._by_name(alarm) for alarm in alarms], width=24,
+                title="Alarms", alarms=alarms, width=24,
                 height=2 + len(alarms) // 4,
             ))
-
-    def _by_name(self, alarm: cloudwatch.IAlarm) -> cloudwatch.IAlarm:
-        # The ARN built from the alarm's name (its Ref) is the ARN Fn::GetAtt would give; emulators that
-        # do not model alarms (moto) resolve a Ref of a skipped resource but fail on its Fn::GetAtt.
-        arn = Stack.of(self).format_arn(
-            service="cloudwatch", resource="alarm", resource_name=alarm.alarm_name,
-            arn_format=ArnFormat.COLON_RESOURCE_NAME,
-        )
-        return cloudwatch.Alarm.from_alarm_arn(self, f"Shown{len(self.node.children)}", arn)
 
     @property
     def alarms(self) -> list[cloudwatch.IAlarm]:
         """The alarms shown on the dashboard, in the order they were added."""
         return list(self._alarms)
-
-
-def _rotation_widgets(tables: RotatingTimeSeriesTables) -> list[cloudwatch.IWidget]:
-    prefix = tables.table_prefix
-    return [
-        _graph(f"Throttled requests, {prefix}_* period tables", tables.metric_throttled_requests()),
-        _graph(
-            f"Rotation of {prefix}_* ({tables.period.value})",
-            tables.metric_rotation_errors(label="rotation errors"),
-            tables.metric_next_table_missing(label="next table missing"),
-            tables.metric_schedule_dead_letters(label="undelivered runs"),
-            tables.metric_function_dead_letters(label="failed runs kept"),
-            tables.metric(RotationMetric.FUTURE_PERIOD_TABLES, label="future tables"),
-            tables.metric(RotationMetric.FAILED_TABLES, label="failed tables"),
-        ),
-    ]
-
-
-def _archiver_widgets(archiver: StreamArchiver) -> list[cloudwatch.IWidget]:
-    name = archiver.node.id
-    return [
-        _graph(f"{name}: iterator age (ms)", archiver.metric_iterator_age(label="iterator age")),
-        _graph(
-            f"{name}: failed batches (replay them), delivery failures, errors",
-            archiver.metric_dead_letters(label="failed batches"),
-            archiver.metric_failure_delivery_failures(label="delivery failures"),
-            archiver.metric_errors(label="errors"),
-        ),
-    ]
-
-
-def _graph(title: str, *metrics: cloudwatch.IMetric) -> cloudwatch.GraphWidget:
-    """A half-width graph (two per dashboard row)."""
-    return cloudwatch.GraphWidget(title=title, left=list(metrics), width=12)

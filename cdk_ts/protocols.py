@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -11,7 +12,7 @@ from constructs import Node
 
 from cdk_ts_runtime.stream_consumer import StreamConsumer
 
-__all__ = ["ArchiverSource", "HasTable", "RotatingStreamSource"]
+__all__ = ["ArchiverSource", "HasTable", "Monitorable", "RotatingStreamSource"]
 
 
 @runtime_checkable
@@ -21,6 +22,15 @@ class HasTable(Protocol):
     @property
     def table(self) -> dynamodb.ITable | dynamodb.ITableV2:
         """The table."""
+        ...
+
+
+@runtime_checkable
+class Monitorable(Protocol):
+    """A construct ``MonitoringDashboard.monitor`` can show: it gives its own row of graphs."""
+
+    def dashboard_widgets(self) -> list[cloudwatch.IWidget]:
+        """The widgets of this construct's dashboard row."""
         ...
 
 

@@ -7,24 +7,22 @@ from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from aws_cdk import Annotations, ArnFormat, CustomResource, Duration, Stack, Token
+from aws_cdk import Annotations, CustomResource, Duration, Stack, Token
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
-from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from cdk_ts import _perms, _schedules
+from cdk_ts import _schedules
 from cdk_ts._alarms import AlarmActions
-from cdk_ts._binding import Bindable
-from cdk_ts._defaults import dead_letter_queue, runtime_function, table_arn_pattern
-from cdk_ts._metrics import DEFAULT_PERIOD, metric_options
-from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources, grant_unscoped
+from cdk_ts._defaults import dead_letter_queue, runtime_function
+from cdk_ts._metrics import graph, metric_options
+from cdk_ts._rotation_iam import grant_rotation_permissions, grant_stream_consumer_mappings
 from cdk_ts._rotation_lock import (
     acknowledge_unreserved_concurrency,
     check_reserved_concurrency,
@@ -32,7 +30,8 @@ from cdk_ts._rotation_lock import (
     lock_table,
 )
 from cdk_ts._rotation_texts import alarm_descriptions, check_derived_texts, function_description, rule_description
-from cdk_ts._validation import Problems, describe
+from cdk_ts._validation import Problems
+from cdk_ts.period_tables import METRIC_NAMESPACE, PeriodTablesBase, literal_prefix, table_layout
 from cdk_ts_runtime.periods import RotationPeriod, globs_overlap, table_name_glob
 from cdk_ts_runtime.rotation.lock import LOCK_TABLE_ENV
 from cdk_ts_runtime.rotation_config import (
@@ -43,9 +42,8 @@ from cdk_ts_runtime.rotation_config import (
     CapacityTier,
     RotationConfig,
 )
-from cdk_ts_runtime.rotation_metrics import TABLE_PREFIX_DIMENSION, RotationMetric
+from cdk_ts_runtime.rotation_metrics import RotationMetric
 from cdk_ts_runtime.stream_consumer import STREAM_CONSUMER_ENV, StreamConsumer
-from cdk_ts_runtime.table_layout import TableLayout
 
 TABLE_QUOTA = 2500
 #: How long one rotation run may take (the function's timeout).
@@ -54,15 +52,9 @@ RUN_TIMEOUT = Duration.minutes(5)
 #: function asynchronously: a run that dies before answering is retried by Lambda after 1, then 2 minutes,
 #: and then kept in the function's dead-letter queue; three runs and those waits fit in 20 minutes.
 DEPLOY_TIME_RUN_TIMEOUT = Duration.minutes(20)
-METRIC_NAMESPACE = "cdk-ts"
-_KEY_TYPES = {
-    dynamodb.AttributeType.STRING: "S",
-    dynamodb.AttributeType.NUMBER: "N",
-    dynamodb.AttributeType.BINARY: "B",
-}
 
 
-class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
+class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
     """One DynamoDB table per period (``{table_prefix}_{label}``), rotated by a scheduled Lambda function.
 
     Before each boundary the function creates the next period's table at the current tier's
@@ -202,26 +194,12 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
             inconsistent retention (see ``RotationConfig``) or ``reserved_concurrent_executions`` under 1.
         """
         problems = Problems(scope, construct_id)
-        partition_key = partition_key or dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.NUMBER)
-        sort_key = sort_key or dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.NUMBER)
-        sort_type = _KEY_TYPES[sort_key.type]
         layout = None
-        if problems.check(
-            not Token.is_unresolved(table_prefix),
-            "table_prefix must be a literal string: table names are derived from it at synth time",
-        ):
+        if literal_prefix(problems, table_prefix):
             period_kind = _parsed_period(period)  # None: TableLayout reports the period
             if period_kind is not None:
                 check_derived_texts(problems, table_prefix, period_kind, archive_prefix if archive_bucket else None)
-            layout = problems.collect(lambda: TableLayout(
-                table_prefix=table_prefix,
-                period=period,
-                partition_key=partition_key.name,
-                partition_key_type=_KEY_TYPES[partition_key.type],
-                sort_key=sort_key.name,
-                sort_key_type=sort_type,
-                time_unit=time_unit,
-            ))
+            layout = problems.collect(lambda: table_layout(table_prefix, period, partition_key, sort_key, time_unit))
         lead = problems.collect(lambda: _to_timedelta("create_lead", create_lead, Duration.minutes(15)))
         delay = problems.collect(lambda: _to_timedelta("resize_delay", resize_delay, Duration.minutes(15)))
         every = reconcile_every or Duration.hours(1)
@@ -250,14 +228,9 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
         if layout is not None:
             _check_overlapping_rotations(problems, scope, table_name_glob(layout.table_prefix, layout.period))
         problems.raise_if_any()
-        super().__init__(scope, construct_id)
+        super().__init__(scope, construct_id, layout=layout, stream_view_type=stream, encryption_key=encryption_key)
         self._init_alarm_actions()
-        self.layout: TableLayout = layout
         self.config: RotationConfig = config
-        self.table_prefix = table_prefix
-        self.period = self.layout.period
-        self.stream_view_type = stream
-        self.encryption_key = encryption_key
         self.archive_bucket = archive_bucket
         create_fields = _schedules.before_boundary(self.period, lead)
         resize_fields = _schedules.after_boundary(self.period, delay)
@@ -288,7 +261,7 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
             reserved_concurrent_executions=reserved_concurrent_executions,
             dead_letter_queue=self.function_dead_letter_queue,
         )
-        self._grant_rotation_permissions()
+        grant_rotation_permissions(self)
         grant_lock(self.lock_table, self.function)
         if reserved_concurrent_executions is None:
             acknowledge_unreserved_concurrency(self.function)
@@ -323,89 +296,53 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
         if alarm_topic is not None:
             self.add_default_alarms(alarm_topic=alarm_topic)
 
+    @classmethod
+    def from_table_prefix(
+        cls,
+        scope: Construct,
+        construct_id: str,
+        *,
+        table_prefix: str,
+        period: RotationPeriod | str = RotationPeriod.DAILY,
+        partition_key: dynamodb.Attribute | None = None,
+        sort_key: dynamodb.Attribute | None = None,
+        time_unit: str | None = None,
+        stream: dynamodb.StreamViewType | None = None,
+        encryption_key: kms.IKey | None = None,
+    ) -> PeriodTablesBase:
+        """Period tables another stack or app rotates, for grants, ``bind`` and metrics; creates nothing.
+
+        The result grants on the same ``?`` patterns as the owning construct (``{prefix}_????-??-??`` for
+        daily), in the account and Region of ``scope``'s stack, and ``bind`` sets the same environment for
+        ``PeriodRouter.from_env``. Pass the values the owning ``RotatingTimeSeriesTables`` was given.
+
+        :param scope: the parent construct.
+        :param construct_id: the construct ID.
+        :param table_prefix: the owning rotation's ``table_prefix`` (a literal string).
+        :param period: the owning rotation's period.
+            Default: ``RotationPeriod.DAILY``.
+        :param partition_key: the period tables' partition key.
+            Default: None — ``pk``, a Number.
+        :param sort_key: the period tables' sort key.
+            Default: None — ``sk``, a Number.
+        :param time_unit: what a Number sort key counts.
+            Default: None — ``"ms"`` for a Number sort key, ``"iso"`` for a String one.
+        :param stream: the owning rotation's ``stream``.
+            Default: None — no stream; ``grant_stream_read`` refuses.
+        :param encryption_key: the owning rotation's ``encryption_key``, so grants include its KMS actions.
+            Default: None — the tables use an AWS owned key.
+        :raises ValueError: naming the construct path, for a token or invalid prefix, period, key or time unit.
+        """
+        problems = Problems(scope, construct_id)
+        layout = None
+        if literal_prefix(problems, table_prefix):
+            layout = problems.collect(lambda: table_layout(table_prefix, period, partition_key, sort_key, time_unit))
+        problems.raise_if_any()
+        return PeriodTablesBase(
+            scope, construct_id, layout=layout, stream_view_type=stream, encryption_key=encryption_key
+        )
+
     # ---- public API -----------------------------------------------------------------------------
-
-    @property
-    def table_name_pattern(self) -> str:
-        """The names of this rotation's period tables as an IAM pattern: ``{prefix}_????-??-??`` for daily.
-
-        ``?`` matches exactly one character, so the pattern never covers another rotation's tables
-        (``readings_*`` would also match ``readings_eu_2026-01-01``).
-        """
-        return table_name_glob(self.table_prefix, self.period)
-
-    @property
-    def table_arns(self) -> list[str]:
-        """ARNs covering every period table and its indexes."""
-        return [
-            table_arn_pattern(self, self.table_name_pattern),
-            table_arn_pattern(self, f"{self.table_name_pattern}/index/*"),
-        ]
-
-    def grant_read_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
-        """GetItem/BatchGetItem/Query/Scan/ConditionCheckItem/DescribeTable on every period table and index.
-
-        :param grantee: who reads.
-        :param acknowledge_nag_findings: acknowledge ``AwsSolutions-IAM5`` for the period-table patterns on
-            ``grantee``'s policy. Default: False — the findings stay for you to review.
-        """
-        return self._grant(grantee, _perms.DYNAMODB_READ_ACTIONS, _perms.KMS_DECRYPT_ACTIONS, acknowledge_nag_findings)
-
-    def grant_write_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
-        """PutItem/UpdateItem/DeleteItem/BatchWriteItem/DescribeTable on every period table of this prefix.
-
-        :param grantee: who writes.
-        :param acknowledge_nag_findings: acknowledge ``AwsSolutions-IAM5`` for the period-table patterns on
-            ``grantee``'s policy. Default: False.
-        """
-        return self._grant(
-            grantee, _perms.DYNAMODB_WRITE_ACTIONS, _perms.KMS_ENCRYPT_DECRYPT_ACTIONS, acknowledge_nag_findings
-        )
-
-    def grant_read_write_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
-        """Read and write data on every period table: the union of the two grants above.
-
-        :param grantee: who reads and writes.
-        :param acknowledge_nag_findings: acknowledge ``AwsSolutions-IAM5`` for the period-table patterns on
-            ``grantee``'s policy. Default: False.
-        """
-        return self._grant(
-            grantee, _perms.DYNAMODB_READ_WRITE_ACTIONS, _perms.KMS_ENCRYPT_DECRYPT_ACTIONS, acknowledge_nag_findings
-        )
-
-    def grant_stream_read(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
-        """Read the streams of every period table (for a stream consumer such as StreamArchiver).
-
-        :param grantee: the stream consumer.
-        :param acknowledge_nag_findings: acknowledge ``AwsSolutions-IAM5`` for the stream pattern and for
-            ``dynamodb:ListStreams`` (``*``) on ``grantee``'s policy. Default: False.
-        :raises ValueError: when the tables have no stream.
-        """
-        if self.stream_view_type is None:
-            raise ValueError(f"{self.node.path} has no stream: pass stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES")
-        grant = iam.Grant.add_to_principal(
-            grantee=grantee,
-            actions=list(_perms.DYNAMODB_STREAM_ACTIONS),
-            resource_arns=[table_arn_pattern(self, f"{self.table_name_pattern}/stream/*")],
-        )
-        grant_unscoped(
-            grantee, _perms.DYNAMODB_LIST_STREAMS_ACTIONS, acknowledge_finding=acknowledge_nag_findings,
-            reason="ListStreams has no resource-level permissions",
-        )
-        if acknowledge_nag_findings:
-            self._acknowledge_wildcards(grantee, [f"{self.table_name_pattern}/stream/*"])
-        if self.encryption_key is not None:
-            self.encryption_key.grant(grantee, *_perms.KMS_DECRYPT_ACTIONS)
-        return grant
-
-    @property
-    def binding_environment(self) -> dict[str, str]:
-        """The table layout ``PeriodRouter.from_env`` reads.
-
-        ``CDK_TS_TABLE_PREFIX``, ``CDK_TS_PERIOD``, ``CDK_TS_PARTITION_KEY``, ``CDK_TS_PARTITION_KEY_TYPE``,
-        ``CDK_TS_SORT_KEY``, ``CDK_TS_SORT_KEY_TYPE`` and ``CDK_TS_TIME_UNIT``.
-        """
-        return self.layout.to_env()
 
     def add_stream_consumer(self, consumer: lambda_.IFunction, mapping: StreamConsumer) -> None:
         """Have every new period table's stream feed ``consumer`` (the rotation function maps it on creation).
@@ -423,62 +360,28 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
                 "StreamConsumer(function_name=consumer.function_arn, ...)"
             )
         self.function.add_environment(STREAM_CONSUMER_ENV, Stack.of(self).to_json_string(asdict(mapping)))
-        stack = Stack.of(self)
-        mapping_arn = stack.format_arn(
-            service="lambda", resource="event-source-mapping", resource_name="*",
-            arn_format=ArnFormat.COLON_RESOURCE_NAME,
-        )
-        self.function.add_to_role_policy(iam.PolicyStatement(
-            actions=list(_perms.LAMBDA_EVENT_SOURCE_MAPPING_ACTIONS),
-            resources=[mapping_arn],
-            conditions={"StringEquals": {"lambda:FunctionArn": consumer.function_arn}},
-        ))
-        self.function.add_to_role_policy(
-            iam.PolicyStatement(actions=list(_perms.LAMBDA_LIST_MAPPINGS_ACTIONS), resources=["*"])
-        )
-        acknowledge_wildcard_resources(
-            self.function.role, self, [mapping_arn],
-            "event source mapping IDs are generated when a period table is created; the lambda:FunctionArn "
-            "condition limits the statement to mappings of the one consumer function",
-        )
+        grant_stream_consumer_mappings(self, consumer)
 
     # ---- monitoring -----------------------------------------------------------------------------
 
-    def metric_throttled_requests(self, **props: Any) -> cloudwatch.SearchExpression:
-        """Throttled requests of every period table of this prefix, one line per table and operation.
+    def dashboard_widgets(self) -> list[cloudwatch.IWidget]:
+        """The period tables' throttled requests, then the rotation's health in one graph.
 
-        A SEARCH expression over ``AWS/DynamoDB`` ``ThrottledRequests`` by ``TableName`` and
-        ``Operation`` whose table name contains the prefix as a term (CloudWatch's partial match: a
-        longer prefix such as ``{prefix}_eu`` is matched too): period tables get a new name every
-        period, which a static metric cannot name. For graphs only — CloudWatch alarms cannot use
-        SEARCH; ``metric_throttled_requests_in_account`` is the alarmable form.
-
-        :param props: ``SearchExpression`` options (``label``, ``period``, ``color``...).
-            Statistic Sum over 5 minutes; label ``"{prefix}_* throttled requests"``.
+        Function errors, next table missing, undelivered runs, failed runs kept in the function's
+        dead-letter queue, future and failed tables.
         """
-        period = props.pop("period", None) or DEFAULT_PERIOD
-        search = (
-            "SEARCH('{AWS/DynamoDB,TableName,Operation} MetricName=\"ThrottledRequests\" "
-            f"TableName={self.table_prefix}', 'Sum', {int(period.to_seconds())})"
-        )
-        return cloudwatch.SearchExpression(
-            expression=search,
-            **{"label": f"{self.table_prefix}_* throttled requests", "period": period, **props},
-        )
-
-    def metric_throttled_requests_in_account(self, **props: Any) -> cloudwatch.MathExpression:
-        """Throttled requests summed over every DynamoDB table of the account and Region (Metrics Insights).
-
-        A Metrics Insights query can drive an alarm, but it cannot select tables by a name prefix, so
-        this counts other tables' throttles too; graph ``metric_throttled_requests`` to see which table.
-
-        :param props: ``MathExpression`` options (``label``, ``period``...). Sum over 5 minutes.
-        """
-        return cloudwatch.MathExpression(
-            expression='SELECT SUM(ThrottledRequests) FROM SCHEMA("AWS/DynamoDB", Operation, TableName)',
-            using_metrics={},
-            **metric_options({"label": "DynamoDB throttled requests (account)", **props}),
-        )
+        return [
+            *super().dashboard_widgets(),
+            graph(
+                f"Rotation of {self.table_prefix}_* ({self.period.value})",
+                self.metric_rotation_errors(label="rotation errors"),
+                self.metric_next_table_missing(label="next table missing"),
+                self.metric_schedule_dead_letters(label="undelivered runs"),
+                self.metric_function_dead_letters(label="failed runs kept"),
+                self.metric(RotationMetric.FUTURE_PERIOD_TABLES, label="future tables"),
+                self.metric(RotationMetric.FAILED_TABLES, label="failed tables"),
+            ),
+        ]
 
     def metric_rotation_errors(self, **props: Any) -> cloudwatch.Metric:
         """Failed runs of the rotation function, any operation (``AWS/Lambda`` ``Errors``; Sum)."""
@@ -497,37 +400,6 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
         """
         queue = self.function_dead_letter_queue
         return queue.metric_approximate_number_of_messages_visible(**metric_options(props, "Maximum"))
-
-    def metric_next_table_missing(self, **props: Any) -> cloudwatch.Metric:
-        """1 when, inside the lead window, the next period's table does not exist yet (published by reconcile).
-
-        The same as ``metric(RotationMetric.NEXT_PERIOD_TABLE_MISSING, **props)``; Maximum.
-        """
-        return self.metric(RotationMetric.NEXT_PERIOD_TABLE_MISSING, **props)
-
-    def metric(self, metric_name: RotationMetric | str, **props: Any) -> cloudwatch.Metric:
-        """A metric the rotation function publishes for this prefix (namespace ``cdk-ts``, dimension ``TablePrefix``).
-
-        ``RotationMetric`` names them: ``NEXT_PERIOD_TABLE_MISSING`` (1 or 0, inside the lead window) and the
-        counts every run publishes, ``FUTURE_PERIOD_TABLES``, ``FOREIGN_LOOKALIKE_TABLES`` and ``FAILED_TABLES``.
-
-        :param metric_name: a ``RotationMetric`` or its value (``"FailedTables"``).
-        :param props: metric options (``period``, ``statistic``, ``label``...) over the default, the Maximum.
-        :raises ValueError: for a name the rotation function does not publish.
-        """
-        try:
-            published = RotationMetric(metric_name)
-        except ValueError:
-            raise ValueError(
-                f"{describe(self)}: metric {metric_name!r} is not published by the rotation function; use one of "
-                f"{', '.join(m.value for m in RotationMetric)}"
-            ) from None
-        return cloudwatch.Metric(
-            namespace=METRIC_NAMESPACE,
-            metric_name=published.value,
-            dimensions_map={TABLE_PREFIX_DIMENSION: self.table_prefix},
-            **metric_options(props, "Maximum"),
-        )
 
     def _default_alarms(self) -> dict[str, cloudwatch.Alarm]:
         described = alarm_descriptions(self.table_prefix)
@@ -582,83 +454,6 @@ class RotatingTimeSeriesTables(AlarmActions, Bindable, Construct):
             dead_letter_queue=self.schedule_dead_letter_queue,
         ))
         return rule
-
-    def _grant_rotation_permissions(self) -> None:
-        role = self.function.role
-        tables = table_arn_pattern(self, self.table_name_pattern)
-        self.function.add_to_role_policy(
-            iam.PolicyStatement(actions=list(_perms.DYNAMODB_TABLE_ADMIN_ACTIONS), resources=[tables])
-        )
-        exports = table_arn_pattern(self, f"{self.table_name_pattern}/export/*")
-        self.function.add_to_role_policy(
-            iam.PolicyStatement(actions=list(_perms.DYNAMODB_DESCRIBE_EXPORT_ACTIONS), resources=[exports])
-        )
-        self.function.add_to_role_policy(iam.PolicyStatement(
-            actions=list(_perms.DYNAMODB_LIST_ACTIONS), resources=["*"]
-        ))
-        self.function.add_to_role_policy(iam.PolicyStatement(
-            actions=list(_perms.CLOUDWATCH_PUT_METRICS_ACTIONS),
-            resources=["*"],
-            conditions={"StringEquals": {"cloudwatch:namespace": METRIC_NAMESPACE}},
-        ))
-        acknowledge_wildcard_resources(
-            role, self, [tables],
-            f"the function manages tables that do not exist yet: every period table is named {self.table_name_pattern}",
-        )
-        acknowledge_wildcard_resources(
-            role, self, [exports], "export ARNs are generated by DynamoDB; limited to exports of this prefix's tables"
-        )
-        right_sizing = self.config.current.right_sizing is not None
-        if right_sizing:
-            # the current table's ConsumedRead/WriteCapacityUnits size the next table
-            self.function.add_to_role_policy(iam.PolicyStatement(
-                actions=list(_perms.CLOUDWATCH_READ_METRICS_ACTIONS), resources=["*"]
-            ))
-        acknowledge(
-            role,
-            "AwsSolutions-IAM5[Resource::*]",
-            "ListTables, ListExports, ListEventSourceMappings, PutMetricData"
-            + (", GetMetricStatistics (right-sizing reads AWS/DynamoDB consumed capacity)" if right_sizing else "")
-            + " and the Application Auto Scaling calls "
-            f"have no resource-level permissions (PutMetricData is limited to the {METRIC_NAMESPACE} namespace)",
-        )
-        if self.archive_bucket is not None:
-            objects = self.archive_bucket.arn_for_objects(f"{self.config.archive_prefix}{self.table_name_pattern}/*")
-            self.function.add_to_role_policy(iam.PolicyStatement(
-                actions=list(_perms.S3_EXPORT_WRITE_ACTIONS), resources=[objects]
-            ))
-            acknowledge_wildcard_resources(
-                role, self, [objects], "ExportTableToPointInTime writes objects under each expired table's prefix"
-            )
-        if self.encryption_key is not None:
-            self.encryption_key.grant(self.function, *_perms.KMS_TABLE_ADMIN_ACTIONS)
-        uses_scaling = any(t.auto_scaling for t in (self.config.current, self.config.previous, self.config.older))
-        if uses_scaling:
-            self.function.add_to_role_policy(iam.PolicyStatement(
-                actions=list(_perms.APPLICATION_AUTOSCALING_ACTIONS),
-                resources=["*"],
-            ))
-            self.function.add_to_role_policy(iam.PolicyStatement(
-                actions=list(_perms.IAM_SERVICE_LINKED_ROLE_ACTIONS),
-                resources=["*"],
-                conditions={"StringEquals": {"iam:AWSServiceName": "dynamodb.application-autoscaling.amazonaws.com"}},
-            ))
-
-    def _grant(
-        self, grantee: iam.IGrantable, actions: tuple[str, ...], kms_actions: tuple[str, ...], acknowledge_nag: bool
-    ) -> iam.Grant:
-        grant = iam.Grant.add_to_principal(grantee=grantee, actions=list(actions), resource_arns=self.table_arns)
-        if self.encryption_key is not None:
-            self.encryption_key.grant(grantee, *kms_actions)
-        if acknowledge_nag:
-            self._acknowledge_wildcards(grantee, [self.table_name_pattern, f"{self.table_name_pattern}/index/*"])
-        return grant
-
-    def _acknowledge_wildcards(self, grantee: iam.IGrantable, patterns: list[str]) -> None:
-        acknowledge_wildcard_resources(
-            grantee, self, [table_arn_pattern(self, p) for p in patterns],
-            f"period tables are created at run time and are all named {self.table_name_pattern}",
-        )
 
     def _warn_about_table_quota(self) -> None:
         unit, step = ("day", timedelta(days=1)) if self.period is RotationPeriod.DAILY else ("week", timedelta(weeks=1))

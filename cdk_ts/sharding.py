@@ -16,7 +16,7 @@ from cdk_ts import _perms
 from cdk_ts._binding import Bindable
 from cdk_ts._capacity import CAPACITY_KEYWORDS, TableCapacityOptions, table_capacity_options
 from cdk_ts._defaults import table_protection
-from cdk_ts._metrics import metric_options
+from cdk_ts._metrics import TableThrottleWidgets, metric_options
 from cdk_ts._nag import grant_unscoped
 from cdk_ts._validation import Problems, check_keywords, keyword_names
 from cdk_ts.protocols import HasTable
@@ -38,15 +38,15 @@ _ATTRIBUTE_TYPES = {
 }
 
 
-class ShardMetadataTable(Bindable, Construct):
-    """Metadata table for dynamic write sharding of ``main_table``; its key matches the main table's partition key.
+class ShardMetadataTableBase(TableThrottleWidgets, Bindable, Construct):
+    """What any shard metadata table can do, created here or elsewhere: grants, ``bind`` and metrics.
 
-    ``main_table`` is any ``ITable``/``ITableV2`` or a construct exposing ``.table``. The key schema
-    is read from a ``Table`` or ``TableV2`` defined in the app; for an imported table pass
-    ``partition_key`` and ``sort_key_name``. The main table needs a sort key (``ShardedTable`` reads
-    by it). On-demand by default: the metadata table must never be the bottleneck of the writes it
-    spreads. Exposes ``table`` (the metadata table) and ``main_table``.
+    ``ShardMetadataTable`` creates the table; ``ShardMetadataTable.from_table_name`` returns one of these
+    for a metadata table another stack or app deployed. Exposes ``table`` (the metadata table),
+    ``main_table``, ``partition_key``, ``sort_key_name`` and ``strategy``.
     """
+
+    table: dynamodb.ITable
 
     def __init__(
         self,
@@ -54,87 +54,28 @@ class ShardMetadataTable(Bindable, Construct):
         construct_id: str,
         *,
         main_table: dynamodb.ITable | dynamodb.ITableV2 | HasTable,
-        partition_key: dynamodb.Attribute | None = None,
-        sort_key_name: str | None = None,
-        strategy: ShardStrategy | StrategyName = ShardStrategy.RANDOM,
-        encryption_key: kms.IKey | None = None,
-        point_in_time_recovery: bool = True,
-        removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
-        **capacity: Unpack[TableCapacityOptions],
+        partition_key: dynamodb.Attribute,
+        sort_key_name: str,
+        strategy: ShardStrategy | StrategyName,
     ) -> None:
-        """Create the metadata table for ``main_table``.
+        """Hold the main table's keys and the strategy; the owning construct and the importer validate first.
 
         :param scope: the parent construct.
         :param construct_id: the construct ID.
-        :param main_table: the table whose hot keys are sharded, an ``ITable``/``ITableV2`` or a construct
-            exposing ``.table`` (such as ``DeviceLogTable``). Its partition key must be a String (shards are
-            stored as ``{key}_{n}``).
-        :param partition_key: the main table's partition key (the metadata table uses the same name and
-            type). Default: None — read from ``main_table``'s schema (a ``Table`` or ``TableV2`` with a single
-            partition key); required for an imported table.
-        :param sort_key_name: the main table's sort key name, which ``bind`` passes to ``ShardedTable``.
-            Default: None — read from ``main_table``'s schema; required for an imported table.
-        :param strategy: how writers pick a shard, ``ShardStrategy.RANDOM`` (uniform) or
-            ``ShardStrategy.COMPUTED`` (``md5(key + sort key) % N + 1``, so a point read touches one shard);
-            the values ``"random"``/``"computed"`` work too. Default: ``ShardStrategy.RANDOM``.
-        :param encryption_key: the KMS key the metadata table is encrypted with.
-            Default: None — an AWS owned key.
-        :param point_in_time_recovery: enable point-in-time recovery on the metadata table.
-            Default: True.
-        :param removal_policy: what happens to the metadata table when it leaves the stack.
-            Default: ``RemovalPolicy.RETAIN`` — kept, so readers still find every shard of the main table.
-        :param capacity: the keywords of ``TableCapacityOptions``, documented there (``max_read_request_units``,
-            ``max_write_request_units``, ``warm_read_units_per_second``, ``warm_write_units_per_second``,
-            ``table_class``), applied to the metadata table.
-        :raises ValueError: naming this construct's path and every problem at once, an unknown keyword (with
-            the closest valid one), an unknown strategy, a partition key that cannot be read or is not a
-            String, no sort key, or a cap or warm value below 1.
-        :raises TypeError: when ``main_table`` is not a table or a construct with ``.table``.
+        :param main_table: the sharded table, or a construct exposing ``.table``.
+        :param partition_key: the main table's partition key.
+        :param sort_key_name: the main table's sort key name.
+        :param strategy: how writers pick a shard.
         """
-        problems = Problems(scope, construct_id)
-        check_keywords(problems, capacity, CAPACITY_KEYWORDS, also_valid=keyword_names(ShardMetadataTable.__init__))
-        problems.check(strategy in STRATEGIES, f"strategy {strategy!r} is not one of {', '.join(STRATEGIES)}")
-        table = main_table.table if isinstance(main_table, HasTable) else main_table
-        if not hasattr(table, "table_name"):
-            raise TypeError(
-                f"{problems.path}: main_table {main_table!r} is not a DynamoDB table or a construct with .table"
-            )
-        schema_partition, schema_sort = _schema_keys(table)
-        partition_key = partition_key or schema_partition
-        if problems.check(
-            partition_key is not None,
-            f"cannot read the partition key of main_table {table.node.path} (an imported table, or a key of "
-            "several attributes); pass partition_key=dynamodb.Attribute(...)",
-        ):
-            problems.check(
-                partition_key.type == dynamodb.AttributeType.STRING,
-                f"partition key {partition_key.name!r} is {partition_key.type.name}; shards are stored as "
-                "'{key}_{n}', so the main table's partition key must be a String",
-            )
-        sort_key_name = sort_key_name or schema_sort
-        problems.check(
-            bool(sort_key_name),
-            f"main_table {table.node.path} has no sort key that can be read; ShardedTable needs the sort key name: "
-            "pass sort_key_name= (for an imported table), or shard a table that has a sort key",
-        )
-        options, _caps = table_capacity_options(problems, capacity, on_demand=True)
-        problems.raise_if_any()
         super().__init__(scope, construct_id)
-        self.main_table: dynamodb.ITable | dynamodb.ITableV2 = table
+        self.main_table: dynamodb.ITable | dynamodb.ITableV2 = (
+            main_table.table if isinstance(main_table, HasTable) else main_table
+        )
         # a construct such as DeviceLogTable grants its own way (its GSIs' acknowledgement included)
         self._main_construct = main_table if isinstance(main_table, Bindable) else None
         self.partition_key: dynamodb.Attribute = partition_key
         self.sort_key_name: str = sort_key_name
         self.strategy = ShardStrategy(strategy)
-        self.table = dynamodb.Table(
-            self,
-            "Table",
-            partition_key=dynamodb.Attribute(name=partition_key.name, type=partition_key.type),
-            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
-            **table_protection(encryption_key, point_in_time_recovery),
-            removal_policy=removal_policy,
-            **options,
-        )
 
     def metric_throttled_requests(self, **props: Any) -> cloudwatch.IMetric:
         """Throttled requests on the metadata table (writers read it on every shard-count cache miss).
@@ -224,6 +165,146 @@ class ShardMetadataTable(Bindable, Construct):
             reason="cloudwatch:GetMetricStatistics has no resource-level permissions; it reads the main table's "
             "consumed and provisioned WCU when a throttle carries no reasons",
         )
+
+
+class ShardMetadataTable(ShardMetadataTableBase):
+    """Metadata table for dynamic write sharding of ``main_table``; its key matches the main table's partition key.
+
+    ``main_table`` is any ``ITable``/``ITableV2`` or a construct exposing ``.table``. The key schema
+    is read from a ``Table`` or ``TableV2`` defined in the app; for an imported table pass
+    ``partition_key`` and ``sort_key_name``. The main table needs a sort key (``ShardedTable`` reads
+    by it). On-demand by default: the metadata table must never be the bottleneck of the writes it
+    spreads. Exposes ``table`` (the metadata table) and ``main_table``.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        main_table: dynamodb.ITable | dynamodb.ITableV2 | HasTable,
+        partition_key: dynamodb.Attribute | None = None,
+        sort_key_name: str | None = None,
+        strategy: ShardStrategy | StrategyName = ShardStrategy.RANDOM,
+        encryption_key: kms.IKey | None = None,
+        point_in_time_recovery: bool = True,
+        removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
+        **capacity: Unpack[TableCapacityOptions],
+    ) -> None:
+        """Create the metadata table for ``main_table``.
+
+        :param scope: the parent construct.
+        :param construct_id: the construct ID.
+        :param main_table: the table whose hot keys are sharded, an ``ITable``/``ITableV2`` or a construct
+            exposing ``.table`` (such as ``DeviceLogTable``). Its partition key must be a String (shards are
+            stored as ``{key}_{n}``).
+        :param partition_key: the main table's partition key (the metadata table uses the same name and
+            type). Default: None — read from ``main_table``'s schema (a ``Table`` or ``TableV2`` with a single
+            partition key); required for an imported table.
+        :param sort_key_name: the main table's sort key name, which ``bind`` passes to ``ShardedTable``.
+            Default: None — read from ``main_table``'s schema; required for an imported table.
+        :param strategy: how writers pick a shard, ``ShardStrategy.RANDOM`` (uniform) or
+            ``ShardStrategy.COMPUTED`` (``md5(key + sort key) % N + 1``, so a point read touches one shard);
+            the values ``"random"``/``"computed"`` work too. Default: ``ShardStrategy.RANDOM``.
+        :param encryption_key: the KMS key the metadata table is encrypted with.
+            Default: None — an AWS owned key.
+        :param point_in_time_recovery: enable point-in-time recovery on the metadata table.
+            Default: True.
+        :param removal_policy: what happens to the metadata table when it leaves the stack.
+            Default: ``RemovalPolicy.RETAIN`` — kept, so readers still find every shard of the main table.
+        :param capacity: the keywords of ``TableCapacityOptions``, documented there (``max_read_request_units``,
+            ``max_write_request_units``, ``warm_read_units_per_second``, ``warm_write_units_per_second``,
+            ``table_class``), applied to the metadata table.
+        :raises ValueError: naming this construct's path and every problem at once, an unknown keyword (with
+            the closest valid one), an unknown strategy, a partition key that cannot be read or is not a
+            String, no sort key, or a cap or warm value below 1.
+        :raises TypeError: when ``main_table`` is not a table or a construct with ``.table``.
+        """
+        problems = Problems(scope, construct_id)
+        check_keywords(problems, capacity, CAPACITY_KEYWORDS, also_valid=keyword_names(ShardMetadataTable.__init__))
+        problems.check(strategy in STRATEGIES, f"strategy {strategy!r} is not one of {', '.join(STRATEGIES)}")
+        table = main_table.table if isinstance(main_table, HasTable) else main_table
+        if not hasattr(table, "table_name"):
+            raise TypeError(
+                f"{problems.path}: main_table {main_table!r} is not a DynamoDB table or a construct with .table"
+            )
+        schema_partition, schema_sort = _schema_keys(table)
+        partition_key = partition_key or schema_partition
+        if problems.check(
+            partition_key is not None,
+            f"cannot read the partition key of main_table {table.node.path} (an imported table, or a key of "
+            "several attributes); pass partition_key=dynamodb.Attribute(...)",
+        ):
+            problems.check(
+                partition_key.type == dynamodb.AttributeType.STRING,
+                f"partition key {partition_key.name!r} is {partition_key.type.name}; shards are stored as "
+                "'{key}_{n}', so the main table's partition key must be a String",
+            )
+        sort_key_name = sort_key_name or schema_sort
+        problems.check(
+            bool(sort_key_name),
+            f"main_table {table.node.path} has no sort key that can be read; ShardedTable needs the sort key name: "
+            "pass sort_key_name= (for an imported table), or shard a table that has a sort key",
+        )
+        options, _caps = table_capacity_options(problems, capacity, on_demand=True)
+        problems.raise_if_any()
+        super().__init__(
+            scope, construct_id, main_table=main_table, partition_key=partition_key, sort_key_name=sort_key_name,
+            strategy=strategy,
+        )
+        self.table = dynamodb.Table(
+            self,
+            "Table",
+            partition_key=dynamodb.Attribute(name=partition_key.name, type=partition_key.type),
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+            **table_protection(encryption_key, point_in_time_recovery),
+            removal_policy=removal_policy,
+            **options,
+        )
+
+    @classmethod
+    def from_table_name(
+        cls,
+        scope: Construct,
+        construct_id: str,
+        *,
+        table_name: str,
+        main_table: dynamodb.ITable | dynamodb.ITableV2 | HasTable,
+        partition_key: dynamodb.Attribute,
+        sort_key_name: str,
+        strategy: ShardStrategy | StrategyName = ShardStrategy.RANDOM,
+        encryption_key: kms.IKey | None = None,
+    ) -> ShardMetadataTableBase:
+        """A metadata table another stack or app created, for the same grants, ``bind`` and metrics; creates nothing.
+
+        :param scope: the parent construct.
+        :param construct_id: the construct ID.
+        :param table_name: the metadata table's name (the owning ``ShardMetadataTable``'s ``table.table_name``).
+        :param main_table: the sharded table, an ``ITable``/``ITableV2`` (``Table.from_table_name`` for one
+            deployed elsewhere) or a construct exposing ``.table`` (``DeviceLogTable.from_table_name``).
+        :param partition_key: the main table's partition key (a String).
+        :param sort_key_name: the main table's sort key name.
+        :param strategy: the strategy the owning construct was given.
+            Default: ``ShardStrategy.RANDOM``.
+        :param encryption_key: the metadata table's KMS key, so grants include it.
+            Default: None — an AWS owned key.
+        :raises ValueError: naming the construct path, for an unknown strategy or a partition key that is not a String.
+        """
+        problems = Problems(scope, construct_id)
+        problems.check(strategy in STRATEGIES, f"strategy {strategy!r} is not one of {', '.join(STRATEGIES)}")
+        problems.check(
+            partition_key.type == dynamodb.AttributeType.STRING,
+            f"partition key {partition_key.name!r} is {partition_key.type.name}; the main table's must be a String",
+        )
+        problems.raise_if_any()
+        imported = ShardMetadataTableBase(
+            scope, construct_id, main_table=main_table, partition_key=partition_key, sort_key_name=sort_key_name,
+            strategy=strategy,
+        )
+        imported.table = dynamodb.Table.from_table_attributes(
+            imported, "Table", table_name=table_name, encryption_key=encryption_key
+        )
+        return imported
 
 
 def _schema_keys(table: object) -> tuple[dynamodb.Attribute | None, str | None]:

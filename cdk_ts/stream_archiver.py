@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import base64
 import json
 import re
+import warnings
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from aws_cdk import Duration, Names, Stack, Token
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -23,9 +23,13 @@ from constructs import Construct
 from cdk_ts import _perms, buckets
 from cdk_ts._alarms import AlarmActions
 from cdk_ts._defaults import dead_letter_queue, runtime_function
-from cdk_ts._metrics import metric_options
+from cdk_ts._metrics import graph, metric_options
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
 from cdk_ts._validation import Problems, describe
+from cdk_ts.archive_catalog import ARCHIVE_COLUMNS as ARCHIVE_COLUMNS  # re-exported: their home until 0.2
+from cdk_ts.archive_catalog import PARTITION_COLUMNS as PARTITION_COLUMNS
+from cdk_ts.archive_catalog import ArchiveCatalog
+from cdk_ts.archive_catalog import deduplicated_view_sql as deduplicated_view_sql
 from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
 from cdk_ts_runtime.archiver import DONE_PREFIX, ENV_BUCKET, ENV_FAILURE_BUCKET, ENV_PREFIX, FAILURE_PREFIX
 from cdk_ts_runtime.stream_consumer import StreamConsumer
@@ -36,19 +40,6 @@ TTL_DELETIONS_ONLY = {
     "userIdentity": {"type": ["Service"], "principalId": ["dynamodb.amazonaws.com"]},
 }
 
-#: The Glue table's data columns (all strings: every field of a line is a JSON string or null).
-ARCHIVE_COLUMNS = (
-    "eventid",
-    "eventname",
-    "sequencenumber",
-    "approximatecreationdatetime",
-    "keys",
-    "newimage",
-    "oldimage",
-    "useridentity",
-)
-#: The Glue table's partition columns, in key order.
-PARTITION_COLUMNS = ("table", "dt", "hour")
 _GLUE_NAME = re.compile(r"[a-z0-9_]{1,250}")
 
 
@@ -59,26 +50,6 @@ class FailureDestination(StrEnum):
     S3 = "s3"
     #: An SQS queue: metadata only (shard, sequence range); the records stay in the stream for 24 hours.
     SQS = "sqs"
-
-
-def deduplicated_view_sql(source: str) -> str:
-    """The SELECT of the ``<table>_deduplicated`` view: one row per ``eventid`` (Presto/Trino, and DuckDB).
-
-    The window partitions by ``"table", dt, hour, eventid``: a duplicate always has the same table,
-    day and hour (they come from the record itself), and filters on those partition columns can then
-    be pushed below the window, so a query for one table and day reads only that table's and day's files.
-
-    :param source: the table reference, e.g. ``"archive"."telemetry_archiver"``.
-    """
-    columns = ", ".join(f'"{c}"' for c in ARCHIVE_COLUMNS + PARTITION_COLUMNS)
-    return (
-        f"SELECT {columns}\n"
-        "FROM (\n"
-        '  SELECT a.*, row_number() OVER (PARTITION BY "table", dt, hour, eventid ORDER BY sequencenumber) AS copy\n'
-        f"  FROM {source} a\n"
-        ")\n"
-        "WHERE copy = 1"
-    )
 
 
 def glue_name_for(construct_id: str) -> str:
@@ -98,7 +69,8 @@ class StreamArchiver(AlarmActions, Construct):
     watches all of it.
 
     Exposes ``bucket``, ``function``, ``failure_bucket`` (None with SQS), ``dead_letter_queue`` (None
-    with S3), ``glue_table`` and ``glue_view`` (None without ``glue_database_name``).
+    with S3), ``glue_table`` and ``glue_view`` (None without ``glue_database``), ``glue_database`` (the
+    ``CfnDatabase`` it created or shares, None when it uses an existing one) and ``glue_database_name``.
 
     Monitoring: ``metric_*()`` methods give the metrics, each taking CloudWatch metric options
     (``period``, ``statistic``, ``label``...) over its defaults, a five-minute period and the statistic
@@ -125,6 +97,8 @@ class StreamArchiver(AlarmActions, Construct):
         transition_to_glacier_after: Duration | None = None,
         glue_database_name: str | None = None,
         glue_table_name: str | None = None,
+        glue_database: GlueDatabaseRef | str | None = None,
+        create_glue_database: bool = False,
         iterator_age_threshold: Duration | None = None,
         alarm_topic: sns.ITopic | None = None,
         failure_destination: FailureDestination | str = FailureDestination.S3,
@@ -161,10 +135,15 @@ class StreamArchiver(AlarmActions, Construct):
             creates move to S3 Standard-IA (ignored with ``bucket``). Default: None — 30 days.
         :param transition_to_glacier_after: age at which objects in the bucket this construct creates move
             to Glacier Instant Retrieval (ignored with ``bucket``). Default: None — 180 days.
-        :param glue_database_name: create a Glue database of this name with the archive's table
-            (partition projection over table, day and hour; Hive JSON SerDe) and the view
-            ``<table>_deduplicated`` (one row per ``eventid``) for Athena. Default: None — no Glue catalog
-            entries.
+        :param glue_database_name: deprecated alias of ``glue_database=name, create_glue_database=True``.
+            Default: None.
+        :param glue_database: the Glue database the archive's table (partition projection over table, day and
+            hour; Hive JSON SerDe) and the view ``<table>_deduplicated`` (one row per ``eventid``) go into, for
+            Athena: an existing database by name, an ``aws_glue_alpha`` ``IDatabase`` (anything with a literal
+            ``database_name``) or a ``glue.CfnDatabase``. Default: None — no Glue catalog entries.
+        :param create_glue_database: create ``glue_database`` (a name). Archivers of one stack naming the same
+            new database share one ``AWS::Glue::Database``; one in another stack of the app is refused, naming
+            both construct paths. Default: False — the database must exist.
         :param glue_table_name: the Glue table's name (lowercase letters, digits, ``_``).
             Default: None — derived from the construct ID (``TelemetryArchiver`` gives ``telemetry_archiver``).
         :param iterator_age_threshold: the iterator-age alarm (``add_default_alarms``) fires when records wait
@@ -183,8 +162,10 @@ class StreamArchiver(AlarmActions, Construct):
             versions expire), server access logs, replayed records under ``done/`` expire after 90 days.
         :param noncurrent_version_expiration: how long overwritten or deleted versions are kept in the
             buckets this construct creates. Default: None — 30 days.
-        :param access_logs_bucket: where the buckets this construct creates log their server access.
-            Default: None — a new logs bucket (objects expire after 365 days).
+        :param access_logs_bucket: where the buckets this construct creates log their server access (under
+            ``{construct path}/archive/`` and ``.../failures/``).
+            Default: None — the stack's one access-log bucket, shared by every cdk-ts construct in the stack
+            (``stack_access_logs_bucket``: logs expire after 365 days, delivery granted by bucket policy).
         :raises ValueError: naming this construct's path and every problem at once, limits out of range, a
             prefix without a trailing ``/``, a source without a stream, a failure bucket with SQS, a bad Glue
             table or database name, or a failure bucket that is the archive bucket with an empty prefix
@@ -220,10 +201,7 @@ class StreamArchiver(AlarmActions, Construct):
             bool(_GLUE_NAME.fullmatch(table_name)),
             f"glue_table_name {table_name!r} must be 1-250 lowercase letters, digits or '_' (Glue/Athena names)",
         )
-        problems.check(
-            glue_database_name is None or not Token.is_unresolved(glue_database_name),
-            "glue_database_name must be a plain string: the view's text names it",
-        )
+        database_name = _glue_database_name(problems, glue_database, create_glue_database, glue_database_name)
         _check_source(problems, source)
         problems.raise_if_any()
         super().__init__(scope, construct_id)
@@ -239,7 +217,7 @@ class StreamArchiver(AlarmActions, Construct):
                 self,
                 "Bucket",
                 server_access_logs_bucket=self._logs(),
-                server_access_logs_prefix="archive/",
+                server_access_logs_prefix=f"{self.node.path}/archive/",
                 lifecycle_rules=[
                     s3.LifecycleRule(
                         transitions=[
@@ -267,7 +245,7 @@ class StreamArchiver(AlarmActions, Construct):
                 self,
                 "FailureBucket",
                 server_access_logs_bucket=self._logs(),
-                server_access_logs_prefix="failures/",
+                server_access_logs_prefix=f"{self.node.path}/failures/",
                 lifecycle_rules=[
                     # Failure records under aws/lambda/ are the only copy of their records: never expire them.
                     s3.LifecycleRule(noncurrent_version_expiration=noncurrent),
@@ -306,18 +284,32 @@ class StreamArchiver(AlarmActions, Construct):
         self.dead_letter_alarm: cloudwatch.Alarm | None = None
         self.failure_delivery_alarm: cloudwatch.Alarm | None = None
         self.errors_alarm: cloudwatch.Alarm | None = None
+        #: The Glue table and view as one construct (None without ``glue_database``).
+        self.catalog: ArchiveCatalog | None = None
         self.glue_table: glue.CfnTable | None = None
         self.glue_view: glue.CfnTable | None = None
         self.glue_table_name = table_name
-        if glue_database_name:
-            self.glue_table, self.glue_view = self._glue(glue_database_name, table_name)
+        #: The Glue database this archiver created (shared with other archivers of the stack), or None.
+        self.glue_database: glue.CfnDatabase | None = None
+        #: The name of the Glue database holding ``glue_table`` and ``glue_view``, or None.
+        self.glue_database_name: str | None = database_name
+        if database_name:
+            if create_glue_database or glue_database_name:
+                self.glue_database = self._shared_glue_database(database_name)
+            _check_unique_glue_table(self, database_name, table_name)
+            # ID "Default" is left out of logical IDs: the table and view keep the IDs they had as the
+            # archiver's own children, so an upgrade does not create a second Glue table of the same name.
+            self.catalog = ArchiveCatalog(
+                self, "Default", bucket=self.bucket, prefix=self.prefix, database_name=database_name,
+                table_name=table_name,
+                database=self.glue_database if self.glue_database is not None else _cfn_database(glue_database),
+            )
+            self.glue_table, self.glue_view = self.catalog.table, self.catalog.view
         if alarm_topic is not None:
             self.add_default_alarms(alarm_topic=alarm_topic)
 
     def _logs(self) -> s3.IBucket:
-        if self._access_logs is None:
-            self._access_logs = buckets.access_logs_bucket(self, "AccessLogs")
-        return self._access_logs
+        return self._access_logs or buckets.stack_access_logs_bucket(self)
 
     def _add_failure_metrics_filter(self) -> None:
         # S3 request metrics on the failure prefix make "a failure record arrived" a CloudWatch metric
@@ -382,6 +374,19 @@ class StreamArchiver(AlarmActions, Construct):
         source.add_stream_consumer(self.function, delivery)
 
     # ---- monitoring -----------------------------------------------------------------------------
+
+    def dashboard_widgets(self) -> list[cloudwatch.IWidget]:
+        """The graphs ``MonitoringDashboard.monitor`` shows: iterator age; failed batches, delivery failures, errors."""
+        name = self.node.id
+        return [
+            graph(f"{name}: iterator age (ms)", self.metric_iterator_age(label="iterator age")),
+            graph(
+                f"{name}: failed batches (replay them), delivery failures, errors",
+                self.metric_dead_letters(label="failed batches"),
+                self.metric_failure_delivery_failures(label="delivery failures"),
+                self.metric_errors(label="errors"),
+            ),
+        ]
 
     def metric_iterator_age(self, **props: Any) -> cloudwatch.Metric:
         """How long the newest record of a batch waited in the stream, in milliseconds (``IteratorAge``; Maximum)."""
@@ -458,95 +463,91 @@ class StreamArchiver(AlarmActions, Construct):
 
     # ---- catalog --------------------------------------------------------------------------------
 
-    def _glue(self, database_name: str, table_name: str) -> tuple[glue.CfnTable, glue.CfnTable]:
-        account = Stack.of(self).account
-        database = glue.CfnDatabase(
+    def _shared_glue_database(self, name: str) -> glue.CfnDatabase:
+        """The stack's database of this name, created by the first archiver asking for it (under its own ID)."""
+        for other in _archivers(self):
+            if other.glue_database is not None and other.glue_database_name == name:
+                if Stack.of(other) is not Stack.of(self):
+                    raise ValueError(
+                        f"{self.node.path}: Glue database {name!r} is already created by {other.node.path} in "
+                        f"another stack; pass glue_database={name!r} without create_glue_database here"
+                    )
+                return other.glue_database
+        return glue.CfnDatabase(
             self,
             "GlueDatabase",
-            catalog_id=account,
+            catalog_id=Stack.of(self).account,
             database_input=glue.CfnDatabase.DatabaseInputProperty(
-                name=database_name, description="DynamoDB stream archive (cdk-ts StreamArchiver)"
+                name=name, description="DynamoDB stream archive (cdk-ts StreamArchiver)"
             ),
         )
-        location = f"s3://{self.bucket.bucket_name}/{self.prefix}"
-        table = glue.CfnTable(
-            self,
-            "GlueTable",
-            catalog_id=account,
-            database_name=database_name,
-            table_input=glue.CfnTable.TableInputProperty(
-                name=table_name,
-                table_type="EXTERNAL_TABLE",
-                partition_keys=[
-                    glue.CfnTable.ColumnProperty(name="table", type="string"),
-                    glue.CfnTable.ColumnProperty(name="dt", type="string"),
-                    glue.CfnTable.ColumnProperty(name="hour", type="string"),
-                ],
-                parameters={
-                    "classification": "json",
-                    "compressionType": "gzip",
-                    "projection.enabled": "true",
-                    "projection.table.type": "injected",
-                    "projection.dt.type": "date",
-                    "projection.dt.format": "yyyy-MM-dd",
-                    "projection.dt.range": "2020-01-01,NOW",
-                    "projection.dt.interval": "1",
-                    "projection.dt.interval.unit": "DAYS",
-                    "projection.hour.type": "integer",
-                    "projection.hour.range": "0,23",
-                    "projection.hour.digits": "2",
-                    "storage.location.template": f"{location}table=${{table}}/dt=${{dt}}/hour=${{hour}}/",
-                },
-                storage_descriptor=glue.CfnTable.StorageDescriptorProperty(
-                    location=location,
-                    columns=[glue.CfnTable.ColumnProperty(name=n, type="string") for n in ARCHIVE_COLUMNS],
-                    input_format="org.apache.hadoop.mapred.TextInputFormat",
-                    output_format="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
-                    # Athena documents that the OpenX JSON SerDe can return non-deterministic results and
-                    # recommends the Hive JSON SerDe instead; every field is a string, so its lack of
-                    # OpenX's mapping options costs nothing. The "table" key of a line has no data column
-                    # (the partition of that name holds the same value) and is skipped.
-                    serde_info=glue.CfnTable.SerdeInfoProperty(
-                        serialization_library="org.apache.hive.hcatalog.data.JsonSerDe",
-                    ),
-                ),
-            ),
-        )
-        table.add_resource_dependency(database)
-        view = self._glue_view(account, database_name, table_name)
-        view.add_resource_dependency(table)
-        return table, view
 
-    def _glue_view(self, account: str, database_name: str, table_name: str) -> glue.CfnTable:
-        sql = deduplicated_view_sql(f'"{database_name}"."{table_name}"')
-        columns = ARCHIVE_COLUMNS + PARTITION_COLUMNS
-        # Athena's own view format: Presto view JSON, base64 inside a comment, in ViewOriginalText.
-        presto = {
-            "originalSql": sql,
-            "catalog": "awsdatacatalog",
-            "schema": database_name,
-            "columns": [{"name": c, "type": "varchar"} for c in columns],
-        }
-        encoded = base64.b64encode(json.dumps(presto).encode()).decode()
-        return glue.CfnTable(
-            self,
-            "GlueDeduplicatedView",
-            catalog_id=account,
-            database_name=database_name,
-            table_input=glue.CfnTable.TableInputProperty(
-                name=f"{table_name}_deduplicated",
-                description=f"{table_name}, one row per eventid (cdk-ts StreamArchiver)",
-                table_type="VIRTUAL_VIEW",
-                parameters={"presto_view": "true", "comment": "Presto View"},
-                view_original_text=f"/* Presto View: {encoded} */",
-                view_expanded_text="/* Presto View */",
-                partition_keys=[],
-                storage_descriptor=glue.CfnTable.StorageDescriptorProperty(
-                    columns=[glue.CfnTable.ColumnProperty(name=c, type="string") for c in columns],
-                    serde_info=glue.CfnTable.SerdeInfoProperty(),
-                ),
-            ),
+
+@runtime_checkable
+class GlueDatabaseRef(Protocol):
+    """An existing Glue database: ``aws_glue_alpha``'s ``IDatabase`` or anything with its ``database_name``."""
+
+    @property
+    def database_name(self) -> str:
+        """The database's name (a literal: the view's text names it)."""
+        ...
+
+
+def _glue_database_name(
+    problems: Problems, database: object, create: bool, deprecated_name: str | None
+) -> str | None:
+    """The database name the archiver's catalog goes into, recording why the arguments cannot give one."""
+    if deprecated_name is not None:
+        warnings.warn(
+            "StreamArchiver(glue_database_name=...) is deprecated: pass glue_database=name, create_glue_database=True",
+            DeprecationWarning, stacklevel=4,
         )
+        problems.check(
+            database is None and not create,
+            "glue_database_name is the deprecated form of glue_database=..., create_glue_database=True: pass one",
+        )
+        database = deprecated_name
+    if database is None:
+        problems.check(not create, "create_glue_database=True needs glue_database=<name>")
+        return None
+    if isinstance(database, glue.CfnDatabase):
+        problems.check(not create, "create_glue_database=True needs a name; a CfnDatabase exists already")
+        database_input = database.database_input
+        name = database_input.name if isinstance(database_input, glue.CfnDatabase.DatabaseInputProperty) else None
+    elif isinstance(database, str):
+        name = database
+    elif isinstance(database, GlueDatabaseRef):
+        problems.check(not create, "create_glue_database=True needs a name; an IDatabase exists already")
+        name = database.database_name
+    else:
+        problems.add(f"glue_database {database!r} is not a name, an IDatabase or a glue.CfnDatabase")
+        return None
+    if not problems.check(
+        isinstance(name, str) and not Token.is_unresolved(name),
+        "the Glue database name must be a plain string: the view's text names it",
+    ):
+        return None
+    return name
+
+
+def _cfn_database(database: object) -> glue.CfnDatabase | None:
+    return database if isinstance(database, glue.CfnDatabase) else None
+
+
+def _archivers(scope: Construct) -> list[StreamArchiver]:
+    return [c for c in scope.node.root.node.find_all() if isinstance(c, StreamArchiver) and c is not scope]
+
+
+def _check_unique_glue_table(archiver: StreamArchiver, database: str, table: str) -> None:
+    """Two archivers cannot put a table (or view) of the same name into one Glue database."""
+    for other in _archivers(archiver):
+        if getattr(other, "glue_table", None) is not None and (other.glue_database_name, other.glue_table_name) == (
+            database, table
+        ):
+            raise ValueError(
+                f"{archiver.node.path}: Glue table {database}.{table} (and its _deduplicated view) is already "
+                f"created by {other.node.path}; pass glue_table_name= to one of them"
+            )
 
 
 def _dynamo_event_source(

@@ -20,7 +20,7 @@ from cdk_ts import _perms
 from cdk_ts._defaults import is_unresolved
 from cdk_ts._nag import acknowledge, grant_unscoped
 from cdk_ts._validation import Problems
-from cdk_ts.buckets import access_logs_bucket, secure_bucket
+from cdk_ts.buckets import secure_bucket, stack_access_logs_bucket
 
 MEMORY_HOURS = (1, 8766)
 MAGNETIC_DAYS = (1, 73000)
@@ -116,8 +116,8 @@ class TimestreamTable(Construct):
                 rejected_records_bucket = secure_bucket(
                     self,
                     "RejectedRecords",
-                    server_access_logs_bucket=access_logs_bucket(self, "AccessLogs"),
-                    server_access_logs_prefix="rejected-records/",
+                    server_access_logs_bucket=stack_access_logs_bucket(self),
+                    server_access_logs_prefix=f"{self.node.path}/rejected-records/",
                 )
             self.rejected_records_bucket = rejected_records_bucket
             s3_config = {

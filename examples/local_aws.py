@@ -108,11 +108,67 @@ def serve_moto(host: str, port: int, *, keep_stream_records: bool = False) -> No
     """
     from moto.server import main as moto_server
 
+    _model_alarms_in_cloudformation()
     if keep_stream_records:
         from moto.awslambda.models import LambdaBackend
 
         LambdaBackend.send_dynamodb_items = lambda self, function_arn, items, source: None
     moto_server(["-H", host, "-p", str(port)])
+
+
+def _model_alarms_in_cloudformation() -> None:
+    """Give moto's CloudFormation an ``AWS::CloudWatch::Alarm`` (name and ``Arn``), which it otherwise skips.
+
+    moto resolves a skipped resource's ``Ref`` but fails on its ``Fn::GetAtt``, which a dashboard's alarm
+    widget uses. The stand-in stores nothing: alarms are asserted in template tests, not in the emulator.
+    Defined before moto reads its list of CloudFormation models (on the first stack).
+    """
+    from moto.core.common_models import CloudFormationModel
+
+    class AlarmStandIn(CloudFormationModel):
+        __module__ = "moto.cloudwatch.cdk_ts_harness"  # moto files each model under the service in its module path
+
+        def __init__(self, name: str, arn: str) -> None:
+            self.name, self.arn = name, arn
+
+        @staticmethod
+        def cloudformation_name_type() -> str:
+            return "AlarmName"
+
+        @staticmethod
+        def cloudformation_type() -> str:
+            return "AWS::CloudWatch::Alarm"
+
+        @classmethod
+        def has_cfn_attr(cls, attr: str) -> bool:
+            return attr == "Arn"
+
+        def get_cfn_attribute(self, attribute_name: str) -> str:
+            return self.arn
+
+        @property
+        def physical_resource_id(self) -> str:
+            return self.name
+
+        @classmethod
+        def create_from_cloudformation_json(  # type: ignore[override]
+            cls, resource_name: str, cloudformation_json: dict, account_id: str, region_name: str, **kwargs: object
+        ) -> AlarmStandIn:
+            name = cloudformation_json.get("Properties", {}).get("AlarmName") or resource_name
+            return cls(name, f"arn:aws:cloudwatch:{region_name}:{account_id}:alarm:{name}")
+
+        @classmethod
+        def update_from_cloudformation_json(  # type: ignore[override]
+            cls, original_resource: object, new_resource_name: str, cloudformation_json: dict, account_id: str,
+            region_name: str,
+        ) -> AlarmStandIn:
+            return cls.create_from_cloudformation_json(new_resource_name, cloudformation_json, account_id, region_name)
+
+        @classmethod
+        def delete_from_cloudformation_json(  # type: ignore[override]
+            cls, resource_name: str, cloudformation_json: dict, account_id: str, region_name: str
+        ) -> None:
+            return None
 
 
 def dynalite_command() -> list[str]:

@@ -8,7 +8,7 @@ and detaches it before the table is deleted. The settings travel as JSON in :dat
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,8 +90,11 @@ class StreamConsumer:
             request["FilterCriteria"] = {"Filters": [{"Pattern": p} for p in self.filter_patterns]}
         return request
 
-    def _mappings(self, lambda_client, stream_arn: str) -> list[dict[str, Any]]:
-        found, kwargs = [], {"EventSourceArn": stream_arn, "FunctionName": self.function_name}
+    def _mappings(self, lambda_client, stream_arn: str | None) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {"FunctionName": self.function_name}
+        if stream_arn is not None:
+            kwargs["EventSourceArn"] = stream_arn
         while True:
             page = lambda_client.list_event_source_mappings(**kwargs)
             found.extend(page.get("EventSourceMappings", []))
@@ -112,10 +115,33 @@ class StreamConsumer:
 
     def detach(self, lambda_client, stream_arn: str) -> int:
         """Delete the consumer's mappings on ``stream_arn``; returns how many were deleted."""
-        mappings = self._mappings(lambda_client, stream_arn)
+        return len(self._delete(lambda_client, self._mappings(lambda_client, stream_arn)))
+
+    def detach_all(self, lambda_client, owns_table: Callable[[str], bool]) -> list[str]:
+        """Delete the consumer's mappings on the streams of every table ``owns_table`` accepts (by table name).
+
+        Only this consumer function's mappings are listed, and of those only the ones on a table the
+        caller owns are deleted (a mapping the consumer has on any other table is left alone).
+        Returns the deleted mappings' UUIDs.
+        """
+        ours = [
+            m for m in self._mappings(lambda_client, None)
+            if owns_table(stream_table_name(m.get("EventSourceArn", "")))
+        ]
+        return self._delete(lambda_client, ours)
+
+    @staticmethod
+    def _delete(lambda_client, mappings: list[dict[str, Any]]) -> list[str]:
         for mapping in mappings:
             try:
                 lambda_client.delete_event_source_mapping(UUID=mapping["UUID"])
             except lambda_client.exceptions.ResourceNotFoundException:
                 continue
-        return len(mappings)
+        return [m["UUID"] for m in mappings]
+
+
+def stream_table_name(stream_arn: str) -> str:
+    """The table name in a DynamoDB stream ARN (``arn:...:table/NAME/stream/LABEL``); "" for another ARN."""
+    _, _, resource = stream_arn.partition(":table/")
+    name, _, rest = resource.partition("/stream/")
+    return name if rest else ""

@@ -300,6 +300,10 @@ def test_rotating_tables_get_their_mapping_from_the_rotation_function():
     assert create["Condition"] == {
         "StringEquals": {"lambda:FunctionArn": stack.resolve(archiver.function.function_arn)}
     }
+    assert "lambda:DeleteEventSourceMapping" in create["Action"]
+    # on stack deletion the custom resource removes the mappings: it reads its own stack's status only
+    describe = next(s for s in statements if s["Action"] == "cloudformation:DescribeStacks")
+    assert describe["Resource"] == {"Ref": "AWS::StackId"}
     stream_read = next(
         s
         for s in statements

@@ -42,6 +42,7 @@ import json, sys
 
 from aws_cdk import App, Stack
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 
 from lambdas.handler import GREETING  # the app's own package, beside this file
@@ -58,7 +59,26 @@ audit = dynamodb.Table(
     sort_key=dynamodb.Attribute(name="timestamp", type=dynamodb.AttributeType.NUMBER),
 )
 ShardMetadataTable(stack, "AuditShards", main_table=audit)
-StreamArchiver(stack, "DeviceLogArchiver", source=device_log)
+# two archivers sharing one new Glue database, each with its own table and view
+StreamArchiver(stack, "DeviceLogArchiver", source=device_log, glue_database="archive", create_glue_database=True)
+events = dynamodb.Table(
+    stack,
+    "Events",
+    partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
+    stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
+)
+StreamArchiver(stack, "EventsArchiver", source=events, glue_database="archive", create_glue_database=True)
+# a function another app deployed: bind grants on its role and lists the variables to set by hand
+imported = lambda_.Function.from_function_attributes(
+    stack, "Imported", function_arn="arn:aws:lambda:eu-west-1:123456789012:function:imported",
+    role=iam.Role.from_role_arn(stack, "ImportedRole", "arn:aws:iam::123456789012:role/imported"),
+)
+try:
+    device_log.bind(imported)
+    raise SystemExit("bind on an imported function did not list what to set by hand")
+except TypeError as error:
+    assert "UserStack/DeviceLog.bind(UserStack/Imported)" in str(error) and "DEVICE_LOG_TABLE_NAME=" in str(error)
+device_log.bind(imported, environment=False, add_runtime_layer=False)
 fn = lambda_.Function(
     stack,
     "UserFunction",
@@ -171,11 +191,19 @@ def test_an_app_with_its_own_lambdas_package_synthesizes_all_four_constructs_fro
         name: r["Properties"] for name, r in resources.items() if r["Type"] == "AWS::Lambda::Function"
     }
     library_functions = {n: p for n, p in functions.items() if p["Handler"].startswith("cdk_ts_runtime.")}
-    assert len(library_functions) == 2, sorted(functions)  # rotation and archiver
+    assert len(library_functions) == 3, sorted(functions)  # rotation and two archivers
     for props in library_functions.values():
         files = asset_files(outdir, "UserStack", props["Code"]["S3Key"])
         assert "cdk_ts_runtime/handlers/rotation.py" in files
         assert [f for f in files if not f.startswith("cdk_ts_runtime/")] == []
+
+    by_type = [r["Type"] for r in resources.values()]
+    assert (by_type.count("AWS::Glue::Database"), by_type.count("AWS::Glue::Table")) == (1, 4)
+    imported_policies = [
+        r for r in resources.values()
+        if r["Type"] == "AWS::IAM::Policy" and r["Properties"].get("Roles") == ["imported"]
+    ]
+    assert len(imported_policies) == 1  # the imported function's role got the device log grant
 
     (layer_name,) = [n for n, r in resources.items() if r["Type"] == "AWS::Lambda::LayerVersion"]
     layer_files = asset_files(outdir, "UserStack", resources[layer_name]["Properties"]["Content"]["S3Key"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import zipfile
 from datetime import UTC, datetime
 
@@ -233,3 +234,69 @@ def test_the_deploy_time_run_through_dynamodbs_rules_answers_success_with_the_ta
         assert backups["PointInTimeRecoveryDescription"]["PointInTimeRecoveryStatus"] == "ENABLED"
     finally:
         proxy.stop()
+
+
+def _consumer_mappings(lambda_client, function_arn):
+    return lambda_client.list_event_source_mappings(FunctionName=function_arn)["EventSourceMappings"]
+
+
+def _delete_request(cloudformation, status):
+    event = {**custom_resource_event(cloudformation.url, "Delete"), "PhysicalResourceId": "rotation-telemetry"}
+    return custom_resource.handle(
+        event, None, lambda: rotation.build_rotator(os.environ), stack_status=lambda _stack_id: status
+    )
+
+
+@pytest.fixture
+def mapped_rotation(rotation_env, monkeypatch):
+    """A rotation whose tables of two days feed the consumer, beside mappings that are not the rotation's."""
+    arn = consumer_function()
+    rotation_env(stream_view_type="NEW_AND_OLD_IMAGES")
+    monkeypatch.setenv(STREAM_CONSUMER_ENV, json.dumps({"function_name": arn}))
+    scheduled({"Operation": "create_new", "time": "2026-03-01T23:45:00Z"})
+    scheduled({"Operation": "create_new", "time": "2026-03-02T23:45:00Z"})
+    dynamodb, lambda_client = boto3.client("dynamodb"), boto3.client("lambda")
+    # the consumer also reads a table that is not a period table (mapped by CloudFormation, say)
+    other = dynamodb.create_table(
+        TableName="telemetry_config", BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
+    )["TableDescription"]["LatestStreamArn"]
+    lambda_client.create_event_source_mapping(EventSourceArn=other, FunctionName=arn, StartingPosition="LATEST")
+    assert len(_consumer_mappings(lambda_client, arn)) == 3
+    return arn, other
+
+
+def test_stack_deletion_removes_the_rotations_stream_mappings_and_keeps_the_tables(mapped_rotation, cloudformation):
+    # given the stack is being deleted
+    arn, other = mapped_rotation
+    existing = tables()
+    _delete_request(cloudformation, "DELETE_IN_PROGRESS")
+    # then the two period tables' mappings are gone, the other table's mapping and every table stay
+    (left,) = _consumer_mappings(boto3.client("lambda"), arn)
+    assert left["EventSourceArn"] == other
+    assert tables() == existing
+    (reply,) = cloudformation.replies
+    assert reply["Status"] == "SUCCESS"
+    assert "removed 2 event source mapping(s)" in reply["Reason"]
+
+
+def test_a_delete_while_the_stack_is_updated_keeps_the_mappings(mapped_rotation, cloudformation):
+    # given the custom resource is replaced or removed by an update (run_at_deploy turned off)
+    arn, _other = mapped_rotation
+    _delete_request(cloudformation, "UPDATE_COMPLETE_CLEANUP_IN_PROGRESS")
+    assert len(_consumer_mappings(boto3.client("lambda"), arn)) == 3
+    (reply,) = cloudformation.replies
+    assert (reply["Status"], "not being deleted" in reply["Reason"]) == ("SUCCESS", True)
+
+
+def test_a_failure_to_remove_mappings_is_reported_and_never_blocks_deletion(mapped_rotation, cloudformation):
+    def unreachable(_stack_id):
+        raise ConnectionError("cloudformation endpoint unreachable")
+
+    event = {**custom_resource_event(cloudformation.url, "Delete"), "PhysicalResourceId": "rotation-telemetry"}
+    custom_resource.handle(event, None, lambda: rotation.build_rotator(os.environ), stack_status=unreachable)
+    (reply,) = cloudformation.replies
+    assert reply["Status"] == "SUCCESS"
+    assert "could not be removed (ConnectionError: cloudformation endpoint unreachable)" in reply["Reason"]

@@ -1,8 +1,10 @@
 """The deploy-time reconcile as a CloudFormation custom resource, and the reply CloudFormation waits on.
 
 Create and Update run ``reconcile`` now, so the current period's table exists once ``cdk deploy``
-finishes. Delete does nothing: period tables hold data and outlive the stack. The reply is sent with
-the standard library only, like AWS's cfn-response module.
+finishes. Delete keeps the period tables (they hold data and outlive the stack); when the stack itself
+is being deleted it removes the event source mappings the rotation created from its period tables'
+streams to its own stream consumer, and answers SUCCESS whatever happens. The reply is sent with the
+standard library only, like AWS's cfn-response module.
 """
 
 from __future__ import annotations
@@ -16,7 +18,11 @@ import urllib.request
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import boto3
+
+from cdk_ts_runtime._retries import CONTROL_PLANE
 from cdk_ts_runtime.errors import CdkTsError, deprecated_alias
+from cdk_ts_runtime.periods import parse_table_name
 from cdk_ts_runtime.rotation import TableRotator
 from cdk_ts_runtime.table_layout import ENV_TABLE_PREFIX
 
@@ -41,12 +47,24 @@ def is_request(event: Mapping[str, Any]) -> bool:
     return "RequestType" in event or "ResponseURL" in event
 
 
-def handle(event: dict[str, Any], context: object, build: Callable[[], TableRotator]) -> dict[str, Any]:
-    """Reconcile on Create/Update, nothing on Delete, and reply to CloudFormation whenever it can be answered.
+def handle(
+    event: dict[str, Any],
+    context: object,
+    build: Callable[[], TableRotator],
+    stack_status: Callable[[str], str] | None = None,
+) -> dict[str, Any]:
+    """Reconcile on Create/Update, clean up on Delete, and reply to CloudFormation whenever it can be answered.
 
     A request with no ``https`` ResponseURL cannot be answered and raises :class:`UnanswerableRequestError`.
     An unknown ``RequestType`` or missing reply fields answer FAILED with the reason. Delete always
-    answers SUCCESS (period tables outlive the stack, and a failed reply would block stack deletion).
+    answers SUCCESS (period tables outlive the stack, and a failed reply would block stack deletion); see
+    :func:`remove_stream_mappings` for what it removes, with the outcome in the reply's reason.
+
+    :param event: the custom resource request.
+    :param context: the Lambda context.
+    :param build: builds the rotator from the function's environment (called only when a run is needed).
+    :param stack_status: gives the status of the stack by its ID.
+        Default: None — CloudFormation's DescribeStacks.
     """
     url = event.get("ResponseURL")
     if not isinstance(url, str) or urllib.parse.urlsplit(url).scheme != "https":
@@ -62,7 +80,8 @@ def handle(event: dict[str, Any], context: object, build: Callable[[], TableRota
         send(event, context, "FAILED", {}, physical_id, reason=problem)
         return {}
     if request_type == "Delete":
-        send(event, context, "SUCCESS", {}, physical_id)
+        reason = remove_stream_mappings(event["StackId"], build, stack_status or _stack_status)
+        send(event, context, "SUCCESS", {}, physical_id, reason=reason)
         return {}
     try:
         rotator = build()
@@ -74,6 +93,47 @@ def handle(event: dict[str, Any], context: object, build: Callable[[], TableRota
         raise
     send(event, context, "SUCCESS", data, physical_id)
     return data
+
+
+def remove_stream_mappings(
+    stack_id: str, build: Callable[[], TableRotator], stack_status: Callable[[str], str]
+) -> str:
+    """On stack deletion, delete the mappings from this rotation's period tables to its stream consumer.
+
+    Only while the stack is ``DELETE_IN_PROGRESS``: a Delete during an update (the resource replaced,
+    ``run_at_deploy`` turned off) leaves the running rotation's mappings alone. Only mappings of the
+    consumer function on tables named ``{prefix}_{label}`` by this rotation's layout are removed, never
+    anyone else's. Never raises: the outcome, a failure included, is the returned reason (and logged).
+    """
+    try:
+        status = stack_status(stack_id)
+        if status != "DELETE_IN_PROGRESS":
+            return f"stack is {status}, not being deleted: period tables and their stream mappings are kept"
+        rotator = build()
+        consumer = rotator.stream_consumer
+        if consumer is None:
+            return "stack deleted: period tables are kept; no stream consumer, so no mappings to remove"
+        layout = rotator.layout
+        removed = consumer.detach_all(
+            rotator.lambda_client,
+            lambda name: parse_table_name(layout.table_prefix, layout.period, name) is not None,
+        )
+        logger.info("removed %d event source mappings of %s: %s", len(removed), consumer.function_name, removed)
+        return (
+            f"stack deleted: period tables are kept; removed {len(removed)} event source mapping(s) of "
+            f"{consumer.function_name} from {layout.table_prefix}_* streams"
+        )
+    except Exception as error:  # a failed reply would block stack deletion; report and let it go on
+        logger.exception("could not remove the rotation's event source mappings")
+        return (
+            f"stack deleted: period tables are kept; the event source mappings could not be removed "
+            f"({type(error).__name__}: {error}); delete them with aws lambda delete-event-source-mapping"
+        )
+
+
+def _stack_status(stack_id: str) -> str:
+    client = boto3.client("cloudformation", config=CONTROL_PLANE)
+    return client.describe_stacks(StackName=stack_id)["Stacks"][0]["StackStatus"]
 
 
 def send(

@@ -1,0 +1,163 @@
+"""ArchiveCatalog: the Glue table over a StreamArchiver's objects and its one-row-per-event view, for Athena."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+from aws_cdk import Stack
+from aws_cdk import aws_glue as glue
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+#: The Glue table's data columns (all strings: every field of a line is a JSON string or null).
+ARCHIVE_COLUMNS = (
+    "eventid",
+    "eventname",
+    "sequencenumber",
+    "approximatecreationdatetime",
+    "keys",
+    "newimage",
+    "oldimage",
+    "useridentity",
+)
+#: The Glue table's partition columns, in key order.
+PARTITION_COLUMNS = ("table", "dt", "hour")
+
+
+def deduplicated_view_sql(source: str) -> str:
+    """The SELECT of the ``<table>_deduplicated`` view: one row per ``eventid`` (Presto/Trino, and DuckDB).
+
+    The window partitions by ``"table", dt, hour, eventid``: a duplicate always has the same table,
+    day and hour (they come from the record itself), and filters on those partition columns can then
+    be pushed below the window, so a query for one table and day reads only that table's and day's files.
+
+    :param source: the table reference, e.g. ``"archive"."telemetry_archiver"``.
+    """
+    columns = ", ".join(f'"{c}"' for c in ARCHIVE_COLUMNS + PARTITION_COLUMNS)
+    return (
+        f"SELECT {columns}\n"
+        "FROM (\n"
+        '  SELECT a.*, row_number() OVER (PARTITION BY "table", dt, hour, eventid ORDER BY sequencenumber) AS copy\n'
+        f"  FROM {source} a\n"
+        ")\n"
+        "WHERE copy = 1"
+    )
+
+
+class ArchiveCatalog(Construct):
+    """A Glue table (partition projection over table, day and hour; Hive JSON SerDe) and its deduplicated view.
+
+    ``StreamArchiver`` creates one when given ``glue_database``. Exposes ``table``, ``view``,
+    ``database_name`` and ``table_name``.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        bucket: s3.IBucket,
+        prefix: str,
+        database_name: str,
+        table_name: str,
+        database: glue.CfnDatabase | None = None,
+    ) -> None:
+        """Create the table over ``s3://{bucket}/{prefix}`` and its view in ``database_name``.
+
+        :param scope: the parent construct.
+        :param construct_id: the construct ID.
+        :param bucket: the archive bucket.
+        :param prefix: the archive's key prefix (ends with ``/``, or empty).
+        :param database_name: the Glue database (a literal name: the view's text names it).
+        :param table_name: the Glue table's name; the view is ``{table_name}_deduplicated``.
+        :param database: the database resource when this app creates it, so the table is created after it.
+            Default: None — the database exists already.
+        """
+        super().__init__(scope, construct_id)
+        account = Stack.of(self).account
+        self.database_name = database_name
+        self.table_name = table_name
+        location = f"s3://{bucket.bucket_name}/{prefix}"
+        table = glue.CfnTable(
+            self,
+            "GlueTable",
+            catalog_id=account,
+            database_name=database_name,
+            table_input=glue.CfnTable.TableInputProperty(
+                name=table_name,
+                table_type="EXTERNAL_TABLE",
+                partition_keys=[
+                    glue.CfnTable.ColumnProperty(name="table", type="string"),
+                    glue.CfnTable.ColumnProperty(name="dt", type="string"),
+                    glue.CfnTable.ColumnProperty(name="hour", type="string"),
+                ],
+                parameters={
+                    "classification": "json",
+                    "compressionType": "gzip",
+                    "projection.enabled": "true",
+                    "projection.table.type": "injected",
+                    "projection.dt.type": "date",
+                    "projection.dt.format": "yyyy-MM-dd",
+                    "projection.dt.range": "2020-01-01,NOW",
+                    "projection.dt.interval": "1",
+                    "projection.dt.interval.unit": "DAYS",
+                    "projection.hour.type": "integer",
+                    "projection.hour.range": "0,23",
+                    "projection.hour.digits": "2",
+                    "storage.location.template": f"{location}table=${{table}}/dt=${{dt}}/hour=${{hour}}/",
+                },
+                storage_descriptor=glue.CfnTable.StorageDescriptorProperty(
+                    location=location,
+                    columns=[glue.CfnTable.ColumnProperty(name=n, type="string") for n in ARCHIVE_COLUMNS],
+                    input_format="org.apache.hadoop.mapred.TextInputFormat",
+                    output_format="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
+                    # Athena documents that the OpenX JSON SerDe can return non-deterministic results and
+                    # recommends the Hive JSON SerDe instead; every field is a string, so its lack of
+                    # OpenX's mapping options costs nothing. The "table" key of a line has no data column
+                    # (the partition of that name holds the same value) and is skipped.
+                    serde_info=glue.CfnTable.SerdeInfoProperty(
+                        serialization_library="org.apache.hive.hcatalog.data.JsonSerDe",
+                    ),
+                ),
+            ),
+        )
+        if database is not None and Stack.of(database) is Stack.of(self):
+            table.add_resource_dependency(database)
+        view = self._glue_view(account, database_name, table_name)
+        view.add_resource_dependency(table)
+        #: The ``EXTERNAL_TABLE`` over the archive objects.
+        self.table: glue.CfnTable = table
+        #: The ``VIRTUAL_VIEW`` ``{table_name}_deduplicated``.
+        self.view: glue.CfnTable = view
+
+    def _glue_view(self, account: str, database_name: str, table_name: str) -> glue.CfnTable:
+        sql = deduplicated_view_sql(f'"{database_name}"."{table_name}"')
+        columns = ARCHIVE_COLUMNS + PARTITION_COLUMNS
+        # Athena's own view format: Presto view JSON, base64 inside a comment, in ViewOriginalText.
+        presto = {
+            "originalSql": sql,
+            "catalog": "awsdatacatalog",
+            "schema": database_name,
+            "columns": [{"name": c, "type": "varchar"} for c in columns],
+        }
+        encoded = base64.b64encode(json.dumps(presto).encode()).decode()
+        return glue.CfnTable(
+            self,
+            "GlueDeduplicatedView",
+            catalog_id=account,
+            database_name=database_name,
+            table_input=glue.CfnTable.TableInputProperty(
+                name=f"{table_name}_deduplicated",
+                description=f"{table_name}, one row per eventid (cdk-ts StreamArchiver)",
+                table_type="VIRTUAL_VIEW",
+                parameters={"presto_view": "true", "comment": "Presto View"},
+                view_original_text=f"/* Presto View: {encoded} */",
+                view_expanded_text="/* Presto View */",
+                partition_keys=[],
+                storage_descriptor=glue.CfnTable.StorageDescriptorProperty(
+                    columns=[glue.CfnTable.ColumnProperty(name=c, type="string") for c in columns],
+                    serde_info=glue.CfnTable.SerdeInfoProperty(),
+                ),
+            ),
+        )

@@ -1,0 +1,207 @@
+"""Using tables another stack deploys (importers) and functions another stack deploys (bind on an IFunction)."""
+
+from __future__ import annotations
+
+import pytest
+from aws_cdk import Stack
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk.assertions import Template
+
+from cdk_ts import DeviceLogTable, MonitoringDashboard, RotatingTimeSeriesTables, ShardMetadataTable
+from cdk_ts._defaults import runtime_function
+from cdk_ts.period_tables import PeriodTablesBase
+from cdk_ts_runtime.table_layout import TableLayout
+from tests.support.nag import new_app
+
+_ARN = "arn:aws:lambda:eu-west-1:123456789012:function:ingest"
+_ROLE_ARN = "arn:aws:iam::123456789012:role/ingest"
+_KEYS = {
+    "partition_key": dynamodb.Attribute(name="device", type=dynamodb.AttributeType.STRING),
+    "sort_key": dynamodb.Attribute(name="at", type=dynamodb.AttributeType.NUMBER),
+}
+
+
+def _policy_resources(stack: Stack) -> list:
+    """Every Resource of every statement of the stack's IAM policies, resolved, in template order."""
+    policies = Template.from_stack(stack).find_resources("AWS::IAM::Policy")
+    found = []
+    for policy in policies.values():
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            if any(a.startswith("dynamodb:") for a in _as_list(statement["Action"])):
+                found.append((sorted(_as_list(statement["Action"])), statement["Resource"]))
+    return found
+
+
+def _as_list(value: object) -> list:
+    return value if isinstance(value, list) else [value]
+
+
+@pytest.fixture(scope="module")
+def two_stacks():
+    # given one stack that owns a weekly rotation and another that imports it and binds its own function
+    app = new_app()
+    owner = Stack(app, "Owner")
+    tables = RotatingTimeSeriesTables(owner, "Readings", table_prefix="readings", period="weekly", **_KEYS)
+    owner_fn = runtime_function(owner, "Writer", handler="app.handler", description="writer", environment={})
+    tables.bind(owner_fn, read=True)
+    user = Stack(app, "User")
+    imported = RotatingTimeSeriesTables.from_table_prefix(
+        user, "Readings", table_prefix="readings", period="weekly", **_KEYS
+    )
+    user_fn = runtime_function(user, "Writer", handler="app.handler", description="writer", environment={})
+    imported.bind(user_fn, read=True)
+    return owner, tables, owner_fn, user, imported, user_fn
+
+
+def test_importer_returns_the_base_and_creates_no_resource(two_stacks):
+    _owner, _tables, _owner_fn, user, imported, _user_fn = two_stacks
+    assert type(imported) is PeriodTablesBase
+    template = Template.from_stack(user)
+    template.resource_count_is("AWS::DynamoDB::Table", 0)
+    template.resource_count_is("AWS::Events::Rule", 0)
+    assert [f for f in template.find_resources("AWS::Lambda::Function")] == [user.get_logical_id(
+        user.node.find_child("Writer").node.default_child
+    )]
+
+
+def test_imported_grants_use_the_owners_question_mark_patterns(two_stacks):
+    # then the user stack's data grant names the same ?-pattern ARNs as the owning stack's
+    owner, tables, _owner_fn, user, imported, _user_fn = two_stacks
+    assert imported.table_name_pattern == tables.table_name_pattern == "readings_????-W??"
+    owner_grants = _policy_resources(owner)
+    user_grants = _policy_resources(user)
+    data_grant = next(g for g in owner_grants if "dynamodb:PutItem" in g[0] and "dynamodb:Query" in g[0])
+    assert data_grant in user_grants
+    assert user_grants == [data_grant]
+
+
+def test_imported_bind_sets_the_same_environment_as_the_owner(two_stacks):
+    owner, tables, owner_fn, user, imported, user_fn = two_stacks
+    assert imported.binding_environment == tables.binding_environment
+    function = Template.from_stack(user).find_resources("AWS::Lambda::Function")
+    env = next(iter(function.values()))["Properties"]["Environment"]["Variables"]
+    assert {k: env[k] for k in tables.binding_environment} == tables.binding_environment
+
+
+def test_imported_rotation_metrics_name_the_prefix(two_stacks):
+    _owner, tables, _owner_fn, user, imported, _user_fn = two_stacks
+    assert user.resolve(imported.metric_next_table_missing().dimensions) == {"TablePrefix": "readings"}
+    assert imported.metric_throttled_requests().expression == tables.metric_throttled_requests().expression
+
+
+def test_an_imported_rotation_can_be_monitored():
+    stack = Stack(new_app(), "User")
+    imported = RotatingTimeSeriesTables.from_table_prefix(stack, "Readings", table_prefix="readings")
+    dashboard = MonitoringDashboard(stack, "Dashboard")
+    dashboard.monitor(imported)
+    body = stack.resolve(dashboard.dashboard.node.default_child.dashboard_body)
+    assert "Throttled requests, readings_* period tables" in str(body)
+
+
+def test_importer_refuses_an_invalid_prefix_naming_the_path():
+    stack = Stack(new_app(), "User")
+    with pytest.raises(ValueError, match=r"User/Bad.*table_prefix"):
+        RotatingTimeSeriesTables.from_table_prefix(stack, "Bad", table_prefix="no spaces")
+
+
+def test_importer_keeps_the_layout_it_was_given():
+    stack = Stack(new_app(), "User")
+    imported = RotatingTimeSeriesTables.from_table_prefix(stack, "Readings", table_prefix="readings", **_KEYS)
+    assert imported.layout == TableLayout(
+        table_prefix="readings", period="daily", partition_key="device", partition_key_type="S",
+        sort_key="at", sort_key_type="N", time_unit="ms",
+    )
+
+
+# ---- bind on functions this app does not define ---------------------------------------------------
+
+
+def _rotation_and_stack():
+    stack = Stack(new_app(), "User")
+    return stack, RotatingTimeSeriesTables(stack, "Readings", table_prefix="readings")
+
+
+def test_bind_on_a_function_imported_by_arn_lists_what_to_do_by_hand():
+    # given a function imported by ARN alone: no role, no environment, no layers
+    stack, tables = _rotation_and_stack()
+    function = lambda_.Function.from_function_arn(stack, "Ingest", _ARN)
+    # then bind names the construct and the function, and lists every variable, never an AttributeError
+    with pytest.raises(TypeError) as raised:
+        tables.bind(function)
+    message = str(raised.value)
+    assert message.startswith("User/Readings.bind(User/Ingest)")
+    assert "imported without a role" in message
+    for name, value in tables.binding_environment.items():
+        assert f"  {name}={value}\n" in message + "\n"
+
+
+def test_bind_on_an_imported_function_with_a_role_grants_then_refuses_the_environment():
+    stack, tables = _rotation_and_stack()
+    role = iam.Role.from_role_arn(stack, "IngestRole", _ROLE_ARN)
+    function = lambda_.Function.from_function_attributes(stack, "Ingest", function_arn=_ARN, role=role)
+    with pytest.raises(TypeError, match="CDK_TS_TABLE_PREFIX=readings") as raised:
+        tables.bind(function)
+    assert "imported without a role" not in str(raised.value)
+    # the grant was made on the imported role before bind refused
+    assert _policy_resources(stack)[-1][1] == stack.resolve(tables.table_arns)
+
+
+def test_bind_with_environment_false_grants_and_changes_nothing_else():
+    stack, tables = _rotation_and_stack()
+    role = iam.Role.from_role_arn(stack, "IngestRole", _ROLE_ARN)
+    function = lambda_.Function.from_function_attributes(stack, "Ingest", function_arn=_ARN, role=role)
+    grant = tables.bind(function, environment=False, add_runtime_layer=False)
+    assert grant.success
+    Template.from_stack(stack).resource_count_is("AWS::Lambda::LayerVersion", 0)
+
+
+def test_bind_with_environment_false_still_refuses_the_layer_on_an_imported_function():
+    stack, tables = _rotation_and_stack()
+    role = iam.Role.from_role_arn(stack, "IngestRole", _ROLE_ARN)
+    function = lambda_.Function.from_function_attributes(stack, "Ingest", function_arn=_ARN, role=role)
+    with pytest.raises(TypeError, match="add_runtime_layer=False") as raised:
+        tables.bind(function, environment=False)
+    assert "CDK_TS_TABLE_PREFIX" not in str(raised.value)
+
+
+# ---- DeviceLogTable and ShardMetadataTable from another stack -------------------------------------
+
+
+def test_device_log_and_shard_metadata_imported_grant_the_same_actions_on_the_same_tables():
+    # given a stack owning a device log and its shard metadata, and another stack importing both by name
+    app = new_app()
+    owner = Stack(app, "Owner", env={"account": "123456789012", "region": "eu-west-1"})
+    log = DeviceLogTable(owner, "DeviceLog")
+    shards = ShardMetadataTable(owner, "Shards", main_table=log)
+    owner_fn = runtime_function(owner, "Writer", handler="app.handler", description="writer", environment={})
+    shards.bind(owner_fn, read=True)
+    user = Stack(app, "User", env={"account": "123456789012", "region": "eu-west-1"})
+    imported_log = DeviceLogTable.from_table_name(user, "DeviceLog", table_name="device-log")
+    imported_shards = ShardMetadataTable.from_table_name(
+        user, "Shards", table_name="device-log-shards", main_table=imported_log,
+        partition_key=shards.partition_key, sort_key_name=shards.sort_key_name,
+    )
+    user_fn = runtime_function(user, "Writer", handler="app.handler", description="writer", environment={})
+    imported_shards.bind(user_fn, read=True)
+    # then the same actions are granted, on the imported names and the GSIs of the device log
+    owner_actions = [actions for actions, _resources in _policy_resources(owner)]
+    user_grants = _policy_resources(user)
+    assert [actions for actions, _resources in user_grants] == owner_actions
+    resources = str(user_grants)
+    assert "table/device-log/index/*" in resources and "table/device-log-shards" in resources
+    env = next(iter(Template.from_stack(user).find_resources("AWS::Lambda::Function").values()))
+    variables = env["Properties"]["Environment"]["Variables"]
+    assert variables["SHARDED_TABLE_NAME"] == "device-log"
+    assert variables["SHARD_METADATA_TABLE_NAME"] == "device-log-shards"
+
+
+def test_shard_metadata_importer_refuses_a_number_partition_key_naming_the_path():
+    stack = Stack(new_app(), "User")
+    main = dynamodb.Table.from_table_name(stack, "Main", "main")
+    with pytest.raises(ValueError, match=r"User/Shards.*must be a String"):
+        ShardMetadataTable.from_table_name(
+            stack, "Shards", table_name="shards", main_table=main,
+            partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.NUMBER), sort_key_name="sk",
+        )
