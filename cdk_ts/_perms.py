@@ -71,6 +71,8 @@ APPLICATION_AUTOSCALING_ACTIONS = (
 S3_EXPORT_WRITE_ACTIONS = ("s3:PutObject", "s3:AbortMultipartUpload", "s3:PutObjectAcl")
 #: What the archiver needs on the archive's objects.
 S3_ARCHIVE_WRITE_ACTIONS = ("s3:PutObject", "s3:AbortMultipartUpload")
+#: What S3 server access logging may do in a log bucket (its bucket policy, for ``logging.s3.amazonaws.com``).
+S3_LOG_DELIVERY_ACTIONS = ("s3:PutObject",)
 
 #: What a reader of data encrypted with a customer managed key needs on the key.
 KMS_DECRYPT_ACTIONS = ("kms:Decrypt", "kms:DescribeKey")

@@ -9,6 +9,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from cdk_ts import _perms
 from cdk_ts._nag import acknowledge
 from cdk_ts._validation import Problems, check_keywords, keyword_names
 
@@ -81,7 +82,7 @@ def allow_log_delivery(logs: s3.Bucket, source: s3.IBucket, prefix: str | None) 
     """
     logs.add_to_resource_policy(iam.PolicyStatement(
         principals=[iam.ServicePrincipal("logging.s3.amazonaws.com")],
-        actions=["s3:PutObject"],
+        actions=list(_perms.S3_LOG_DELIVERY_ACTIONS),
         resources=[logs.arn_for_objects(f"{prefix or ''}*")],
         conditions={
             "ArnLike": {"aws:SourceArn": source.bucket_arn},

@@ -24,7 +24,8 @@ def fixed():
     stack = Stack(app, "Test")
     log = DeviceLogTable(stack, "Log", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
     archiver = StreamArchiver(
-        stack, "Archive", source=log, glue_database_name="archive_db", filter_patterns=[TTL_DELETIONS_ONLY]
+        stack, "Archive", source=log, glue_database="archive_db", create_glue_database=True,
+        filter_patterns=[TTL_DELETIONS_ONLY],
     )
     return app, stack, archiver, Template.from_stack(stack)
 
@@ -255,8 +256,10 @@ def test_the_deduplicated_view_is_an_athena_view_partitioned_by_the_partition_co
 def test_glue_table_name_can_be_chosen():
     stack = Stack(new_app(), "Test")
     log = DeviceLogTable(stack, "Log", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
-    StreamArchiver(stack, "TelemetryArchiver", source=log, glue_database_name="db")
-    StreamArchiver(stack, "Other", source=log, glue_database_name="db2", glue_table_name="device_changes")
+    StreamArchiver(stack, "TelemetryArchiver", source=log, glue_database="db", create_glue_database=True)
+    StreamArchiver(
+        stack, "Other", source=log, glue_database="db2", create_glue_database=True, glue_table_name="device_changes"
+    )
     assert {"telemetry_archiver", "telemetry_archiver_deduplicated", "device_changes",
             "device_changes_deduplicated"} == set(glue_tables(Template.from_stack(stack)))
 
@@ -395,7 +398,7 @@ def test_fixed_table_archiver_passes_cdk_nag(fixed):
     app = new_app()
     stack = Stack(app, "Test")
     log = DeviceLogTable(stack, "Log", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
-    StreamArchiver(stack, "Archive", source=log, glue_database_name="archive_db")
+    StreamArchiver(stack, "Archive", source=log, glue_database="archive_db", create_glue_database=True)
     assert unacknowledged_findings(app) == []
 
 

@@ -26,7 +26,7 @@ def view_sql():
     """The view's SQL exactly as the construct writes it into the Glue VIRTUAL_VIEW (Presto view JSON)."""
     stack = Stack(new_app(), "Test")
     log = DeviceLogTable(stack, "Log", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
-    StreamArchiver(stack, "Archive", source=log, glue_database_name="archive_db")
+    StreamArchiver(stack, "Archive", source=log, glue_database="archive_db", create_glue_database=True)
     (view,) = [
         t["Properties"]["TableInput"]
         for t in Template.from_stack(stack).find_resources("AWS::Glue::Table").values()
