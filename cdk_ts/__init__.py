@@ -10,6 +10,7 @@ import importlib
 from importlib import metadata as _metadata
 from typing import TYPE_CHECKING, Any
 
+from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.periods import RotationPeriod
 from cdk_ts_runtime.rotation_config import AutoScaling, CapacityTier, RightSizing
 from cdk_ts_runtime.rotation_metrics import RotationMetric
@@ -18,6 +19,7 @@ from cdk_ts_runtime.stream_consumer import StreamConsumer
 if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time they load lazily
     from cdk_ts._capacity import TableCapacityOptions
     from cdk_ts._defaults import LAMBDA_RUNTIME
+    from cdk_ts._validation import ConstructValidationError
     from cdk_ts.archive_catalog import ARCHIVE_COLUMNS, PARTITION_COLUMNS, ArchiveCatalog, deduplicated_view_sql
     from cdk_ts.buckets import access_logs_bucket, secure_bucket, stack_access_logs_bucket
     from cdk_ts.device_log import DeviceLogTable
@@ -38,6 +40,7 @@ _LAZY = {
     "secure_bucket": "cdk_ts.buckets",
     "stack_access_logs_bucket": "cdk_ts.buckets",
     "TableCapacityOptions": "cdk_ts._capacity",
+    "ConstructValidationError": "cdk_ts._validation",
     "LAMBDA_RUNTIME": "cdk_ts._defaults",  # the Lambda runtime of cdk-ts's functions and the README's examples
     "ArchiverSource": "cdk_ts.protocols",
     "HasTable": "cdk_ts.protocols",
@@ -70,6 +73,8 @@ __all__ = [
     "TTL_DELETIONS_ONLY",
     "ArchiveCatalog",
     "ArchiverSource",
+    "CdkTsError",
+    "ConstructValidationError",
     "AutoScaling",
     "CapacityTier",
     "DeviceLogTable",
@@ -91,6 +96,7 @@ __all__ = [
     "StreamConsumer",
     "TableCapacityOptions",
     "TimestreamTable",
+    "ValidationError",
     "access_logs_bucket",
     "deduplicated_view_sql",
     "secure_bucket",

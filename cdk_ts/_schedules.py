@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from cdk_ts_runtime.errors import ValidationError
 from cdk_ts_runtime.periods import MIN_PERIOD_LENGTH, RotationPeriod
 
 _WEEK_DAYS = ("MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN")
@@ -24,9 +25,11 @@ _MONTH_SAFE_DAYS = 28  # every month has a day 28, so 1 + delay days always exis
 def validate_offset(name: str, period: RotationPeriod, offset: timedelta) -> None:
     """A lead or delay must be whole minutes, at least one, and shorter than the period."""
     if offset < timedelta(minutes=1) or offset % timedelta(minutes=1):
-        raise ValueError(f"{name} {offset} must be a whole number of minutes, at least 1")
+        raise ValidationError(f"{name} {offset} must be a whole number of minutes, at least 1")
     if offset >= MIN_PERIOD_LENGTH[period]:
-        raise ValueError(f"{name} {offset} must be shorter than a {period.value} period ({MIN_PERIOD_LENGTH[period]})")
+        raise ValidationError(
+            f"{name} {offset} must be shorter than a {period.value} period ({MIN_PERIOD_LENGTH[period]})"
+        )
 
 
 def before_boundary(period: RotationPeriod, lead: timedelta) -> dict[str, str]:
@@ -41,7 +44,7 @@ def before_boundary(period: RotationPeriod, lead: timedelta) -> dict[str, str]:
         day, minute_of_day = divmod(minute_of_week, 1440)
         return {"minute": str(minute_of_day % 60), "hour": str(minute_of_day // 60), "week_day": _WEEK_DAYS[day]}
     if lead >= _DAY:
-        raise ValueError(
+        raise ValidationError(
             f"create_lead {lead} must be under 1 day for a {period.value} rotation: EventBridge cron can name the "
             "last day of a month but not a day before it. Reconcile runs still create the next table inside a "
             "longer lead window."
@@ -66,5 +69,7 @@ def after_boundary(period: RotationPeriod, delay: timedelta) -> dict[str, str]:
     if period is RotationPeriod.WEEKLY:
         return {**fields, "week_day": _WEEK_DAYS[day]}
     if day + 1 > _MONTH_SAFE_DAYS:
-        raise ValueError(f"resize_delay {delay} must be under {_MONTH_SAFE_DAYS} days for a {period.value} rotation")
+        raise ValidationError(
+            f"resize_delay {delay} must be under {_MONTH_SAFE_DAYS} days for a {period.value} rotation"
+        )
     return {**fields, "day": str(day + 1), "month": _BOUNDARY_MONTHS[period]}

@@ -9,6 +9,7 @@ from typing import TypeVar
 from constructs import Construct
 
 from cdk_ts_runtime._keywords import unknown_keyword
+from cdk_ts_runtime.errors import ValidationError
 
 _T = TypeVar("_T")
 
@@ -24,8 +25,15 @@ def describe(value: object) -> str:
     return value.node.path if isinstance(value, Construct) else repr(value)
 
 
+class ConstructValidationError(ValidationError):
+    """Props a construct refuses at synth: every problem at once, prefixed with the construct's path.
+
+    A :class:`cdk_ts_runtime.errors.CdkTsError` and a ``ValueError``.
+    """
+
+
 class Problems:
-    """Collects prop problems of one construct and raises them together as one ``ValueError``.
+    """Collects prop problems of one construct and raises them together as one :class:`ConstructValidationError`.
 
     Usage: ``problems = Problems(scope, construct_id)``; ``problems.check(ok, "message")`` for each
     rule; ``problems.raise_if_any()`` once every rule ran. Each message names the value and the fix.
@@ -60,12 +68,12 @@ class Problems:
             return None
 
     def raise_if_any(self) -> None:
-        """Raise one ``ValueError`` listing every recorded problem, prefixed with the construct path."""
+        """Raise one :class:`ConstructValidationError` listing every problem, prefixed with the construct path."""
         if len(self.messages) == 1:
-            raise ValueError(f"{self.path}: {self.messages[0]}")
+            raise ConstructValidationError(f"{self.path}: {self.messages[0]}")
         if self.messages:
             listed = "\n".join(f"  - {m}" for m in self.messages)
-            raise ValueError(f"{self.path}: {len(self.messages)} problems:\n{listed}")
+            raise ConstructValidationError(f"{self.path}: {len(self.messages)} problems:\n{listed}")
 
 
 def keyword_names(function: Callable) -> list[str]:
@@ -97,7 +105,7 @@ def check_keywords(
 def require_access(construct: Construct, function: Construct, *, read: bool, write: bool) -> None:
     """Refuse a ``bind`` that would grant nothing, naming the construct and the function."""
     if not (read or write):
-        raise ValueError(
+        raise ValidationError(
             f"{construct.node.path}.bind({function.node.path}): read=False and write=False grant nothing; "
             "pass read=True, write=True or both"
         )

@@ -18,6 +18,7 @@ from cdk_ts._metrics import TableThrottleWidgets, metric_options
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
 from cdk_ts._validation import Problems, check_keywords, keyword_names
 from cdk_ts_runtime.device_log import ENV_TABLE_NAME, GSI_BY_OPERATOR, GSI_BY_SUPERVISOR
+from cdk_ts_runtime.errors import ValidationError
 
 _STRING = dynamodb.AttributeType.STRING
 
@@ -242,7 +243,9 @@ class DeviceLogTable(TableThrottleWidgets, Bindable, Construct):
         :raises ValueError: when the table has no stream.
         """
         if self.table.table_stream_arn is None:
-            raise ValueError(f"{self.node.path} has no stream: pass stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES")
+            raise ValidationError(
+                f"{self.node.path} has no stream: pass stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES"
+            )
         grant = self.table.grant_stream_read(grantee)
         if acknowledge_nag_findings:
             acknowledge(grantee, "AwsSolutions-IAM5[Resource::*]", "ListStreams has no resource-level permissions")

@@ -22,6 +22,7 @@ from cdk_ts._defaults import table_arn_pattern
 from cdk_ts._metrics import DEFAULT_PERIOD, graph, metric_options
 from cdk_ts._nag import acknowledge_wildcard_resources, grant_unscoped
 from cdk_ts._validation import Problems, describe
+from cdk_ts_runtime.errors import ValidationError
 from cdk_ts_runtime.periods import RotationPeriod, table_name_glob
 from cdk_ts_runtime.rotation_metrics import TABLE_PREFIX_DIMENSION, RotationMetric
 from cdk_ts_runtime.table_layout import TableLayout
@@ -158,7 +159,9 @@ class PeriodTablesBase(Bindable, Construct):
         :raises ValueError: when the tables have no stream.
         """
         if self.stream_view_type is None:
-            raise ValueError(f"{self.node.path} has no stream: pass stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES")
+            raise ValidationError(
+                f"{self.node.path} has no stream: pass stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES"
+            )
         grant = iam.Grant.add_to_principal(
             grantee=grantee,
             actions=list(_perms.DYNAMODB_STREAM_ACTIONS),
@@ -243,7 +246,7 @@ class PeriodTablesBase(Bindable, Construct):
         try:
             published = RotationMetric(metric_name)
         except ValueError:
-            raise ValueError(
+            raise ValidationError(
                 f"{describe(self)}: metric {metric_name!r} is not published by the rotation function; use one of "
                 f"{', '.join(m.value for m in RotationMetric)}"
             ) from None

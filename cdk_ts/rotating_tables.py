@@ -32,6 +32,7 @@ from cdk_ts._rotation_lock import (
 from cdk_ts._rotation_texts import alarm_descriptions, check_derived_texts, function_description, rule_description
 from cdk_ts._validation import Problems
 from cdk_ts.period_tables import METRIC_NAMESPACE, PeriodTablesBase, literal_prefix, table_layout
+from cdk_ts_runtime.errors import ValidationError
 from cdk_ts_runtime.periods import RotationPeriod, globs_overlap, table_name_glob
 from cdk_ts_runtime.rotation.lock import LOCK_TABLE_ENV
 from cdk_ts_runtime.rotation_config import (
@@ -353,7 +354,9 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
             must name ``consumer``. Mappings of expired tables are removed before the table is deleted.
         """
         if self.stream_view_type is None:
-            raise ValueError(f"{self.node.path} has no stream: pass stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES")
+            raise ValidationError(
+                f"{self.node.path} has no stream: pass stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES"
+            )
         if not isinstance(mapping, StreamConsumer):
             raise TypeError(
                 f"mapping {mapping!r} is not a cdk_ts_runtime.stream_consumer.StreamConsumer; build one with "
@@ -481,7 +484,7 @@ def _parsed_period(period: RotationPeriod | str) -> RotationPeriod | None:
 def _to_timedelta(name: str, value: Duration | None, default: Duration) -> timedelta:
     duration = value or default
     if Token.is_unresolved(duration.to_seconds()):
-        raise ValueError(f"{name} must be a literal duration")
+        raise ValidationError(f"{name} must be a literal duration")
     return timedelta(seconds=duration.to_seconds())
 
 

@@ -32,6 +32,7 @@ from cdk_ts.archive_catalog import ArchiveCatalog
 from cdk_ts.archive_catalog import deduplicated_view_sql as deduplicated_view_sql
 from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
 from cdk_ts_runtime.archiver import DONE_PREFIX, ENV_BUCKET, ENV_FAILURE_BUCKET, ENV_PREFIX, FAILURE_PREFIX
+from cdk_ts_runtime.errors import ValidationError
 from cdk_ts_runtime.stream_consumer import StreamConsumer
 
 #: Event pattern for "archive only items that TTL deleted" (``filter_patterns=[TTL_DELETIONS_ONLY]``).
@@ -468,7 +469,7 @@ class StreamArchiver(AlarmActions, Construct):
         for other in _archivers(self):
             if other.glue_database is not None and other.glue_database_name == name:
                 if Stack.of(other) is not Stack.of(self):
-                    raise ValueError(
+                    raise ValidationError(
                         f"{self.node.path}: Glue database {name!r} is already created by {other.node.path} in "
                         f"another stack; pass glue_database={name!r} without create_glue_database here"
                     )
@@ -544,7 +545,7 @@ def _check_unique_glue_table(archiver: StreamArchiver, database: str, table: str
         if getattr(other, "glue_table", None) is not None and (other.glue_database_name, other.glue_table_name) == (
             database, table
         ):
-            raise ValueError(
+            raise ValidationError(
                 f"{archiver.node.path}: Glue table {database}.{table} (and its _deduplicated view) is already "
                 f"created by {other.node.path}; pass glue_table_name= to one of them"
             )

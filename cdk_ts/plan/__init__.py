@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 
 from cdk_ts.plan.prices import HOURS_PER_MONTH, SECONDS_PER_MONTH, US_EAST_1, Prices
+from cdk_ts_runtime.errors import ValidationError
 from cdk_ts_runtime.periods import RotationPeriod
 from cdk_ts_runtime.rotation_config import NEW_ON_DEMAND_WARM_READS, NEW_ON_DEMAND_WARM_WRITES
 
@@ -29,9 +30,9 @@ AVERAGE_PERIOD_DAYS = {
 
 def _positive(name: str, value: float, *, allow_zero: bool = True) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-        raise ValueError(f"{name} {value!r} must be a number")
+        raise ValidationError(f"{name} {value!r} must be a number")
     if value < 0 or (value == 0 and not allow_zero):
-        raise ValueError(f"{name} {value!r} must be {'>= 0' if allow_zero else '> 0'}")
+        raise ValidationError(f"{name} {value!r} must be {'>= 0' if allow_zero else '> 0'}")
     return value
 
 
@@ -111,9 +112,9 @@ def capacity(
     _positive("reads_per_second", reads_per_second)
     _positive("storage_gb", storage_gb)
     if not 0 <= _positive("hot_key_share", hot_key_share) <= 1:
-        raise ValueError(f"hot_key_share {hot_key_share} must be between 0 and 1")
+        raise ValidationError(f"hot_key_share {hot_key_share} must be between 0 and 1")
     if not 0 <= _positive("headroom", headroom) < 10:
-        raise ValueError(f"headroom {headroom} must be between 0 and 10")
+        raise ValidationError(f"headroom {headroom} must be between 0 and 10")
     per_write = write_units_per_item(item_size_bytes)
     per_read = read_units_per_item(item_size_bytes, consistent_reads=consistent_reads)
     wcu = math.ceil(writes_per_second * per_write)
@@ -237,11 +238,11 @@ def compare_strategies(
     """
     period = RotationPeriod.parse(period)
     if not isinstance(retain_periods, int) or isinstance(retain_periods, bool) or retain_periods < 2:
-        raise ValueError(f"retain_periods {retain_periods!r} must be a whole number >= 2")
+        raise ValidationError(f"retain_periods {retain_periods!r} must be a whole number >= 2")
     _positive("average_writes_per_second", average_writes_per_second)
     _positive("average_reads_per_second", average_reads_per_second)
     if average_writes_per_second > peak_writes_per_second or average_reads_per_second > peak_reads_per_second:
-        raise ValueError("average rates must not exceed the peak rates")
+        raise ValidationError("average rates must not exceed the peak rates")
     period_hours = AVERAGE_PERIOD_DAYS[period] * 24
     per_period_gb = average_writes_per_second * period_hours * 3600 * item_size_bytes / KB**3
     storage_gb = per_period_gb * retain_periods

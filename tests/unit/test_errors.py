@@ -58,3 +58,14 @@ def test_an_unknown_name_is_still_an_attribute_error():
 
     with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
         sharding.Nope  # noqa: B018
+
+
+def test_a_refused_construct_is_a_construct_validation_error_with_its_path():
+    from aws_cdk import App, Stack
+
+    import cdk_ts
+
+    with pytest.raises(cdk_ts.ConstructValidationError, match=r"^S/Readings: ") as refused:
+        cdk_ts.RotatingTimeSeriesTables(Stack(App(), "S"), "Readings", table_prefix="readings", retain_periods=1)
+    assert isinstance(refused.value, cdk_ts.CdkTsError) and isinstance(refused.value, ValueError)
+    assert issubclass(cdk_ts.ConstructValidationError, cdk_ts.ValidationError)
