@@ -79,11 +79,7 @@ class ChangeBudget:
     def take(self) -> bool:
         """Use one change; False (and nothing used) when the budget or the run's time is spent (see ``reason``)."""
         with self._lock:
-            if self._left <= 0:
-                self.reason = f"max_changes_per_run ({self._limit}) reached"
-                return False
-            if self.out_of_time():
-                self.reason = f"less than {self._margin:.0f} s of the run's time left"
+            if self._refused():
                 return False
             self._left -= 1
             return True
@@ -91,9 +87,13 @@ class ChangeBudget:
     def spent(self) -> bool:
         """True when a ``take()`` now would be refused (see ``reason``); nothing is used."""
         with self._lock:
-            if self._left <= 0:
-                self.reason = f"max_changes_per_run ({self._limit}) reached"
-                return True
+            return self._refused()
+
+    def _refused(self) -> bool:
+        """True, with ``reason`` set, when no change may start now; called with the lock held."""
+        if self._left <= 0:
+            self.reason = f"max_changes_per_run ({self._limit}) reached"
+            return True
         if self.out_of_time():
             self.reason = f"less than {self._margin:.0f} s of the run's time left"
             return True
