@@ -18,7 +18,7 @@ from cdk_ts_runtime._retries import CONTROL_PLANE
 from cdk_ts_runtime.rotation import TableRotator
 from cdk_ts_runtime.rotation.lock import LOCK_KEY, RunLock
 from cdk_ts_runtime.rotation.ownership import ownership_tags
-from cdk_ts_runtime.rotation_config import CapacityTier, RotationConfig
+from cdk_ts_runtime.rotation_config import CapacityTier, RightSizing, RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.requests import RequestCounter
 
@@ -254,6 +254,28 @@ class TestCreateAndExpire:
         report = rotation.run("create_new", at(-1, 23, 45))
         assert [a["action"] for a in report["actions"]] == ["create", "enable_ttl"]
         assert rotation.tier(0) == HOT
+
+    def test_a_right_sized_next_table_is_created_at_the_observed_peak_and_waited_for(
+        self, rules_proxy, moto_server, unique_name
+    ):
+        from examples.local_aws import server_client_for
+
+        cloudwatch = server_client_for(moto_server, "cloudwatch")
+        tier = CapacityTier.provisioned(300, 1000, right_size=RightSizing(headroom=1.5, floor=5, ceiling=2000))
+        rotation = Rotation(rules_proxy, unique_name, current=tier)
+        rotation.make_table(-1)
+        cloudwatch.put_metric_data(Namespace="AWS/DynamoDB", MetricData=[
+            {"MetricName": metric, "Dimensions": [{"Name": "TableName", "Value": rotation.name(-1)}],
+             "Timestamp": at(-1, 12), "Value": per_minute, "Unit": "Count"}
+            for metric, per_minute in (("ConsumedWriteCapacityUnits", 48_000), ("ConsumedReadCapacityUnits", 6_000))
+        ])
+
+        report = rotation.run("create_new", at(-1, 23, 45), cloudwatch=cloudwatch)
+
+        # peaks of 800 writes/s and 100 reads/s, times 1.5: created so, then ACTIVE within the run
+        assert rotation.tier(0) == ("PROVISIONED", (150, 1200), "STANDARD", "ACTIVE")
+        [sized] = actions(report, "right_size")
+        assert sized["observed"] == {"read": 100.0, "write": 800.0}
 
     def test_an_expired_protected_table_is_unprotected_then_deleted_once_active(self, rules_proxy, unique_name):
         rotation = Rotation(rules_proxy, unique_name, retain_periods=2, deletion_protection=True)
