@@ -223,8 +223,8 @@ class OnShard(random.Random):
         super().__init__(0)
         self.shard = shard
 
-    def randint(self, _low, _high):
-        return self.shard
+    def randint(self, low, high):
+        return min(max(self.shard, low), high)
 
 
 def test_a_point_read_left_unprocessed_by_the_proxy_stops_after_max_attempts_naming_the_shards(limited):  # noqa: F811
@@ -277,6 +277,40 @@ def test_a_point_read_left_unprocessed_by_the_proxy_stops_after_max_attempts_nam
     assert sorted(len(i.get("payload", "")) for i in items) == [0, 24_000, 44_000, 390_000]
     stored = metadata_of(proxy, metadata, "/cold")
     assert (stored["number_of_shards"], stored["version"], stored["history"]) == (4, 2, [1, 4])
+
+
+def test_a_point_read_whose_retry_the_proxy_refuses_whole_raises_the_throttle_after_bounded_requests(limited):  # noqa: F811
+    # given a key on 2 shards, one holding a 44 KB item at timestamp 5, and a read limit of 5 units a second
+    proxy, main, metadata = limited
+    clock = ProxyClock(proxy)
+    table = ShardedTable(
+        main, metadata, partition_key="file_path", sort_key="timestamp", strategy="random", cooldown_seconds=1,
+        dynamodb_client=proxy.client(config=WRITE_PATH), dynamodb_read_client=proxy.client(config=DATA_PATH),
+        clock=clock, sleep=lambda _s: None, rng=OnShard(2), max_attempts=3,
+    )
+    table.put_item({"file_path": "/one", "timestamp": 0, "payload": "x" * 44_000})
+    clock.advance(1)
+    assert table.grow("/one", table.shard_info("/one", fresh=True), target=2)
+    proxy.configure(read_units_per_second=5)
+    assert table.get_item("/one", 0)["timestamp"] == 0  # overdraws the partition of /one_1 by 6 units
+    proxy.reset_stats()
+    # when a point read's only unprocessed shard is that one: the retry asks for it alone, and DynamoDB
+    # refuses a BatchGetItem none of whose keys it can read with ProvisionedThroughputExceededException
+    with pytest.raises(ClientError) as raised:
+        table.get_item("/one", 6)
+    # then the read stopped: one call answered in part, one call the SDK tried 3 times, then the throttle
+    assert raised.value.response["Error"]["Code"] == "ProvisionedThroughputExceededException"
+    stats = proxy.stats()
+    assert stats["requests"]["BatchGetItem"] == 4
+    assert stats["refusals"] == {
+        "BatchGetItem:UnprocessedKeys": 1, "BatchGetItem:ProvisionedThroughputExceededException": 3,
+    }
+    # and nothing written was lost or doubled, the metadata untouched
+    clock.advance(30)
+    assert [(i["file_path"], i["timestamp"]) for i in table.query("/one")] == [("/one", 0)]
+    assert stored_physical(proxy, main) == [("/one_1", 0)]
+    stored = metadata_of(proxy, metadata, "/one")
+    assert (stored["number_of_shards"], stored["version"], stored["history"]) == (2, 2, [1, 2])
 
 
 # ---- 4. PeriodRouter single puts and queries --------------------------------------------------------------
