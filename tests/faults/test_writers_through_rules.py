@@ -12,6 +12,7 @@ metadata holds afterwards.
 from __future__ import annotations
 
 import random
+import threading
 
 import pytest
 from botocore.exceptions import ClientError
@@ -114,6 +115,53 @@ def test_fleets_with_different_caps_and_growth_share_a_key_under_partition_throt
     assert wide.query("/shared") == narrow.query("/shared")
     # growth went once per grow: the history holds each count once, in order
     assert grown["history"] == sorted(set(grown["history"])) and grown["version"] == len(grown["history"])
+
+
+def test_fleets_with_different_caps_racing_on_one_key_grow_it_once_per_cooldown_and_lose_nothing(limited):  # noqa: F811
+    # given two writers capped at 4 and two at the default 64 (increment and double growth), all at once
+    proxy, main, metadata = limited
+    clock = ProxyClock(proxy)
+    writers = [
+        writer(proxy, main, metadata, clock, seed=10, max_shards=4, cooldown_seconds=2, max_attempts=2),
+        writer(proxy, main, metadata, clock, seed=11, max_shards=4, cooldown_seconds=2, max_attempts=2),
+        writer(proxy, main, metadata, clock, seed=12, cooldown_seconds=2, max_attempts=2),
+        writer(proxy, main, metadata, clock, seed=13, growth=ShardGrowth.INCREMENT, cooldown_seconds=2,
+               max_attempts=2),
+    ]
+    accepted: dict[int, str] = {0: writers[0].put_item({"file_path": "/race", "timestamp": 0})}
+    refused: list[int] = []
+    lock = threading.Lock()
+
+    def one(table, stamp):
+        mine: dict[int, str] = {}
+        lost: list[int] = []
+        offer(table, "/race", [stamp], mine, lost)
+        with lock:
+            accepted.update(mine)
+            refused.extend(lost)
+
+    # when each offers 15 writes a second (60/s against 10/s a partition) for 8 s of proxy time
+    stamps = iter(range(1, 10**6))
+    order = random.Random(5)
+    for _step in range(8 * 15):
+        threads = [threading.Thread(target=one, args=(w, next(stamps))) for w in order.sample(writers, 4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        clock.advance(1 / 15)
+    # then the key grew past the narrow writers' cap, every growth is recorded once (version = history) at
+    # least one cooldown apart, and every accepted write is read back once by every fleet
+    item = proxy.client().get_item(TableName=metadata, Key={"file_path": {"S": "/race"}}, ConsistentRead=True)["Item"]
+    history = sorted((int(e.split(":")[0]), int(e.split(":")[1])) for e in item["shard_history"]["SS"])
+    counts = [count for _epoch, count in history]
+    assert counts == sorted(set(counts)) and counts[-1] == int(item["number_of_shards"]["N"]) > 4
+    assert int(item["version"]["N"]) == len(history) >= 2
+    assert all(b[0] - a[0] >= 2 for a, b in zip(history, history[1:], strict=False))
+    assert int(item["number_of_shards"]["N"]) <= int(item["max_shards"]["N"])
+    assert refused, "the load was meant to be throttled"
+    assert_read_back_once(writers[0], proxy, main, "/race", accepted)
+    assert all(w.query("/race") == writers[0].query("/race") for w in writers[1:])
 
 
 def test_a_writer_capped_below_the_stored_count_writes_and_reads_every_shard_through_the_proxy(limited):  # noqa: F811
