@@ -53,10 +53,12 @@ def ours(client, prefix):
         kwargs["ExclusiveStartTableName"] = page["LastEvaluatedTableName"]
 
 
+@pytest.mark.slow  # real table-status waits on dynalite: 6-7 s
 def test_three_days_of_schedule_converge_and_a_second_reconcile_changes_nothing(server_dynamodb, unique_name):
     three_days_then_nothing(server_dynamodb, unique_name)
 
 
+@pytest.mark.slow  # the rules proxy's 20/60 s windows, shortened, on the real clock: 7-8 s
 def test_the_same_three_days_through_dynamodbs_rules_on_the_real_clock(dynalite, unique_name):
     # UPDATING/CREATING/DELETING windows of a second, as DynamoDB reports them, and its UpdateTable rules
     from tests.support.dynamodb_rules import start_rules_proxy

@@ -406,6 +406,8 @@ class ShardedTable:
         """One item by logical key: one shard under ``computed`` (the rest only as a fallback), all under ``random``.
 
         :raises ShardReadError: when shards stay in ``UnprocessedKeys`` after ``max_attempts`` BatchGetItem calls.
+        :raises botocore.exceptions.ClientError: ``ProvisionedThroughputExceededException`` when DynamoDB
+            refuses a whole BatchGetItem (every key left is throttled) after the read client's own retries.
         """
         logical = self._logical(logical_value)
         info = self.shard_info(logical, fresh=True)
