@@ -9,12 +9,12 @@ import pytest
 
 from cdk_ts_runtime.archive_lines import UnreadableRecordError, dynamodb_number
 from cdk_ts_runtime.archiver import StreamRecordArchiver
-from tests.runtime.test_archiver import BUCKET, archived_lines, stream_records, table  # noqa: F401 - fixture
+from tests.support.streams import BUCKET, archived_lines, stream_records
 
 
 @pytest.fixture
-def records(table):  # noqa: F811 - the fixture imported above
-    dynamodb, stream = table
+def records(stream_table):
+    dynamodb, stream = stream_table
     for sk in range(6):
         dynamodb.put_item(TableName="readings", Item={"pk": {"S": "d"}, "sk": {"N": str(sk)}})
     return stream_records(stream)

@@ -19,6 +19,7 @@ from cdk_ts_runtime.table_layout import TableLayout
 from tests.runtime.test_rotation import create_period_table
 from tests.support.cloudformation import CloudFormationReplies
 from tests.support.requests import client_error, inject_failure
+from tests.support.waiting import wait_until
 
 PREFIX = "readings"
 NOW = datetime(2026, 3, 10, 0, 15, tzinfo=UTC)
@@ -168,16 +169,13 @@ def export_times(dynamodb, when: datetime):
 
 
 def wait_for_exports(dynamodb, table):
-    import time
-
     arn = dynamodb.describe_table(TableName=table)["Table"]["TableArn"]
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+
+    def finished_summaries():
         summaries = dynamodb.list_exports(TableArn=arn)["ExportSummaries"]
-        if all(s["ExportStatus"] != "IN_PROGRESS" for s in summaries):
-            return summaries
-        time.sleep(0.05)
-    raise AssertionError("exports did not finish")
+        return summaries if all(s["ExportStatus"] != "IN_PROGRESS" for s in summaries) else None
+
+    return wait_until(finished_summaries, what=f"exports of {table} finished", timeout=30)
 
 
 class TestExportProof:

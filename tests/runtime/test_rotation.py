@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime, timedelta
 
 import boto3
@@ -13,6 +12,7 @@ from cdk_ts_runtime.rotation.ownership import ownership_tags
 from cdk_ts_runtime.rotation_config import AutoScaling, CapacityTier, RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.requests import RequestCounter, client_error, inject_failure
+from tests.support.waiting import wait_until
 
 PREFIX = "telemetry"
 
@@ -84,14 +84,12 @@ def report_export_time(dynamodb):
 
 def wait_for_export(dynamodb, export_arn, timeout=30.0):
     """Block until an export has left IN_PROGRESS (exports complete asynchronously)."""
-    deadline = time.monotonic() + timeout
-    while True:
+
+    def finished_status():
         status = dynamodb.describe_export(ExportArn=export_arn)["ExportDescription"]["ExportStatus"]
-        if status != "IN_PROGRESS":
-            return status
-        if time.monotonic() > deadline:
-            raise AssertionError(f"export {export_arn} still IN_PROGRESS after {timeout} s")
-        time.sleep(0.05)
+        return None if status == "IN_PROGRESS" else status
+
+    return wait_until(finished_status, what=f"export {export_arn} out of IN_PROGRESS", timeout=timeout)
 
 
 def force_describe(dynamodb, table, **overrides):
