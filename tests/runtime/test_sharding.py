@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 import threading
-import time
 from datetime import UTC, datetime, timedelta
 
 import boto3
@@ -131,12 +130,12 @@ def test_without_reasons_cloudwatch_decides(aws):
             ],
         )
     table = sharded(
-        (client, main, metadata), cloudwatch_client=cloudwatch, cooldown_seconds=1
+        (client, main, metadata), cloudwatch_client=cloudwatch, cooldown_seconds=1, clock=Clock(now.timestamp())
     )
     table.put_item({"file_path": "/f", "timestamp": 1})
     failures = iter([throttle()])
     inject_failure(client, "PutItem", lambda p: next(failures, None) if p["TableName"] == main else None)
-    time.sleep(1.1)  # a new whole-second epoch, so the growth entry differs from the creation entry
+    table.clock.now += 1.1  # a new whole-second epoch, so the growth entry differs from the creation entry
     table.put_item({"file_path": "/f", "timestamp": 2})
     assert table.shard_count("/f") == 2  # 200 WCU/s used of 1,000 provisioned: the partition was the limit
 
