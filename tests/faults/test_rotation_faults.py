@@ -82,8 +82,10 @@ class TestEventTimeWindow:
     @pytest.mark.parametrize(
         "when",
         [
-            datetime(2099, 1, 1, 0, 15, tzinfo=UTC),  # the reproduction: deleted every table, today's included
-            datetime(1970, 1, 1, 0, 15, tzinfo=UTC),  # the reproduction: raised ten old tables to 1000 WCU
+            # an event time this far ahead once deleted every table, today's included
+            datetime(2099, 1, 1, 0, 15, tzinfo=UTC),
+            # an event time this far behind once raised ten old tables to 1000 WCU
+            datetime(1970, 1, 1, 0, 15, tzinfo=UTC),
             NOW + timedelta(minutes=15 + 16),  # just past create_lead (15 min) + margin (15 min)
             NOW - timedelta(days=1, minutes=16),  # just past one period + margin behind
         ],
@@ -319,7 +321,7 @@ class TestFutureTables:
         assert any(a["action"] == "future" and a["table"] == day(5) for a in report["actions"])
         assert published(cloudwatch, "FuturePeriodTables") == [1.0]
 
-    def test_the_2099_table_of_the_reproduction_is_not_left_hot_silently(self, dynamodb):
+    def test_a_table_dated_2099_is_reported_as_future_not_left_hot_silently(self, dynamodb):
         make_table(dynamodb, day(0))
         make_table(dynamodb, f"{PREFIX}_2099-01-01")
         report = rotator(dynamodb).run("resize_old", NOW)

@@ -39,8 +39,10 @@ def burst(group, key, seen_by_each):
     return results
 
 
-def test_the_reproduction_two_bursts_inside_one_second_grow_the_key_once(dynalite, unique_name):
-    # dynalite makes a conditional update atomic, as DynamoDB does (moto_server does not: see test_sharding.py)
+def test_two_bursts_of_16_writers_inside_one_second_grow_the_key_once(dynalite, unique_name):
+    # The growth is a conditional update on the metadata item, which DynamoDB applies atomically per item
+    # (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/WorkingWithItems.html#WorkingWithItems.ConditionalUpdate);
+    # dynalite does too, moto_server does not (see test_sharding.py).
     from examples.local_aws import server_client_for
 
     client = server_client_for(dynalite)
