@@ -18,7 +18,7 @@ from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG, CapacityTier, Ro
 from cdk_ts_runtime.table_layout import TableLayout
 from tests.runtime.test_rotation import create_period_table
 from tests.support.cloudformation import CloudFormationReplies
-from tests.support.requests import client_error, inject_failure
+from tests.support.requests import client_error, fail_on_table, inject_failure
 from tests.support.waiting import wait_until
 
 PREFIX = "readings"
@@ -241,10 +241,7 @@ class TestFailureIsolation:
         make_table(dynamodb, day(0))
         for offset in (5, 6, 7):
             make_table(dynamodb, day(-offset), 1, 1)
-        inject_failure(
-            dynamodb, "DeleteTable",
-            lambda p: client_error("DeleteTable", "AccessDeniedException") if p["TableName"] == day(-6) else None,
-        )
+        fail_on_table(dynamodb, "DeleteTable", day(-6), "AccessDeniedException")
         with pytest.raises(RotationRunError, match=day(-6)) as failed:
             rotator(dynamodb, retain_periods=3).run("resize_old", NOW)
         assert sorted(state(dynamodb)) == sorted([day(0), day(-6)])
@@ -283,10 +280,7 @@ class TestFailureIsolation:
         make_table(dynamodb, day(0))
         make_table(dynamodb, day(-1))
         make_table(dynamodb, day(-2))
-        inject_failure(
-            dynamodb, "UpdateTable",
-            lambda p: client_error("UpdateTable", code) if p["TableName"] == day(-1) else None,
-        )
+        fail_on_table(dynamodb, "UpdateTable", day(-1), code)
         report = rotator(
             dynamodb, previous=CapacityTier.provisioned(100, 1), older=CapacityTier.provisioned(1, 1)
         ).run("resize_old", NOW)
@@ -297,10 +291,7 @@ class TestFailureIsolation:
         make_table(dynamodb, day(0))
         make_table(dynamodb, day(-1))
         make_table(dynamodb, day(-2))
-        inject_failure(
-            dynamodb, "UpdateTable",
-            lambda p: client_error("UpdateTable", "AccessDeniedException") if p["TableName"] == day(-1) else None,
-        )
+        fail_on_table(dynamodb, "UpdateTable", day(-1), "AccessDeniedException")
         with pytest.raises(RotationRunError, match=day(-1)):
             rotator(
                 dynamodb, previous=CapacityTier.provisioned(100, 1), older=CapacityTier.provisioned(1, 1)
