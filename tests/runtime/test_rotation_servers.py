@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 
+import pytest
+
 from cdk_ts_runtime.rotation import TableRotator
 from cdk_ts_runtime.rotation_config import CapacityTier, RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
@@ -41,10 +43,12 @@ def ours(client, prefix):
         kwargs["ExclusiveStartTableName"] = page["LastEvaluatedTableName"]
 
 
+@pytest.mark.slow  # real table-status waits on dynalite: 6-7 s
 def test_three_days_of_schedule_converge_and_a_second_reconcile_changes_nothing(server_dynamodb, unique_name):
     three_days_then_nothing(server_dynamodb, unique_name)
 
 
+@pytest.mark.slow  # one-second CREATING/UPDATING/DELETING windows on the real clock: 7-8 s
 def test_the_same_three_days_through_dynamodbs_rules_on_the_real_clock(dynalite, unique_name):
     # UPDATING/CREATING/DELETING windows of a second, as DynamoDB reports them, and its UpdateTable rules
     from tests.support.dynamodb_rules import start_rules_proxy
