@@ -15,6 +15,8 @@ from moto import mock_aws
 
 from examples.local_aws import LocalServer, server_client_for, start_dynalite, start_moto_server
 from tests.support.dynamodb_rules import start_rules_proxy
+from tests.support.sharding import create_tables
+from tests.support.streams import create_stream_table
 
 REGION = "us-east-1"
 # The rules proxy's frozen clock starts here: a Tuesday, so "today" and "the last 24 h" mean the same in every run.
@@ -104,3 +106,15 @@ def rules_proxy_dynalite(dynalite):
     proxy = start_rules_proxy(dynalite, start_time=RULES_START_TIME)
     yield proxy
     proxy.stop()
+
+
+@pytest.fixture
+def sharded_tables(any_dynamodb, unique_name):
+    """``(client, main, metadata)``: a ShardedTable's two tables, ACTIVE, on moto, moto_server and dynalite in turn."""
+    return (any_dynamodb, *create_tables(any_dynamodb, unique_name))
+
+
+@pytest.fixture
+def stream_table(aws):
+    """``(client, stream_arn)``: moto table ``readings`` with a NEW_AND_OLD_IMAGES stream, and the archive bucket."""
+    return create_stream_table()

@@ -13,6 +13,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk.assertions import Match, Template
 
 from cdk_ts import DeviceLogTable, StreamArchiver, TimestreamTable, access_logs_bucket, stack_access_logs_bucket
+from tests.support.iam import policy_statements
 from tests.support.nag import new_app
 
 REPO = Path(__file__).resolve().parents[2]
@@ -53,9 +54,7 @@ def test_no_bucket_uses_an_acl_and_delivery_is_granted_by_policy_per_source(bare
         assert "AccessControl" not in bucket["Properties"]
         assert bucket["Properties"]["OwnershipControls"] == {"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]}
     statements = [
-        s for policy in template.find_resources("AWS::S3::BucketPolicy").values()
-        for s in policy["Properties"]["PolicyDocument"]["Statement"]
-        if s.get("Principal") == {"Service": _LOGGING}
+        s for s in policy_statements(template, "AWS::S3::BucketPolicy") if s.get("Principal") == {"Service": _LOGGING}
     ]
     assert len(statements) == 5
     assert all(s["Action"] == "s3:PutObject" and "aws:SourceArn" in s["Condition"]["ArnLike"] for s in statements)

@@ -13,10 +13,12 @@ from aws_cdk import aws_kms as kms
 from aws_cdk.assertions import Annotations, Match, Template
 
 from cdk_ts._defaults import runtime_function
+from cdk_ts._nag import finding_text
 from cdk_ts.buckets import access_logs_bucket, secure_bucket
 from cdk_ts.rotating_tables import RotatingTimeSeriesTables
 from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG, AutoScaling, CapacityTier
 from cdk_ts_runtime.table_layout import ENV_TABLE_PREFIX, TableLayout
+from tests.support.iam import policy_statements
 from tests.support.nag import new_app, unacknowledged_findings
 
 
@@ -28,21 +30,26 @@ def build(**props):
     return app, stack, tables
 
 
-@pytest.fixture(scope="module")
-def archived():
-    """A daily rotation with 7 periods retained, archived to a secure bucket, with a stream and a bound reader."""
-    app = new_app()
-    stack = Stack(app, "Test")
+def archived_rotation(stack, **props):
+    """Daily tables ``telemetry_*`` retaining 7 periods, archived to a secure logged bucket, with a stream."""
     bucket = secure_bucket(stack, "Archive", server_access_logs_bucket=access_logs_bucket(stack, "AccessLogs"))
-    tables = RotatingTimeSeriesTables(
+    return RotatingTimeSeriesTables(
         stack,
         "Telemetry",
         table_prefix="telemetry",
         retain_periods=7,
         archive_bucket=bucket,
         stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
-        time_to_live_attribute="expires_at",
+        **props,
     )
+
+
+@pytest.fixture(scope="module")
+def archived():
+    """``archived_rotation`` with a TTL attribute and a bound reader."""
+    app = new_app()
+    stack = Stack(app, "Test")
+    tables = archived_rotation(stack, time_to_live_attribute="expires_at")
     reader = iam.Role(stack, "Reader", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
     tables.grant_read_data(reader)
     return app, stack, tables, Template.from_stack(stack)
@@ -54,27 +61,6 @@ def rotation_config(template):
     )
     (function,) = functions.values()
     return function["Properties"]["Environment"]["Variables"]
-
-
-def policy_statements(template):
-    return [
-        s
-        for p in template.find_resources("AWS::IAM::Policy").values()
-        for s in p["Properties"]["PolicyDocument"]["Statement"]
-    ]
-
-
-def joined(value):
-    """Render an Fn::Join ARN as text with pseudo parameters named, for readable assertions."""
-    if isinstance(value, str):
-        return value
-    if "Fn::Join" in value:
-        return "".join(joined(part) for part in value["Fn::Join"][1])
-    if "Ref" in value:
-        return f"<{value['Ref']}>"
-    if "Fn::GetAtt" in value:
-        return f"<{'.'.join(value['Fn::GetAtt'])}>"
-    return json.dumps(value)
 
 
 class TestSchedules:
@@ -145,7 +131,7 @@ class TestRotationFunction:
         assert env[ENV_TABLE_PREFIX] == "telemetry"
         config = env[ENV_ROTATION_CONFIG]
         assert "Fn::Join" in config  # the archive bucket name is a deploy-time token inside the JSON
-        settings = json.loads(joined(config))
+        settings = json.loads(finding_text(archived[1], config))
         assert settings["retain_periods"] == 7
         assert settings["point_in_time_recovery"] is True
         assert settings["stream_view_type"] == "NEW_AND_OLD_IMAGES"
@@ -156,7 +142,7 @@ class TestRotationFunction:
         statements = policy_statements(archived[3])
         create = next(s for s in statements if "dynamodb:CreateTable" in s["Action"])
         assert (
-            joined(create["Resource"])
+            finding_text(archived[1], create["Resource"])
             == "arn:<AWS::Partition>:dynamodb:<AWS::Region>:<AWS::AccountId>:table/telemetry_????-??-??"
         )
         wildcard = [s for s in statements if s["Resource"] == "*"]
@@ -168,7 +154,7 @@ class TestRotationFunction:
     def test_export_writes_only_under_the_archive_prefix(self, archived):
         statements = policy_statements(archived[3])
         put = next(s for s in statements if "s3:PutObject" in s["Action"])
-        assert joined(put["Resource"]).endswith("/exports/telemetry_????-??-??/*")
+        assert finding_text(archived[1], put["Resource"]).endswith("/exports/telemetry_????-??-??/*")
 
     def test_deploy_time_reconcile_invokes_the_rotation_function(self, archived):
         template = archived[3]
@@ -207,7 +193,7 @@ class TestGrants:
         (read,) = policy["Properties"]["PolicyDocument"]["Statement"]
         assert {"dynamodb:Query", "dynamodb:GetItem", "dynamodb:BatchGetItem"} <= set(read["Action"])
         assert not {"dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:DeleteTable"} & set(read["Action"])
-        assert [joined(r).rsplit(":", 1)[1] for r in read["Resource"]] == [
+        assert [finding_text(stack, r).rsplit(":", 1)[1] for r in read["Resource"]] == [
             "table/telemetry_????-??-??",
             "table/telemetry_????-??-??/index/*",
         ]
@@ -303,16 +289,7 @@ class TestDefaultsAndValidation:
 def test_the_construct_passes_cdk_nag_with_reasoned_acknowledgements_only():
     app = new_app()
     stack = Stack(app, "Test")
-    bucket = secure_bucket(stack, "Archive", server_access_logs_bucket=access_logs_bucket(stack, "AccessLogs"))
-    tables = RotatingTimeSeriesTables(
-        stack,
-        "Telemetry",
-        table_prefix="telemetry",
-        retain_periods=7,
-        archive_bucket=bucket,
-        stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
-        current_tier=CapacityTier.provisioned(300, 1000, AutoScaling()),
-    )
+    tables = archived_rotation(stack, current_tier=CapacityTier.provisioned(300, 1000, AutoScaling()))
     reader = iam.Role(stack, "Reader", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
     tables.grant_read_write_data(reader, acknowledge_nag_findings=True)
     tables.grant_stream_read(reader, acknowledge_nag_findings=True)

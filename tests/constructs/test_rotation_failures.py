@@ -9,8 +9,8 @@ from cdk_nag import HIPAASecurityChecks, NIST80053R5Checks, ServerlessChecks
 
 from cdk_ts.monitoring import MonitoringDashboard
 from cdk_ts.rotating_tables import DEPLOY_TIME_RUN_TIMEOUT, RUN_TIMEOUT, RotatingTimeSeriesTables
-from tests.constructs.test_rotating_tables import policy_statements
 from tests.constructs.test_rotation_single_flight import rotation_function
+from tests.support.iam import policy_statements
 from tests.support.nag import new_app, unacknowledged_findings
 
 

@@ -12,7 +12,8 @@ from aws_cdk.assertions import Template
 from cdk_ts.rotating_tables import RotatingTimeSeriesTables
 from cdk_ts_runtime.periods import RotationPeriod
 from cdk_ts_runtime.rotation.lock import LOCK_EXPIRY_ATTRIBUTE, LOCK_KEY, LOCK_TABLE_ENV
-from tests.constructs.test_rotating_tables import build, policy_statements, rotation_config
+from tests.constructs.test_rotating_tables import build, rotation_config
+from tests.support.iam import policy_statements
 from tests.support.nag import new_app
 
 ROTATION_HANDLER = {"Properties": {"Handler": "cdk_ts_runtime.handlers.rotation.handler"}}

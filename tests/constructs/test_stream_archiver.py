@@ -15,6 +15,7 @@ from aws_cdk.assertions import Match, Template
 from cdk_ts import DeviceLogTable, FailureDestination, RotatingTimeSeriesTables, StreamArchiver
 from cdk_ts.stream_archiver import TTL_DELETIONS_ONLY, deduplicated_view_sql
 from cdk_ts_runtime.stream_consumer import STREAM_CONSUMER_ENV, StreamConsumer
+from tests.support.iam import policy_statements
 from tests.support.nag import new_app, unacknowledged_findings
 
 
@@ -28,14 +29,6 @@ def fixed():
         filter_patterns=[TTL_DELETIONS_ONLY],
     )
     return app, stack, archiver, Template.from_stack(stack)
-
-
-def statements(template):
-    return [
-        s
-        for p in template.find_resources("AWS::IAM::Policy").values()
-        for s in p["Properties"]["PolicyDocument"]["Statement"]
-    ]
 
 
 def test_mapping_reads_from_the_start_reports_partial_failures_and_sends_give_ups_to_s3(fixed):
@@ -61,7 +54,7 @@ def test_mapping_reads_from_the_start_reports_partial_failures_and_sends_give_up
 def test_the_function_may_write_failure_records_and_replay_them(fixed):
     _app, stack, archiver, template = fixed
     bucket_arn = stack.resolve(archiver.failure_bucket.bucket_arn)
-    grant = next(s for s in statements(template) if "s3:PutObject" in s["Action"]
+    grant = next(s for s in policy_statements(template) if "s3:PutObject" in s["Action"]
                  and bucket_arn in (s["Resource"] if isinstance(s["Resource"], list) else [s["Resource"]]))
     assert {"s3:GetObject*", "s3:List*", "s3:DeleteObject*"} <= set(grant["Action"])
     (function,) = template.find_resources(
@@ -266,7 +259,7 @@ def test_glue_table_name_can_be_chosen():
 
 def test_function_writes_only_under_the_prefix_of_the_archive_bucket(fixed):
     _app, stack, archiver, template = fixed
-    put = next(s for s in statements(template) if s["Action"] == ["s3:PutObject", "s3:AbortMultipartUpload"])
+    put = next(s for s in policy_statements(template) if s["Action"] == ["s3:PutObject", "s3:AbortMultipartUpload"])
     assert json.dumps(put["Resource"]).endswith('"/dynamodb/*"]]}')
 
 
@@ -294,11 +287,7 @@ def test_rotating_tables_get_their_mapping_from_the_rotation_function():
     assert "Fn::Join" in consumer and stack.resolve(archiver.function.function_arn) in consumer["Fn::Join"][1]
     # the mappings the rotation function creates send give-ups to the same S3 failure bucket
     assert stack.resolve(archiver.failure_bucket.bucket_arn) in consumer["Fn::Join"][1]
-    statements = [
-        s
-        for p in template.find_resources("AWS::IAM::Policy").values()
-        for s in p["Properties"]["PolicyDocument"]["Statement"]
-    ]
+    statements = policy_statements(template)
     create = next(s for s in statements if "lambda:CreateEventSourceMapping" in s["Action"])
     assert create["Condition"] == {
         "StringEquals": {"lambda:FunctionArn": stack.resolve(archiver.function.function_arn)}

@@ -9,6 +9,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk.assertions import Match, Template
 
 from cdk_ts import TimestreamTable
+from tests.support.iam import policy_statements
 from tests.support.nag import new_app, unacknowledged_findings
 
 
@@ -66,11 +67,7 @@ def test_table_is_partitioned_on_the_dimension_with_retention_and_late_writes(fl
 
 def test_grants_are_scoped_to_the_table(fleet):
     _app, stack, table, _key, template = fleet
-    statements = [
-        s
-        for p in template.find_resources("AWS::IAM::Policy").values()
-        for s in p["Properties"]["PolicyDocument"]["Statement"]
-    ]
+    statements = policy_statements(template)
     write = next(s for s in statements if "timestream:WriteRecords" in s["Action"])
     select = next(s for s in statements if "timestream:Select" in s["Action"])
     assert write["Resource"] == select["Resource"] == stack.resolve(table.table_arn)
@@ -147,8 +144,9 @@ def test_read_write_is_one_grant_of_both_actions_and_one_endpoint_lookup():
     table = TimestreamTable(stack, "Fleet", database_name="fleet", table_name="telemetry")
     role = iam.Role(stack, "Both", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
     grant = table.grant_read_write_data(role)
-    (policy,) = Template.from_stack(stack).find_resources("AWS::IAM::Policy").values()
-    statements = policy["Properties"]["PolicyDocument"]["Statement"]
+    template = Template.from_stack(stack)
+    assert len(template.find_resources("AWS::IAM::Policy")) == 1
+    statements = policy_statements(template)
     on_table = [s for s in statements if s["Resource"] == stack.resolve(table.table_arn)]
     assert len(on_table) == 1
     assert set(on_table[0]["Action"]) == {"timestream:Select", "timestream:WriteRecords", "timestream:DescribeTable"}

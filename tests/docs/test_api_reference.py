@@ -61,6 +61,7 @@ UNDOCUMENTED_PARAMETERS = {"self", "cls", "scope", "construct_id"}
 _PARAM = re.compile(r":param\s+(?:[^:\n]*\s)?(\w+):(.*?)(?=\n\s*:\w[^:\n]*:|\Z)", re.DOTALL)
 
 
+@pytest.mark.slow  # builds the whole pdoc reference: ~70 s
 def test_the_reference_builds_with_a_page_for_every_public_module(tmp_path):
     # given the public surface as it is now (the reference is built, never committed)
     built = tmp_path / "api"

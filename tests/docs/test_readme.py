@@ -232,6 +232,7 @@ def test_the_readme_has_python_blocks_and_known_markers():
 
 
 @pytest.mark.parametrize("block", [b for b in BLOCKS if b.is_construct], ids=lambda b: b.test_id)
+@pytest.mark.slow  # each block synthesizes an app in a subprocess: 15-30 s
 def test_construct_block_synthesizes(block, tmp_path):
     assert "app.synth()" in block.code, f"README.md:{block.line}: a construct block ends with app.synth()"
     templates = synthesize(block, tmp_path)
@@ -257,6 +258,7 @@ def test_runtime_block_runs_against_moto(block, tmp_path, monkeypatch):
         run(block)
 
 
+@pytest.mark.slow  # ~18 s measured on a shared 2-core machine
 def test_user_handler_code_block_writes_and_reads_back_with_the_env_bind_sets(tmp_path, monkeypatch):
     from aws_cdk import App, Stack
 

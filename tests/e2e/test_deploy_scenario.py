@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
+# End to end, and each test takes tens of seconds: `-m "not e2e and not slow"` leaves them out.
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.e2e
-@pytest.mark.slow
 def test_sample_app_deploys_runs_the_scenario_and_tears_down(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "CDK_"))}
     results_file = tmp_path / "results.json"
@@ -40,8 +41,6 @@ def test_sample_app_deploys_runs_the_scenario_and_tears_down(tmp_path):
     assert not Path(f"/proc/{results['emulator_pid']}").exists(), "the emulator process is still running"
 
 
-@pytest.mark.e2e
-@pytest.mark.slow
 def test_keep_leaves_the_stack_and_the_emulator_until_sigterm_and_says_how_to_reach_them(tmp_path):
     import re
     import signal

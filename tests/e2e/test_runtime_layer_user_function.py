@@ -21,6 +21,9 @@ import pytest
 from bench.synth import zipped_size
 from tests.e2e.assembly import asset_dir
 
+# End to end, and each test takes tens of seconds: `-m "not e2e and not slow"` leaves them out.
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
 REPO = Path(__file__).resolve().parents[2]
 STACK = "Telemetry"  # the README block's stack
 LAYER_ZIP_LIMIT = 100 * 1024
@@ -120,7 +123,6 @@ def deployed_shape(readme_app):
     return layer, asset_dir(outdir, STACK, function["Code"]["S3Key"]), variables
 
 
-@pytest.mark.slow
 def test_readme_handler_writes_and_reads_back_through_the_layer_with_the_bound_environment(deployed_shape, tmp_path):
     # given the layer's python/ folder, the function's code and the variables bind() set
     layer, code, variables = deployed_shape
@@ -150,7 +152,6 @@ def test_readme_handler_writes_and_reads_back_through_the_layer_with_the_bound_e
     assert report["stored"][0]["pk"] == {"N": "7"}
 
 
-@pytest.mark.slow
 def test_without_the_layer_the_handler_interpreter_cannot_import_cdk_ts_runtime(deployed_shape, tmp_path):
     # given the same interpreter and path, minus the layer: the layer is the only source of cdk_ts_runtime
     _, code, variables = deployed_shape
@@ -168,7 +169,6 @@ def test_without_the_layer_the_handler_interpreter_cannot_import_cdk_ts_runtime(
     assert "No module named 'cdk_ts_runtime'" in result.stderr
 
 
-@pytest.mark.slow
 def test_runtime_layer_zips_to_at_most_100_kb(deployed_shape):
     layer, _, _ = deployed_shape
     assert sorted({p.relative_to(layer).parts[0] for p in layer.rglob("*") if p.is_file()}) == ["python"]

@@ -20,6 +20,9 @@ import pytest
 
 from tests.e2e.assembly import asset_files
 
+# End to end, and each test takes tens of seconds: `-m "not e2e and not slow"` leaves them out.
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
 REPO = Path(__file__).resolve().parents[2]
 TOP_LEVEL_PACKAGES = {"cdk_ts", "cdk_ts_runtime"}
 
@@ -142,7 +145,6 @@ def venv_env() -> dict[str, str]:
     }
 
 
-@pytest.mark.slow
 def test_wheel_holds_only_the_cdk_ts_and_cdk_ts_runtime_packages(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     top_level = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
@@ -155,7 +157,6 @@ def test_wheel_holds_only_the_cdk_ts_and_cdk_ts_runtime_packages(wheel):
     assert strays == []
 
 
-@pytest.mark.slow
 def test_an_app_with_its_own_lambdas_package_synthesizes_all_four_constructs_from_the_wheel(
     venv_python, venv_env, tmp_path
 ):
@@ -217,7 +218,6 @@ def test_an_app_with_its_own_lambdas_package_synthesizes_all_four_constructs_fro
     assert [f for f in user_files if "__pycache__" not in f] == ["__init__.py", "handler.py"]
 
 
-@pytest.mark.slow
 def test_nothing_named_lambdas_is_importable_after_installing_the_wheel(venv_python, venv_env, tmp_path):
     # given a folder without a lambdas/ directory
     assert not (tmp_path / "lambdas").exists()
@@ -263,7 +263,6 @@ version: str = cdk_ts.__version__
 """
 
 
-@pytest.mark.slow
 def test_type_checkers_read_the_installed_wheels_annotations(venv_python, venv_env, tmp_path):
     # given a consumer app type-checked against the wheel installed in its venv (mypy from this environment)
     (tmp_path / "consumer.py").write_text(CONSUMER)
@@ -278,7 +277,6 @@ def test_type_checkers_read_the_installed_wheels_annotations(venv_python, venv_e
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
 
 
-@pytest.mark.slow
 def test_the_version_is_the_package_metadata(venv_python, venv_env, tmp_path):
     result = subprocess.run(
         [str(venv_python), "-c",

@@ -9,12 +9,12 @@ import pytest
 
 from cdk_ts_runtime.archive_lines import UnreadableRecordError, dynamodb_number
 from cdk_ts_runtime.archiver import StreamRecordArchiver
-from tests.runtime.test_archiver import BUCKET, archived_lines, stream_records, table  # noqa: F401 - fixture
+from tests.support.streams import BUCKET, archived_lines, stream_records
 
 
 @pytest.fixture
-def records(table):  # noqa: F811 - the fixture imported above
-    dynamodb, stream = table
+def records(stream_table):
+    dynamodb, stream = stream_table
     for sk in range(6):
         dynamodb.put_item(TableName="readings", Item={"pk": {"S": "d"}, "sk": {"N": str(sk)}})
     return stream_records(stream)
@@ -59,7 +59,10 @@ def test_a_record_without_dynamodb_and_so_without_a_sequence_number_fails_the_wh
 
 
 @pytest.mark.parametrize("sequence", ["", "   ", None, 42])
-def test_the_reproduction_empty_first_sequence_then_unreadable_never_reports_done(records, sequence):
+def test_an_unusable_first_sequence_number_then_an_unreadable_record_never_reports_done(records, sequence):
+    # A partial batch failure names the first failed record by its sequence number as itemIdentifier
+    # (https://docs.aws.amazon.com/lambda/latest/dg/services-ddb-batchfailurereporting.html); with none usable
+    # on the first record and an unreadable second one there is nothing to name, so the archiver raises.
     broken = copy.deepcopy(records)
     broken[0]["dynamodb"]["SequenceNumber"] = sequence
     broken[1]["dynamodb"].pop("NewImage")

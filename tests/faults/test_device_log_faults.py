@@ -1,4 +1,4 @@
-"""DeviceLogRepository: pattern 3 returns warning states only; dates out of range are ValueError."""
+"""DeviceLogRepository: a device's warning logs (access pattern 3) are warning states only; bad dates: ValueError."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def device_states(any_dynamodb, unique_name):
     return repo
 
 
-def test_pattern_3_returns_warning_and_numbered_warnings_only(device_states):
+def test_warning_logs_of_a_device_are_warning_and_numbered_warnings_only(device_states):
     found = device_states.get_warning_logs_for_specific_device("d-1")
     assert [(i["State"], i["Date"][11:13]) for i in found] == [
         ("WARNING2", "06"), ("WARNING10", "02"), ("WARNING1", "01"), ("WARNING", "00"),

@@ -18,7 +18,8 @@ from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG, CapacityTier, Ro
 from cdk_ts_runtime.table_layout import TableLayout
 from tests.runtime.test_rotation import create_period_table
 from tests.support.cloudformation import CloudFormationReplies
-from tests.support.requests import client_error, inject_failure
+from tests.support.requests import client_error, fail_on_table, inject_failure
+from tests.support.waiting import wait_until
 
 PREFIX = "readings"
 NOW = datetime(2026, 3, 10, 0, 15, tzinfo=UTC)
@@ -81,8 +82,10 @@ class TestEventTimeWindow:
     @pytest.mark.parametrize(
         "when",
         [
-            datetime(2099, 1, 1, 0, 15, tzinfo=UTC),  # the reproduction: deleted every table, today's included
-            datetime(1970, 1, 1, 0, 15, tzinfo=UTC),  # the reproduction: raised ten old tables to 1000 WCU
+            # an event time this far ahead once deleted every table, today's included
+            datetime(2099, 1, 1, 0, 15, tzinfo=UTC),
+            # an event time this far behind once raised ten old tables to 1000 WCU
+            datetime(1970, 1, 1, 0, 15, tzinfo=UTC),
             NOW + timedelta(minutes=15 + 16),  # just past create_lead (15 min) + margin (15 min)
             NOW - timedelta(days=1, minutes=16),  # just past one period + margin behind
         ],
@@ -168,16 +171,13 @@ def export_times(dynamodb, when: datetime):
 
 
 def wait_for_exports(dynamodb, table):
-    import time
-
     arn = dynamodb.describe_table(TableName=table)["Table"]["TableArn"]
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+
+    def finished_summaries():
         summaries = dynamodb.list_exports(TableArn=arn)["ExportSummaries"]
-        if all(s["ExportStatus"] != "IN_PROGRESS" for s in summaries):
-            return summaries
-        time.sleep(0.05)
-    raise AssertionError("exports did not finish")
+        return summaries if all(s["ExportStatus"] != "IN_PROGRESS" for s in summaries) else None
+
+    return wait_until(finished_summaries, what=f"exports of {table} finished", timeout=30)
 
 
 class TestExportProof:
@@ -241,10 +241,7 @@ class TestFailureIsolation:
         make_table(dynamodb, day(0))
         for offset in (5, 6, 7):
             make_table(dynamodb, day(-offset), 1, 1)
-        inject_failure(
-            dynamodb, "DeleteTable",
-            lambda p: client_error("DeleteTable", "AccessDeniedException") if p["TableName"] == day(-6) else None,
-        )
+        fail_on_table(dynamodb, "DeleteTable", day(-6), "AccessDeniedException")
         with pytest.raises(RotationRunError, match=day(-6)) as failed:
             rotator(dynamodb, retain_periods=3).run("resize_old", NOW)
         assert sorted(state(dynamodb)) == sorted([day(0), day(-6)])
@@ -283,10 +280,7 @@ class TestFailureIsolation:
         make_table(dynamodb, day(0))
         make_table(dynamodb, day(-1))
         make_table(dynamodb, day(-2))
-        inject_failure(
-            dynamodb, "UpdateTable",
-            lambda p: client_error("UpdateTable", code) if p["TableName"] == day(-1) else None,
-        )
+        fail_on_table(dynamodb, "UpdateTable", day(-1), code)
         report = rotator(
             dynamodb, previous=CapacityTier.provisioned(100, 1), older=CapacityTier.provisioned(1, 1)
         ).run("resize_old", NOW)
@@ -297,10 +291,7 @@ class TestFailureIsolation:
         make_table(dynamodb, day(0))
         make_table(dynamodb, day(-1))
         make_table(dynamodb, day(-2))
-        inject_failure(
-            dynamodb, "UpdateTable",
-            lambda p: client_error("UpdateTable", "AccessDeniedException") if p["TableName"] == day(-1) else None,
-        )
+        fail_on_table(dynamodb, "UpdateTable", day(-1), "AccessDeniedException")
         with pytest.raises(RotationRunError, match=day(-1)):
             rotator(
                 dynamodb, previous=CapacityTier.provisioned(100, 1), older=CapacityTier.provisioned(1, 1)
@@ -321,7 +312,7 @@ class TestFutureTables:
         assert any(a["action"] == "future" and a["table"] == day(5) for a in report["actions"])
         assert published(cloudwatch, "FuturePeriodTables") == [1.0]
 
-    def test_the_2099_table_of_the_reproduction_is_not_left_hot_silently(self, dynamodb):
+    def test_a_table_dated_2099_is_reported_as_future_not_left_hot_silently(self, dynamodb):
         make_table(dynamodb, day(0))
         make_table(dynamodb, f"{PREFIX}_2099-01-01")
         report = rotator(dynamodb).run("resize_old", NOW)

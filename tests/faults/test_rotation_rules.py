@@ -369,6 +369,7 @@ class TestSingleFlight:
         assert rotation.tier(-1)[0] == "PAY_PER_REQUEST"
 
 
+@pytest.mark.slow  # three days of schedules through the rules proxy: ~10 s
 def test_three_days_of_the_default_schedules_every_run_succeeds_or_defers_and_tables_end_in_their_tiers(
     rules_proxy, unique_name
 ):

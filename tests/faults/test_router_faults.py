@@ -23,7 +23,10 @@ def stored(router, day):
     return router.query(7, utc(2026, 3, day), utc(2026, 3, day, 23, 59, 59))
 
 
-def test_the_reproduction_21_items_one_for_a_missing_table_20_written_1_reported(two_days):
+def test_a_batch_of_21_with_one_item_for_a_missing_table_writes_20_and_reports_that_one(two_days):
+    # BatchWriteItem refuses the whole request when one of its tables does not exist
+    # (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchWriteItem.html), so the
+    # router must keep the stray item out of the batches and report it instead.
     router = two_days
     good = [{"pk": 7, "sk": ms(utc(2026, 3, 1) + timedelta(minutes=i)), "i": i} for i in range(20)]
     stray = {"pk": 7, "sk": ms(utc(2026, 3, 5, 12)), "i": 99}  # 5 March: no table yet

@@ -39,6 +39,7 @@ def stored(router):
     return [i["i"] for i in router.query(7, utc(2026, 3, 2), utc(2026, 3, 2, 23))]
 
 
+@pytest.mark.slow  # retries with backoff through the rules proxy: ~8 s
 def test_throttled_batch_items_are_retried_with_backoff_until_all_are_written(proxy, unique_name):
     # given one partition key taking 10 writes a second, and 60 items for it (3 batches)
     waits = []
@@ -56,6 +57,7 @@ def test_throttled_batch_items_are_retried_with_backoff_until_all_are_written(pr
     assert sorted(stored(router)) == list(range(60))
 
 
+@pytest.mark.slow  # retries with backoff through the rules proxy: ~10 s
 def test_items_a_partition_never_takes_are_named_and_the_rest_are_stored(proxy, unique_name):
     # given a partition that takes 10 items and then nothing (the clock does not move)
     router = router_through(proxy, unique_name, sleep=lambda _s: None, max_batch_attempts=3)

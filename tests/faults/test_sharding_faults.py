@@ -9,8 +9,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime.sharding import CorruptShardMetadataError, ShardedTable
-from tests.runtime.test_sharding import Clock, create_tables, metadata_item, sharded, tables, throttle  # noqa: F401
 from tests.support.requests import inject_failure
+from tests.support.sharding import Clock, create_tables, metadata_item, sharded, throttle
 
 
 def writers(client, main, metadata, clock, count=16, **options):
@@ -39,8 +39,10 @@ def burst(group, key, seen_by_each):
     return results
 
 
-def test_the_reproduction_two_bursts_inside_one_second_grow_the_key_once(dynalite, unique_name):
-    # dynalite makes a conditional update atomic, as DynamoDB does (moto_server does not: see test_sharding.py)
+def test_two_bursts_of_16_writers_inside_one_second_grow_the_key_once(dynalite, unique_name):
+    # The growth is a conditional update on the metadata item, which DynamoDB applies atomically per item
+    # (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/WorkingWithItems.html#WorkingWithItems.ConditionalUpdate);
+    # dynalite does too, moto_server does not (see test_sharding.py).
     from examples.local_aws import server_client_for
 
     client = server_client_for(dynalite)
@@ -74,8 +76,8 @@ def test_the_reproduction_two_bursts_inside_one_second_grow_the_key_once(dynalit
         ({"last_updated": {"S": "now"}}, "last_updated 'now' is not a whole number"),
     ],
 )
-def test_a_corrupt_metadata_item_is_an_error_naming_key_and_attribute(tables, attributes, message):  # noqa: F811
-    client, main, metadata = tables
+def test_a_corrupt_metadata_item_is_an_error_naming_key_and_attribute(sharded_tables, attributes, message):
+    client, main, metadata = sharded_tables
     item = {
         "file_path": {"S": "/bad"},
         "number_of_shards": {"N": "2"},
@@ -84,42 +86,42 @@ def test_a_corrupt_metadata_item_is_an_error_naming_key_and_attribute(tables, at
         **attributes,
     }
     client.put_item(TableName=metadata, Item=item)
-    table = sharded(tables)
+    table = sharded(sharded_tables)
     queries = []
     client.meta.events.register("provide-client-params.dynamodb.Query", lambda params, **_: queries.append(params))
     with pytest.raises(CorruptShardMetadataError, match=f"'/bad'.*{message}"):
         table.query("/bad")
     assert queries == []  # no fan-out on a value nobody can trust
-    assert metadata_item(tables, "/bad") == item
+    assert metadata_item(sharded_tables, "/bad") == item
 
 
-def test_an_index_key_range_throttle_never_grows_the_base_tables_shards(tables):  # noqa: F811
-    client, _main, _metadata = tables
-    table = sharded(tables, cooldown_seconds=1, max_attempts=3)
+def test_an_index_key_range_throttle_never_grows_the_base_tables_shards(sharded_tables):
+    client, _main, _metadata = sharded_tables
+    table = sharded(sharded_tables, cooldown_seconds=1, max_attempts=3)
     table.put_item({"file_path": "/gsi-hot", "timestamp": 0})
     table.clock.now += 5
     inject_failure(client, "PutItem", lambda p: throttle("IndexWriteKeyRangeThroughputExceeded")
                    if p["TableName"] == table.table_name else None)
     with pytest.raises(ClientError, match="ProvisionedThroughputExceeded"):
         table.put_item({"file_path": "/gsi-hot", "timestamp": 1})
-    assert metadata_item(tables, "/gsi-hot")["number_of_shards"] == {"N": "1"}
+    assert metadata_item(sharded_tables, "/gsi-hot")["number_of_shards"] == {"N": "1"}
 
 
-def test_a_cloudwatch_failure_while_classifying_is_no_growth_and_the_throttle_is_what_raises(tables):  # noqa: F811
+def test_a_cloudwatch_failure_while_classifying_is_no_growth_and_the_throttle_is_what_raises(sharded_tables):
     import boto3
 
-    client, _main, _metadata = tables
+    client, _main, _metadata = sharded_tables
     cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
     inject_failure(cloudwatch, "GetMetricStatistics",
                    lambda _p: ClientError({"Error": {"Code": "AccessDenied", "Message": "no"}}, "GetMetricStatistics"))
-    table = sharded(tables, cooldown_seconds=1, max_attempts=3, cloudwatch_client=cloudwatch)
+    table = sharded(sharded_tables, cooldown_seconds=1, max_attempts=3, cloudwatch_client=cloudwatch)
     table.put_item({"file_path": "/quiet", "timestamp": 0})
     table.clock.now += 5
     inject_failure(client, "PutItem", lambda p: throttle() if p["TableName"] == table.table_name else None)
     with pytest.raises(ClientError) as raised:
         table.put_item({"file_path": "/quiet", "timestamp": 1})
     assert raised.value.response["Error"]["Code"] == "ProvisionedThroughputExceededException"
-    assert metadata_item(tables, "/quiet")["number_of_shards"] == {"N": "1"}
+    assert metadata_item(sharded_tables, "/quiet")["number_of_shards"] == {"N": "1"}
 
 
 @pytest.mark.parametrize("cooldown", [0, 0.5, -1, True])

@@ -82,6 +82,7 @@ def test_a_partition_throttle_reaches_the_writer_on_the_first_request(limited):
     assert [i["timestamp"] for i in table.query("/hot")] == list(range(10))
 
 
+@pytest.mark.slow  # writer threads through the rules proxy: ~14 s
 def test_a_burst_of_writers_grows_the_key_once_per_cooldown_sized_to_the_load_and_loses_nothing(limited):
     # given 4 writers (as 4 processes would be) offering 60 writes/s to one key: 5x one partition's 12 units/s
     proxy, main, metadata = limited

@@ -15,8 +15,11 @@ from aws_cdk.assertions import Template
 
 from cdk_ts import DeviceLogTable, StreamArchiver
 from cdk_ts_runtime.archiver import StreamRecordArchiver
-from tests.runtime.test_archiver import BUCKET, spread_over_hours, stream_records, table  # noqa: F401 - fixture
 from tests.support.nag import new_app
+from tests.support.streams import BUCKET, spread_over_hours, stream_records
+
+# Every test reads the view the construct writes, synthesized once for the module: 5-8 s on a shared 2-core machine.
+pytestmark = pytest.mark.slow
 
 # Every test reads the view the construct writes, synthesized once for the module: 5-8 s on a shared 2-core machine.
 pytestmark = pytest.mark.slow
@@ -47,9 +50,9 @@ def duckdb_view(view_sql: str) -> str:
 
 
 @pytest.fixture
-def archive(table, tmp_path):  # noqa: F811 - the fixture imported above
+def archive(stream_table, tmp_path):
     """An archive written by the archiver from moto stream records, with duplicated objects, on local disk."""
-    ddb, stream = table
+    ddb, stream = stream_table
     items = [
         {"pk": {"S": "case"}, "sk": {"N": "1"}, "Url": {"S": "https://a.example/"}, "url": {"S": "lower"}},
         {"pk": {"S": "mixed"}, "sk": {"N": "2"}, "list": {"L": [{"S": "x"}, {"N": "1.5"}, {"BOOL": True},

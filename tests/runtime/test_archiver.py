@@ -3,62 +3,15 @@
 from __future__ import annotations
 
 import base64
-import copy
-import gzip
 import json
-from datetime import UTC, datetime, timedelta
-from decimal import Decimal
 
 import boto3
-import pytest
-from botocore.config import Config
 
 from cdk_ts_runtime.archive_lines import group_records
 from cdk_ts_runtime.archiver import StreamRecordArchiver
 from cdk_ts_runtime.handlers import archiver
 from tests.support.requests import client_error, inject_failure
-
-BUCKET = "archive"
-
-
-@pytest.fixture
-def table(aws):
-    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
-    created = dynamodb.create_table(
-        TableName="readings",
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "N"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
-    )
-    boto3.client("s3", region_name="us-east-1").create_bucket(Bucket=BUCKET)
-    return dynamodb, created["TableDescription"]["LatestStreamArn"]
-
-
-def stream_records(stream_arn):
-    """Every record on the table's stream, as the Lambda event source mapping would deliver them."""
-    # botocore sends ARN-addressed calls to an account endpoint moto does not serve; the regional one works.
-    streams = boto3.client(
-        "dynamodbstreams", region_name="us-east-1", config=Config(account_id_endpoint_mode="disabled")
-    )
-    records = []
-    for shard in streams.describe_stream(StreamArn=stream_arn)["StreamDescription"]["Shards"]:
-        iterator = streams.get_shard_iterator(
-            StreamArn=stream_arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
-        )["ShardIterator"]
-        records += streams.get_records(ShardIterator=iterator)["Records"]
-    return [{**r, "eventSourceARN": stream_arn} for r in records]
-
-
-def archived_lines(s3):
-    lines = []
-    for obj in s3.list_objects_v2(Bucket=BUCKET).get("Contents", []):
-        body = s3.get_object(Bucket=BUCKET, Key=obj["Key"])["Body"].read()
-        lines += [json.loads(line, parse_float=Decimal) for line in gzip.decompress(body).decode().splitlines()]
-    return lines
+from tests.support.streams import BUCKET, archived_lines, spread_over_hours, stream_records
 
 
 def every_type_item():
@@ -77,8 +30,8 @@ def every_type_item():
     }
 
 
-def test_every_dynamodb_type_round_trips_through_the_archive(table):
-    dynamodb, stream = table
+def test_every_dynamodb_type_round_trips_through_the_archive(stream_table):
+    dynamodb, stream = stream_table
     dynamodb.put_item(TableName="readings", Item=every_type_item())
     s3 = boto3.client("s3", region_name="us-east-1")
 
@@ -104,8 +57,8 @@ def test_every_dynamodb_type_round_trips_through_the_archive(table):
     )
 
 
-def test_exact_number_text_is_kept_in_the_json(table):
-    dynamodb, stream = table
+def test_exact_number_text_is_kept_in_the_json(stream_table):
+    dynamodb, stream = stream_table
     dynamodb.put_item(
         TableName="readings",
         Item={"pk": {"S": "d"}, "sk": {"N": "1"}, "v": {"N": "0.1000000000000000055511151231257827"}},
@@ -116,17 +69,8 @@ def test_exact_number_text_is_kept_in_the_json(table):
     assert json.loads(line["newImage"])["v"] == {"N": "0.1000000000000000055511151231257827"}
 
 
-def spread_over_hours(records, hours):
-    """Give consecutive records different creation hours (a batch a real stream would deliver over hours)."""
-    shifted = copy.deepcopy(records)
-    start = datetime(2026, 3, 1, 22, 30, tzinfo=UTC)
-    for record, hour in zip(shifted, hours, strict=True):
-        record["dynamodb"]["ApproximateCreationDateTime"] = start + timedelta(hours=hour)
-    return shifted
-
-
-def test_records_are_grouped_by_table_and_hour_into_deterministic_keys(table):
-    dynamodb, stream = table
+def test_records_are_grouped_by_table_and_hour_into_deterministic_keys(stream_table):
+    dynamodb, stream = stream_table
     for i in range(6):
         dynamodb.put_item(TableName="readings", Item={"pk": {"S": "d"}, "sk": {"N": str(i)}})
     records = spread_over_hours(stream_records(stream), [0, 0, 1, 1, 1, 2])
@@ -145,8 +89,8 @@ def test_records_are_grouped_by_table_and_hour_into_deterministic_keys(table):
     assert [len(g.records) for g in group_records(records)] == [2, 3, 1]
 
 
-def test_a_failed_write_reports_its_groups_first_record_and_writes_nothing_after_it(table):
-    dynamodb, stream = table
+def test_a_failed_write_reports_its_groups_first_record_and_writes_nothing_after_it(stream_table):
+    dynamodb, stream = stream_table
     for i in range(6):
         dynamodb.put_item(TableName="readings", Item={"pk": {"S": "d"}, "sk": {"N": str(i)}})
     dynamodb.delete_item(TableName="readings", Key={"pk": {"S": "d"}, "sk": {"N": "0"}})
@@ -176,8 +120,8 @@ def test_a_failed_write_reports_its_groups_first_record_and_writes_nothing_after
     assert [line["eventName"] for line in archived_lines(s3)].count("REMOVE") == 1
 
 
-def test_an_unreadable_record_fails_the_batch_instead_of_being_dropped(table):
-    dynamodb, stream = table
+def test_an_unreadable_record_fails_the_batch_instead_of_being_dropped(stream_table):
+    dynamodb, stream = stream_table
     dynamodb.put_item(TableName="readings", Item={"pk": {"S": "d"}, "sk": {"N": "1"}})
     records = stream_records(stream)
     records[0]["eventSourceARN"] = "not-a-stream"
@@ -186,8 +130,8 @@ def test_an_unreadable_record_fails_the_batch_instead_of_being_dropped(table):
     assert response == {"batchItemFailures": [{"itemIdentifier": records[0]["dynamodb"]["SequenceNumber"]}]}
 
 
-def test_handler_reads_bucket_and_prefix_when_invoked(table, monkeypatch):
-    dynamodb, stream = table
+def test_handler_reads_bucket_and_prefix_when_invoked(stream_table, monkeypatch):
+    dynamodb, stream = stream_table
     dynamodb.put_item(TableName="readings", Item={"pk": {"S": "d"}, "sk": {"N": "1"}})
     lambda_style = stream_records(stream)
     for record in lambda_style:  # Lambda delivers epoch seconds and base64 text, not datetimes and bytes

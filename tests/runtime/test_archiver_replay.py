@@ -12,8 +12,8 @@ import pytest
 
 from cdk_ts_runtime.archiver import StreamRecordArchiver, failure_record_records, main
 from cdk_ts_runtime.handlers import archiver as archiver_handler
-from tests.runtime.test_archiver import BUCKET, archived_lines, spread_over_hours, stream_records, table  # noqa: F401
 from tests.support.requests import client_error, inject_failure
+from tests.support.streams import BUCKET, archived_lines, spread_over_hours, stream_records
 
 FAILURES = "archive-failures"
 
@@ -101,7 +101,7 @@ def odd_items():
 
 
 @pytest.fixture
-def s3(table):  # noqa: F811 - the fixture imported above
+def s3(stream_table):
     client = boto3.client("s3", region_name="us-east-1")
     client.create_bucket(Bucket=FAILURES)
     return client
@@ -111,9 +111,9 @@ def keys_under(s3, bucket, prefix):
     return [o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", [])]
 
 
-def test_an_outage_longer_than_the_retries_loses_nothing_once_replayed(table, s3):  # noqa: F811
+def test_an_outage_longer_than_the_retries_loses_nothing_once_replayed(stream_table, s3):
     # given records spread over three hours, archived by a mapping that gives up after 3 retries
-    dynamodb, stream = table
+    dynamodb, stream = stream_table
     for item in odd_items():
         dynamodb.put_item(TableName="readings", Item=item)
     for sk in range(10, 15):
@@ -157,8 +157,8 @@ def test_an_outage_longer_than_the_retries_loses_nothing_once_replayed(table, s3
     assert images["big"]["n"] == {"N": "12345678901234567890123456789012345678"}
 
 
-def test_a_failure_record_is_marked_done_only_after_all_its_records_are_written(table, s3):  # noqa: F811
-    dynamodb, stream = table
+def test_a_failure_record_is_marked_done_only_after_all_its_records_are_written(stream_table, s3):
+    dynamodb, stream = stream_table
     for sk in range(4):
         dynamodb.put_item(TableName="readings", Item={"pk": {"S": "d"}, "sk": {"N": str(sk)}})
     records = lambda_style(spread_over_hours(stream_records(stream), [0, 0, 1, 1]))
@@ -186,8 +186,8 @@ def test_a_failure_record_is_marked_done_only_after_all_its_records_are_written(
     assert sorted(line["eventID"] for line in archived_lines(s3)) == sorted(r["eventID"] for r in records)
 
 
-def test_the_payload_is_read_as_json_text_or_as_an_object(table):  # noqa: F811
-    dynamodb, stream = table
+def test_the_payload_is_read_as_json_text_or_as_an_object(stream_table):
+    dynamodb, stream = stream_table
     dynamodb.put_item(TableName="readings", Item={"pk": {"S": "d"}, "sk": {"N": "1"}})
     records = lambda_style(stream_records(stream))
     document = failure_record(records)
@@ -197,8 +197,8 @@ def test_the_payload_is_read_as_json_text_or_as_an_object(table):  # noqa: F811
         failure_record_records({"Records": records})
 
 
-def test_the_handler_replays_from_the_configured_failure_bucket(table, s3, monkeypatch):  # noqa: F811
-    dynamodb, stream = table
+def test_the_handler_replays_from_the_configured_failure_bucket(stream_table, s3, monkeypatch):
+    dynamodb, stream = stream_table
     dynamodb.put_item(TableName="readings", Item={"pk": {"S": "d"}, "sk": {"N": "1"}})
     records = lambda_style(stream_records(stream))
     key = failure_key()
@@ -214,8 +214,8 @@ def test_the_handler_replays_from_the_configured_failure_bucket(table, s3, monke
         archiver_handler.handler({"Operation": "replays"}, None)
 
 
-def test_the_command_line_replays_and_prints_the_report(table, s3, capsys):  # noqa: F811
-    dynamodb, stream = table
+def test_the_command_line_replays_and_prints_the_report(stream_table, s3, capsys):
+    dynamodb, stream = stream_table
     dynamodb.put_item(TableName="readings", Item={"pk": {"S": "d"}, "sk": {"N": "1"}})
     key = failure_key()
     s3.put_object(Bucket=FAILURES, Key=key, Body=json.dumps(failure_record(lambda_style(stream_records(stream)))))
@@ -233,12 +233,12 @@ def test_a_done_prefix_inside_the_failure_prefix_is_refused():
         StreamRecordArchiver(BUCKET, s3_client=object()).replay(FAILURES, done_prefix="aws/lambda/done/")
 
 
-def test_period_table_mappings_send_give_ups_to_the_failure_bucket(table, s3):  # noqa: F811
+def test_period_table_mappings_send_give_ups_to_the_failure_bucket(stream_table, s3):
     # given the consumer settings the construct hands the rotation function (S3 failure destination)
     from cdk_ts_runtime.stream_consumer import StreamConsumer
     from tests.runtime.test_rotation_handler import consumer_function
 
-    _dynamodb, stream = table
+    _dynamodb, stream = stream_table
     consumer = StreamConsumer(function_name=consumer_function(), on_failure_destination_arn=f"arn:aws:s3:::{FAILURES}")
     lambda_client = boto3.client("lambda", region_name="us-east-1")
     # when it maps a new table's stream

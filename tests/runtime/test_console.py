@@ -183,6 +183,7 @@ def test_a_function_without_a_rotation_is_a_configuration_error(moto_server, uni
     assert result.returncode == 2 and "has no CDK_TS_TABLE_PREFIX" in result.stderr
 
 
+@pytest.mark.slow  # ~6 s measured on a shared 2-core machine
 def test_plan_and_replay_moved_under_cdk_ts_and_the_old_commands_still_work(moto_server, unique_name):
     flags = ["--writes-per-second", "100", "--item-size", "200"]
     assert console(moto_server, "plan", *flags).stdout == subprocess.run(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import boto3
+import pytest
 
 from cdk_ts.console import format_status, status, status_exit_code
 from tests.runtime.test_rotation import (
@@ -15,6 +16,7 @@ from tests.runtime.test_rotation import (
 )
 
 
+@pytest.mark.slow  # ~6.5 s measured on a shared 2-core machine
 def test_an_expired_table_shows_its_export_proof_and_why_it_is_still_there(dynamodb):
     boto3.client("s3", region_name="us-east-1").create_bucket(Bucket="archive")
     for day in ("2026-03-02", "2026-03-01", "2026-02-01"):

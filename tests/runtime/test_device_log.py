@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 
 from cdk_ts_runtime.device_log import DeviceLogRepository, normalise_date
 from tests.support.requests import RequestCounter
+from tests.support.waiting import wait_until_active
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "device_state_log.json"
 
@@ -41,10 +41,7 @@ def create_device_log_table(client, name):
         ],
         BillingMode="PAY_PER_REQUEST",
     )
-    deadline = time.monotonic() + 10
-    while client.describe_table(TableName=name)["Table"]["TableStatus"] != "ACTIVE":
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    wait_until_active(client, name)
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime, timedelta
 
 import boto3
@@ -12,7 +11,8 @@ from cdk_ts_runtime.rotation import RotationRunError, TableRotator
 from cdk_ts_runtime.rotation.ownership import ownership_tags
 from cdk_ts_runtime.rotation_config import AutoScaling, CapacityTier, RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
-from tests.support.requests import RequestCounter, client_error, inject_failure
+from tests.support.requests import RequestCounter, client_error, fail_on_table, inject_failure
+from tests.support.waiting import wait_until
 
 PREFIX = "telemetry"
 
@@ -84,14 +84,12 @@ def report_export_time(dynamodb):
 
 def wait_for_export(dynamodb, export_arn, timeout=30.0):
     """Block until an export has left IN_PROGRESS (exports complete asynchronously)."""
-    deadline = time.monotonic() + timeout
-    while True:
+
+    def finished_status():
         status = dynamodb.describe_export(ExportArn=export_arn)["ExportDescription"]["ExportStatus"]
-        if status != "IN_PROGRESS":
-            return status
-        if time.monotonic() > deadline:
-            raise AssertionError(f"export {export_arn} still IN_PROGRESS after {timeout} s")
-        time.sleep(0.05)
+        return None if status == "IN_PROGRESS" else status
+
+    return wait_until(finished_status, what=f"export {export_arn} out of IN_PROGRESS", timeout=timeout)
 
 
 def force_describe(dynamodb, table, **overrides):
@@ -280,13 +278,7 @@ class TestDecreaseBudget:
     def test_a_refused_update_fails_that_table_only_and_the_run_ends_in_error(self, dynamodb):
         create_period_table(dynamodb, "telemetry_2026-02-27")
         create_period_table(dynamodb, "telemetry_2026-02-28")
-        inject_failure(
-            dynamodb,
-            "UpdateTable",
-            lambda p: client_error("UpdateTable", "AccessDeniedException", "not authorized")
-            if p["TableName"] == "telemetry_2026-02-27"
-            else None,
-        )
+        fail_on_table(dynamodb, "UpdateTable", "telemetry_2026-02-27", "AccessDeniedException", "not authorized")
         with pytest.raises(RotationRunError, match="1 table\\(s\\) failed: telemetry_2026-02-27") as failed:
             make_rotator_2016(dynamodb).run("resize_old", utc(2026, 3, 2, 0, 15))
         assert {a["table"]: a["action"] for a in failed.value.report.actions} == {
@@ -363,13 +355,7 @@ class TestReconcile:
 
     def test_next_table_metric_reports_a_failed_create(self, dynamodb):
         cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
-        inject_failure(
-            dynamodb,
-            "CreateTable",
-            lambda p: client_error("CreateTable", "LimitExceededException", "too many tables")
-            if p["TableName"] == "telemetry_2026-03-02"
-            else None,
-        )
+        fail_on_table(dynamodb, "CreateTable", "telemetry_2026-03-02", "LimitExceededException", "too many tables")
         rotator = TableRotator(
             TableLayout(PREFIX), RotationConfig(), dynamodb=dynamodb, cloudwatch=cloudwatch, sleep=lambda _s: None,
             clock=lambda: utc(2026, 3, 1, 23, 50),

@@ -5,32 +5,22 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 
+import pytest
+
 from cdk_ts_runtime.rotation import TableRotator
 from cdk_ts_runtime.rotation_config import CapacityTier, RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.requests import RequestCounter
+from tests.support.waiting import wait_until, wait_until_active
 
 
 def utc(*args):
     return datetime(*args, tzinfo=UTC)
 
 
-def wait_until_all_active(client, names, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        statuses = {client.describe_table(TableName=n)["Table"]["TableStatus"] for n in names}
-        if statuses == {"ACTIVE"}:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"tables {names} not ACTIVE within {timeout} s")
-
-
 def wait_until_gone(client, prefix, name, timeout=10.0):
     """Deletion is asynchronous (DELETING first) in DynamoDB and in dynalite alike."""
-    deadline = time.monotonic() + timeout
-    while name in ours(client, prefix):
-        assert time.monotonic() < deadline, f"{name} still listed after {timeout} s"
-        time.sleep(0.05)
+    wait_until(lambda: True if name not in ours(client, prefix) else None, what=f"{name} gone", timeout=timeout)
 
 
 def throughput(client, name):
@@ -58,7 +48,7 @@ def test_three_days_of_schedule_converge_and_a_second_reconcile_changes_nothing(
     three_days_then_nothing(server_dynamodb, unique_name)
 
 
-@pytest.mark.slow  # the rules proxy's 20/60 s windows, shortened, on the real clock: 7-8 s
+@pytest.mark.slow  # one-second CREATING/UPDATING/DELETING windows on the real clock: 7-8 s
 def test_the_same_three_days_through_dynamodbs_rules_on_the_real_clock(dynalite, unique_name):
     # UPDATING/CREATING/DELETING windows of a second, as DynamoDB reports them, and its UpdateTable rules
     from tests.support.dynamodb_rules import start_rules_proxy
@@ -92,10 +82,10 @@ def three_days_then_nothing(server_dynamodb, unique_name):
     assert ours(server_dynamodb, unique_name) == day[0:2]
 
     rotator.run("create_new", utc(2026, 3, 2, 23, 45))
-    wait_until_all_active(server_dynamodb, day[0:3])
+    wait_until_active(server_dynamodb, *day[0:3])
     report = rotator.run("resize_old", utc(2026, 3, 3, 0, 15))
     assert {"action": "delete", "table": day[0], "archived": False} in report["actions"]
-    wait_until_all_active(server_dynamodb, day[1:3])
+    wait_until_active(server_dynamodb, *day[1:3])
     wait_until_gone(server_dynamodb, unique_name, day[0])
 
     # retain 2 on 3 March: 3 March (current) and 2 March (previous); 1 March expired

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -12,6 +11,7 @@ import pytest
 from cdk_ts_runtime.router import BatchWriteError, PeriodRouter
 from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.requests import RequestCounter
+from tests.support.waiting import wait_until_active
 
 
 def utc(*args):
@@ -28,11 +28,7 @@ def create_tables(client, layout, names):
         client.create_table(
             TableName=name, KeySchema=key_schema, AttributeDefinitions=definitions, BillingMode="PAY_PER_REQUEST"
         )
-    for name in names:
-        deadline = time.monotonic() + 10
-        while client.describe_table(TableName=name)["Table"]["TableStatus"] != "ACTIVE":
-            assert time.monotonic() < deadline, f"{name} not ACTIVE"
-            time.sleep(0.05)
+    wait_until_active(client, *names)
 
 
 class TestRouting:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 import threading
-import time
 from datetime import UTC, datetime, timedelta
 
 import boto3
@@ -13,80 +12,12 @@ from botocore.exceptions import ClientError
 
 from cdk_ts_runtime.sharding import ShardedTable, ShardGrowth, ShardStrategy, throttle_scope
 from tests.support.requests import RequestCounter, inject_failure
-
-
-def throttle(*reasons):
-    body = {"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "injected"}}
-    if reasons:
-        body["ThrottlingReasons"] = [
-            {"reason": r, "resource": "arn:aws:dynamodb:us-east-1:1:table/audit"} for r in reasons
-        ]
-    return ClientError(body, "PutItem")
-
-
-def wait_active(client, name):
-    deadline = time.monotonic() + 10
-    while client.describe_table(TableName=name)["Table"]["TableStatus"] != "ACTIVE":
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-
-
-def create_tables(client, prefix):
-    main, metadata = f"{prefix}-audit", f"{prefix}-audit-shards"
-    client.create_table(
-        TableName=main,
-        KeySchema=[
-            {"AttributeName": "file_path", "KeyType": "HASH"},
-            {"AttributeName": "timestamp", "KeyType": "RANGE"},
-        ],
-        AttributeDefinitions=[
-            {"AttributeName": "file_path", "AttributeType": "S"},
-            {"AttributeName": "timestamp", "AttributeType": "N"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
-    client.create_table(
-        TableName=metadata,
-        KeySchema=[{"AttributeName": "file_path", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "file_path", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
-    wait_active(client, main)
-    wait_active(client, metadata)
-    return main, metadata
-
-
-class Clock:
-    def __init__(self, start=1_767_225_600.0):
-        self.now = start
-
-    def __call__(self):
-        return self.now
-
-
-@pytest.fixture
-def tables(any_dynamodb, unique_name):
-    return (any_dynamodb, *create_tables(any_dynamodb, unique_name))
-
-
-def sharded(tables, **kwargs):
-    client, main, metadata = tables
-    kwargs.setdefault("clock", Clock())
-    kwargs.setdefault("sleep", lambda _s: None)
-    kwargs.setdefault("rng", random.Random(1))
-    return ShardedTable(
-        main, metadata, partition_key="file_path", sort_key="timestamp", dynamodb_client=client, **kwargs
-    )
-
-
-def metadata_item(tables, key):
-    client, _main, metadata = tables
-    return client.get_item(TableName=metadata, Key={"file_path": {"S": key}}, ConsistentRead=True).get("Item")
+from tests.support.sharding import Clock, create_tables, metadata_item, sharded, throttle
 
 
 @pytest.mark.parametrize("strategy", ["random", "computed"])
-def test_round_trip_over_several_shards(tables, strategy):
-    table = sharded(tables, strategy=strategy, growth="double", cooldown_seconds=1)
+def test_round_trip_over_several_shards(sharded_tables, strategy):
+    table = sharded(sharded_tables, strategy=strategy, growth="double", cooldown_seconds=1)
     for i in range(10):
         table.put_item({"file_path": "/viral.mp4", "timestamp": 1000 + i, "n": i})
     table.clock.now += 1
@@ -105,11 +36,11 @@ def test_round_trip_over_several_shards(tables, strategy):
     assert table.shard_count("/viral.mp4") == 4
 
 
-def test_first_writer_creates_the_metadata_item(tables):
-    table = sharded(tables)
+def test_first_writer_creates_the_metadata_item(sharded_tables):
+    table = sharded(sharded_tables)
     table.put_item({"file_path": "/a", "timestamp": 1})
     epoch = int(table.clock())
-    item = metadata_item(tables, "/a")
+    item = metadata_item(sharded_tables, "/a")
     assert item == {
         "file_path": {"S": "/a"},
         "number_of_shards": {"N": "1"},
@@ -119,21 +50,23 @@ def test_first_writer_creates_the_metadata_item(tables):
         "max_shards": {"N": "64"},  # the creating writer's cap: a count above it is corrupt
         "shard_history": {"SS": [f"{epoch}:1"]},
     }
-    stored = tables[0].query(
-        TableName=tables[1], KeyConditionExpression="file_path = :k", ExpressionAttributeValues={":k": {"S": "/a_1"}}
+    stored = sharded_tables[0].query(
+        TableName=sharded_tables[1],
+        KeyConditionExpression="file_path = :k",
+        ExpressionAttributeValues={":k": {"S": "/a_1"}},
     )["Items"]
     assert len(stored) == 1
 
 
-def test_a_partition_throttle_grows_the_key_after_the_cooldown(tables):
-    client = tables[0]
-    table = sharded(tables, growth="increment", cooldown_seconds=10)
+def test_a_partition_throttle_grows_the_key_after_the_cooldown(sharded_tables):
+    client = sharded_tables[0]
+    table = sharded(sharded_tables, growth="increment", cooldown_seconds=10)
     table.put_item({"file_path": "/hot", "timestamp": 1})
     created = int(table.clock())
     pending = {"throttles": 1}
 
     def one_throttle(params):
-        if params["TableName"] == tables[1] and pending["throttles"]:
+        if params["TableName"] == sharded_tables[1] and pending["throttles"]:
             pending["throttles"] -= 1
             return throttle("TableWriteKeyRangeThroughputExceeded")
         return None
@@ -146,7 +79,7 @@ def test_a_partition_throttle_grows_the_key_after_the_cooldown(tables):
     pending["throttles"] = 1
     table.put_item({"file_path": "/hot", "timestamp": 3})
     grown = int(table.clock())
-    item = metadata_item(tables, "/hot")
+    item = metadata_item(sharded_tables, "/hot")
     assert item["number_of_shards"] == {"N": "2"}
     assert item["last_updated"] == {"N": str(grown)}
     assert sorted(item["shard_history"]["SS"]) == sorted([f"{created}:1", f"{grown}:2"])
@@ -154,25 +87,26 @@ def test_a_partition_throttle_grows_the_key_after_the_cooldown(tables):
 
 
 @pytest.mark.parametrize("reasons", [("TableWriteProvisionedThroughputExceeded",), ("TableWriteAccountLimitExceeded",)])
-def test_table_level_throttles_back_off_without_sharding(tables, reasons):
+def test_table_level_throttles_back_off_without_sharding(sharded_tables, reasons):
     calls = []
-    table = sharded(tables, cooldown_seconds=1, on_table_throttle=calls.append)
+    table = sharded(sharded_tables, cooldown_seconds=1, on_table_throttle=calls.append)
     table.put_item({"file_path": "/busy", "timestamp": 1})
     failures = iter([throttle(*reasons)] * 3)
-    inject_failure(tables[0], "PutItem", lambda p: next(failures, None) if p["TableName"] == tables[1] else None)
+    client, main, _metadata = sharded_tables
+    inject_failure(client, "PutItem", lambda p: next(failures, None) if p["TableName"] == main else None)
     table.clock.now += 100
     table.put_item({"file_path": "/busy", "timestamp": 2})
     assert table.shard_count("/busy") == 1
-    assert calls == [tables[1]] * 3
+    assert calls == [sharded_tables[1]] * 3
 
 
-def test_throttles_that_outlast_the_retries_are_raised(tables):
-    table = sharded(tables, max_attempts=3)
+def test_throttles_that_outlast_the_retries_are_raised(sharded_tables):
+    table = sharded(sharded_tables, max_attempts=3)
     table.put_item({"file_path": "/x", "timestamp": 1})
     inject_failure(
-        tables[0],
+        sharded_tables[0],
         "PutItem",
-        lambda p: throttle("TableWriteProvisionedThroughputExceeded") if p["TableName"] == tables[1] else None,
+        lambda p: throttle("TableWriteProvisionedThroughputExceeded") if p["TableName"] == sharded_tables[1] else None,
     )
     with pytest.raises(ClientError, match="injected"):
         table.put_item({"file_path": "/x", "timestamp": 2})
@@ -195,20 +129,13 @@ def test_without_reasons_cloudwatch_decides(aws):
                 }
             ],
         )
-    table = ShardedTable(
-        main,
-        metadata,
-        partition_key="file_path",
-        sort_key="timestamp",
-        dynamodb_client=client,
-        cloudwatch_client=cloudwatch,
-        cooldown_seconds=1,
-        sleep=lambda _s: None,
+    table = sharded(
+        (client, main, metadata), cloudwatch_client=cloudwatch, cooldown_seconds=1, clock=Clock(now.timestamp())
     )
     table.put_item({"file_path": "/f", "timestamp": 1})
     failures = iter([throttle()])
     inject_failure(client, "PutItem", lambda p: next(failures, None) if p["TableName"] == main else None)
-    time.sleep(1.1)  # a new whole-second epoch, so the growth entry differs from the creation entry
+    table.clock.now += 1.1  # a new whole-second epoch, so the growth entry differs from the creation entry
     table.put_item({"file_path": "/f", "timestamp": 2})
     assert table.shard_count("/f") == 2  # 200 WCU/s used of 1,000 provisioned: the partition was the limit
 
@@ -293,12 +220,8 @@ def test_computed_point_reads_touch_the_shard_in_force_at_the_items_time(aws):
     client = boto3.client("dynamodb", region_name="us-east-1")
     main, metadata = create_tables(client, "pt")
     clock = Clock()
-    table = ShardedTable(
-        main,
-        metadata,
-        partition_key="file_path",
-        sort_key="timestamp",
-        dynamodb_client=client,
+    table = sharded(
+        (client, main, metadata),
         strategy="computed",
         cooldown_seconds=1,
         clock=clock,

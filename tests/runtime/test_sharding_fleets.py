@@ -7,12 +7,12 @@ import random
 import pytest
 
 from cdk_ts_runtime.sharding import ShardedTable, ShardReadError
-from tests.runtime.test_sharding import Clock, create_tables, metadata_item, tables, throttle  # noqa: F401
 from tests.support.requests import inject_failure
+from tests.support.sharding import Clock, metadata_item, throttle
 
 
-def writer(tables, clock, **kwargs):  # noqa: F811
-    client, main, metadata = tables
+def writer(sharded_tables, clock, **kwargs):
+    client, main, metadata = sharded_tables
     kwargs.setdefault("rng", random.Random(7))
     return ShardedTable(
         main, metadata, partition_key="file_path", sort_key="timestamp", dynamodb_client=client,
@@ -20,45 +20,45 @@ def writer(tables, clock, **kwargs):  # noqa: F811
     )
 
 
-def test_a_writer_whose_cap_is_below_the_stored_count_writes_and_reads_every_stored_shard(tables):  # noqa: F811
+def test_a_writer_whose_cap_is_below_the_stored_count_writes_and_reads_every_stored_shard(sharded_tables):
     # given a key grown to 16 shards by a fleet with the default cap (64)
     clock = Clock()
-    wide = writer(tables, clock, cooldown_seconds=1)
+    wide = writer(sharded_tables, clock, cooldown_seconds=1)
     wide.put_item({"file_path": "/shared", "timestamp": 0})
     clock.now += 1
     assert wide.grow("/shared", wide.shard_info("/shared", fresh=True), target=16)
     # when a fleet rolled out with max_shards=4 writes and tries to grow it
-    narrow = writer(tables, clock, max_shards=4, cooldown_seconds=1)
+    narrow = writer(sharded_tables, clock, max_shards=4, cooldown_seconds=1)
     stored = {narrow.put_item({"file_path": "/shared", "timestamp": t}) for t in range(1, 121)}
     clock.now += 5
     assert not narrow.grow("/shared", narrow.shard_info("/shared", fresh=True))
     # then it spread its writes over all 16 shards, reads everything back, and left the count alone
     assert max(narrow.shard_number(k) for k in stored) > 4
     assert [i["timestamp"] for i in narrow.query("/shared")] == list(range(121))
-    item = metadata_item(tables, "/shared")
+    item = metadata_item(sharded_tables, "/shared")
     assert (item["number_of_shards"], item["max_shards"]) == ({"N": "16"}, {"N": "64"})
 
 
-def test_a_writer_never_grows_a_key_past_its_own_cap(tables):  # noqa: F811
+def test_a_writer_never_grows_a_key_past_its_own_cap(sharded_tables):
     clock = Clock()
-    narrow = writer(tables, clock, max_shards=4, cooldown_seconds=1)
+    narrow = writer(sharded_tables, clock, max_shards=4, cooldown_seconds=1)
     narrow.put_item({"file_path": "/capped", "timestamp": 0})
     clock.now += 1
     assert narrow.grow("/capped", narrow.shard_info("/capped", fresh=True), target=64)
     assert narrow.shard_count("/capped") == 4
-    assert metadata_item(tables, "/capped")["max_shards"] == {"N": "4"}
+    assert metadata_item(sharded_tables, "/capped")["max_shards"] == {"N": "4"}
 
 
-def test_a_growth_stamped_in_the_future_holds_others_back_one_cooldown_at_most(tables):  # noqa: F811
+def test_a_growth_stamped_in_the_future_holds_others_back_one_cooldown_at_most(sharded_tables):
     # given a writer whose clock runs 60 s ahead grows the key
     slow_clock, fast_clock = Clock(), Clock()
     fast_clock.now += 60
-    fast = writer(tables, fast_clock, cooldown_seconds=10)
+    fast = writer(sharded_tables, fast_clock, cooldown_seconds=10)
     fast.put_item({"file_path": "/skew", "timestamp": 0})
     fast_clock.now += 10
     assert fast.grow("/skew", fast.shard_info("/skew", fresh=True), target=2)
     # when a writer on the right clock sees that growth (stamped 70 s ahead of it)
-    slow = writer(tables, slow_clock, cooldown_seconds=10)
+    slow = writer(sharded_tables, slow_clock, cooldown_seconds=10)
     seen = slow.shard_info("/skew", fresh=True)
     assert not slow.grow("/skew", seen, target=4)  # inside the cooldown from when it first saw the change
     slow_clock.now += 9.9
@@ -69,10 +69,10 @@ def test_a_growth_stamped_in_the_future_holds_others_back_one_cooldown_at_most(t
     assert slow.shard_count("/skew") == 4
 
 
-def test_growth_goes_in_one_step_to_the_count_the_observed_throttled_share_implies(tables):  # noqa: F811
-    client, main, _metadata = tables
+def test_growth_goes_in_one_step_to_the_count_the_observed_throttled_share_implies(sharded_tables):
+    client, main, _metadata = sharded_tables
     clock = Clock()
-    table = writer(tables, clock, cooldown_seconds=10)
+    table = writer(sharded_tables, clock, cooldown_seconds=10)
     table.put_item({"file_path": "/viral", "timestamp": 0})
     # given 9 in 10 of this writer's recent writes at 1 shard were throttled by key range
     clock.now += 5
@@ -84,15 +84,15 @@ def test_growth_goes_in_one_step_to_the_count_the_observed_throttled_share_impli
     inject_failure(client, "PutItem", lambda p: next(failures, None) if p["TableName"] == main else None)
     table.put_item({"file_path": "/viral", "timestamp": 1})
     # then the key grew once, straight to 16 shards (10x load, 12.5 with headroom, doubled up to it)
-    item = metadata_item(tables, "/viral")
+    item = metadata_item(sharded_tables, "/viral")
     assert (item["number_of_shards"], item["version"]) == ({"N": "16"}, {"N": "2"})
     assert [i["timestamp"] for i in table.query("/viral")] == [0, 1]
 
 
-def test_a_retry_after_a_partition_throttle_moves_the_write_to_another_shard(tables):  # noqa: F811
-    client, main, _metadata = tables
+def test_a_retry_after_a_partition_throttle_moves_the_write_to_another_shard(sharded_tables):
+    client, main, _metadata = sharded_tables
     clock = Clock()
-    table = writer(tables, clock, cooldown_seconds=1)
+    table = writer(sharded_tables, clock, cooldown_seconds=1)
     table.put_item({"file_path": "/move", "timestamp": 0})
     clock.now += 1
     table.grow("/move", table.shard_info("/move", fresh=True), target=8)
@@ -109,9 +109,9 @@ def test_a_retry_after_a_partition_throttle_moves_the_write_to_another_shard(tab
         assert len(keys) == 2 and keys[0] != keys[1]
 
 
-def test_a_fan_out_read_left_unprocessed_stops_after_max_attempts_naming_the_shards(tables):  # noqa: F811
-    client, main, _metadata = tables
-    table = writer(tables, Clock(), max_attempts=3)
+def test_a_fan_out_read_left_unprocessed_stops_after_max_attempts_naming_the_shards(sharded_tables):
+    client, main, _metadata = sharded_tables
+    table = writer(sharded_tables, Clock(), max_attempts=3)
     table.put_item({"file_path": "/cold", "timestamp": 0})
     calls = []
 

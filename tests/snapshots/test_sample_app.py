@@ -31,6 +31,7 @@ def sample(tmp_path_factory):
     return app
 
 
+@pytest.mark.slow  # cdk-nag over the whole sample app: 30-40 s
 def test_sample_app_has_no_unacknowledged_cdk_nag_findings():
     app = new_app(context=cdk_json_context())
     sample_app.build_app(app, checks=False)
@@ -55,6 +56,7 @@ def test_synthesized_template_matches_the_reviewed_snapshot(sample, snapshot):
     assert masked == snapshot(extension_class=JSONSnapshotExtension)
 
 
+@pytest.mark.slow  # cfn-lint over the sample app's template: ~8 s
 def test_synthesized_template_is_cfn_lint_clean(sample, tmp_path):
     template = sample.synth().get_stack_by_name(sample_app.STACK_NAME).template
     path = tmp_path / "CdkTsSample.template.json"

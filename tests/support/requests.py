@@ -9,7 +9,7 @@ from botocore.exceptions import ClientError
 
 from examples.local_aws import RequestCounter
 
-__all__ = ["RequestCounter", "client_error", "inject_failure"]
+__all__ = ["RequestCounter", "client_error", "fail_on_table", "inject_failure"]
 
 
 def client_error(operation: str, code: str, message: str = "injected", **extra) -> ClientError:
@@ -30,3 +30,12 @@ def inject_failure(client, operation: str, make_error: Callable[[dict], Exceptio
             raise error
 
     client.meta.events.register(f"provide-client-params.*.{operation}", hook)
+
+
+def fail_on_table(client, operation: str, table: str, code: str, message: str = "injected") -> None:
+    """Make every ``operation`` on ``table`` (and only on it) raise ``client_error(operation, code, message)``."""
+
+    def error_for(params: dict) -> ClientError | None:
+        return client_error(operation, code, message) if params["TableName"] == table else None
+
+    inject_failure(client, operation, error_for)

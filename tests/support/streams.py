@@ -1,0 +1,67 @@
+"""A moto table with a stream, its records as Lambda delivers them, and what the archiver wrote to S3."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+import boto3
+from botocore.config import Config
+
+BUCKET = "archive"
+
+
+def create_stream_table():
+    """Table ``readings`` (pk + sk) with a NEW_AND_OLD_IMAGES stream, and bucket ``BUCKET``; inside moto.
+
+    Returns the DynamoDB client and the stream ARN.
+    """
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    created = dynamodb.create_table(
+        TableName="readings",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "N"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+    )
+    boto3.client("s3", region_name="us-east-1").create_bucket(Bucket=BUCKET)
+    return dynamodb, created["TableDescription"]["LatestStreamArn"]
+
+
+def stream_records(stream_arn):
+    """Every record on the table's stream, as the Lambda event source mapping would deliver them."""
+    # botocore sends ARN-addressed calls to an account endpoint moto does not serve; the regional one works.
+    streams = boto3.client(
+        "dynamodbstreams", region_name="us-east-1", config=Config(account_id_endpoint_mode="disabled")
+    )
+    records = []
+    for shard in streams.describe_stream(StreamArn=stream_arn)["StreamDescription"]["Shards"]:
+        iterator = streams.get_shard_iterator(
+            StreamArn=stream_arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
+        )["ShardIterator"]
+        records += streams.get_records(ShardIterator=iterator)["Records"]
+    return [{**r, "eventSourceARN": stream_arn} for r in records]
+
+
+def archived_lines(s3):
+    """Every JSON line in every archive object in ``BUCKET``, numbers as Decimal."""
+    lines = []
+    for obj in s3.list_objects_v2(Bucket=BUCKET).get("Contents", []):
+        body = s3.get_object(Bucket=BUCKET, Key=obj["Key"])["Body"].read()
+        lines += [json.loads(line, parse_float=Decimal) for line in gzip.decompress(body).decode().splitlines()]
+    return lines
+
+
+def spread_over_hours(records, hours):
+    """Give consecutive records different creation hours (a batch a real stream would deliver over hours)."""
+    shifted = copy.deepcopy(records)
+    start = datetime(2026, 3, 1, 22, 30, tzinfo=UTC)
+    for record, hour in zip(shifted, hours, strict=True):
+        record["dynamodb"]["ApproximateCreationDateTime"] = start + timedelta(hours=hour)
+    return shifted
