@@ -76,6 +76,9 @@ def table_class_name(value: str | TableClassEnum, *, label: str = "table_class")
 
     The runtime reads ``.value`` instead of importing ``aws_cdk``, so constructs and tiers take either form.
 
+    :param value: ``"STANDARD"``, ``"STANDARD_INFREQUENT_ACCESS"`` or an enum member with that value.
+    :param label: the name the error message gives the value.
+        Default: ``"table_class"``.
     :raises ValueError: for anything else, naming the value and the valid names.
     """
     name = value if isinstance(value, str) else getattr(value, "value", None)
