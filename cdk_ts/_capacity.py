@@ -8,6 +8,7 @@ from typing import Any, TypedDict
 from aws_cdk import aws_dynamodb as dynamodb
 
 from cdk_ts._validation import Problems
+from cdk_ts_runtime.rotation_config import table_class_name
 
 
 class TableCapacityOptions(TypedDict, total=False):
@@ -25,15 +26,15 @@ class TableCapacityOptions(TypedDict, total=False):
         raised, never lowered). Default: None — DynamoDB's own (12,000 on a new on-demand table).
     :param warm_write_units_per_second: warm throughput of the table for writes.
         Default: None — DynamoDB's own (4,000 on a new on-demand table).
-    :param table_class: ``TableClass.STANDARD`` or ``TableClass.STANDARD_INFREQUENT_ACCESS``.
-        Default: None — Standard.
+    :param table_class: ``TableClass.STANDARD`` or ``TableClass.STANDARD_INFREQUENT_ACCESS``, or the same
+        name as a string (as ``CapacityTier`` takes it). Default: None — Standard.
     """
 
     max_read_request_units: int | None
     max_write_request_units: int | None
     warm_read_units_per_second: int | None
     warm_write_units_per_second: int | None
-    table_class: dynamodb.TableClass | None
+    table_class: dynamodb.TableClass | str | None
 
 
 #: The keys of :class:`TableCapacityOptions`, in the order they are documented.
@@ -61,10 +62,12 @@ def table_capacity_options(
         for name, value in caps.items():
             problems.add(f"{name} {value!r} is an on-demand cap; it needs billing_mode PAY_PER_REQUEST")
     table_class = capacity.get("table_class")
-    problems.check(
-        table_class is None or isinstance(table_class, dynamodb.TableClass),
-        f"table_class {table_class!r} must be a dynamodb.TableClass",
-    )
+    if table_class is not None:
+        try:  # one stored form, the name, shared with the runtime's CapacityTier
+            table_class = dynamodb.TableClass(table_class_name(table_class))
+        except ValueError as error:
+            problems.add(str(error))
+            table_class = None
     props: dict[str, Any] = dict(caps)
     warm_reads, warm_writes = values["warm_read_units_per_second"], values["warm_write_units_per_second"]
     if warm_reads or warm_writes:

@@ -255,7 +255,7 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
             description=function_description(table_prefix, self.period),
             environment={
                 **self.layout.to_env(),
-                ENV_ROTATION_CONFIG: Stack.of(self).to_json_string(asdict(self.config)),
+                ENV_ROTATION_CONFIG: Stack.of(self).to_json_string(self.config.to_dict()),
                 LOCK_TABLE_ENV: self.lock_table.table_name,
             },
             timeout=RUN_TIMEOUT,
@@ -470,7 +470,7 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
         )
 
     def _config_fingerprint(self) -> str:
-        resolved = Stack.of(self).resolve(Stack.of(self).to_json_string(asdict(self.config)))
+        resolved = Stack.of(self).resolve(Stack.of(self).to_json_string(self.config.to_dict()))
         return hashlib.sha256(str(resolved).encode()).hexdigest()[:16]
 
 

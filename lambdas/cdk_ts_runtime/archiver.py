@@ -21,13 +21,17 @@ also holds only the standard library and boto3.
 from __future__ import annotations
 
 import json
-import sys
+import logging
 from collections.abc import Mapping
 from typing import Any
 
 from cdk_ts_runtime._aws import LazyClient
 from cdk_ts_runtime.archive_lines import Group, UnreadableRecordError, group_records, readable_groups, sequence_number
 from cdk_ts_runtime.errors import ValidationError
+
+# Records carry their fields in ``extra``: Lambda's JSON log format, set on every cdk-ts function, writes
+# them as keys of the JSON line.
+logger = logging.getLogger(__name__)
 
 #: The archive bucket (set by ``StreamArchiver`` on its function).
 ENV_BUCKET = "ARCHIVE_BUCKET"
@@ -95,10 +99,11 @@ class StreamRecordArchiver:
             try:
                 self._put(group, key)
             except Exception as error:  # noqa: BLE001 - any failure must become a retry, never a loss
-                _log("ERROR", "archive write failed; retrying from this group", key=key,
-                     sequenceNumber=group.first_sequence, error=f"{type(error).__name__}: {error}")
+                text = f"{type(error).__name__}: {error}"
+                logger.error("archive write failed; retrying from this group: %s %s", key, text,
+                             extra={"key": key, "sequenceNumber": group.first_sequence, "error": text})
                 return {"batchItemFailures": [{"itemIdentifier": group.first_sequence}]}
-            _log("INFO", "archived", key=key, records=len(group.records))
+            logger.info("archived %s", key, extra={"key": key, "records": len(group.records)})
         if unreadable is None:
             return {"batchItemFailures": []}
         index, error = unreadable
@@ -108,8 +113,9 @@ class StreamRecordArchiver:
                 f"record {index} of the batch is unreadable ({type(error).__name__}: {error}) and has no sequence "
                 "number to report; failing the whole batch so it is retried, not dropped"
             )
-        _log("ERROR", "unreadable record; retrying from it", sequenceNumber=sequence,
-             error=f"{type(error).__name__}: {error}")
+        text = f"{type(error).__name__}: {error}"
+        logger.error("unreadable record; retrying from it: %s", text,
+                     extra={"sequenceNumber": sequence, "error": text})
         return {"batchItemFailures": [{"itemIdentifier": sequence}]}
 
     def _put(self, group: Group, key: str) -> str:
@@ -154,10 +160,12 @@ class StreamRecordArchiver:
                 self.s3.delete_object(Bucket=failure_bucket, Key=key)
             except Exception as error:  # noqa: BLE001 - one bad failure record must not stop the others
                 text = f"{type(error).__name__}: {error}"
-                _log("ERROR", "replay failed; failure record left in place", failure=key, error=text)
+                logger.error("replay failed; failure record left in place: %s %s", key, text,
+                             extra={"failure": key, "error": text})
                 report["failed"].append({"failure": key, "error": text})
                 continue
-            _log("INFO", "replayed", failure=key, done=done, records=len(records), objects=len(written))
+            logger.info("replayed %s", key,
+                        extra={"failure": key, "done": done, "records": len(records), "objects": len(written)})
             report["replayed"].append({"failure": key, "done": done, "records": len(records), "objects": written})
             report["records"] += len(records)
         return report
@@ -254,17 +262,14 @@ def main(argv: list[str] | None = None, *, s3_client=None) -> int:
         "--archive-prefix", default=os.environ.get(ENV_PREFIX, "dynamodb/"), help=f"default ${ENV_PREFIX} or dynamodb/"
     )
     args = parser.parse_args(argv)
+    # progress on stderr, the report alone on stdout
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
     if not args.archive_bucket:
         parser.error(f"--archive-bucket is required (or set {ENV_BUCKET})")
     archiver = StreamRecordArchiver(args.archive_bucket, args.archive_prefix, s3_client=s3_client)
     report = archiver.replay(args.bucket, args.prefix, done_prefix=args.done_prefix)
     print(json.dumps(report, indent=2))
     return 1 if report["failed"] else 0
-
-
-def _log(level: str, message: str, **fields: Any) -> None:
-    # stderr: Lambda sends it to the log group too, and the command line keeps stdout for its report.
-    print(json.dumps({"level": level, "message": message, **fields}, default=str), file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -10,9 +10,12 @@ from __future__ import annotations
 import inspect
 import json
 import math
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypedDict, Unpack, overload
+from enum import StrEnum
+from types import MethodType
+from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypedDict, Unpack, overload
 
 from cdk_ts_runtime._keywords import unknown_keyword
 from cdk_ts_runtime.errors import ValidationError
@@ -57,6 +60,33 @@ class AutoScaling:
 
 
 TABLE_CLASSES = ("STANDARD", "STANDARD_INFREQUENT_ACCESS")
+
+
+class TableClassEnum(Protocol):
+    """An enum member whose value is a table class name: ``aws_cdk.aws_dynamodb.TableClass`` is one."""
+
+    @property
+    def value(self) -> str:
+        """The table class name, e.g. ``"STANDARD"``."""
+        ...
+
+
+def table_class_name(value: str | TableClassEnum, *, label: str = "table_class") -> str:
+    """The one stored form of a table class: DynamoDB's name (``"STANDARD"``), from the name or the CDK enum.
+
+    The runtime reads ``.value`` instead of importing ``aws_cdk``, so constructs and tiers take either form.
+
+    :param value: ``"STANDARD"``, ``"STANDARD_INFREQUENT_ACCESS"`` or an enum member with that value.
+    :param label: the name the error message gives the value.
+        Default: ``"table_class"``.
+    :raises ValueError: for anything else, naming the value and the valid names.
+    """
+    name = value if isinstance(value, str) else getattr(value, "value", None)
+    if not isinstance(name, str) or name not in TABLE_CLASSES:
+        raise ValidationError(
+            f"{label} {value!r} is not one of {', '.join(TABLE_CLASSES)} (a name or aws_dynamodb.TableClass)"
+        )
+    return str(name)
 
 
 def _whole(name: str, value: Any, *, optional: bool = True, low: int = 1) -> None:
@@ -112,35 +142,54 @@ class TierOptions(TypedDict, total=False):
         Default: None — DynamoDB's own (12,000 on a new on-demand table).
     :param warm_write_units_per_second: warm throughput for writes (raised to, never lowered).
         Default: None — DynamoDB's own (4,000 on a new on-demand table).
-    :param table_class: ``STANDARD`` or ``STANDARD_INFREQUENT_ACCESS``.
-        Default: ``"STANDARD"``.
+    :param table_class: ``"STANDARD"`` or ``"STANDARD_INFREQUENT_ACCESS"``, or the same
+        ``aws_dynamodb.TableClass`` member; stored as the name. Default: ``"STANDARD"``.
     :param right_size: True (``RightSizing()``) or a ``RightSizing``; the next table's units (provisioned) or
         warm throughput (on-demand) follow the observed peak. Default: False — as configured.
     """
 
     warm_read_units_per_second: int | None
     warm_write_units_per_second: int | None
-    table_class: str
+    table_class: str | TableClassEnum
     right_size: bool | RightSizing
 
 
-if TYPE_CHECKING:
+class Billing(StrEnum):
+    """How a capacity tier's tables are billed: DynamoDB's ``BillingMode`` values."""
 
-    class _OnDemandFactory(Protocol):
-        def __call__(
-            self, max_read_request_units: int | None = None, max_write_request_units: int | None = None,
-            **options: Unpack[TierOptions],
-        ) -> CapacityTier: ...
+    PROVISIONED = "PROVISIONED"
+    ON_DEMAND = "PAY_PER_REQUEST"
 
-    class _OnDemandField:
-        """What type checkers see of ``CapacityTier.on_demand``: the factory on the class, the flag on a tier."""
 
-        @overload
-        def __get__(self, instance: None, owner: Any) -> _OnDemandFactory: ...
-        @overload
-        def __get__(self, instance: CapacityTier, owner: Any) -> bool: ...
-        def __get__(self, instance: Any, owner: Any) -> Any: ...
-        def __set__(self, instance: CapacityTier, value: bool) -> None: ...
+_P = ParamSpec("_P")
+
+
+class _FactoryAndDeprecatedFlag(Generic[_P]):
+    """``CapacityTier.on_demand(...)`` is an ordinary classmethod factory; ``tier.on_demand`` is 0.2's flag.
+
+    In 0.2 ``on_demand`` was also the tier's bool field. Read on a tier it still answers that bool (never a
+    truthy bound method), with a :class:`DeprecationWarning` pointing at :attr:`CapacityTier.is_on_demand`;
+    this goes in the next release, leaving a plain classmethod.
+    """
+
+    def __init__(self, factory: Callable[Concatenate[type[CapacityTier], _P], CapacityTier]) -> None:
+        self.__func__ = factory
+        self.__wrapped__ = factory  # what inspect.signature and the API reference show
+        self.__doc__ = factory.__doc__
+
+    @overload
+    def __get__(self, instance: None, owner: type[CapacityTier]) -> Callable[_P, CapacityTier]: ...
+    @overload
+    def __get__(self, instance: CapacityTier, owner: type[CapacityTier]) -> bool: ...
+    def __get__(self, instance: CapacityTier | None, owner: type[CapacityTier]) -> Any:
+        if instance is None:
+            return MethodType(self.__func__, owner)
+        warnings.warn(
+            "tier.on_demand is deprecated and goes in the next release; read tier.is_on_demand "
+            "(or tier.billing is Billing.ON_DEMAND)",
+            DeprecationWarning, stacklevel=2,
+        )
+        return instance.is_on_demand
 
 
 @dataclass(frozen=True)
@@ -152,11 +201,11 @@ class CapacityTier:
     (:meth:`pay_per_request` is the on-demand tier with no options).
 
     :param read_capacity: provisioned RCU (>= 1); must be None for an on-demand tier.
-        Default: None — required unless ``on_demand``.
+        Default: None — required for a provisioned tier.
     :param write_capacity: provisioned WCU (>= 1); must be None for an on-demand tier.
-        Default: None — required unless ``on_demand``.
-    :param on_demand: bill the table per request instead.
-        Default: False — provisioned.
+        Default: None — required for a provisioned tier.
+    :param billing: ``Billing.PROVISIONED`` or ``Billing.ON_DEMAND`` (pay per request); the factories set it.
+        Default: ``Billing.PROVISIONED``.
     :param auto_scaling: target tracking above the provisioned units (not for on-demand).
         Default: None — the capacity stays at ``read_capacity``/``write_capacity``.
     :param max_read_request_units: on-demand maximum read request units per second (``OnDemandThroughput``).
@@ -167,8 +216,8 @@ class CapacityTier:
         Default: None — whatever DynamoDB gives the table.
     :param warm_write_units_per_second: warm throughput for writes; raised to, never lowered.
         Default: None — whatever DynamoDB gives the table.
-    :param table_class: ``STANDARD`` or ``STANDARD_INFREQUENT_ACCESS``.
-        Default: ``"STANDARD"``.
+    :param table_class: ``"STANDARD"`` or ``"STANDARD_INFREQUENT_ACCESS"`` (an ``aws_dynamodb.TableClass``
+        member is accepted and stored as its name). Default: ``"STANDARD"``.
     :param right_sizing: size tables of this tier from the previous period's observed peak (used on the
         current tier, when the next period's table is created).
         Default: None — the tier's units as configured.
@@ -179,10 +228,7 @@ class CapacityTier:
 
     read_capacity: int | None = None
     write_capacity: int | None = None
-    if TYPE_CHECKING:  # see _TierFactoryOrFlag: the factory on the class, the flag on a tier
-        on_demand: _OnDemandField = _OnDemandField()
-    else:
-        on_demand: bool = False
+    billing: Billing = Billing.PROVISIONED
     auto_scaling: AutoScaling | None = None
     max_read_request_units: int | None = None
     max_write_request_units: int | None = None
@@ -197,11 +243,17 @@ class CapacityTier:
             "warm_read_units_per_second", "warm_write_units_per_second",
         ):
             _whole(name, getattr(self, name))
-        if self.table_class not in TABLE_CLASSES:
-            raise ValidationError(f"table_class {self.table_class!r} is not one of {', '.join(TABLE_CLASSES)}")
+        object.__setattr__(self, "table_class", table_class_name(self.table_class))
         if self.right_sizing is not None and not isinstance(self.right_sizing, RightSizing):
             raise ValidationError(f"right_sizing {self.right_sizing!r} must be a RightSizing")
-        if self.on_demand:
+        if not isinstance(self.billing, Billing):
+            try:
+                object.__setattr__(self, "billing", Billing(self.billing))
+            except ValueError:
+                raise ValidationError(
+                    f"billing {self.billing!r} is not one of {', '.join(b.value for b in Billing)}"
+                ) from None
+        if self.is_on_demand:
             if self.read_capacity is not None or self.write_capacity is not None or self.auto_scaling:
                 raise ValidationError("an on-demand tier takes no read/write capacity and no auto scaling")
             self._check_on_demand_warm_throughput()
@@ -263,8 +315,13 @@ class CapacityTier:
             **_tier_fields(cls.provisioned, options),
         )
 
-    @classmethod
-    def _on_demand(
+    @property
+    def is_on_demand(self) -> bool:
+        """True when the tier's tables bill per request (``billing`` is ``Billing.ON_DEMAND``)."""
+        return self.billing is Billing.ON_DEMAND
+
+    @_FactoryAndDeprecatedFlag
+    def on_demand(
         cls,
         max_read_request_units: int | None = None,
         max_write_request_units: int | None = None,
@@ -281,19 +338,19 @@ class CapacityTier:
         :raises TypeError: for a keyword that is not a table option (the message names it and the options).
         """
         return cls(
-            on_demand=True,
+            billing=Billing.ON_DEMAND,
             max_read_request_units=max_read_request_units, max_write_request_units=max_write_request_units,
-            **_tier_fields(cls._on_demand, options),
+            **_tier_fields(cls.on_demand, options),
         )
 
     @classmethod
     def pay_per_request(cls) -> CapacityTier:
         """An on-demand tier with no caps, no warm throughput, Standard class."""
-        return cls(on_demand=True)
+        return cls(billing=Billing.ON_DEMAND)
 
     def describe(self) -> str:
         """Short text for logs: ``300/1000``, ``on-demand``, plus warm/max/class when set."""
-        text = "on-demand" if self.on_demand else f"{self.read_capacity}/{self.write_capacity}"
+        text = "on-demand" if self.is_on_demand else f"{self.read_capacity}/{self.write_capacity}"
         if self.max_read_request_units or self.max_write_request_units:
             text += f" max {self.max_read_request_units or '-'}/{self.max_write_request_units or '-'}"
         if self.warm_read_units_per_second or self.warm_write_units_per_second:
@@ -302,12 +359,24 @@ class CapacityTier:
             text += " IA"
         return text
 
+    def to_dict(self) -> dict[str, Any]:
+        """The tier as JSON-ready values, in the wire form every release reads: ``"on_demand": true/false``.
+
+        The 0.2 form is kept on the wire so a function of either release reads the other's config while a
+        deploy (or a rollback) is under way.
+        """
+        # the flag takes billing's place: key order is part of what the construct fingerprints
+        return {
+            ("on_demand" if name == "billing" else name): (value is Billing.ON_DEMAND if name == "billing" else value)
+            for name, value in asdict(self).items()
+        }
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CapacityTier:
-        """Inverse of ``dataclasses.asdict``."""
+        """Inverse of :meth:`to_dict`; ``billing`` (a ``Billing`` value) is accepted in place of ``on_demand``."""
         if not isinstance(data, Mapping):
             raise ValidationError(f"capacity tier {data!r} must be an object")
-        unknown = set(data) - set(cls.__dataclass_fields__)
+        unknown = set(data) - set(cls.__dataclass_fields__) - {"on_demand"}
         if unknown:
             raise ValidationError(f"unknown capacity tier settings: {', '.join(sorted(unknown))}")
         scaling = data.get("auto_scaling")
@@ -319,23 +388,13 @@ class CapacityTier:
         if not isinstance(data.get("on_demand", False), bool):
             raise ValidationError(f"on_demand {data.get('on_demand')!r} must be true or false")
         values = dict(data)
+        if "on_demand" in values:
+            if "billing" in values:
+                raise ValidationError("capacity tier has both on_demand and billing; give one")
+            values["billing"] = Billing.ON_DEMAND if values.pop("on_demand") else Billing.PROVISIONED
         values["auto_scaling"] = _from_fields(AutoScaling, scaling, "auto scaling") if scaling else None
         values["right_sizing"] = _from_fields(RightSizing, sizing, "right sizing") if sizing else None
         return cls(**values)
-
-
-class _TierFactoryOrFlag:
-    """``CapacityTier.on_demand(...)`` builds an on-demand tier; ``tier.on_demand`` is the tier's flag.
-
-    A non-data descriptor: on the class it returns the factory, on an instance the dataclass field stored in
-    the instance's ``__dict__`` shadows it, so ``asdict``/``repr``/``==`` see the boolean.
-    """
-
-    def __init__(self, factory: Callable[..., CapacityTier]) -> None:
-        self.__wrapped__ = factory  # what inspect.signature and the API reference show: the factory
-
-    def __get__(self, instance: Any, owner: type) -> Any:
-        return owner._on_demand
 
 
 def _tier_fields(factory: Callable[..., Any], options: Mapping[str, Any]) -> dict[str, Any]:
@@ -365,11 +424,6 @@ def _from_fields(kind: type, data: Mapping[str, Any], label: str) -> Any:
         raise ValidationError(f"unknown {label} settings: {', '.join(sorted(unknown))}")
     return kind(**data)
 
-
-# Python's own errors (a positional argument too many) and ours name the factory users call.
-CapacityTier._on_demand.__func__.__name__ = "on_demand"
-CapacityTier._on_demand.__func__.__qualname__ = "CapacityTier.on_demand"
-CapacityTier.on_demand = _TierFactoryOrFlag(CapacityTier._on_demand)  # type: ignore[assignment]
 
 # Chosen with the planner (bench/README.md): for the README's sample workload (1,000 writes/s peak, 400
 # average, 1 KB items, 14 daily periods) closed periods on-demand in Standard-IA cost storage only and
@@ -501,9 +555,16 @@ class RotationConfig:
         ):
             raise ValidationError(f"tags {self.tags!r} must map strings to strings")
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready values, each tier in :meth:`CapacityTier.to_dict`'s wire form; inverse of :meth:`from_dict`."""
+        data = asdict(self)
+        for tier in ("current", "previous", "older"):
+            data[tier] = getattr(self, tier).to_dict()
+        return data
+
     def to_json(self) -> str:
         """JSON for :data:`ENV_ROTATION_CONFIG`."""
-        return json.dumps(asdict(self), sort_keys=True)
+        return json.dumps(self.to_dict(), sort_keys=True)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RotationConfig:

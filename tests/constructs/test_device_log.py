@@ -236,12 +236,13 @@ def test_every_bad_prop_is_reported_in_one_error_with_the_construct_path():
         assert problem in message
 
 
-def test_on_demand_caps_warm_throughput_and_table_class():
+@pytest.mark.parametrize("table_class", [dynamodb.TableClass.STANDARD_INFREQUENT_ACCESS, "STANDARD_INFREQUENT_ACCESS"])
+def test_on_demand_caps_warm_throughput_and_table_class(table_class):
     stack = Stack(new_app(), "Test")
     DeviceLogTable(
         stack, "Log", max_read_request_units=500, max_write_request_units=200,
         warm_read_units_per_second=15000, warm_write_units_per_second=5000,
-        table_class=dynamodb.TableClass.STANDARD_INFREQUENT_ACCESS,
+        table_class=table_class,
     )
     table = next(iter(Template.from_stack(stack).find_resources("AWS::DynamoDB::Table").values()))["Properties"]
     caps = {"MaxReadRequestUnits": 500, "MaxWriteRequestUnits": 200}

@@ -226,11 +226,12 @@ def test_grant_read_write_is_a_deprecated_alias():
         assert isinstance(shards.grant_read_write(writer), iam.Grant)
 
 
-def test_metadata_table_takes_caps_warm_throughput_and_table_class():
+@pytest.mark.parametrize("table_class", [dynamodb.TableClass.STANDARD, "STANDARD"])
+def test_metadata_table_takes_caps_warm_throughput_and_table_class(table_class):
     stack = Stack(new_app(), "Test")
     ShardMetadataTable(
         stack, "Shards", main_table=audit_table(stack), max_read_request_units=100, max_write_request_units=50,
-        warm_write_units_per_second=4500, table_class=dynamodb.TableClass.STANDARD,
+        warm_write_units_per_second=4500, table_class=table_class,
     )
     Template.from_stack(stack).has_resource_properties("AWS::DynamoDB::Table", {
         "KeySchema": [{"AttributeName": "file_path", "KeyType": "HASH"}],
@@ -238,6 +239,12 @@ def test_metadata_table_takes_caps_warm_throughput_and_table_class():
         "WarmThroughput": {"WriteUnitsPerSecond": 4500},
         "TableClass": "STANDARD",
     })
+
+
+def test_metadata_table_refuses_an_unknown_table_class_by_name():
+    stack = Stack(new_app(), "Test")
+    with pytest.raises(ValueError, match="table_class 'GLACIER' is not one of STANDARD, STANDARD_INFREQUENT_ACCESS"):
+        ShardMetadataTable(stack, "Shards", main_table=audit_table(stack), table_class="GLACIER")
 
 
 def test_bad_caps_join_the_other_problems():

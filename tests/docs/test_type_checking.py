@@ -12,15 +12,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 USER_CODE = '''\
 from aws_cdk import App, Stack
-from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk.aws_dynamodb import TableClass
 
 from cdk_ts import CapacityTier, DeviceLogTable, RotatingTimeSeriesTables, RotationMetric, ShardMetadataTable
 
 stack = Stack(App(), "S")
-log = DeviceLogTable(stack, "Log", max_read_request_units=100, table_class=dynamodb.TableClass.STANDARD)
+log = DeviceLogTable(stack, "Log", max_read_request_units=100, table_class="STANDARD")
 ShardMetadataTable(stack, "Shards", main_table=log, warm_write_units_per_second=5000)
 provisioned = CapacityTier.provisioned(10, 10, warm_read_units_per_second=1000, right_size=True)
-on_demand = CapacityTier.on_demand(max_read_request_units=100, table_class="STANDARD_INFREQUENT_ACCESS")
+on_demand = CapacityTier.on_demand(max_read_request_units=100, table_class=TableClass.STANDARD_INFREQUENT_ACCESS)
 flag: bool = on_demand.on_demand
 tables = RotatingTimeSeriesTables(stack, "T", table_prefix="m", current_tier=on_demand, previous_tier=provisioned)
 reveal_type(on_demand)

@@ -118,15 +118,17 @@ def deep_attribute(levels):
     ],
     ids=["bool-text", "bool-int", "bool-null", "null-false", "list-text", "two-types", "not-a-map", "33", "5000"],
 )
-def test_values_dynamodb_streams_never_sends_are_refused_naming_the_record(records, attribute, message, capsys):
+def test_values_dynamodb_streams_never_sends_are_refused_naming_the_record(records, attribute, message, caplog):
     broken = copy.deepcopy(records)
     keep_sequence = broken[3]["dynamodb"]["SequenceNumber"]
     broken[3]["dynamodb"]["NewImage"]["v"] = attribute
     response, s3 = archive(broken)
     assert response == {"batchItemFailures": [{"itemIdentifier": keep_sequence}]}
     assert written(s3) == sorted(r["eventID"] for r in records[:3])
-    log = capsys.readouterr().err
-    assert message in log
+    [logged] = [r for r in caplog.records if r.name == "cdk_ts_runtime.archiver" and r.levelname == "ERROR"]
+    assert logged.sequenceNumber == keep_sequence
+    log = logged.error
+    assert message in log and message in logged.getMessage()
     assert repr(broken[3]["eventID"]) in log  # the record is named
     assert "RecursionError" not in log and "TypeError" not in log
 

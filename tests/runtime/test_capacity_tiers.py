@@ -7,6 +7,8 @@ DescribeTable answers so convergence can be observed, as DynamoDB itself would r
 
 from __future__ import annotations
 
+import enum
+import json
 import re
 import threading
 from datetime import UTC, datetime, timedelta
@@ -14,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from cdk_ts_runtime.rotation.tiers import tier_steps
-from cdk_ts_runtime.rotation_config import CapacityTier, RightSizing, RotationConfig
+from cdk_ts_runtime.rotation_config import Billing, CapacityTier, RightSizing, RotationConfig
 from tests.runtime.test_rotation import create_period_table, make_rotator, utc
 
 IA = "STANDARD_INFREQUENT_ACCESS"
@@ -90,12 +92,12 @@ class TestCreate:
         make_rotator(dynamodb, current=tier).run("create_new", utc(2026, 3, 1, 23, 45))
 
         [create] = [p for op, p in reported.requests if op == "CreateTable"]
-        assert create["BillingMode"] == ("PAY_PER_REQUEST" if tier.on_demand else "PROVISIONED")
+        assert create["BillingMode"] == ("PAY_PER_REQUEST" if tier.is_on_demand else "PROVISIONED")
         assert create.get("TableClass", "STANDARD") == tier.table_class
         caps = {"MaxReadRequestUnits": tier.max_read_request_units,
                 "MaxWriteRequestUnits": tier.max_write_request_units}
         assert create.get("OnDemandThroughput") == ({k: v for k, v in caps.items() if v} or None)
-        if tier.on_demand:
+        if tier.is_on_demand:
             assert "ProvisionedThroughput" not in create
         else:
             assert create["ProvisionedThroughput"] == {"ReadCapacityUnits": tier.read_capacity,
@@ -143,9 +145,9 @@ class TestConvergence:
         assert len(kinds) == len(set(kinds)) <= 3
         final = describe(dynamodb, name)
         tier = KINDS[target]
-        assert billing(dynamodb, name) == ("PAY_PER_REQUEST" if tier.on_demand else "PROVISIONED")
+        assert billing(dynamodb, name) == ("PAY_PER_REQUEST" if tier.is_on_demand else "PROVISIONED")
         assert final.get("TableClassSummary", {}).get("TableClass", "STANDARD") == tier.table_class
-        if tier.on_demand:
+        if tier.is_on_demand:
             caps = final.get("OnDemandThroughput", {})
             assert caps.get("MaxReadRequestUnits") == tier.max_read_request_units
             assert caps.get("MaxWriteRequestUnits") == tier.max_write_request_units
@@ -240,6 +242,59 @@ class TestLimits:
 def test_tier_config_round_trips_through_the_environment():
     config = RotationConfig(current=WARM, previous=CAPPED, older=COLD_IA)
     assert RotationConfig.from_env({"CDK_TS_ROTATION_CONFIG": config.to_json()}) == config
+
+
+def test_the_wire_form_stays_0_2s_on_demand_flag_so_either_release_reads_the_other():
+    # a function of the previous release may read this config while a deploy (or a rollback) is under way
+    config = RotationConfig(current=CapacityTier.provisioned(5, 5), previous=CapacityTier.pay_per_request())
+    wire = json.loads(config.to_json())
+    assert wire["current"]["on_demand"] is False and wire["previous"]["on_demand"] is True
+    assert "billing" not in wire["current"]
+
+
+def test_a_0_2_tier_and_a_billing_tier_both_read():
+    old = {"on_demand": True, "table_class": "STANDARD_INFREQUENT_ACCESS"}
+    new = {"billing": "PAY_PER_REQUEST", "table_class": "STANDARD_INFREQUENT_ACCESS"}
+    expected = CapacityTier.on_demand(table_class="STANDARD_INFREQUENT_ACCESS")
+    assert CapacityTier.from_dict(old) == CapacityTier.from_dict(new) == expected
+    provisioned = CapacityTier.from_dict({"read_capacity": 1, "write_capacity": 2, "on_demand": False})
+    assert provisioned.billing is Billing.PROVISIONED
+    with pytest.raises(ValueError, match="both on_demand and billing"):
+        CapacityTier.from_dict({**old, "billing": "PAY_PER_REQUEST"})
+    with pytest.raises(ValueError, match="billing 'HOURLY' is not one of PROVISIONED, PAY_PER_REQUEST"):
+        CapacityTier.from_dict({"billing": "HOURLY"})
+
+
+def test_billing_is_a_plain_field_the_factories_set():
+    assert CapacityTier.provisioned(1, 1).billing is Billing.PROVISIONED
+    assert CapacityTier.on_demand().billing is Billing.ON_DEMAND
+    assert CapacityTier.pay_per_request() == CapacityTier(billing=Billing.ON_DEMAND)
+    assert CapacityTier.pay_per_request().is_on_demand and not CapacityTier.provisioned(1, 1).is_on_demand
+    assert "billing=<Billing.ON_DEMAND" in repr(CapacityTier.pay_per_request())
+
+
+def test_reading_on_demand_on_a_tier_still_answers_the_flag_with_a_deprecation_warning():
+    with pytest.warns(DeprecationWarning, match="tier.on_demand is deprecated.*tier.is_on_demand"):
+        assert CapacityTier.pay_per_request().on_demand is True
+    with pytest.warns(DeprecationWarning):
+        assert CapacityTier.provisioned(1, 1).on_demand is False
+
+
+class _CdkStyleTableClass(enum.Enum):  # what a jsii enum is: members whose value is the name
+    STANDARD_INFREQUENT_ACCESS = "STANDARD_INFREQUENT_ACCESS"
+
+
+@pytest.mark.parametrize("given", ["STANDARD_INFREQUENT_ACCESS", _CdkStyleTableClass.STANDARD_INFREQUENT_ACCESS])
+def test_a_tier_takes_the_table_class_as_a_name_or_an_enum_and_stores_the_name(given):
+    for tier in (CapacityTier.on_demand(table_class=given), CapacityTier.provisioned(1, 1, table_class=given)):
+        assert tier.table_class == "STANDARD_INFREQUENT_ACCESS" and type(tier.table_class) is str
+        assert tier == CapacityTier.from_dict(json.loads(json.dumps(tier.to_dict())))
+
+
+def test_a_tier_takes_aws_cdks_own_table_class_enum():
+    dynamodb = pytest.importorskip("aws_cdk.aws_dynamodb")
+    tier = CapacityTier.on_demand(table_class=dynamodb.TableClass.STANDARD_INFREQUENT_ACCESS)
+    assert tier == CapacityTier.on_demand(table_class="STANDARD_INFREQUENT_ACCESS")
 
 
 @pytest.mark.parametrize(

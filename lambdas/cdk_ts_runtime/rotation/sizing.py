@@ -88,7 +88,7 @@ def right_sized(
         report.add("right_size", table, chosen=tier.describe(), **details)
         return tier
     size = {kind: sizing.size(peak) for kind, peak in peaks.items()}
-    if tier.on_demand:
+    if tier.is_on_demand:
         warm = {
             kind: max(size[kind], configured or 0)
             for kind, configured in (("read", tier.warm_read_units_per_second),

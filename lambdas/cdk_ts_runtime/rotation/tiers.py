@@ -76,7 +76,7 @@ class TierChanges:
         """Take the table one step towards ``tier``: at most one UpdateTable, and only on an ACTIVE table."""
         description = describe_table(self.dynamodb, table.name)
         steps = tier_steps(description, tier)
-        needs_scaling_change = (table.name in scaled) != bool(tier.auto_scaling and not tier.on_demand)
+        needs_scaling_change = (table.name in scaled) != bool(tier.auto_scaling and not tier.is_on_demand)
         if not steps and not needs_scaling_change:
             return
         status = description.get("TableStatus")
@@ -92,7 +92,7 @@ class TierChanges:
             return
         if table.name in scaled and not tier.auto_scaling:
             self._deregister_scaling(table.name, report)
-        if tier.auto_scaling and not tier.on_demand:
+        if tier.auto_scaling and not tier.is_on_demand:
             self.register_scaling(table.name, tier, scaled, report)
         index, request = self._first_allowed(table, tier, steps, description, when, report)
         if not request:
@@ -187,8 +187,8 @@ CLASS_UPDATES_PER_30_DAYS = 2
 
 def capacity_request(tier: CapacityTier) -> dict[str, Any]:
     """CreateTable arguments for ``tier``'s whole state: billing mode, units or caps, warm throughput, class."""
-    request: dict[str, Any] = {"BillingMode": "PAY_PER_REQUEST" if tier.on_demand else "PROVISIONED"}
-    if tier.on_demand:
+    request: dict[str, Any] = {"BillingMode": tier.billing.value}
+    if tier.is_on_demand:
         caps = {"MaxReadRequestUnits": tier.max_read_request_units,
                 "MaxWriteRequestUnits": tier.max_write_request_units}
         caps = {k: v for k, v in caps.items() if v is not None}
@@ -248,7 +248,7 @@ def tier_steps(description: Mapping[str, Any], tier: CapacityTier) -> list[dict[
 def _billing_change(description: Mapping[str, Any], tier: CapacityTier) -> dict[str, Any]:
     """Billing mode with its throughput or caps, as one request; empty when they are as the tier wants."""
     on_demand = _is_on_demand(description)
-    if tier.on_demand:
+    if tier.is_on_demand:
         wanted = {"MaxReadRequestUnits": tier.max_read_request_units or -1,
                   "MaxWriteRequestUnits": tier.max_write_request_units or -1}
         described = description.get("OnDemandThroughput") or {}
