@@ -11,6 +11,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime.sharding import ShardedTable, ShardGrowth, ShardStrategy, throttle_scope
+from cdk_ts_runtime.sharding.throttles import ThrottleWindow
 from tests.support.requests import RequestCounter, inject_failure
 from tests.support.sharding import Clock, create_tables, metadata_item, sharded, throttle
 
@@ -84,6 +85,34 @@ def test_a_partition_throttle_grows_the_key_after_the_cooldown(sharded_tables):
     assert item["last_updated"] == {"N": str(grown)}
     assert sorted(item["shard_history"]["SS"]) == sorted([f"{created}:1", f"{grown}:2"])
     assert [i["timestamp"] for i in table.query("/hot")] == [1, 2, 3]
+
+
+def test_a_key_never_grown_grows_once_its_share_is_measured_and_then_once_per_cooldown(sharded_tables):
+    # given a new key whose every write to the main table is throttled by key range, one attempt a write
+    client, main, _metadata = sharded_tables
+    table = sharded(sharded_tables, cooldown_seconds=10, max_attempts=1)
+    table.put_item({"file_path": "/new", "timestamp": 0})
+    hot = throttle("TableWriteKeyRangeThroughputExceeded")
+    inject_failure(client, "PutItem", lambda params: hot if params["TableName"] == main else None)
+
+    def refused_writes(count):
+        for stamp in range(count):
+            with pytest.raises(ClientError):
+                table.put_item({"file_path": "/new", "timestamp": stamp})
+
+    # when 19 writes are refused the share is not yet measured: no growth inside the cooldown
+    refused_writes(ThrottleWindow.MIN_SAMPLES - 1)
+    assert table.shard_count("/new") == 1
+    # then the 20th measures it (all not taken: the most one step grows, 16x), with no time gone by
+    refused_writes(1)
+    assert table.shard_count("/new") == 16
+    # and the next growth waits one cooldown however many writes are refused meanwhile
+    refused_writes(3 * ThrottleWindow.MIN_SAMPLES)
+    assert table.shard_count("/new") == 16
+    table.clock.now += 10
+    refused_writes(ThrottleWindow.MIN_SAMPLES)
+    item = metadata_item(sharded_tables, "/new")
+    assert (item["number_of_shards"], item["version"]) == ({"N": "64"}, {"N": "3"})
 
 
 @pytest.mark.parametrize("reasons", [("TableWriteProvisionedThroughputExceeded",), ("TableWriteAccountLimitExceeded",)])

@@ -47,11 +47,22 @@ def test_the_share_counts_writes_in_the_window_at_the_count_asked_about():
     clock = Clock()
     window = ThrottleWindow(10, clock)
     for i in range(40):
-        window.record("/k", 1, first=True, accepted=i % 4 == 0)  # 75 % not taken at 1 shard
+        window.record("/k", 1, first=True, accepted=i % 4 == 3)  # 75 % not taken at 1 shard
     assert window.share("/k", 1) == 0.75
     assert window.share("/k", 2) is None  # nothing measured at 2 shards yet
     clock.now += 11
     assert window.share("/k", 1) is None  # older than the window
+
+
+def test_what_the_shards_took_before_their_first_throttle_is_not_counted():
+    # 30 writes taken while the key's partition spent its burst, then 40 offered of which 4 were taken: the
+    # load is 10x what the shard takes, not the 2.3x that counting the burst would say
+    window = ThrottleWindow(10, Clock())
+    for _ in range(30):
+        window.record("/k", 1, first=True, accepted=True)
+    for i in range(40):
+        window.record("/k", 1, first=True, accepted=i % 10 == 9)
+    assert window.share("/k", 1) == 0.9
 
 
 def test_too_few_writes_tell_nothing():
@@ -74,7 +85,7 @@ def test_retries_spend_the_partitions_units_but_are_not_more_load():
     # 40 writes offered; 10 stored at the first attempt, 10 more on a retry, 20 never: half the load was taken
     window = ThrottleWindow(10, Clock())
     for i in range(40):
-        window.record("/k", 2, first=True, accepted=i < 10)
+        window.record("/k", 2, first=True, accepted=i % 4 == 3)
     for i in range(30):
         window.record("/k", 2, first=False, accepted=i < 10)
     assert window.share("/k", 2) == 0.5

@@ -17,7 +17,7 @@ from cdk_ts_runtime._aws import Backoff, LazyClient
 from cdk_ts_runtime._retries import DATA_PATH, METRICS, WRITE_PATH
 from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.items import from_attribute_values, query_all, to_attribute_values
-from cdk_ts_runtime.sharding.metadata import ShardInfo, ShardMetadataStore
+from cdk_ts_runtime.sharding.metadata import FIRST_VERSION, ShardInfo, ShardMetadataStore
 from cdk_ts_runtime.sharding.policy import (
     GROWTH_POLICIES,
     SHARD_CEILING,
@@ -101,8 +101,9 @@ class ShardedTable:
         :param strategy: ``ShardStrategy.RANDOM`` (uniform) or ``ShardStrategy.COMPUTED`` (``md5(key + sort
             key) % N + 1``, so a point read touches one shard); their values ``"random"``/``"computed"`` work
             too. Default: ``ShardStrategy.RANDOM``.
-        :param cooldown_seconds: the least time between two growths of one key (a new key's first growth
-            waits one cooldown too). Default: 10.
+        :param cooldown_seconds: the least time between two growths of one key. A key's first growth waits
+            until this writer has measured the key's throttled share or for one cooldown after the key was
+            recorded, whichever comes first. Default: 10.
         :param max_shards: the most shards this writer grows a key to (at most 1024). A key another fleet
             grew further is still written to and read from every stored shard.
             Default: 64.
@@ -297,13 +298,13 @@ class ShardedTable:
             not taken (see ``growth``), capped by ``max_shards``.
         """
         logical = self._logical(logical_value)
-        if self.metadata.cooling(logical, seen) or seen.number_of_shards >= self.max_shards:
+        if self._cooling(logical, seen, target) or seen.number_of_shards >= self.max_shards:
             return False  # a writer never grows a key past its own cap; another fleet's larger count stands
         self.backoff.spread()  # writers that throttled together do not all grow the key at once
         current = self.metadata.read(logical, fresh=True)
         if (current.version, current.updated_ms) != (seen.version, seen.updated_ms):
             return False  # another writer grew it while we backed off
-        if self.metadata.cooling(logical, current):
+        if self._cooling(logical, current, target):
             return False
         count = current.number_of_shards
         share = None
@@ -318,6 +319,18 @@ class ShardedTable:
             shown = "unmeasured" if share is None else f"{share:.0%}"
             logger.info("grew %s from %d to %d shards (writes not taken: %s)", logical, count, target, shown)
         return grown
+
+    def _cooling(self, logical: str, info: ShardInfo, target: int | None) -> bool:
+        """Whether the key must wait before growing: one cooldown after its last growth.
+
+        A key never grown (the version its first writer recorded) may grow as soon as this writer has
+        measured its throttled share: the cooldown spaces growths, and waiting one out after the key's
+        creation only piles up writes that all retry against the grown key at once.
+        """
+        if not self.metadata.cooling(logical, info):
+            return False
+        never_grown = info.version == FIRST_VERSION
+        return not (never_grown and target is None and self.throttles.share(logical, info.number_of_shards) is not None)
 
     # ---- writes ---------------------------------------------------------------------------------
 

@@ -96,11 +96,15 @@ class ThrottleWindow:
     def share(self, key: str, count: int) -> float | None:
         """The share of the writes offered to the key at ``count`` shards in the window that it did not take.
 
-        None when fewer than :attr:`MIN_SAMPLES` writes were offered at that count within the window.
+        Counted from the first throttle in the window: what the shards took before they were full (their
+        burst, or a load that had not yet risen) says nothing of how much more the key is offered.
+        None when fewer than :attr:`MIN_SAMPLES` writes were offered at that count since then.
         """
         since = self.clock() - self.window_seconds
         with self._lock:
             recent = [(first, ok) for at, used, first, ok in self._keys.get(key, ()) if at >= since and used == count]
+        full_from = next((index for index, (_first, ok) in enumerate(recent) if not ok), len(recent))
+        recent = recent[full_from:]
         offered = sum(first for first, _ok in recent)
         if offered < self.MIN_SAMPLES:
             return None
