@@ -1,6 +1,6 @@
 """Dynamic write sharding under DynamoDB's per-partition limit, through the rules proxy; plus read fan-out.
 
-Run: .venv/bin/python -m bench.sharding [--seconds 60] [--limit 3] [--plot bench/results/sharding.png]
+Run: .venv/bin/python -m bench.sharding [--seconds 60] [--limit 3] [--plot bench/results/sharding.png] [--only-default]
 
 Part 1 offers one logical key 10x one partition's write throughput, open loop (write n is due at n / rate),
 from a pool of threads over 4 ``ShardedTable`` instances (as a fleet of processes would), through the
@@ -8,7 +8,9 @@ harness's rules proxy on the real clock: a write over a partition key's units pe
 ``ProvisionedThroughputExceededException`` and ``TableWriteKeyRangeThroughputExceeded``, so botocore runs
 unmodified, its retries included. The engine is dynalite (conditional updates are atomic there, as in
 DynamoDB). The proxy lives in ``tests/support/dynamodb_rules``; this is the one import from ``tests`` (see
-bench/README.md). Part 2 times
+bench/README.md). Each PutItem request's outcome is counted per write through botocore's ``needs-retry`` event
+(one per request, the SDK's retries included), so the throttled share of the writes offered after convergence
+is measured apart from the retries of writes queued before it. Part 2 times
 ``query`` over 1..64 shards against moto_server on 127.0.0.1, in parallel and one shard after another.
 """
 
@@ -67,6 +69,17 @@ def offer(engine, label: str, *, seconds: int, rate: float, limit: float, proces
             for _ in range(processes)
         ]
         records: list[tuple[float, bool, float]] = []  # (offset the call returned, stored, latency s)
+        attempts: dict[int, list[bool]] = {}  # serial -> each PutItem request's outcome: throttled or not
+        current = threading.local()
+
+        def note_attempt(response=None, caught_exception=None, **_kwargs) -> None:
+            """botocore's needs-retry event, once per request (the SDK's retries included); never retries itself."""
+            error = (response[1].get("Error", {}) if response else {}).get("Code", "")
+            with lock:
+                attempts.setdefault(current.serial, []).append(error == "ProvisionedThroughputExceededException")
+
+        for writer in writers:
+            writer.dynamodb.meta.events.register("needs-retry.dynamodb.PutItem", note_attempt)
         samples: list[tuple[float, int, int, int]] = []  # (offset, shards, PutItem requests, PutItem throttled)
         lock = threading.Lock()
         done = threading.Event()
@@ -74,6 +87,7 @@ def offer(engine, label: str, *, seconds: int, rate: float, limit: float, proces
 
         def write(serial: int) -> None:
             began = time.monotonic()
+            current.serial = serial
             try:
                 writers[serial % processes].put_item({"pk": KEY, "sk": serial})
                 stored = True
@@ -105,12 +119,12 @@ def offer(engine, label: str, *, seconds: int, rate: float, limit: float, proces
                 pool.submit(write, serial)
         done.set()
         watcher.join()
-        return summarise(label, records, samples, seconds, rate)
+        return summarise(label, records, samples, seconds, rate, attempts)
     finally:
         proxy.stop()
 
 
-def summarise(label: str, records, samples, seconds: int, rate: float) -> dict:
+def summarise(label: str, records, samples, seconds: int, rate: float, attempts: dict[int, list[bool]]) -> dict:
     """Writes stored per second of the run (by when the call returned) against the offered rate."""
     per_second = []
     for second in range(seconds):
@@ -136,6 +150,13 @@ def summarise(label: str, records, samples, seconds: int, rate: float) -> dict:
     throttled = None
     if len(after) >= 2 and after[-1][2] > after[0][2]:
         throttled = (after[-1][3] - after[0][3]) / (after[-1][2] - after[0][2])
+    # The writes offered after it: each write's own requests, so a backlog offered earlier and still retried
+    # is not counted against the writes the grown key takes.
+    later = [attempts.get(serial, []) for serial in range(int(seconds * rate))
+             if converged is not None and serial / rate >= converged]
+    later_writes_throttled = sum(any(a) for a in later) / len(later) if later else None
+    later_requests = sum(len(a) for a in later)
+    later_requests_throttled = sum(sum(a) for a in later) / later_requests if later_requests else None
     tail = [s for s in samples if seconds - 10 <= s[0] <= seconds]
     throttled_tail = None
     if len(tail) >= 2 and tail[-1][2] > tail[0][2]:
@@ -151,6 +172,8 @@ def summarise(label: str, records, samples, seconds: int, rate: float) -> dict:
         "strict": strict,
         "throttled_after": throttled,
         "throttled_tail": throttled_tail,
+        "later_writes_throttled": later_writes_throttled,
+        "later_requests_throttled": later_requests_throttled,
         "shards": samples[-1][1] if samples else 1,
         "written": sum(inside) / (rate * seconds),
         "refused": len(inside) - sum(inside),
@@ -248,6 +271,7 @@ def main() -> None:
     parser.add_argument("--plot", type=Path)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--skip-fan-out", action="store_true")
+    parser.add_argument("--only-default", action="store_true", help="run the default settings only")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(relativeCreated)8.0f ms %(message)s")
     for noisy in ("botocore", "urllib3"):  # urllib3 warns when 16 query threads share a pool of 10
@@ -259,6 +283,8 @@ def main() -> None:
         "increment, write path 1 attempt": (ShardGrowth.INCREMENT, WRITE_PATH),
         "double, SDK default retries": (ShardGrowth.DOUBLE, SDK_DEFAULT),
     }
+    if args.only_default:
+        runs = dict(list(runs.items())[:1])
     engine = start_dynalite()
     results = []
     try:
@@ -268,13 +294,13 @@ def main() -> None:
     finally:
         engine.stop()
     print(f"| settings | >= 90% of {rate:g}/s stored from (3-s windows; every second) | throttled requests after "
-          "it | ... in the last 10 s | shards at end | stored of offered, whole run | refused writes | "
+          "it | ... in the last 10 s | writes offered after it, throttled at least once | their requests throttled | "
+          "shards at end | stored of offered, whole run | refused writes | "
           "write p50 / p99, issued after it |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    shares = ("throttled_after", "throttled_tail", "later_writes_throttled", "later_requests_throttled")
     for r in results:
-        throttled = " | ".join(
-            f"{r[k]:.2%}" if r[k] is not None else "-" for k in ("throttled_after", "throttled_tail")
-        )
+        throttled = " | ".join(f"{r[k]:.2%}" if r[k] is not None else "-" for k in shares)
         latency = f"{r['p50'] * 1000:.0f} / {r['p99'] * 1000:.0f} ms" if r["p50"] is not None else "-"
         print(f"| {r['label']} | {seconds_text(r['converged'])}; {seconds_text(r['strict'])} | {throttled} | "
               f"{r['shards']} | "
