@@ -2,7 +2,7 @@
 
 ``start_moto_server`` (every service moto has) and ``start_dynalite`` (a second DynamoDB-compatible
 server, from npm) run as subprocesses on free ports and are stopped by PID. ``RequestCounter``
-counts the API calls a boto3 client makes. Run ``python -m examples.local_aws moto PORT`` to serve
+counts the API calls a boto3 client makes. Run ``python -m tests.support.emulators moto PORT`` to serve
 moto_server in this process, optionally with mapped functions not invoked (``--keep-stream-records``).
 """
 
@@ -23,7 +23,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:
@@ -87,7 +87,7 @@ def start_moto_server(
     """
     port = port or free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "examples.local_aws", "moto", str(port), "--host", host]
+        [sys.executable, "-m", "tests.support.emulators", "moto", str(port), "--host", host]
         + (["--keep-stream-records"] if keep_stream_records else []),
         cwd=REPO,
         stdout=subprocess.DEVNULL,
@@ -239,7 +239,7 @@ class RequestCounter:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m examples.local_aws moto PORT [--host H] [--keep-stream-records]``: serve moto here."""
+    """``python -m tests.support.emulators moto PORT [--host H] [--keep-stream-records]``: serve moto here."""
     parser = argparse.ArgumentParser(description="Serve moto_server in this process")
     parser.add_argument("server", choices=["moto"])
     parser.add_argument("port", type=int)
