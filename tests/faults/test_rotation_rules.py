@@ -82,11 +82,6 @@ class Rotation:
             Tags=[{"Key": k, "Value": v} for k, v in ownership_tags(self.layout).items()],
         )
         self.proxy.advance(60)
-        arn = self.describe(day)["TableArn"]
-        if not self.dynamodb.list_tags_of_resource(ResourceArn=arn).get("Tags"):  # dynalite drops CreateTable's
-            self.dynamodb.tag_resource(
-                ResourceArn=arn, Tags=[{"Key": k, "Value": v} for k, v in ownership_tags(self.layout).items()]
-            )
 
     def updates(self):
         return [params for op, params in self.counter.params if op == "UpdateTable"]
