@@ -20,10 +20,10 @@ import time
 from datetime import UTC, datetime, timedelta
 
 from cdk_ts_runtime.router import PeriodRouter
-from examples.local_aws import start_moto_server
 
-# The rules proxy is a test harness (tests/support), not a library: imported, not copied.
+# The rules proxy and the emulators are the test harness (tests/support), not a library: imported, not copied.
 from tests.support.dynamodb_rules import start_rules_proxy
+from tests.support.emulators import start_moto_server
 
 
 def timed(action, repeat: int) -> float:

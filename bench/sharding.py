@@ -30,11 +30,11 @@ from botocore.config import Config
 
 from cdk_ts_runtime._retries import DATA_PATH, WRITE_PATH
 from cdk_ts_runtime.sharding import ShardedTable, ShardGrowth
-from examples.local_aws import server_client_for, start_dynalite, start_moto_server
 
-# The rules proxy is a test harness (tests/support), not a library: imported, not copied, so the benchmark
-# measures against the same rules the tests assert on.
+# The rules proxy and the emulators are the test harness (tests/support), not a library: imported, not
+# copied, so the benchmark measures against the same rules the tests assert on.
 from tests.support.dynamodb_rules import start_rules_proxy
+from tests.support.emulators import server_client_for, start_dynalite, start_moto_server
 
 KEY = "/hot/file.mp4"
 #: botocore's own default for a client given no retry settings (what a user's plain boto3.client has).

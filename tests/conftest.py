@@ -13,8 +13,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from examples.local_aws import LocalServer, server_client_for, start_dynalite, start_moto_server
 from tests.support.dynamodb_rules import start_rules_proxy
+from tests.support.emulators import LocalServer, server_client_for, start_dynalite, start_moto_server
 from tests.support.sharding import create_tables
 from tests.support.streams import create_stream_table
 

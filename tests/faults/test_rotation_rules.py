@@ -82,11 +82,6 @@ class Rotation:
             Tags=[{"Key": k, "Value": v} for k, v in ownership_tags(self.layout).items()],
         )
         self.proxy.advance(60)
-        arn = self.describe(day)["TableArn"]
-        if not self.dynamodb.list_tags_of_resource(ResourceArn=arn).get("Tags"):  # dynalite drops CreateTable's
-            self.dynamodb.tag_resource(
-                ResourceArn=arn, Tags=[{"Key": k, "Value": v} for k, v in ownership_tags(self.layout).items()]
-            )
 
     def updates(self):
         return [params for op, params in self.counter.params if op == "UpdateTable"]
@@ -258,7 +253,7 @@ class TestCreateAndExpire:
     def test_a_right_sized_next_table_is_created_at_the_observed_peak_and_waited_for(
         self, rules_proxy, moto_server, unique_name
     ):
-        from examples.local_aws import server_client_for
+        from tests.support.emulators import server_client_for
 
         cloudwatch = server_client_for(moto_server, "cloudwatch")
         tier = CapacityTier.provisioned(300, 1000, right_size=RightSizing(headroom=1.5, floor=5, ceiling=2000))
@@ -296,8 +291,8 @@ class TestCreateAndExpire:
 
 
     def test_an_expired_table_is_exported_then_deleted_by_a_later_run(self, rules_proxy, moto_server, unique_name):
-        from examples.local_aws import server_client_for
         from tests.runtime.test_rotation import report_export_time
+        from tests.support.emulators import server_client_for
 
         s3 = server_client_for(moto_server, "s3")
         bucket = f"{unique_name.lower()}-archive"

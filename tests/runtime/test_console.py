@@ -15,7 +15,7 @@ import pytest
 from cdk_ts_runtime.rotation.ownership import ownership_tags
 from cdk_ts_runtime.rotation_config import CapacityTier, RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
-from examples.local_aws import server_client_for
+from tests.support.emulators import server_client_for
 
 pytestmark = pytest.mark.server
 ROOT = Path(__file__).resolve().parents[2]
@@ -207,7 +207,7 @@ def test_the_console_does_not_load_aws_cdk():
 def test_an_aws_failure_exits_3_and_says_so(unique_name):
     from types import SimpleNamespace
 
-    from examples.local_aws import free_port
+    from tests.support.emulators import free_port
 
     closed = SimpleNamespace(endpoint_url=f"http://127.0.0.1:{free_port()}")  # nothing listens there
     result = console(closed, "status", "--table-prefix", f"{unique_name}_x")

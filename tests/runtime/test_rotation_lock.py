@@ -75,7 +75,7 @@ class TestRunLock:
 
 def test_sixteen_runs_racing_for_the_lock_leave_exactly_one_holder(dynalite, unique_name):
     # dynalite's conditional writes are atomic, as DynamoDB's are (moto_server's are not: see test_sharding).
-    from examples.local_aws import server_client_for
+    from tests.support.emulators import server_client_for
 
     dynamodb = server_client_for(dynalite)
     table = f"{unique_name}-lock"

@@ -357,7 +357,6 @@ class TableRotator:
             self.dynamodb.create_table(**request)
             report.add("create", name, tier=tier.describe())
             self._wait_active(name)
-            self._ensure_own_tags(name)
         except ClientError as error:
             if error_code(error) != "ResourceInUseException":
                 record_failure(report, name, "create", error)
@@ -382,15 +381,6 @@ class TableRotator:
             report.add("attach_stream_consumer", name, stream="(the new table's stream)")
         if tier.auto_scaling:
             report.add("register_autoscaling", name, target=tier.auto_scaling.target_utilization)
-
-    def _ensure_own_tags(self, name: str) -> None:
-        """Make sure a table this run created carries the ownership tags (some emulators ignore CreateTable's Tags)."""
-        description = describe_table(self.dynamodb, name)
-        if description.get("TableStatus") == "ACTIVE" and not self._owned(description):
-            self.dynamodb.tag_resource(
-                ResourceArn=description["TableArn"],
-                Tags=[{"Key": k, "Value": v} for k, v in sorted(self._tags().items())],
-            )
 
     def _tags(self) -> dict[str, str]:
         return {**self.config.tags, **ownership_tags(self.layout)}

@@ -1,7 +1,7 @@
 """A local DynamoDB that says no where DynamoDB says no.
 
 ``start_rules_proxy(engine)`` starts an HTTP proxy on 127.0.0.1 in front of a local engine (moto_server or
-dynalite, from ``examples.local_aws``) that applies DynamoDB's documented rules: UpdateTable's one-change
+dynalite, from ``tests.support.emulators``) that applies DynamoDB's documented rules: UpdateTable's one-change
 and no-op rules, CREATING/UPDATING/DELETING windows with ``ResourceInUseException``, the daily budget of
 capacity decreases, on-demand switches and table-class changes, warm throughput that only rises, the
 account's limit of tables in transition, and per-partition throughput with ``ThrottlingReasons``. boto3
@@ -28,8 +28,8 @@ import urllib.request
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 
-from examples.local_aws import REPO, LocalServer, free_port, server_client_for
 from tests.support.dynamodb_rules.rules import RuleError, RulesSettings, TableState
+from tests.support.emulators import REPO, LocalServer, free_port, server_client_for
 
 __all__ = ["RuleError", "RulesProxy", "RulesSettings", "TableState", "start_rules_proxy"]
 
@@ -145,7 +145,7 @@ def _parse_times(value):
 def start_rules_proxy(engine: LocalServer, *, start_time: datetime | None = None, **settings) -> RulesProxy:
     """Start the rules proxy in front of ``engine`` as a subprocess on 127.0.0.1 and a free port.
 
-    :param engine: moto_server or dynalite (``examples.local_aws``), already running.
+    :param engine: moto_server or dynalite (``tests.support.emulators``), already running.
     :param start_time: a frozen clock starting there (time moves only by ``set_time``/``advance``: deterministic
         tests). Default: None — the real UTC clock (benchmarks).
     :param settings: ``RulesSettings`` fields; unknown names are refused.

@@ -1,9 +1,11 @@
 """Local AWS emulators on 127.0.0.1, written once for the tests, the sample scenario and the benchmarks.
 
 ``start_moto_server`` (every service moto has) and ``start_dynalite`` (a second DynamoDB-compatible
-server, from npm) run as subprocesses on free ports and are stopped by PID. ``RequestCounter``
-counts the API calls a boto3 client makes. Run ``python -m examples.local_aws moto PORT`` to serve
-moto_server in this process, optionally with mapped functions not invoked (``--keep-stream-records``).
+server, from npm, run under ``dynalite_server.js``) run as subprocesses on free ports and are stopped by PID.
+Where an emulator differs from DynamoDB in a way the code under test meets, the fix is made here, on the
+server side, never in ``cdk_ts`` or ``cdk_ts_runtime``. ``RequestCounter`` counts the API calls a boto3
+client makes. Run ``python -m tests.support.emulators moto PORT`` to serve moto_server in this process,
+optionally with mapped functions not invoked (``--keep-stream-records``).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:
@@ -87,7 +89,7 @@ def start_moto_server(
     """
     port = port or free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "examples.local_aws", "moto", str(port), "--host", host]
+        [sys.executable, "-m", "tests.support.emulators", "moto", str(port), "--host", host]
         + (["--keep-stream-records"] if keep_stream_records else []),
         cwd=REPO,
         stdout=subprocess.DEVNULL,
@@ -172,7 +174,11 @@ def _model_alarms_in_cloudformation() -> None:
 
 
 def dynalite_command() -> list[str]:
-    """The command that runs the npm-installed dynalite; a clear error when it is not installed."""
+    """The command that runs the npm-installed dynalite; a clear error when it is not installed.
+
+    dynalite runs under ``dynalite_server.js`` (beside this file), which makes its CreateTable apply the
+    request's ``Tags`` as DynamoDB does; dynalite 4.0.0 drops them.
+    """
     script = REPO / "node_modules" / "dynalite" / "cli.js"
     node = shutil.which("node")
     if not script.exists() or node is None:
@@ -180,7 +186,7 @@ def dynalite_command() -> list[str]:
             f"dynalite is not installed at {script}: run `npm ci` in {REPO} "
             "(scripts/test.sh does this) so the second DynamoDB-compatible server is available"
         )
-    return [node, str(script)]
+    return [node, str(Path(__file__).with_name("dynalite_server.js")), str(script)]
 
 
 def start_dynalite() -> LocalServer:
@@ -239,7 +245,7 @@ class RequestCounter:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m examples.local_aws moto PORT [--host H] [--keep-stream-records]``: serve moto here."""
+    """``python -m tests.support.emulators moto PORT [--host H] [--keep-stream-records]``: serve moto here."""
     parser = argparse.ArgumentParser(description="Serve moto_server in this process")
     parser.add_argument("server", choices=["moto"])
     parser.add_argument("port", type=int)
