@@ -109,43 +109,48 @@ def checkout_env(outdir: Path) -> dict[str, str]:
     }
 
 
+def synthesize_sample_app(python: Path, outdir: Path) -> subprocess.CompletedProcess:
+    """``python app.py`` in this checkout, as ``cdk synth`` runs it, writing the assembly to ``outdir``."""
+    return subprocess.run(
+        [str(python), "app.py"],
+        cwd=REPO, env=checkout_env(outdir), capture_output=True, text=True, timeout=600, check=False,
+    )
+
+
+def check_runtime(python: Path, cwd: Path) -> subprocess.CompletedProcess:
+    """:data:`RUNTIME_CHECK` run by ``python``, with this checkout's runtime on the path."""
+    return subprocess.run(
+        [str(python), "-c", RUNTIME_CHECK],
+        cwd=cwd, env=checkout_env(cwd / "cdk.out"), capture_output=True, text=True, timeout=300, check=False,
+    )
+
+
 @pytest.fixture(scope="module")
 def pins() -> dict[str, str]:
     return floor_pins(REPO / "pyproject.toml")
-
-
-@pytest.fixture(scope="module")
-def floors_python(pins, tmp_path_factory) -> Path:
-    return floors_venv(tmp_path_factory.mktemp("floors") / "venv", pins)
 
 
 def test_every_dependency_the_sample_app_needs_has_a_floor(pins):
     assert {"aws-cdk-lib", "constructs", "boto3", "botocore", "cdk-nag"} <= set(pins), pins
 
 
-def test_the_sample_app_synthesizes_cdk_nag_clean_on_the_floors(floors_python, tmp_path):
-    # given the floors venv and this checkout's sample app
+# One test for both checks: the venv is the minute this costs, and CI's workers would each build their own.
+def test_on_the_floors_the_sample_app_synthesizes_cdk_nag_clean_and_the_runtime_requests_validate(pins, tmp_path):
+    # given a fresh venv holding exactly the floors
+    python = floors_venv(tmp_path / "venv", pins)
     outdir = tmp_path / "cdk.out"
-    # when it is synthesized as `cdk synth` runs it, cdk-nag's AwsSolutions pack included
-    result = subprocess.run(
-        [str(floors_python), "app.py"],
-        cwd=REPO, env=checkout_env(outdir), capture_output=True, text=True, timeout=600, check=False,
-    )
-    # then it succeeds with no finding left unacknowledged, and the template is written
+
+    # when the sample app is synthesized there (cdk-nag's AwsSolutions pack included), and the runtime
+    # makes its clients and validates its newest DynamoDB requests there
+    synth = synthesize_sample_app(python, outdir)
+    runtime = check_runtime(python, tmp_path)
+
+    # then the app synthesizes with no finding left unacknowledged and its template written
     findings = reported_findings(outdir) if (outdir / "validation-report.json").exists() else []
-    assert (result.returncode, findings) == (0, []), result.stderr[-3000:]
+    assert (synth.returncode, findings) == (0, []), "\n".join(findings) or synth.stderr[-3000:]
     resources = json.loads((outdir / f"{STACK}.template.json").read_text())["Resources"]
     by_type = [resource["Type"] for resource in resources.values()]
     assert by_type.count("AWS::Lambda::Function") >= 4, sorted(set(by_type))  # rotation, two archivers, ingest
-
-
-def test_the_runtime_builds_its_clients_and_requests_on_the_floors(floors_python, pins, tmp_path):
-    # given the floors venv; when the runtime makes its clients and validates its newest requests there
-    result = subprocess.run(
-        [str(floors_python), "-c", RUNTIME_CHECK],
-        cwd=tmp_path, env=checkout_env(tmp_path / "cdk.out"), capture_output=True, text=True, timeout=300,
-        check=False,
-    )
-    # then botocore accepts them, and the versions that ran are the floors themselves
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert json.loads(result.stdout.strip().splitlines()[-1]) == pins
+    # and botocore accepts the runtime's requests, the versions that ran being the floors themselves
+    assert runtime.returncode == 0, runtime.stderr[-3000:]
+    assert json.loads(runtime.stdout.strip().splitlines()[-1]) == pins
