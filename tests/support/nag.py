@@ -32,7 +32,12 @@ def unacknowledged_findings(app: App, pack: type = AwsSolutionsChecks) -> list[s
     except RuntimeError as error:
         if "ValidationFailed" not in str(error) and "Validation failed" not in str(error):
             raise
-    report = json.loads((Path(app.outdir) / "validation-report.json").read_text())
+    return reported_findings(Path(app.outdir))
+
+
+def reported_findings(outdir: Path) -> list[str]:
+    """``"RuleId at path: ..."`` for every violation in the ``validation-report.json`` a failed synth left in outdir."""
+    report = json.loads((outdir / "validation-report.json").read_text())
     return [
         f"{violation['ruleName']} at {construct['constructPath']}: {violation['description']}"
         for plugin in report["pluginReports"]
