@@ -21,6 +21,7 @@ from cdk_ts_runtime.rotation.ownership import ownership_tags
 from cdk_ts_runtime.rotation_config import CapacityTier, RightSizing, RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.requests import RequestCounter
+from tests.support.rotation import actions, report_export_time
 
 IA = "STANDARD_INFREQUENT_ACCESS"
 DAY0 = datetime(2026, 3, 10, tzinfo=UTC)
@@ -94,10 +95,6 @@ class Rotation:
 
 HOT = ("PROVISIONED", (300, 1000), "STANDARD", "ACTIVE")
 CLOSED = ("PAY_PER_REQUEST", None, IA, "ACTIVE")
-
-
-def actions(report, kind):
-    return [a for a in report["actions"] if a["action"] == kind]
 
 
 class TestOneKindOfChangePerUpdate:
@@ -297,7 +294,6 @@ class TestCreateAndExpire:
 
     def test_an_expired_table_is_exported_then_deleted_by_a_later_run(self, rules_proxy, moto_server, unique_name):
         from examples.local_aws import server_client_for
-        from tests.runtime.test_rotation import report_export_time
 
         s3 = server_client_for(moto_server, "s3")
         bucket = f"{unique_name.lower()}-archive"
