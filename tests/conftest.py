@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import os
-from datetime import UTC, datetime
 
 # Set before anything imports aws_cdk (jsii reads it when its Node runtime starts).
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
@@ -15,12 +14,11 @@ from moto import mock_aws
 
 from tests.support.dynamodb_rules import start_rules_proxy
 from tests.support.emulators import LocalServer, server_client_for, start_dynalite, start_moto_server
+from tests.support.environment import REGION, RULES_START_TIME
 from tests.support.sharding import create_tables
 from tests.support.streams import create_stream_table
+from tests.support.throttling import ROUTER_START, SHARDING_START
 
-REGION = "us-east-1"
-# The rules proxy's frozen clock starts here: a Tuesday, so "today" and "the last 24 h" mean the same in every run.
-RULES_START_TIME = datetime(2026, 3, 10, tzinfo=UTC)
 _counter = itertools.count()
 
 
@@ -104,6 +102,28 @@ def rules_proxy(moto_server):
 def rules_proxy_dynalite(dynalite):
     """``rules_proxy`` over the session's dynalite."""
     proxy = start_rules_proxy(dynalite, start_time=RULES_START_TIME)
+    yield proxy
+    proxy.stop()
+
+
+@pytest.fixture
+def limited(request, unique_name):
+    """``(proxy, main, metadata)``: a rules proxy (frozen clock, 10 write units/s per partition key) in front of
+    dynalite, with a ShardedTable's tables (a test may lower or raise the limit with ``proxy.configure``).
+
+    dynalite, because it applies a conditional update atomically as DynamoDB does (moto_server does not).
+    """
+    engine = request.getfixturevalue("dynalite")
+    proxy = start_rules_proxy(engine, start_time=SHARDING_START, create_seconds=0, write_units_per_second=10)
+    main, metadata = create_tables(proxy.client(), unique_name)
+    yield proxy, main, metadata
+    proxy.stop()
+
+
+@pytest.fixture
+def router_proxy(moto_server):
+    """A rules proxy (frozen clock at ``ROUTER_START``, 10 write units/s per partition key) in front of moto_server."""
+    proxy = start_rules_proxy(moto_server, start_time=ROUTER_START, create_seconds=0, write_units_per_second=10)
     yield proxy
     proxy.stop()
 

@@ -9,7 +9,8 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk.assertions import Match, Template
 
 from cdk_ts import access_logs_bucket, secure_bucket
-from tests.support.nag import new_app, unacknowledged_findings
+from tests.support.nag import new_app, new_stack, unacknowledged_findings
+from tests.support.problems import raises_problems
 
 BLOCK_ALL = {
     "BlockPublicAcls": True,
@@ -143,17 +144,14 @@ def test_the_strict_values_are_accepted():
 
 
 def test_every_problem_is_reported_at_once_a_misspelt_keyword_with_the_closest_name():
-    with pytest.raises(ValueError) as raised:
-        secure_bucket(Stack(new_app(), "Test"), "Bucket", versiond=False, enforce_ssl=False)
-    message = str(raised.value)
-    assert message.startswith("Test/Bucket: 2 problems:")
-    assert "unknown keyword argument 'versiond'; did you mean 'versioned'?" in message
-    assert "enforce_ssl=False is refused" in message
+    raises_problems(
+        lambda: secure_bucket(Stack(new_app(), "Test"), "Bucket", versiond=False, enforce_ssl=False), "Test/Bucket",
+        "unknown keyword argument 'versiond'; did you mean 'versioned'?", "enforce_ssl=False is refused",
+    )
 
 
 def test_a_secure_bucket_with_access_logs_passes_cdk_nag():
-    app = new_app()
-    stack = Stack(app, "Test")
+    app, stack = new_stack()
     secure_bucket(stack, "Bucket", bucket_name="readings-archive",
                   server_access_logs_bucket=access_logs_bucket(stack, "Logs"))
     assert unacknowledged_findings(app) == []

@@ -11,13 +11,14 @@ from aws_cdk.assertions import Match, Template
 from cdk_ts import DeviceLogTable
 from cdk_ts._defaults import runtime_function
 from cdk_ts_runtime.device_log import ENV_TABLE_NAME
-from tests.support.nag import new_app, unacknowledged_findings
+from tests.support.iam import actions_of, lambda_role, policy_statements
+from tests.support.nag import new_app, new_stack, unacknowledged_findings
+from tests.support.problems import raises_problems
 
 
 @pytest.fixture(scope="module")
 def default_table():
-    app = new_app()
-    stack = Stack(app, "Test")
+    app, stack = new_stack()
     log = DeviceLogTable(stack, "DeviceLog", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
     function = runtime_function(stack, "Api", handler="app.handler", description="api", environment={})
     log.bind(function, read=True)
@@ -114,7 +115,7 @@ def test_existing_table_mode_creates_nothing_and_grants_on_it():
         stack, "Existing", table_name="device-log", global_indexes=["GSI1", "GSI2"]
     )
     log = DeviceLogTable(stack, "Log", existing_table=existing)
-    role = iam.Role(stack, "Reader", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+    role = lambda_role(stack, "Reader")
     assert isinstance(log.grant_read_data(role), iam.Grant)
     template = Template.from_stack(stack)
     template.resource_count_is("AWS::DynamoDB::Table", 0)
@@ -173,17 +174,15 @@ def test_a_misspelt_keyword_fails_with_the_path_and_the_closest_name(typo, sugge
 
 
 def test_an_unknown_keyword_joins_the_other_problems():
-    with pytest.raises(ValueError) as raised:
-        DeviceLogTable(Stack(new_app(), "Test"), "Log", warm_read_units_per_second=0, colour="blue")
-    message = str(raised.value)
-    assert message.startswith("Test/Log: 2 problems:")
-    assert "unknown keyword argument 'colour'; the keywords are billing_mode, " in message
-    assert "warm_read_units_per_second 0 must be" in message
+    raises_problems(
+        lambda: DeviceLogTable(Stack(new_app(), "Test"), "Log", warm_read_units_per_second=0, colour="blue"),
+        "Test/Log",
+        "unknown keyword argument 'colour'; the keywords are billing_mode, ", "warm_read_units_per_second 0 must be",
+    )
 
 
 def test_passes_cdk_nag_when_the_user_acknowledges_the_grant_findings():
-    app = new_app()
-    stack = Stack(app, "Test")
+    app, stack = new_stack()
     log = DeviceLogTable(stack, "Log", removal_policy=RemovalPolicy.RETAIN)
     log.bind(
         runtime_function(stack, "Api", handler="app.handler", description="api", environment={}),
@@ -194,8 +193,7 @@ def test_passes_cdk_nag_when_the_user_acknowledges_the_grant_findings():
 
 
 def test_bind_leaves_the_users_role_unacknowledged_by_default():
-    app = new_app()
-    stack = Stack(app, "Test")
+    app, stack = new_stack()
     log = DeviceLogTable(stack, "Log", removal_policy=RemovalPolicy.RETAIN)
     log.bind(runtime_function(stack, "Api", handler="app.handler", description="api", environment={}), read=True)
     findings = unacknowledged_findings(app)
@@ -207,12 +205,7 @@ def test_bind_writes_only_by_default_and_returns_the_grant():
     log = DeviceLogTable(stack, "Log")
     grant = log.bind(runtime_function(stack, "Api", handler="app.handler", description="api", environment={}))
     assert isinstance(grant, iam.Grant)
-    actions = [
-        a
-        for p in Template.from_stack(stack).find_resources("AWS::IAM::Policy").values()
-        for st in p["Properties"]["PolicyDocument"]["Statement"]
-        for a in ([st["Action"]] if isinstance(st["Action"], str) else st["Action"])
-    ]
+    actions = [a for statement in policy_statements(Template.from_stack(stack)) for a in actions_of(statement)]
     assert "dynamodb:PutItem" in actions and "dynamodb:Query" not in actions
 
 
@@ -226,14 +219,13 @@ def test_bind_that_grants_nothing_names_the_construct():
 
 def test_every_bad_prop_is_reported_in_one_error_with_the_construct_path():
     stack = Stack(new_app(), "Test")
-    with pytest.raises(ValueError) as raised:
-        DeviceLogTable(
+    raises_problems(
+        lambda: DeviceLogTable(
             stack, "Log", read_capacity=5, write_capacity=5, gsi1_projection=dynamodb.ProjectionType.INCLUDE,
-        )
-    message = str(raised.value)
-    assert message.startswith("Test/Log: 3 problems:")
-    for problem in ("read_capacity 5 needs", "write_capacity 5 needs", "gsi1_projection INCLUDE needs"):
-        assert problem in message
+        ),
+        "Test/Log",
+        "read_capacity 5 needs", "write_capacity 5 needs", "gsi1_projection INCLUDE needs",
+    )
 
 
 @pytest.mark.parametrize("table_class", [dynamodb.TableClass.STANDARD_INFREQUENT_ACCESS, "STANDARD_INFREQUENT_ACCESS"])
@@ -271,10 +263,9 @@ def test_bad_capacity_options_name_the_value(props, message):
 
 def test_stream_read_acknowledges_list_streams_only_when_asked():
     for opt_in in (False, True):
-        app = new_app()
-        stack = Stack(app, "Test")
+        app, stack = new_stack()
         log = DeviceLogTable(stack, "Log", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
-        role = iam.Role(stack, "Consumer", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+        role = lambda_role(stack, "Consumer")
         log.grant_stream_read(role, acknowledge_nag_findings=opt_in)
         findings = [f for f in unacknowledged_findings(app) if "Consumer" in f and "Resource::*" in f]
         assert bool(findings) is not opt_in, findings

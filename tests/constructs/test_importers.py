@@ -13,6 +13,7 @@ from cdk_ts import DeviceLogTable, MonitoringDashboard, RotatingTimeSeriesTables
 from cdk_ts._defaults import runtime_function
 from cdk_ts.period_tables import PeriodTablesBase
 from cdk_ts_runtime.table_layout import TableLayout
+from tests.support.iam import actions_of, policy_statements
 from tests.support.nag import new_app
 
 _ARN = "arn:aws:lambda:eu-west-1:123456789012:function:ingest"
@@ -25,17 +26,11 @@ _KEYS = {
 
 def _policy_resources(stack: Stack) -> list:
     """Every Resource of every statement of the stack's IAM policies, resolved, in template order."""
-    policies = Template.from_stack(stack).find_resources("AWS::IAM::Policy")
-    found = []
-    for policy in policies.values():
-        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
-            if any(a.startswith("dynamodb:") for a in _as_list(statement["Action"])):
-                found.append((sorted(_as_list(statement["Action"])), statement["Resource"]))
-    return found
-
-
-def _as_list(value: object) -> list:
-    return value if isinstance(value, list) else [value]
+    return [
+        (sorted(actions_of(statement)), statement["Resource"])
+        for statement in policy_statements(Template.from_stack(stack))
+        if any(a.startswith("dynamodb:") for a in actions_of(statement))
+    ]
 
 
 @pytest.fixture(scope="module")

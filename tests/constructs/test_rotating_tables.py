@@ -18,16 +18,10 @@ from cdk_ts.buckets import access_logs_bucket, secure_bucket
 from cdk_ts.rotating_tables import RotatingTimeSeriesTables
 from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG, AutoScaling, CapacityTier
 from cdk_ts_runtime.table_layout import ENV_TABLE_PREFIX, TableLayout
-from tests.support.iam import policy_statements
-from tests.support.nag import new_app, unacknowledged_findings
-
-
-def build(**props):
-    app = new_app()
-    stack = Stack(app, "Test")
-    props.setdefault("table_prefix", "telemetry")
-    tables = RotatingTimeSeriesTables(stack, "Telemetry", **props)
-    return app, stack, tables
+from tests.support.iam import lambda_role, policy_statements, role_actions
+from tests.support.nag import new_app, new_stack, unacknowledged_findings
+from tests.support.problems import raises_problems
+from tests.support.rotating_tables import build, rotation_config
 
 
 def archived_rotation(stack, **props):
@@ -47,20 +41,11 @@ def archived_rotation(stack, **props):
 @pytest.fixture(scope="module")
 def archived():
     """``archived_rotation`` with a TTL attribute and a bound reader."""
-    app = new_app()
-    stack = Stack(app, "Test")
+    app, stack = new_stack()
     tables = archived_rotation(stack, time_to_live_attribute="expires_at")
-    reader = iam.Role(stack, "Reader", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+    reader = lambda_role(stack, "Reader")
     tables.grant_read_data(reader)
     return app, stack, tables, Template.from_stack(stack)
-
-
-def rotation_config(template):
-    functions = template.find_resources(
-        "AWS::Lambda::Function", {"Properties": {"Handler": "cdk_ts_runtime.handlers.rotation.handler"}}
-    )
-    (function,) = functions.values()
-    return function["Properties"]["Environment"]["Variables"]
 
 
 class TestSchedules:
@@ -176,8 +161,7 @@ class TestRotationFunction:
         }
 
     def test_customer_key_is_granted_to_create_tables(self):
-        app = new_app()
-        stack = Stack(app, "Test")
+        app, stack = new_stack()
         key = kms.Key(stack, "Key", enable_key_rotation=True)
         RotatingTimeSeriesTables(stack, "Telemetry", table_prefix="telemetry", encryption_key=key, retain_periods=3)
         statements = policy_statements(Template.from_stack(stack))
@@ -199,11 +183,7 @@ class TestGrants:
         ]
 
     def test_bind_sets_the_layout_env_vars_the_router_reads(self):
-        app = new_app()
-        stack = Stack(app, "Test")
-        tables = RotatingTimeSeriesTables(
-            stack,
-            "T",
+        _app, stack, tables = build(
             table_prefix="metrics",
             period="weekly",
             retain_periods=4,
@@ -224,10 +204,8 @@ class TestGrants:
         assert any("dynamodb:PutItem" in s["Action"] and "dynamodb:Query" in s["Action"] for s in statements)
 
     def test_grant_returns_an_iam_grant(self):
-        app = new_app()
-        stack = Stack(app, "Test")
-        tables = RotatingTimeSeriesTables(stack, "T", table_prefix="telemetry", retain_periods=3)
-        role = iam.Role(stack, "Writer", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+        _app, stack, tables = build(retain_periods=3)
+        role = lambda_role(stack, "Writer")
         grant = tables.grant_write_data(role)
         assert isinstance(grant, iam.Grant)
         assert grant.success
@@ -271,8 +249,7 @@ class TestDefaultsAndValidation:
                 build(current_tier=CapacityTier(read_capacity=0, write_capacity=5))
             return
         if props.get("archive_bucket") == "B":
-            app = new_app()
-            stack = Stack(app, "Test")
+            app, stack = new_stack()
             props["archive_bucket"] = secure_bucket(stack, "B")
             with pytest.raises(ValueError, match=message):
                 RotatingTimeSeriesTables(stack, "T", table_prefix="telemetry", **props)
@@ -283,24 +260,21 @@ class TestDefaultsAndValidation:
     def test_stream_consumers_need_a_stream(self):
         _app, _stack, tables = build(retain_periods=3)
         with pytest.raises(ValueError, match="has no stream: pass stream="):
-            tables.grant_stream_read(iam.Role(_stack, "R", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com")))
+            tables.grant_stream_read(lambda_role(_stack, "R"))
 
 
 def test_the_construct_passes_cdk_nag_with_reasoned_acknowledgements_only():
-    app = new_app()
-    stack = Stack(app, "Test")
+    app, stack = new_stack()
     tables = archived_rotation(stack, current_tier=CapacityTier.provisioned(300, 1000, AutoScaling()))
-    reader = iam.Role(stack, "Reader", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+    reader = lambda_role(stack, "Reader")
     tables.grant_read_write_data(reader, acknowledge_nag_findings=True)
     tables.grant_stream_read(reader, acknowledge_nag_findings=True)
     assert unacknowledged_findings(app) == []
 
 
 def test_grants_leave_the_users_role_unacknowledged_by_default():
-    app = new_app()
-    stack = Stack(app, "Test")
-    tables = RotatingTimeSeriesTables(stack, "Telemetry", table_prefix="telemetry", retain_periods=7)
-    reader = iam.Role(stack, "Reader", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+    app, stack, tables = build(retain_periods=7)
+    reader = lambda_role(stack, "Reader")
     tables.grant_read_data(reader)
     findings = unacknowledged_findings(app)
     assert findings and all("Test/Reader/" in f for f in findings), findings
@@ -308,19 +282,17 @@ def test_grants_leave_the_users_role_unacknowledged_by_default():
 
 def test_every_bad_prop_is_reported_in_one_error_with_the_construct_path():
     stack = Stack(new_app(), "Test")
-    with pytest.raises(ValueError) as raised:
-        RotatingTimeSeriesTables(
+    raises_problems(
+        lambda: RotatingTimeSeriesTables(
             stack, "Telemetry", table_prefix="bad prefix!", retain_periods=1, reconcile_every=Duration.minutes(1)
-        )
-    message = str(raised.value)
-    assert message.startswith("Test/Telemetry: 3 problems:")
-    for problem in ("table_prefix 'bad prefix!'", "reconcile_every", "retain_periods"):
-        assert problem in message
+        ),
+        "Test/Telemetry",
+        "table_prefix 'bad prefix!'", "reconcile_every", "retain_periods",
+    )
 
 
 def test_bind_returns_the_grant_and_refuses_to_grant_nothing():
-    stack = Stack(new_app(), "Test")
-    tables = RotatingTimeSeriesTables(stack, "Telemetry", table_prefix="telemetry", retain_periods=7)
+    _app, stack, tables = build(retain_periods=7)
     writer = runtime_function(stack, "Writer", handler="app.handler", description="w", environment={})
     assert isinstance(tables.bind(writer), iam.Grant)
     with pytest.raises(ValueError, match=r"^Test/Telemetry\.bind\(Test/Writer\): read=False and write=False"):
@@ -356,15 +328,7 @@ def test_a_writer_bound_by_default_can_write_but_not_read():
     writer = runtime_function(stack, "Writer", handler="app.handler", description="w", environment={})
     tables.bind(writer)
     # the writer's own policy: the rotation function also reads (its lock item)
-    writer_policies = Template.from_stack(stack).find_resources(
-        "AWS::IAM::Policy", {"Properties": {"Roles": [stack.resolve(writer.role.role_name)]}}
-    )
-    actions = {
-        a
-        for p in writer_policies.values()
-        for s in p["Properties"]["PolicyDocument"]["Statement"]
-        for a in (s["Action"] if isinstance(s["Action"], list) else [s["Action"]])
-    }
+    actions = set(role_actions(Template.from_stack(stack), stack, writer.role))
     assert {"dynamodb:PutItem", "dynamodb:BatchWriteItem", "dynamodb:DescribeTable"} <= actions
     assert not {"dynamodb:Query", "dynamodb:GetItem", "dynamodb:Scan"} & actions
 

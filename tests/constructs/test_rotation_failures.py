@@ -9,9 +9,9 @@ from cdk_nag import HIPAASecurityChecks, NIST80053R5Checks, ServerlessChecks
 
 from cdk_ts.monitoring import MonitoringDashboard
 from cdk_ts.rotating_tables import DEPLOY_TIME_RUN_TIMEOUT, RUN_TIMEOUT, RotatingTimeSeriesTables
-from tests.constructs.test_rotation_single_flight import rotation_function
 from tests.support.iam import policy_statements
-from tests.support.nag import new_app, unacknowledged_findings
+from tests.support.nag import new_app, new_stack, unacknowledged_findings
+from tests.support.rotating_tables import rotation_function
 
 
 @pytest.fixture(scope="module")
@@ -103,8 +103,7 @@ def test_the_deploy_time_run_is_answered_or_timed_out_after_every_attempt_lambda
     ],
 )
 def test_cdk_nag_packs_find_no_missing_dlq_on_the_rotation_function(pack, rule):
-    app = new_app()
-    stack = Stack(app, "Test")
+    app, stack = new_stack()
     RotatingTimeSeriesTables(stack, "T", table_prefix="metrics", retain_periods=3)
     findings = unacknowledged_findings(app, pack)
     assert findings, f"{pack.__name__} reports other rules here; an empty list would mean it did not run"

@@ -13,8 +13,9 @@ from cdk_ts._validation import Problems
 from cdk_ts.buckets import secure_bucket
 from cdk_ts.rotating_tables import RotatingTimeSeriesTables
 from cdk_ts_runtime.periods import LABEL_LENGTH, TABLE_NAME_MAX, RotationPeriod
-from tests.constructs.test_rotation_single_flight import rotation_function
 from tests.support.nag import new_app
+from tests.support.problems import raises_problems
+from tests.support.rotating_tables import rotation_function
 
 PERIODS = list(RotationPeriod)
 
@@ -98,9 +99,7 @@ def test_a_long_archive_prefix_is_refused_with_the_export_limit():
 
 def test_a_prefix_too_long_for_table_names_is_told_every_limit_it_breaks_at_once():
     stack = Stack(new_app(), "Test")
-    with pytest.raises(ValueError) as raised:
-        RotatingTimeSeriesTables(stack, "Telemetry", table_prefix="p" * 250)
-    message = str(raised.value)
-    assert message.startswith("Test/Telemetry: 2 problems:")
-    assert "a daily prefix needs 1-244 characters" in message
-    assert "use a prefix of at most 220 characters" in message
+    raises_problems(
+        lambda: RotatingTimeSeriesTables(stack, "Telemetry", table_prefix="p" * 250), "Test/Telemetry",
+        "a daily prefix needs 1-244 characters", "use a prefix of at most 220 characters",
+    )

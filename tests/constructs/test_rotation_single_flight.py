@@ -12,21 +12,14 @@ from aws_cdk.assertions import Template
 from cdk_ts.rotating_tables import RotatingTimeSeriesTables
 from cdk_ts_runtime.periods import RotationPeriod
 from cdk_ts_runtime.rotation.lock import LOCK_EXPIRY_ATTRIBUTE, LOCK_KEY, LOCK_TABLE_ENV
-from tests.constructs.test_rotating_tables import build, rotation_config
 from tests.support.iam import policy_statements
 from tests.support.nag import new_app
-
-ROTATION_HANDLER = {"Properties": {"Handler": "cdk_ts_runtime.handlers.rotation.handler"}}
+from tests.support.rotating_tables import build, rotation_config, rotation_function
 
 
 def lock_resource(stack, tables):
     """The lock table's resource in the synthesized template (found through the construct, not a logical ID)."""
     return Template.from_stack(stack).to_json()["Resources"][stack.get_logical_id(tables.lock_table.node.default_child)]
-
-
-def rotation_function(template):
-    (function,) = template.find_resources("AWS::Lambda::Function", ROTATION_HANDLER).values()
-    return function["Properties"]
 
 
 class TestLockTable:

@@ -11,7 +11,9 @@ from aws_cdk.assertions import Match, Template
 from cdk_ts import DeviceLogTable, ShardMetadataTable
 from cdk_ts._defaults import runtime_function
 from cdk_ts_runtime.sharding import ENV_METADATA_TABLE, ENV_PARTITION_KEY, ENV_SORT_KEY, ENV_TABLE, ShardStrategy
-from tests.support.nag import new_app, unacknowledged_findings
+from tests.support.iam import policy_statements, role_actions
+from tests.support.nag import new_app, new_stack, unacknowledged_findings
+from tests.support.problems import raises_problems
 
 STRING, NUMBER = dynamodb.AttributeType.STRING, dynamodb.AttributeType.NUMBER
 
@@ -31,8 +33,7 @@ def audit_table(stack):
 
 @pytest.fixture(scope="module")
 def wired():
-    app = new_app()
-    stack = Stack(app, "Test")
+    app, stack = new_stack()
     main = audit_table(stack)
     shards = ShardMetadataTable(stack, "Shards", main_table=main, strategy="computed")
     function = runtime_function(stack, "Writer", handler="app.handler", description="w", environment={})
@@ -74,11 +75,7 @@ def test_bind_sets_the_client_configuration_and_grants_both_tables(wired):
             }
         },
     )
-    statements = [
-        s
-        for p in template.find_resources("AWS::IAM::Policy").values()
-        for s in p["Properties"]["PolicyDocument"]["Statement"]
-    ]
+    statements = policy_statements(template)
     writes = [s for s in statements if "dynamodb:PutItem" in s["Action"]]
     resources = str([s["Resource"] for s in writes])
     assert stack.get_logical_id(main.node.default_child) in resources
@@ -93,8 +90,7 @@ def test_key_comes_from_a_device_log_table_too():
 
 
 def test_sharding_a_device_log_table_passes_cdk_nag_with_the_users_opt_in():
-    app = new_app()
-    stack = Stack(app, "Test")
+    app, stack = new_stack()
     shards = ShardMetadataTable(stack, "Shards", main_table=DeviceLogTable(stack, "Log"))
     writer = runtime_function(stack, "Writer", handler="app.handler", description="w", environment={})
     shards.bind(writer, read=True, acknowledge_nag_findings=True)
@@ -149,12 +145,10 @@ def test_a_main_table_without_sort_key_is_refused_at_construction_not_at_bind():
 def test_every_bad_prop_is_reported_in_one_error_with_the_construct_path():
     stack = Stack(new_app(), "Test")
     table = dynamodb.Table(stack, "T", partition_key=dynamodb.Attribute(name="id", type=NUMBER))
-    with pytest.raises(ValueError) as raised:
-        ShardMetadataTable(stack, "Shards", main_table=table, strategy="hash")
-    message = str(raised.value)
-    assert message.startswith("Test/Shards: 3 problems:")
-    for problem in ("strategy 'hash'", "'id' is NUMBER", "has no sort key"):
-        assert problem in message
+    raises_problems(
+        lambda: ShardMetadataTable(stack, "Shards", main_table=table, strategy="hash"), "Test/Shards",
+        "strategy 'hash'", "'id' is NUMBER", "has no sort key",
+    )
     assert stack.node.try_find_child("Shards") is None
 
 
@@ -171,8 +165,7 @@ def test_unknown_strategy_is_rejected():
 
 
 def test_passes_cdk_nag_when_the_user_acknowledges_the_grant_findings():
-    app = new_app()
-    stack = Stack(app, "Test")
+    app, stack = new_stack()
     shards = ShardMetadataTable(stack, "Shards", main_table=audit_table(stack))
     shards.bind(
         runtime_function(stack, "Writer", handler="app.handler", description="w", environment={}),
@@ -182,8 +175,7 @@ def test_passes_cdk_nag_when_the_user_acknowledges_the_grant_findings():
 
 
 def test_bind_leaves_the_users_role_unacknowledged_by_default():
-    app = new_app()
-    stack = Stack(app, "Test")
+    app, stack = new_stack()
     shards = ShardMetadataTable(stack, "Shards", main_table=audit_table(stack))
     shards.bind(runtime_function(stack, "Writer", handler="app.handler", description="w", environment={}))
     findings = unacknowledged_findings(app)
@@ -199,13 +191,8 @@ def test_bind_returns_the_grant_and_grants_reads_only_when_asked():
     assert isinstance(shards.bind(writer), iam.Grant)
     assert isinstance(shards.bind(reader, read=True, write=False), iam.Grant)
     template = Template.from_stack(stack)
-    by_role = {
-        p["Properties"]["Roles"][0]["Ref"]: [a for s in p["Properties"]["PolicyDocument"]["Statement"]
-                                             for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])]
-        for p in template.find_resources("AWS::IAM::Policy").values()
-    }
-    writer_actions = by_role[stack.get_logical_id(writer.role.node.default_child)]
-    reader_actions = by_role[stack.get_logical_id(reader.role.node.default_child)]
+    writer_actions = role_actions(template, stack, writer.role)
+    reader_actions = role_actions(template, stack, reader.role)
     assert "dynamodb:PutItem" in writer_actions and "cloudwatch:GetMetricStatistics" in writer_actions
     assert "dynamodb:Query" in reader_actions and "dynamodb:PutItem" not in reader_actions
 
@@ -249,14 +236,14 @@ def test_metadata_table_refuses_an_unknown_table_class_by_name():
 
 def test_bad_caps_join_the_other_problems():
     stack = Stack(new_app(), "Test")
-    with pytest.raises(ValueError) as raised:
-        ShardMetadataTable(
+    raises_problems(
+        lambda: ShardMetadataTable(
             stack, "Shards", main_table=audit_table(stack), strategy="hash", max_read_request_units=0,
             warm_write_units_per_second=-1,
-        )
-    message = str(raised.value)
-    assert message.startswith("Test/Shards: 3 problems:")
-    assert "max_read_request_units 0" in message and "warm_write_units_per_second -1" in message
+        ),
+        "Test/Shards",
+        "strategy 'hash'", "max_read_request_units 0", "warm_write_units_per_second -1",
+    )
 
 
 def test_metadata_table_refuses_a_misspelt_capacity_keyword():

@@ -16,13 +16,14 @@ from cdk_ts import DeviceLogTable, FailureDestination, RotatingTimeSeriesTables,
 from cdk_ts.stream_archiver import TTL_DELETIONS_ONLY, deduplicated_view_sql
 from cdk_ts_runtime.stream_consumer import STREAM_CONSUMER_ENV, StreamConsumer
 from tests.support.iam import policy_statements
-from tests.support.nag import new_app, unacknowledged_findings
+from tests.support.nag import new_app, new_stack, unacknowledged_findings
+from tests.support.problems import raises_problems
+from tests.support.rotating_tables import build, rotation_config
 
 
 @pytest.fixture(scope="module")
 def fixed():
-    app = new_app()
-    stack = Stack(app, "Test")
+    app, stack = new_stack()
     log = DeviceLogTable(stack, "Log", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
     archiver = StreamArchiver(
         stack, "Archive", source=log, glue_database="archive_db", create_glue_database=True,
@@ -139,8 +140,7 @@ def test_noncurrent_versions_expire_when_configured():
 
 
 def test_sqs_stays_available_as_the_failure_destination():
-    app = new_app()
-    stack = Stack(app, "Test")
+    app, stack = new_stack()
     log = DeviceLogTable(stack, "Log", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
     archiver = StreamArchiver(stack, "Archive", source=log, failure_destination=FailureDestination.SQS)
     archiver.add_default_alarms()
@@ -170,8 +170,7 @@ def test_sqs_stays_available_as_the_failure_destination():
 
 
 def test_a_failure_bucket_passed_in_is_the_destination():
-    app = new_app()
-    stack = Stack(app, "Test")
+    app, stack = new_stack()
     log = DeviceLogTable(stack, "Log", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
     failures = s3.Bucket.from_bucket_name(stack, "Failures", "my-failures")
     archiver = StreamArchiver(stack, "Archive", source=log, failure_bucket=failures)
@@ -264,26 +263,11 @@ def test_function_writes_only_under_the_prefix_of_the_archive_bucket(fixed):
 
 
 def test_rotating_tables_get_their_mapping_from_the_rotation_function():
-    app = new_app()
-    stack = Stack(app, "Test")
-    tables = RotatingTimeSeriesTables(
-        stack,
-        "Telemetry",
-        table_prefix="telemetry",
-        retain_periods=7,
-        stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
-    )
+    app, stack, tables = build(retain_periods=7, stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
     archiver = StreamArchiver(stack, "Archive", source=tables)
     template = Template.from_stack(stack)
     template.resource_count_is("AWS::Lambda::EventSourceMapping", 0)
-    rotation = next(
-        iter(
-            template.find_resources(
-                "AWS::Lambda::Function", {"Properties": {"Handler": "cdk_ts_runtime.handlers.rotation.handler"}}
-            ).values()
-        )
-    )
-    consumer = rotation["Properties"]["Environment"]["Variables"][STREAM_CONSUMER_ENV]
+    consumer = rotation_config(template)[STREAM_CONSUMER_ENV]
     assert "Fn::Join" in consumer and stack.resolve(archiver.function.function_arn) in consumer["Fn::Join"][1]
     # the mappings the rotation function creates send give-ups to the same S3 failure bucket
     assert stack.resolve(archiver.failure_bucket.bucket_arn) in consumer["Fn::Join"][1]
@@ -384,8 +368,7 @@ def test_bad_props_fail_at_synth(props, message):
 
 
 def test_fixed_table_archiver_passes_cdk_nag(fixed):
-    app = new_app()
-    stack = Stack(app, "Test")
+    app, stack = new_stack()
     log = DeviceLogTable(stack, "Log", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
     StreamArchiver(stack, "Archive", source=log, glue_database="archive_db", create_glue_database=True)
     assert unacknowledged_findings(app) == []
@@ -409,12 +392,13 @@ def test_the_readme_shows_the_view_text_the_construct_writes():
 def test_every_bad_prop_is_reported_in_one_error_with_the_construct_path():
     stack = Stack(new_app(), "Test")
     log = DeviceLogTable(stack, "L")  # no stream
-    with pytest.raises(ValueError) as raised:
-        StreamArchiver(stack, "Archive", source=log, batch_size=0, prefix="no-slash", glue_table_name="Bad-Name")
-    message = str(raised.value)
-    assert message.startswith("Test/Archive: 4 problems:")
-    for problem in ("batch_size 0", "prefix 'no-slash'", "glue_table_name 'Bad-Name'", "source Test/L has no stream"):
-        assert problem in message
+    raises_problems(
+        lambda: StreamArchiver(
+            stack, "Archive", source=log, batch_size=0, prefix="no-slash", glue_table_name="Bad-Name"
+        ),
+        "Test/Archive",
+        "batch_size 0", "prefix 'no-slash'", "glue_table_name 'Bad-Name'", "source Test/L has no stream",
+    )
     assert stack.node.try_find_child("Archive") is None
 
 

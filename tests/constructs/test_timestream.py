@@ -9,14 +9,14 @@ from aws_cdk import aws_kms as kms
 from aws_cdk.assertions import Match, Template
 
 from cdk_ts import TimestreamTable
-from tests.support.iam import policy_statements
-from tests.support.nag import new_app, unacknowledged_findings
+from tests.support.iam import lambda_role, policy_statements
+from tests.support.nag import new_app, new_stack, unacknowledged_findings
+from tests.support.problems import raises_problems
 
 
 @pytest.fixture(scope="module")
 def fleet():
-    app = new_app()
-    stack = Stack(app, "Test")
+    app, stack = new_stack()
     key = kms.Key(stack, "Key", enable_key_rotation=True)
     table = TimestreamTable(
         stack,
@@ -28,8 +28,8 @@ def fleet():
         memory_retention=Duration.hours(12),
         magnetic_retention=Duration.days(730),
     )
-    writer = iam.Role(stack, "Writer", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
-    reader = iam.Role(stack, "Reader", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+    writer = lambda_role(stack, "Writer")
+    reader = lambda_role(stack, "Reader")
     table.grant_write_data(writer)
     table.grant_read_data(reader)
     return app, stack, table, key, Template.from_stack(stack)
@@ -101,38 +101,35 @@ def test_bad_props_fail_at_synth(props, message):
 
 
 def test_passes_cdk_nag(fleet):
-    app = new_app()
-    stack = Stack(app, "Test")
+    app, stack = new_stack()
     table = TimestreamTable(stack, "Fleet", partition_key_dimension="vin")
     table.grant_write_data(
-        iam.Role(stack, "Writer", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com")),
+        lambda_role(stack, "Writer"),
         acknowledge_nag_findings=True,
     )
     assert unacknowledged_findings(app) == []
 
 
 def test_grants_leave_the_users_role_unacknowledged_by_default():
-    app = new_app()
-    stack = Stack(app, "Test")
+    app, stack = new_stack()
     table = TimestreamTable(stack, "Fleet", partition_key_dimension="vin")
-    table.grant_read_data(iam.Role(stack, "Reader", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com")))
+    table.grant_read_data(lambda_role(stack, "Reader"))
     findings = unacknowledged_findings(app)
     assert any(f.startswith("AwsSolutions-IAM5[Resource::*]") and "Test/Reader/" in f for f in findings), findings
 
 
 def test_every_bad_prop_is_reported_in_one_error_with_the_construct_path():
     stack = Stack(new_app(), "Test")
-    with pytest.raises(ValueError) as raised:
-        TimestreamTable(stack, "T", memory_retention=Duration.minutes(90), database_name="x")
-    message = str(raised.value)
-    assert message.startswith("Test/T: 2 problems:")
-    assert "memory_retention 1.5 hours" in message and "database_name 'x'" in message
+    raises_problems(
+        lambda: TimestreamTable(stack, "T", memory_retention=Duration.minutes(90), database_name="x"), "Test/T",
+        "memory_retention 1.5 hours", "database_name 'x'",
+    )
 
 
 def test_old_grant_names_warn_and_still_grant():
     stack = Stack(new_app(), "Test")
     table = TimestreamTable(stack, "Fleet")
-    role = iam.Role(stack, "Writer", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+    role = lambda_role(stack, "Writer")
     with pytest.warns(DeprecationWarning, match="use grant_write_data"):
         assert isinstance(table.grant_write(role), iam.Grant)
     with pytest.warns(DeprecationWarning, match="use grant_read_data"):
@@ -142,7 +139,7 @@ def test_old_grant_names_warn_and_still_grant():
 def test_read_write_is_one_grant_of_both_actions_and_one_endpoint_lookup():
     stack = Stack(new_app(), "Test")
     table = TimestreamTable(stack, "Fleet", database_name="fleet", table_name="telemetry")
-    role = iam.Role(stack, "Both", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+    role = lambda_role(stack, "Both")
     grant = table.grant_read_write_data(role)
     template = Template.from_stack(stack)
     assert len(template.find_resources("AWS::IAM::Policy")) == 1

@@ -32,12 +32,9 @@ environment the ``user-handler: construct`` block's ``bind`` sets, against moto.
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import boto3
@@ -47,82 +44,15 @@ from moto import mock_aws
 from cdk_ts_runtime.device_log import ENV_TABLE_NAME as DEVICE_LOG_ENV
 from cdk_ts_runtime.sharding import ENV_METADATA_TABLE, ENV_PARTITION_KEY, ENV_SORT_KEY, ENV_STRATEGY, ENV_TABLE
 from cdk_ts_runtime.table_layout import TableLayout
-from tests.conftest import REGION
-from tests.runtime.test_device_log import create_device_log_table
-from tests.runtime.test_sharding import create_tables as create_sharded_tables
 from tests.support.archive import write_archive
+from tests.support.assembly import synth_app
+from tests.support.device_log import create_device_log_table
+from tests.support.environment import REGION
+from tests.support.readme import BLOCKS, Block, marked, run
+from tests.support.router import create_tables as create_period_tables
+from tests.support.sharding import create_tables as create_sharded_tables
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-_FENCE = re.compile(r"^```(\w*)\s*$")
-_MARKER = re.compile(r"^<!--\s*([\w-]+):\s*(.*?)\s*-->\s*$")
 _ASSET = re.compile(r"""Code\.from_asset\(["']([^"']+)["']\)""")
-
-
-@dataclass(frozen=True)
-class Block:
-    """One ```python block: where it is, the heading above it and the markers right before it."""
-
-    index: int
-    line: int
-    heading: str
-    code: str
-    markers: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def test_id(self) -> str:
-        slug = re.sub(r"[^a-z0-9]+", "-", self.heading.lower()).strip("-")
-        return f"{self.index:02d}-{slug}"
-
-    @property
-    def is_construct(self) -> bool:
-        return re.search(r"^\s*(from|import) aws_cdk\b", self.code, re.MULTILINE) is not None
-
-    def setups(self) -> list[str]:
-        value = self.markers.get("readme-test", "")
-        return [name for name in value.removeprefix("setup=").split(",") if name] if value else []
-
-
-def readme_blocks(text: str) -> list[Block]:
-    """The ```python blocks of ``text`` in order; headings and markers inside other fences are ignored."""
-    blocks: list[Block] = []
-    heading, fence, start, body, pending = "", None, 0, [], {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        opened = _FENCE.match(line)
-        if fence is not None:
-            if line.strip() == "```":
-                if fence == "python":
-                    blocks.append(Block(len(blocks), start, heading, "\n".join(body) + "\n", pending))
-                fence, pending = None, {}
-            elif fence == "python":
-                body.append(line)
-        elif opened:
-            fence, start, body = opened.group(1), number, []
-            if fence != "python":
-                pending = {}
-        elif line.startswith("#"):
-            heading, pending = line.lstrip("#").strip(), {}
-        elif (marker := _MARKER.match(line)) is not None:
-            pending = {**pending, marker.group(1): marker.group(2)}
-        elif line.strip():
-            pending = {}
-    return blocks
-
-
-BLOCKS = readme_blocks(README.read_text())
-
-
-def marked(kind: str) -> Block:
-    """The one block marked ``<!-- user-handler: kind -->``."""
-    found = [b for b in BLOCKS if b.markers.get("user-handler") == kind]
-    assert len(found) == 1, f"README.md needs one block marked <!-- user-handler: {kind} -->, found {len(found)}"
-    return found[0]
-
-
-def run(block: Block) -> dict:
-    """Execute ``block`` in a fresh namespace (as a script: ``__name__ == "__main__"``); returns the namespace."""
-    namespace: dict = {"__name__": "__main__"}
-    exec(compile(block.code, f"README.md:{block.line}", "exec"), namespace)  # noqa: S102 - the point of the test
-    return namespace
 
 
 # ---- setups named by <!-- readme-test: setup=NAME --> -----------------------------------------------
@@ -132,7 +62,8 @@ def setup_router(monkeypatch, tmp_path) -> None:
     layout = TableLayout(table_prefix="readings")
     for name, value in layout.to_env().items():
         monkeypatch.setenv(name, value)
-    create_period_tables(layout, ["readings_2026-01-01", "readings_2026-03-01"])
+    client = boto3.client("dynamodb", region_name=REGION)
+    create_period_tables(client, layout, ["readings_2026-01-01", "readings_2026-03-01"])
 
 
 def setup_device_log(monkeypatch, tmp_path) -> None:
@@ -181,15 +112,6 @@ SETUPS: dict[str, Callable] = {
 }
 
 
-def create_period_tables(layout: TableLayout, names: list[str]) -> None:
-    client = boto3.client("dynamodb", region_name=REGION)
-    key_schema, attributes = layout.key_schema()
-    for name in names:
-        client.create_table(
-            TableName=name, KeySchema=key_schema, AttributeDefinitions=attributes, BillingMode="PAY_PER_REQUEST"
-        )
-
-
 def write_asset_folders(block: Block, root: Path) -> list[Path]:
     """Every ``Code.from_asset("src/...")`` folder of ``block``, holding the README's handler."""
     folders = []
@@ -205,12 +127,7 @@ def synthesize(block: Block, folder: Path) -> dict[str, dict]:
     """Run a construct block as ``python app.py`` in ``folder``; returns the templates it wrote, by stack name."""
     write_asset_folders(block, folder)
     (folder / "app.py").write_text(block.code)
-    out = folder / "cdk.out"
-    env = {**os.environ, "CDK_OUTDIR": str(out), "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"}
-    done = subprocess.run(
-        [sys.executable, "app.py"], cwd=folder, env=env, capture_output=True, text=True, timeout=600, check=False
-    )
-    assert done.returncode == 0, f"README.md:{block.line} failed:\n{done.stderr[-4000:]}"
+    out = synth_app(folder, what=f"README.md:{block.line}")
     manifest = json.loads((out / "manifest.json").read_text())
     return {
         name: json.loads((out / artifact["properties"]["templateFile"]).read_text())
@@ -278,6 +195,7 @@ def test_user_handler_code_block_writes_and_reads_back_with_the_env_bind_sets(tm
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     with mock_aws():
-        create_period_tables(TableLayout.from_env(env), ["readings_2026-03-01"])
+        client = boto3.client("dynamodb", region_name=REGION)
+        create_period_tables(client, TableLayout.from_env(env), ["readings_2026-03-01"])
         result = handler({"device_id": 7, "time": "2026-03-01T12:00:00+00:00", "temperature_c": "21.5"}, None)
     assert result == {"table": "readings_2026-03-01", "items": ["21.5"]}

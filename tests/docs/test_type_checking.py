@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+from tests.support.processes import run_captured
+
+# mypy over cdk_ts, cdk_ts_runtime and aws-cdk-lib's stubs: ~130 s; `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,10 +41,10 @@ def test_mypy_types_the_documented_calls_and_rejects_misspelt_or_mistyped_option
     user_code = tmp_path / "app.py"
     user_code.write_text(USER_CODE)
     env = {**os.environ, "MYPYPATH": os.pathsep.join([str(ROOT), str(ROOT / "lambdas")])}
-    result = subprocess.run(
+    result = run_captured(
         [sys.executable, "-m", "mypy", "--follow-imports=silent", "--ignore-missing-imports",
-         "--cache-dir", str(tmp_path / "cache"), "--no-error-summary", str(user_code)],
-        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600,
+         "--cache-dir", tmp_path / "cache", "--no-error-summary", user_code],
+        env=env, cwd=tmp_path, timeout=600,
     )
     reported = re.findall(r"app\.py:(\d+): (error|note): (.*)", result.stdout)
     revealed = {int(line): text for line, kind, text in reported if text.startswith("Revealed type")}

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import subprocess
 import sys
 import sysconfig
 from pathlib import Path
@@ -19,12 +17,13 @@ from pathlib import Path
 import pytest
 
 from bench.synth import zipped_size
-from tests.e2e.assembly import asset_dir
+from tests.support.assembly import asset_dir, synth_app
+from tests.support.processes import json_report, run_captured
+from tests.support.readme import marked
 
 # End to end, and each test takes tens of seconds: `-m "not e2e and not slow"` leaves them out.
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-REPO = Path(__file__).resolve().parents[2]
 STACK = "Telemetry"  # the README block's stack
 LAYER_ZIP_LIMIT = 100 * 1024
 
@@ -58,18 +57,6 @@ print(json.dumps({
 """
 
 
-def readme_block(marker: str) -> str:
-    """The fenced python block right after the line ``<!-- {marker} -->`` in README.md."""
-    text = (REPO / "README.md").read_text()
-    line = f"<!-- {marker} -->"
-    if line not in text:
-        pytest.fail(f"README.md has no line {line!r}: the test runs the block that follows it")
-    match = re.match(r"\s*```python\n(.*?)\n```", text.split(line, 1)[1], re.DOTALL)
-    if match is None:
-        pytest.fail(f"README.md: {line!r} is not followed by a ```python block")
-    return match.group(1) + "\n"
-
-
 def isolated_env(pythonpath: list[Path], variables: dict[str, str]) -> dict[str, str]:
     """A Lambda-like environment: dummy credentials, a Region, the function's variables, nothing else of ours."""
     return {
@@ -88,20 +75,9 @@ def readme_app(tmp_path_factory):
     """The README's construct block synthesized in an app folder holding the README's handler."""
     app_dir = tmp_path_factory.mktemp("readme-app")
     (app_dir / "src" / "ingest").mkdir(parents=True)
-    (app_dir / "src" / "ingest" / "handler.py").write_text(readme_block("user-handler: code"))
-    (app_dir / "app.py").write_text(readme_block("user-handler: construct"))
-    outdir = app_dir / "cdk.out"
-    result = subprocess.run(
-        [sys.executable, "app.py"],
-        cwd=app_dir,
-        env={**os.environ, "CDK_OUTDIR": str(outdir), "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"},
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    return app_dir, outdir
+    (app_dir / "src" / "ingest" / "handler.py").write_text(marked("code").code)
+    (app_dir / "app.py").write_text(marked("construct").code)
+    return app_dir, synth_app(app_dir, what="README.md's user-handler: construct block")
 
 
 @pytest.fixture(scope="module")
@@ -131,19 +107,12 @@ def test_readme_handler_writes_and_reads_back_through_the_layer_with_the_bound_e
     env = isolated_env([Path(sysconfig.get_paths()["purelib"])], variables)
 
     # when the README handler is called as Lambda would call it, against moto
-    result = subprocess.run(
-        [sys.executable, "-S", "-P", "-c", RUN_HANDLER, str(code), str(layer / "python")],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+    result = run_captured(
+        [sys.executable, "-S", "-P", "-c", RUN_HANDLER, code, layer / "python"], cwd=tmp_path, env=env, timeout=300
     )
 
     # then it wrote the reading to the day's table and read it back
-    assert result.returncode == 0, result.stderr[-3000:]
-    report = json.loads(result.stdout.strip().splitlines()[-1])
+    report = json_report(result)
     assert report["cdk_ts_runtime"].startswith(str(layer / "python" / "cdk_ts_runtime")), report
     assert report["handler"].startswith(str(code)), report
     assert report["result"] == {"table": "readings_2026-03-01", "items": ["21.5"]}
@@ -156,15 +125,8 @@ def test_without_the_layer_the_handler_interpreter_cannot_import_cdk_ts_runtime(
     # given the same interpreter and path, minus the layer: the layer is the only source of cdk_ts_runtime
     _, code, variables = deployed_shape
     env = isolated_env([code, Path(sysconfig.get_paths()["purelib"])], variables)
-    result = subprocess.run(
-        [sys.executable, "-S", "-P", "-c", "import boto3, moto; import cdk_ts_runtime"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    importing = "import boto3, moto; import cdk_ts_runtime"
+    result = run_captured([sys.executable, "-S", "-P", "-c", importing], cwd=tmp_path, env=env)
     assert result.returncode == 1
     assert "No module named 'cdk_ts_runtime'" in result.stderr
 

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.assembly import asset_files
+from tests.support.assembly import asset_files
+from tests.support.processes import json_report, run_captured
 
 # End to end, and each test takes tens of seconds: `-m "not e2e and not slow"` leaves them out.
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -112,13 +113,7 @@ def wheel(tmp_path_factory):
         ),
     )
     out = tmp_path_factory.mktemp("dist")
-    result = subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(source)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    result = run_captured([sys.executable, "-m", "build", "--wheel", "--outdir", out, source], cwd=source, timeout=600)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     (built,) = out.glob("cdk_ts-*.whl")
     return built
@@ -169,19 +164,10 @@ def test_an_app_with_its_own_lambdas_package_synthesizes_all_four_constructs_fro
     outdir = app_dir / "cdk.out"
 
     # when the app imports its own handler module and synthesizes a stack with every construct
-    result = subprocess.run(
-        [str(venv_python), "app.py", str(outdir)],
-        cwd=app_dir,
-        env=venv_env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    result = run_captured([venv_python, "app.py", outdir], cwd=app_dir, env=venv_env, timeout=600)
 
     # then it synthesizes, with both the user's module and cdk-ts's packages where they belong
-    assert result.returncode == 0, result.stderr[-3000:]
-    report = json.loads(result.stdout.strip().splitlines()[-1])
+    report = json_report(result)
     assert report["greeting"] == "hello from the app's own lambdas package"
     venv = str(venv_python.parents[1])
     assert report["cdk_ts"].startswith(venv), report
@@ -222,26 +208,13 @@ def test_nothing_named_lambdas_is_importable_after_installing_the_wheel(venv_pyt
     # given a folder without a lambdas/ directory
     assert not (tmp_path / "lambdas").exists()
     # when the venv's interpreter imports lambdas, then nothing provides it
-    result = subprocess.run(
-        [str(venv_python), "-c", "import lambdas"],
-        cwd=tmp_path,
-        env=venv_env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    result = run_captured([venv_python, "-c", "import lambdas"], cwd=tmp_path, env=venv_env)
     assert result.returncode == 1
     assert "ModuleNotFoundError: No module named 'lambdas'" in result.stderr
     # while the wheel's own packages are there
-    imported = subprocess.run(
-        [str(venv_python), "-c", "import cdk_ts_runtime, cdk_ts; print(cdk_ts_runtime.__file__)"],
-        cwd=tmp_path,
-        env=venv_env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
+    imported = run_captured(
+        [venv_python, "-c", "import cdk_ts_runtime, cdk_ts; print(cdk_ts_runtime.__file__)"],
+        cwd=tmp_path, env=venv_env, check=True,
     )
     assert imported.stdout.startswith(str(venv_python.parents[1]))
 
@@ -267,10 +240,10 @@ def test_type_checkers_read_the_installed_wheels_annotations(venv_python, venv_e
     # given a consumer app type-checked against the wheel installed in its venv (mypy from this environment)
     (tmp_path / "consumer.py").write_text(CONSUMER)
     # when mypy resolves cdk_ts and cdk_ts_runtime through that interpreter
-    result = subprocess.run(
-        [sys.executable, "-m", "mypy", "--python-executable", str(venv_python), "--no-incremental",
+    result = run_captured(
+        [sys.executable, "-m", "mypy", "--python-executable", venv_python, "--no-incremental",
          "--follow-imports=silent", "consumer.py"],
-        cwd=tmp_path, env=venv_env, capture_output=True, text=True, timeout=600, check=False,
+        cwd=tmp_path, env=venv_env, timeout=600,
     )
     # then both packages are typed (no import-untyped) and the consumer checks clean
     assert "import-untyped" not in result.stdout, result.stdout[-3000:]
@@ -278,10 +251,9 @@ def test_type_checkers_read_the_installed_wheels_annotations(venv_python, venv_e
 
 
 def test_the_version_is_the_package_metadata(venv_python, venv_env, tmp_path):
-    result = subprocess.run(
-        [str(venv_python), "-c",
-         "import cdk_ts, importlib.metadata as m; print(cdk_ts.__version__, m.version('cdk-ts'))"],
-        cwd=tmp_path, env=venv_env, capture_output=True, text=True, timeout=120, check=True,
+    result = run_captured(
+        [venv_python, "-c", "import cdk_ts, importlib.metadata as m; print(cdk_ts.__version__, m.version('cdk-ts'))"],
+        cwd=tmp_path, env=venv_env, check=True,
     )
     mine, installed = result.stdout.split()
     assert mine == installed and mine != "0+unknown"

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from cdk_ts_runtime.device_log import DeviceLogRepository, normalise_date
-from tests.runtime.test_device_log import create_device_log_table
+from tests.support.device_log import create_device_log_table
 
 
 @pytest.fixture

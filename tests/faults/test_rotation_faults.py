@@ -16,9 +16,9 @@ from cdk_ts_runtime.periods import label
 from cdk_ts_runtime.rotation import RotationRunError, RotationWindowError, TableRotator
 from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG, CapacityTier, RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
-from tests.runtime.test_rotation import create_period_table
 from tests.support.cloudformation import CloudFormationReplies
 from tests.support.requests import client_error, fail_on_table, inject_failure
+from tests.support.rotation import create_period_table
 from tests.support.waiting import wait_until
 
 PREFIX = "readings"

@@ -21,6 +21,7 @@ from cdk_ts_runtime.rotation.ownership import ownership_tags
 from cdk_ts_runtime.rotation_config import CapacityTier, RightSizing, RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.requests import RequestCounter
+from tests.support.rotation import actions, report_export_time
 
 IA = "STANDARD_INFREQUENT_ACCESS"
 DAY0 = datetime(2026, 3, 10, tzinfo=UTC)
@@ -89,10 +90,6 @@ class Rotation:
 
 HOT = ("PROVISIONED", (300, 1000), "STANDARD", "ACTIVE")
 CLOSED = ("PAY_PER_REQUEST", None, IA, "ACTIVE")
-
-
-def actions(report, kind):
-    return [a for a in report["actions"] if a["action"] == kind]
 
 
 class TestOneKindOfChangePerUpdate:
@@ -291,7 +288,6 @@ class TestCreateAndExpire:
 
 
     def test_an_expired_table_is_exported_then_deleted_by_a_later_run(self, rules_proxy, moto_server, unique_name):
-        from tests.runtime.test_rotation import report_export_time
         from tests.support.emulators import server_client_for
 
         s3 = server_client_for(moto_server, "s3")

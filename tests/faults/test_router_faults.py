@@ -7,8 +7,9 @@ from datetime import timedelta
 import pytest
 
 from cdk_ts_runtime.router import BatchWriteError, MissingPeriodTableError, PeriodRouter
-from tests.runtime.test_router import create_tables, ms, utc
 from tests.support.requests import RequestCounter, client_error, inject_failure
+from tests.support.router import create_tables
+from tests.support.times import ms, utc
 
 
 @pytest.fixture

@@ -6,33 +6,13 @@ backoff (its ``sleep`` advances the proxy clock by the time it would have slept)
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-
 import pytest
 
 from cdk_ts_runtime._retries import BATCH_PATH
-from cdk_ts_runtime.router import BatchWriteError, PeriodRouter
-from tests.runtime.test_router import create_tables, ms, utc
-from tests.support.dynamodb_rules import start_rules_proxy
-
-START = datetime(2026, 3, 2, tzinfo=UTC)
-
-
-@pytest.fixture
-def proxy(moto_server):
-    proxy = start_rules_proxy(moto_server, start_time=START, create_seconds=0, write_units_per_second=10)
-    yield proxy
-    proxy.stop()
-
-
-def router_through(proxy, unique_name, **kwargs):
-    router = PeriodRouter(unique_name, dynamodb_client=proxy.client(config=BATCH_PATH), **kwargs)
-    create_tables(proxy.client(), router.layout, router.tables_between(utc(2026, 3, 2), utc(2026, 3, 2)))
-    return router
-
-
-def hot_items(count):
-    return [{"pk": 7, "sk": ms(utc(2026, 3, 2) + timedelta(seconds=i)), "i": i} for i in range(count)]
+from cdk_ts_runtime.router import BatchWriteError
+from tests.support.router import hot_items
+from tests.support.throttling import router_through
+from tests.support.times import utc
 
 
 def stored(router):
@@ -40,27 +20,29 @@ def stored(router):
 
 
 @pytest.mark.slow  # retries with backoff through the rules proxy: ~8 s
-def test_throttled_batch_items_are_retried_with_backoff_until_all_are_written(proxy, unique_name):
+def test_throttled_batch_items_are_retried_with_backoff_until_all_are_written(router_proxy, unique_name):
     # given one partition key taking 10 writes a second, and 60 items for it (3 batches)
     waits = []
 
     def sleep(seconds):
         waits.append(seconds)
-        proxy.advance(seconds)  # the wait is what refills the partition
+        router_proxy.advance(seconds)  # the wait is what refills the partition
 
-    router = router_through(proxy, unique_name, sleep=sleep, max_batch_attempts=50, backoff_cap_seconds=1.0)
+    router = router_through(
+        router_proxy, unique_name, BATCH_PATH, sleep=sleep, max_batch_attempts=50, backoff_cap_seconds=1.0
+    )
     # when they are written in batches
     assert router.put_items(hot_items(60)) == 60
     # then DynamoDB left items unprocessed, the router waited and retried, and every item is stored once
-    assert proxy.stats()["refusals"].get("BatchWriteItem:UnprocessedItems", 0) >= 2
+    assert router_proxy.stats()["refusals"].get("BatchWriteItem:UnprocessedItems", 0) >= 2
     assert waits and max(waits) <= 1.0
     assert sorted(stored(router)) == list(range(60))
 
 
 @pytest.mark.slow  # retries with backoff through the rules proxy: ~10 s
-def test_items_a_partition_never_takes_are_named_and_the_rest_are_stored(proxy, unique_name):
+def test_items_a_partition_never_takes_are_named_and_the_rest_are_stored(router_proxy, unique_name):
     # given a partition that takes 10 items and then nothing (the clock does not move)
-    router = router_through(proxy, unique_name, sleep=lambda _s: None, max_batch_attempts=3)
+    router = router_through(router_proxy, unique_name, BATCH_PATH, sleep=lambda _s: None, max_batch_attempts=3)
     # when 40 items are written to it
     with pytest.raises(BatchWriteError) as raised:
         router.put_items(hot_items(40))
@@ -72,4 +54,4 @@ def test_items_a_partition_never_takes_are_named_and_the_rest_are_stored(proxy, 
     assert set(raised.value.reasons) == {"unprocessed after 3 attempts (throttled)"}
     assert raised.value.attempts == 3
     # a whole call refused with ProvisionedThroughputExceededException counted as one of the router's attempts
-    assert proxy.stats()["refusals"].get("BatchWriteItem:ProvisionedThroughputExceededException", 0) >= 1
+    assert router_proxy.stats()["refusals"].get("BatchWriteItem:ProvisionedThroughputExceededException", 0) >= 1

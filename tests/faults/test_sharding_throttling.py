@@ -10,57 +10,11 @@ from __future__ import annotations
 
 import random
 import threading
-from datetime import UTC, datetime
 
 import pytest
 from botocore.exceptions import ClientError
 
-from cdk_ts_runtime._retries import DATA_PATH, WRITE_PATH
-from cdk_ts_runtime.sharding import ShardedTable
-from tests.runtime.test_sharding import create_tables
-from tests.support.dynamodb_rules import start_rules_proxy
-
-START = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-class ProxyClock:
-    """The writers' clock and the proxy's, moved together (the proxy's frozen clock refills the buckets)."""
-
-    def __init__(self, proxy):
-        self.proxy = proxy
-        self.now = START.timestamp()
-        self._lock = threading.Lock()
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        with self._lock:
-            self.now += seconds
-            self.proxy.advance(seconds)
-
-
-@pytest.fixture
-def limited(request, unique_name):
-    """A rules proxy (frozen clock, 10 write units/s per partition key) in front of dynalite, with the tables
-    (a test may lower or raise the limit with ``proxy.configure``).
-
-    dynalite, because it applies a conditional update atomically as DynamoDB does (moto_server does not).
-    """
-    engine = request.getfixturevalue("dynalite")
-    proxy = start_rules_proxy(engine, start_time=START, create_seconds=0, write_units_per_second=10)
-    admin = proxy.client()
-    main, metadata = create_tables(admin, unique_name)
-    yield proxy, main, metadata
-    proxy.stop()
-
-
-def writer(proxy, main, metadata, clock, seed=0, **kwargs):
-    return ShardedTable(
-        main, metadata, partition_key="file_path", sort_key="timestamp",
-        dynamodb_client=proxy.client(config=WRITE_PATH), dynamodb_read_client=proxy.client(config=DATA_PATH),
-        clock=clock, sleep=lambda _s: None, rng=random.Random(seed), **kwargs,
-    )
+from tests.support.throttling import ProxyClock, writer
 
 
 def main_table_puts(proxy) -> int:

@@ -18,7 +18,6 @@ import pytest
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._retries import DATA_PATH, WRITE_PATH
-from cdk_ts_runtime.router import PeriodRouter
 from cdk_ts_runtime.sharding import (
     SHARD_CEILING,
     CorruptShardMetadataError,
@@ -26,11 +25,9 @@ from cdk_ts_runtime.sharding import (
     ShardGrowth,
     ShardReadError,
 )
-from tests.faults.test_router_throttling import START as ROUTER_START
-from tests.faults.test_router_throttling import hot_items
-from tests.faults.test_sharding_throttling import ProxyClock, limited, writer  # noqa: F401
-from tests.runtime.test_router import create_tables, utc
-from tests.support.dynamodb_rules import start_rules_proxy
+from tests.support.router import hot_items
+from tests.support.throttling import ProxyClock, router_through, writer
+from tests.support.times import utc
 
 KEY_RANGE = "TableWriteKeyRangeThroughputExceeded"
 
@@ -76,7 +73,7 @@ def assert_read_back_once(table, proxy, main, key, accepted):
 # ---- 1. fleets with different settings ----------------------------------------------------------------------
 
 
-def test_fleets_with_different_caps_and_growth_share_a_key_under_partition_throttling(limited):  # noqa: F811
+def test_fleets_with_different_caps_and_growth_share_a_key_under_partition_throttling(limited):
     # given a fleet with max_shards=4 (doubling) writing 3x one partition's 10 writes/s to one key
     proxy, main, metadata = limited
     clock = ProxyClock(proxy)
@@ -117,7 +114,7 @@ def test_fleets_with_different_caps_and_growth_share_a_key_under_partition_throt
     assert grown["history"] == sorted(set(grown["history"])) and grown["version"] == len(grown["history"])
 
 
-def test_fleets_with_different_caps_racing_on_one_key_grow_it_once_per_cooldown_and_lose_nothing(limited):  # noqa: F811
+def test_fleets_with_different_caps_racing_on_one_key_grow_it_once_per_cooldown_and_lose_nothing(limited):
     # given two writers capped at 4 and two at the default 64 (increment and double growth), all at once
     proxy, main, metadata = limited
     clock = ProxyClock(proxy)
@@ -167,7 +164,7 @@ def test_fleets_with_different_caps_racing_on_one_key_grow_it_once_per_cooldown_
     assert all(w.query("/race") == writers[0].query("/race") for w in writers[1:])
 
 
-def test_a_writer_capped_below_the_stored_count_writes_and_reads_every_shard_through_the_proxy(limited):  # noqa: F811
+def test_a_writer_capped_below_the_stored_count_writes_and_reads_every_shard_through_the_proxy(limited):
     # given a key grown to 16 shards by a fleet with the default cap
     proxy, main, metadata = limited
     clock = ProxyClock(proxy)
@@ -199,7 +196,7 @@ def test_a_writer_capped_below_the_stored_count_writes_and_reads_every_shard_thr
     ],
     ids=["past-the-hard-ceiling", "past-the-recorded-cap"],
 )
-def test_a_count_no_fleet_could_have_grown_to_is_refused_before_any_fan_out(limited, count, cap, message):  # noqa: F811
+def test_a_count_no_fleet_could_have_grown_to_is_refused_before_any_fan_out(limited, count, cap, message):
     # given a metadata item whose count no writer could have stored
     proxy, main, metadata = limited
     clock = ProxyClock(proxy)
@@ -231,7 +228,7 @@ def test_a_count_no_fleet_could_have_grown_to_is_refused_before_any_fan_out(limi
 # ---- 2. clock skew -----------------------------------------------------------------------------------------
 
 
-def test_a_growth_stamped_in_the_future_holds_growth_back_one_cooldown_at_most_through_the_proxy(limited):  # noqa: F811
+def test_a_growth_stamped_in_the_future_holds_growth_back_one_cooldown_at_most_through_the_proxy(limited):
     # given a writer whose clock runs 60 s ahead grows the key to 2 shards
     proxy, main, metadata = limited
     slow_clock = ProxyClock(proxy)
@@ -278,7 +275,7 @@ class OnShard(random.Random):
         return min(max(self.shard, low), high)
 
 
-def test_a_point_read_left_unprocessed_by_the_proxy_stops_after_max_attempts_naming_the_shards(limited):  # noqa: F811
+def test_a_point_read_left_unprocessed_by_the_proxy_stops_after_max_attempts_naming_the_shards(limited):
     # given a key on 4 shards, read with the random strategy (a point read asks every shard in one
     # BatchGetItem), items at timestamp 5 of 24 KB, 44 KB and 390 KB on shards 2, 3 and 4, a partition read
     # limit of 5 units a second, and a writer whose backoff waits one second of proxy time
@@ -330,7 +327,7 @@ def test_a_point_read_left_unprocessed_by_the_proxy_stops_after_max_attempts_nam
     assert (stored["number_of_shards"], stored["version"], stored["history"]) == (4, 2, [1, 4])
 
 
-def test_a_point_read_whose_retry_the_proxy_refuses_whole_raises_the_throttle_after_bounded_requests(limited):  # noqa: F811
+def test_a_point_read_whose_retry_the_proxy_refuses_whole_raises_the_throttle_after_bounded_requests(limited):
     # given a key on 2 shards, one holding a 44 KB item at timestamp 5, and a read limit of 5 units a second
     proxy, main, metadata = limited
     clock = ProxyClock(proxy)
@@ -367,20 +364,6 @@ def test_a_point_read_whose_retry_the_proxy_refuses_whole_raises_the_throttle_af
 # ---- 4. PeriodRouter single puts and queries --------------------------------------------------------------
 
 
-@pytest.fixture
-def router_proxy(moto_server):
-    proxy = start_rules_proxy(moto_server, start_time=ROUTER_START, create_seconds=0, write_units_per_second=10)
-    yield proxy
-    proxy.stop()
-
-
-def single_router(proxy, unique_name):
-    """A router whose client has the runtime's DATA_PATH retries (3 attempts): its single puts and queries."""
-    router = PeriodRouter(unique_name, dynamodb_client=proxy.client(config=DATA_PATH), sleep=lambda _s: None)
-    create_tables(proxy.client(), router.layout, router.tables_between(utc(2026, 3, 2), utc(2026, 3, 2)))
-    return router
-
-
 class SdkAttempts:
     """Counts botocore's attempts per API call; ``refill`` seconds pass on the proxy before each retry.
 
@@ -404,7 +387,7 @@ class SdkAttempts:
 
 def test_router_single_puts_are_retried_by_the_sdk_then_written_or_raised_with_the_throttle(router_proxy, unique_name):
     proxy = router_proxy
-    router = single_router(proxy, unique_name)
+    router = router_through(proxy, unique_name, DATA_PATH, sleep=lambda _s: None)
     attempts = SdkAttempts(proxy, router.dynamodb, "PutItem")
     items = hot_items(12)
     written = []
@@ -432,7 +415,7 @@ def test_router_single_puts_are_retried_by_the_sdk_then_written_or_raised_with_t
 def test_router_queries_of_a_throttled_partition_are_retried_by_the_sdk_and_lose_nothing(router_proxy, unique_name):
     # given 15 items of one partition and a partition read limit of a quarter unit a second
     proxy = router_proxy
-    router = single_router(proxy, unique_name)
+    router = router_through(proxy, unique_name, DATA_PATH, sleep=lambda _s: None)
     assert router.put_items(hot_items(10)) == 10
     proxy.advance(1)
     assert router.put_items(hot_items(15)[10:]) == 5

@@ -15,7 +15,6 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from tests.conftest import RULES_START_TIME
 from tests.support.dynamodb_rules import RulesSettings, start_rules_proxy
 from tests.support.dynamodb_rules.rules import (
     ControlPlane,
@@ -27,6 +26,7 @@ from tests.support.dynamodb_rules.rules import (
     write_units,
 )
 from tests.support.dynamodb_rules.server import HOT_KEY_MESSAGE
+from tests.support.environment import RULES_START_TIME
 
 pytestmark = pytest.mark.server
 

@@ -9,8 +9,8 @@ import pyarrow as pa
 import pyarrow.json as pj
 import pytest
 
-from tests.docs.test_readme import BLOCKS, run
 from tests.support.archive import write_archive
+from tests.support.readme import BLOCKS, run
 
 
 @pytest.fixture

@@ -236,7 +236,7 @@ def test_a_done_prefix_inside_the_failure_prefix_is_refused():
 def test_period_table_mappings_send_give_ups_to_the_failure_bucket(stream_table, s3):
     # given the consumer settings the construct hands the rotation function (S3 failure destination)
     from cdk_ts_runtime.stream_consumer import StreamConsumer
-    from tests.runtime.test_rotation_handler import consumer_function
+    from tests.support.streams import consumer_function
 
     _dynamodb, stream = stream_table
     consumer = StreamConsumer(function_name=consumer_function(), on_failure_destination_arn=f"arn:aws:s3:::{FAILURES}")

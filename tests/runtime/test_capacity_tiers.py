@@ -10,14 +10,14 @@ from __future__ import annotations
 import enum
 import json
 import re
-import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from cdk_ts_runtime.rotation.tiers import tier_steps
 from cdk_ts_runtime.rotation_config import Billing, CapacityTier, RightSizing, RotationConfig
-from tests.runtime.test_rotation import create_period_table, make_rotator, utc
+from tests.support.rotation import ReportedState, actions, create_period_table, make_rotator
+from tests.support.times import utc
 
 IA = "STANDARD_INFREQUENT_ACCESS"
 PROVISIONED = CapacityTier.provisioned(300, 1000)
@@ -30,49 +30,6 @@ KINDS = {
     "provisioned": PROVISIONED, "on-demand": ON_DEMAND, "capped": CAPPED, "warm": WARM,
     "on-demand-ia": COLD_IA, "provisioned-ia": PROVISIONED_IA,
 }
-
-
-class ReportedState:
-    """Records CreateTable/UpdateTable requests and reports OnDemandThroughput, TableClass and warm
-    throughput back in DescribeTable, as DynamoDB does and moto does not."""
-
-    def __init__(self, dynamodb) -> None:
-        self.requests: list[tuple[str, dict]] = []
-        self.state: dict[str, dict] = {}
-        self.overrides: dict[str, dict] = {}
-        self._lock = threading.Lock()
-        dynamodb.meta.events.register("provide-client-params.dynamodb.CreateTable", self._record)
-        dynamodb.meta.events.register("provide-client-params.dynamodb.UpdateTable", self._record)
-        dynamodb.meta.events.register("after-call.dynamodb.DescribeTable", self._report)
-
-    def updates(self, table: str) -> list[dict]:
-        return [p for op, p in self.requests if op == "UpdateTable" and p["TableName"] == table]
-
-    def _record(self, params, model, **_kwargs) -> None:
-        with self._lock:
-            self.requests.append((model.name, dict(params)))
-            state = self.state.setdefault(params["TableName"], {})
-            if "OnDemandThroughput" in params:
-                state["OnDemandThroughput"] = {k: v for k, v in params["OnDemandThroughput"].items() if v != -1}
-            if params.get("BillingMode") == "PROVISIONED":
-                state.pop("OnDemandThroughput", None)
-            if "TableClass" in params:
-                state["TableClassSummary"] = {"TableClass": params["TableClass"]}
-            if "WarmThroughput" in params:  # moto replaces the pair with the dimensions sent
-                state.setdefault("WarmThroughput", {}).update(params["WarmThroughput"])
-
-    def _report(self, parsed, **_kwargs) -> None:
-        table = parsed.get("Table")
-        if not table:
-            return
-        state = self.state.get(table["TableName"], {})
-        for key, value in state.items():
-            if key == "WarmThroughput":
-                table.setdefault("WarmThroughput", {}).update(value)
-            else:
-                table[key] = value
-        for key, value in self.overrides.get(table["TableName"], {}).items():
-            table.setdefault(key, {}).update(value)
 
 
 def describe(dynamodb, name):
@@ -188,19 +145,28 @@ class TestConvergence:
 
 
 class TestLimits:
-    def test_a_second_switch_to_on_demand_within_24_hours_is_deferred_not_failed(self, dynamodb):
+    RESIZE = utc(2026, 3, 3, 0, 15)  # telemetry_2026-03-01 is older from here on
+
+    @staticmethod
+    def older_table_reporting(dynamodb, read, write, summary) -> ReportedState:
+        """telemetry_2026-03-01 at ``read``/``write``, whose DescribeTable adds ``summary`` (a recent change)."""
         reported = ReportedState(dynamodb)
-        create_period_table(dynamodb, "telemetry_2026-03-01", read=300, write=1000)
-        when = utc(2026, 3, 3, 0, 15)
-        reported.overrides["telemetry_2026-03-01"] = {
-            "BillingModeSummary": {"LastUpdateToPayPerRequestDateTime": when - timedelta(hours=3)}
-        }
+        create_period_table(dynamodb, "telemetry_2026-03-01", read=read, write=write)
+        reported.overrides["telemetry_2026-03-01"] = summary
+        return reported
+
+    def test_a_second_switch_to_on_demand_within_24_hours_is_deferred_not_failed(self, dynamodb):
+        when = self.RESIZE
+        reported = self.older_table_reporting(
+            dynamodb, 300, 1000,
+            {"BillingModeSummary": {"LastUpdateToPayPerRequestDateTime": when - timedelta(hours=3)}},
+        )
 
         report = make_rotator(dynamodb, older=COLD_IA).run("resize_old", when)
 
         [update] = reported.updates("telemetry_2026-03-01")
         assert update == {"TableName": "telemetry_2026-03-01", "TableClass": IA}
-        [defer] = [a for a in report["actions"] if a["action"] == "defer"]
+        [defer] = actions(report, "defer")
         assert "4 switches to on-demand in 24 h" in defer["reason"]
         assert billing(dynamodb, "telemetry_2026-03-01") == "PROVISIONED"
 
@@ -210,19 +176,17 @@ class TestLimits:
         assert billing(dynamodb, "telemetry_2026-03-01") == "PAY_PER_REQUEST"
 
     def test_a_class_change_within_30_days_of_the_last_is_deferred_not_failed(self, dynamodb):
-        reported = ReportedState(dynamodb)
-        create_period_table(dynamodb, "telemetry_2026-03-01", read=1, write=1)
-        when = utc(2026, 3, 3, 0, 15)
-        reported.overrides["telemetry_2026-03-01"] = {
-            "TableClassSummary": {"LastUpdateDateTime": when - timedelta(days=10)}
-        }
+        when = self.RESIZE
+        reported = self.older_table_reporting(
+            dynamodb, 1, 1, {"TableClassSummary": {"LastUpdateDateTime": when - timedelta(days=10)}}
+        )
 
         report = make_rotator(dynamodb, older=CapacityTier.provisioned(1, 1, table_class=IA)).run("resize_old", when)
 
         assert reported.updates("telemetry_2026-03-01") == []
-        [defer] = [a for a in report["actions"] if a["action"] == "defer"]
+        [defer] = actions(report, "defer")
         assert "2 class updates in 30 days" in defer["reason"]
-        assert not [a for a in report["actions"] if a["action"] == "error"]
+        assert not actions(report, "error")
 
     def test_switching_on_demand_back_to_provisioned_is_never_held_back(self, dynamodb):
         reported = ReportedState(dynamodb)

@@ -6,14 +6,8 @@ import boto3
 import pytest
 
 from cdk_ts.console import format_status, status, status_exit_code
-from tests.runtime.test_rotation import (
-    PREFIX,
-    create_period_table,
-    make_rotator,
-    report_export_time,
-    utc,
-    wait_for_export,
-)
+from tests.support.rotation import PREFIX, create_period_table, make_rotator, report_export_time, wait_for_export
+from tests.support.times import utc
 
 
 @pytest.mark.slow  # ~6.5 s measured on a shared 2-core machine

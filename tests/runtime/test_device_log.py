@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from cdk_ts_runtime.device_log import DeviceLogRepository, normalise_date
+from tests.support.device_log import create_device_log_table
 from tests.support.requests import RequestCounter
-from tests.support.waiting import wait_until_active
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "device_state_log.json"
 
@@ -19,29 +19,6 @@ def sample_items():
     if not SAMPLE.exists():
         pytest.fail(f"sample data {SAMPLE} is missing: the project keeps its own copy in tests/data/")
     return json.loads(SAMPLE.read_text())["items"]
-
-
-def create_device_log_table(client, name):
-    """The model's table: base keys plus GSI1 (Operator, Date) and sparse GSI2 (EscalatedTo, State#Date)."""
-    strings = ["DeviceID", "State#Date", "Operator", "Date", "EscalatedTo"]
-    client.create_table(
-        TableName=name,
-        KeySchema=[
-            {"AttributeName": "DeviceID", "KeyType": "HASH"},
-            {"AttributeName": "State#Date", "KeyType": "RANGE"},
-        ],
-        AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in strings],
-        GlobalSecondaryIndexes=[
-            {
-                "IndexName": index,
-                "KeySchema": [{"AttributeName": pk, "KeyType": "HASH"}, {"AttributeName": sk, "KeyType": "RANGE"}],
-                "Projection": {"ProjectionType": "ALL"},
-            }
-            for index, pk, sk in (("GSI1", "Operator", "Date"), ("GSI2", "EscalatedTo", "State#Date"))
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
-    wait_until_active(client, name)
 
 
 @pytest.fixture

@@ -10,9 +10,9 @@ import pytest
 from cdk_ts_runtime.handlers import rotation
 from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG, CapacityTier, RightSizing, RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
-from tests.runtime.test_capacity_tiers import ReportedState
-from tests.runtime.test_rotation import PREFIX, OnTimeRotator, create_period_table, utc
 from tests.support.requests import RequestCounter, client_error, inject_failure
+from tests.support.rotation import PREFIX, OnTimeRotator, ReportedState, actions, create_period_table
+from tests.support.times import utc
 
 WHEN = utc(2026, 3, 1, 23, 45)
 CURRENT = "telemetry_2026-03-01"
@@ -47,7 +47,7 @@ def provisioned_units(dynamodb, name):
 
 
 def sizing_report(report):
-    [entry] = [a for a in report["actions"] if a["action"] == "right_size"]
+    [entry] = actions(report, "right_size")
     return entry
 
 
@@ -101,7 +101,7 @@ def test_when_cloudwatch_is_denied_the_configured_tier_is_used_and_the_run_succe
 
     assert provisioned_units(dynamodb, NEXT) == (300, 1000)
     assert sizing_report(report)["reason"].startswith("AccessDenied")
-    assert not [a for a in report["actions"] if a["action"] == "error"]
+    assert not actions(report, "error")
 
 
 def test_an_existing_next_table_is_not_sized_again(dynamodb, cloudwatch):
@@ -173,7 +173,7 @@ def test_an_unreachable_cloudwatch_endpoint_leaves_the_configured_tier_and_the_t
 
     assert provisioned_units(dynamodb, NEXT) == (300, 1000)
     assert sizing_report(report)["reason"] == "no answer from CloudWatch (EndpointConnectionError): the configured tier"
-    assert not [a for a in report["actions"] if a["action"] == "error"]
+    assert not actions(report, "error")
 
 
 @pytest.mark.parametrize(

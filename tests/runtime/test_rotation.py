@@ -8,35 +8,19 @@ import boto3
 import pytest
 
 from cdk_ts_runtime.rotation import RotationRunError, TableRotator
-from cdk_ts_runtime.rotation.ownership import ownership_tags
 from cdk_ts_runtime.rotation_config import AutoScaling, CapacityTier, RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.requests import RequestCounter, client_error, fail_on_table, inject_failure
-from tests.support.waiting import wait_until
-
-PREFIX = "telemetry"
-
-
-def utc(*args):
-    return datetime(*args, tzinfo=UTC)
-
-
-class OnTimeRotator(TableRotator):
-    """A rotator whose clock reads each run's scheduled time: every run here is on time (faults/ tests the window)."""
-
-    def run(self, operation, when):
-        self.clock = lambda: when
-        return super().run(operation, when)
-
-
-def make_rotator(dynamodb, layout=None, **config):
-    return OnTimeRotator(
-        layout or TableLayout(PREFIX),
-        RotationConfig(**config),
-        dynamodb=dynamodb,
-        autoscaling=boto3.client("application-autoscaling", region_name="us-east-1"),
-        sleep=lambda _s: None,
-    )
+from tests.support.rotation import (
+    PREFIX,
+    capacity,
+    create_period_table,
+    make_rotator,
+    report_export_time,
+    table_names,
+    wait_for_export,
+)
+from tests.support.times import utc
 
 
 def make_rotator_2016(dynamodb, layout=None, **config):
@@ -44,52 +28,6 @@ def make_rotator_2016(dynamodb, layout=None, **config):
     config.setdefault("previous", CapacityTier.provisioned(100, 1))
     config.setdefault("older", CapacityTier.provisioned(1, 1))
     return make_rotator(dynamodb, layout, **config)
-
-
-def create_period_table(dynamodb, name, read=300, write=1000, *, owned=True, layout=None):
-    """A period table as the rotation creates it (with its ownership tags), or a look-alike (``owned=False``)."""
-    tags = ownership_tags(layout or TableLayout(PREFIX)) if owned else {}
-    dynamodb.create_table(
-        Tags=[{"Key": k, "Value": v} for k, v in tags.items()] or [{"Key": "owner", "Value": "someone-else"}],
-        TableName=name,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "N"},
-            {"AttributeName": "sk", "AttributeType": "N"},
-        ],
-        ProvisionedThroughput={"ReadCapacityUnits": read, "WriteCapacityUnits": write},
-    )
-
-
-def capacity(dynamodb, name):
-    table = dynamodb.describe_table(TableName=name)["Table"]
-    if table.get("BillingModeSummary", {}).get("BillingMode") == "PAY_PER_REQUEST":
-        return "on-demand"
-    throughput = table["ProvisionedThroughput"]
-    return (throughput["ReadCapacityUnits"], throughput["WriteCapacityUnits"])
-
-
-def table_names(dynamodb):
-    return sorted(dynamodb.list_tables()["TableNames"])
-
-
-def report_export_time(dynamodb):
-    """Add ``ExportTime`` to DescribeExport answers, as DynamoDB returns it and moto does not: the time exported."""
-
-    def add(http_response, parsed, **_kwargs):
-        parsed["ExportDescription"].setdefault("ExportTime", datetime.now(UTC))
-
-    dynamodb.meta.events.register("after-call.dynamodb.DescribeExport", add)
-
-
-def wait_for_export(dynamodb, export_arn, timeout=30.0):
-    """Block until an export has left IN_PROGRESS (exports complete asynchronously)."""
-
-    def finished_status():
-        status = dynamodb.describe_export(ExportArn=export_arn)["ExportDescription"]["ExportStatus"]
-        return None if status == "IN_PROGRESS" else status
-
-    return wait_until(finished_status, what=f"export {export_arn} out of IN_PROGRESS", timeout=timeout)
 
 
 def force_describe(dynamodb, table, **overrides):

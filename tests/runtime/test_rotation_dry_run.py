@@ -7,8 +7,9 @@ import pytest
 
 from cdk_ts_runtime.rotation_config import CapacityTier, RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
-from tests.runtime.test_rotation import PREFIX, OnTimeRotator, capacity, create_period_table, table_names, utc
 from tests.support.requests import RequestCounter
+from tests.support.rotation import PREFIX, OnTimeRotator, capacity, create_period_table, table_names
+from tests.support.times import utc
 
 READS = ("List", "Describe", "Get")
 

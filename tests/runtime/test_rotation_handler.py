@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
-import zipfile
 from datetime import UTC, datetime
 
 import boto3
@@ -17,6 +15,7 @@ from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG, RotationConfig
 from cdk_ts_runtime.stream_consumer import STREAM_CONSUMER_ENV, StreamConsumer
 from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.cloudformation import CloudFormationReplies
+from tests.support.streams import consumer_function
 
 CLOCK: list[datetime] = []
 
@@ -134,21 +133,6 @@ def test_a_failed_deploy_time_run_reports_failure_instead_of_hanging_the_stack(
     (reply,) = cloudformation.replies
     assert reply["Status"] == "FAILED"
     assert "retain_periods 1 must be >= 2" in reply["Reason"]
-
-
-def consumer_function():
-    iam = boto3.client("iam")
-    role = iam.create_role(RoleName="consumer", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
-    code = io.BytesIO()
-    with zipfile.ZipFile(code, "w") as archive:
-        archive.writestr("index.py", "def handler(event, context):\n    return {}\n")
-    return boto3.client("lambda").create_function(
-        FunctionName="archiver",
-        Runtime="python3.12",
-        Role=role,
-        Handler="index.handler",
-        Code={"ZipFile": code.getvalue()},
-    )["FunctionArn"]
 
 
 def test_new_tables_feed_the_stream_consumer_and_expired_ones_stop_first(rotation_env, monkeypatch):

@@ -12,6 +12,7 @@ from cdk_ts_runtime.rotation.lock import LOCK_EXPIRY_ATTRIBUTE, LOCK_KEY, LOCK_T
 from cdk_ts_runtime.rotation_config import RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.requests import RequestCounter
+from tests.support.rotation import actions, capacity, create_period_table
 
 NOW = datetime(2026, 3, 2, 0, 15, tzinfo=UTC)
 
@@ -168,13 +169,11 @@ class TestRotatorWithLock:
 
         assert len(waits) == 3
         assert "telemetry_2026-03-02" in dynamodb.list_tables()["TableNames"]
-        assert not [a for a in report["actions"] if a["action"] == "busy"]
+        assert not actions(report, "busy")
 
 
 class TestRunDeadline:
     def test_no_change_starts_in_the_last_seconds_of_the_run_and_the_tables_are_deferred(self, dynamodb):
-        from tests.runtime.test_rotation import capacity, create_period_table
-
         for day in (1, 2, 3):
             create_period_table(dynamodb, f"telemetry_2026-02-0{day}")
         create_period_table(dynamodb, "telemetry_2026-03-02")
@@ -188,7 +187,7 @@ class TestRunDeadline:
         report = rotator.run("resize_old", NOW)
 
         updates = [a["table"] for a in report["actions"] if a["action"] == "update"]
-        deferred = [a for a in report["actions"] if a["action"] == "defer"]
+        deferred = actions(report, "defer")
         assert len(updates) == 1
         assert len(deferred) == 2 and all("of the run's time left" in a["reason"] for a in deferred)
         assert sorted(capacity(dynamodb, f"telemetry_2026-02-0{d}") == "on-demand" for d in (1, 2, 3)) == [

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
 
 import pytest
 
@@ -11,11 +10,8 @@ from cdk_ts_runtime.rotation import TableRotator
 from cdk_ts_runtime.rotation_config import CapacityTier, RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.requests import RequestCounter
+from tests.support.times import utc
 from tests.support.waiting import wait_until, wait_until_active
-
-
-def utc(*args):
-    return datetime(*args, tzinfo=UTC)
 
 
 def wait_until_gone(client, prefix, name, timeout=10.0):

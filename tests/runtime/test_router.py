@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
@@ -11,24 +11,8 @@ import pytest
 from cdk_ts_runtime.router import BatchWriteError, PeriodRouter
 from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.requests import RequestCounter
-from tests.support.waiting import wait_until_active
-
-
-def utc(*args):
-    return datetime(*args, tzinfo=UTC)
-
-
-def ms(when):
-    return TableLayout("x").sort_value(when)
-
-
-def create_tables(client, layout, names):
-    key_schema, definitions = layout.key_schema()
-    for name in names:
-        client.create_table(
-            TableName=name, KeySchema=key_schema, AttributeDefinitions=definitions, BillingMode="PAY_PER_REQUEST"
-        )
-    wait_until_active(client, *names)
+from tests.support.router import create_tables
+from tests.support.times import ms, utc
 
 
 class TestRouting:

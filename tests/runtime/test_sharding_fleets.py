@@ -6,25 +6,27 @@ import random
 
 import pytest
 
-from cdk_ts_runtime.sharding import ShardedTable, ShardReadError
+from cdk_ts_runtime.sharding import ShardReadError
 from tests.support.requests import inject_failure
-from tests.support.sharding import Clock, metadata_item, throttle
+from tests.support.sharding import Clock, metadata_item, sharded, throttle
 
 
 def writer(sharded_tables, clock, **kwargs):
-    client, main, metadata = sharded_tables
-    kwargs.setdefault("rng", random.Random(7))
-    return ShardedTable(
-        main, metadata, partition_key="file_path", sort_key="timestamp", dynamodb_client=client,
-        clock=clock, sleep=lambda _s: None, **kwargs,
-    )
+    """One fleet's writer: ``sharded`` on ``clock``, its rng seeded 7."""
+    return sharded(sharded_tables, clock=clock, rng=random.Random(7), **kwargs)
+
+
+def first_writer(sharded_tables, key, **kwargs):
+    """``(writer, clock)``: a fleet's writer on a fresh Clock that has written ``key``'s first item (timestamp 0)."""
+    clock = Clock()
+    table = writer(sharded_tables, clock, **kwargs)
+    table.put_item({"file_path": key, "timestamp": 0})
+    return table, clock
 
 
 def test_a_writer_whose_cap_is_below_the_stored_count_writes_and_reads_every_stored_shard(sharded_tables):
     # given a key grown to 16 shards by a fleet with the default cap (64)
-    clock = Clock()
-    wide = writer(sharded_tables, clock, cooldown_seconds=1)
-    wide.put_item({"file_path": "/shared", "timestamp": 0})
+    wide, clock = first_writer(sharded_tables, "/shared", cooldown_seconds=1)
     clock.now += 1
     assert wide.grow("/shared", wide.shard_info("/shared", fresh=True), target=16)
     # when a fleet rolled out with max_shards=4 writes and tries to grow it
@@ -40,9 +42,7 @@ def test_a_writer_whose_cap_is_below_the_stored_count_writes_and_reads_every_sto
 
 
 def test_a_writer_never_grows_a_key_past_its_own_cap(sharded_tables):
-    clock = Clock()
-    narrow = writer(sharded_tables, clock, max_shards=4, cooldown_seconds=1)
-    narrow.put_item({"file_path": "/capped", "timestamp": 0})
+    narrow, clock = first_writer(sharded_tables, "/capped", max_shards=4, cooldown_seconds=1)
     clock.now += 1
     assert narrow.grow("/capped", narrow.shard_info("/capped", fresh=True), target=64)
     assert narrow.shard_count("/capped") == 4
@@ -71,9 +71,7 @@ def test_a_growth_stamped_in_the_future_holds_others_back_one_cooldown_at_most(s
 
 def test_growth_goes_in_one_step_to_the_count_the_observed_throttled_share_implies(sharded_tables):
     client, main, _metadata = sharded_tables
-    clock = Clock()
-    table = writer(sharded_tables, clock, cooldown_seconds=10)
-    table.put_item({"file_path": "/viral", "timestamp": 0})
+    table, clock = first_writer(sharded_tables, "/viral", cooldown_seconds=10)
     # given 9 in 10 of this writer's recent writes at 1 shard were throttled by key range
     clock.now += 5
     for i in range(100):
@@ -91,9 +89,7 @@ def test_growth_goes_in_one_step_to_the_count_the_observed_throttled_share_impli
 
 def test_a_retry_after_a_partition_throttle_moves_the_write_to_another_shard(sharded_tables):
     client, main, _metadata = sharded_tables
-    clock = Clock()
-    table = writer(sharded_tables, clock, cooldown_seconds=1)
-    table.put_item({"file_path": "/move", "timestamp": 0})
+    table, clock = first_writer(sharded_tables, "/move", cooldown_seconds=1)
     clock.now += 1
     table.grow("/move", table.shard_info("/move", fresh=True), target=8)
     keys = []

@@ -8,7 +8,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from aws_cdk import App, Validations
+from aws_cdk import App, Stack, Validations
 from cdk_nag import AwsSolutionsChecks
 
 
@@ -17,6 +17,12 @@ def new_app(**kwargs) -> App:
     outdir = tempfile.mkdtemp(prefix="cdk-ts-test-")
     atexit.register(shutil.rmtree, outdir, ignore_errors=True)
     return App(outdir=outdir, **kwargs)
+
+
+def new_stack(**kwargs) -> tuple[App, Stack]:
+    """``(app, stack)``: the stack ``Test`` in a ``new_app(**kwargs)``; construct paths read ``Test/...``."""
+    app = new_app(**kwargs)
+    return app, Stack(app, "Test")
 
 
 def unacknowledged_findings(app: App, pack: type = AwsSolutionsChecks) -> list[str]:

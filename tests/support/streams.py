@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import copy
 import gzip
+import io
 import json
+import zipfile
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
@@ -65,3 +67,19 @@ def spread_over_hours(records, hours):
     for record, hour in zip(shifted, hours, strict=True):
         record["dynamodb"]["ApproximateCreationDateTime"] = start + timedelta(hours=hour)
     return shifted
+
+
+def consumer_function():
+    """A Lambda function (moto) to map period tables' streams to; its ARN."""
+    iam = boto3.client("iam")
+    role = iam.create_role(RoleName="consumer", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+    code = io.BytesIO()
+    with zipfile.ZipFile(code, "w") as archive:
+        archive.writestr("index.py", "def handler(event, context):\n    return {}\n")
+    return boto3.client("lambda").create_function(
+        FunctionName="archiver",
+        Runtime="python3.12",
+        Role=role,
+        Handler="index.handler",
+        Code={"ZipFile": code.getvalue()},
+    )["FunctionArn"]

@@ -13,10 +13,7 @@ from cdk_ts_runtime.periods import (
     table_name,
     validate_table_prefix,
 )
-
-
-def utc(*args):
-    return datetime(*args, tzinfo=UTC)
+from tests.support.times import utc
 
 
 @pytest.mark.parametrize(

@@ -46,34 +46,23 @@ def test_shards_for_a_hot_key_keep_20_percent_headroom():
     assert capacity(100, 0, 1000, hot_key_share=1.0).shards_per_hot_key == 1
 
 
+#: 1,000 writes/s peak (400 average) and 600 reads/s peak (200 average) of 1,000-byte items, daily tables, 14
+#: retained: the workload of ``TestStrategies``' hand-computed figures; each bad-input case changes one value.
+WORKLOAD = dict(
+    peak_writes_per_second=1000, average_writes_per_second=400, peak_reads_per_second=600,
+    average_reads_per_second=200, item_size_bytes=1000, period="daily", retain_periods=14,
+)
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [
         (lambda: capacity(-1, 0, 100), "writes_per_second -1 must be >= 0"),
         (lambda: capacity(1, 0, 0), "item_size_bytes 0 must be > 0"),
         (lambda: capacity(1, 0, 10, hot_key_share=1.5), "hot_key_share 1.5 must be between 0 and 1"),
+        (lambda: compare_strategies(**{**WORKLOAD, "period": "hourly"}), "period 'hourly' is not one of"),
         (
-            lambda: compare_strategies(
-                peak_writes_per_second=1,
-                average_writes_per_second=1,
-                peak_reads_per_second=0,
-                average_reads_per_second=0,
-                item_size_bytes=10,
-                period="hourly",
-                retain_periods=3,
-            ),
-            "period 'hourly' is not one of",
-        ),
-        (
-            lambda: compare_strategies(
-                peak_writes_per_second=1,
-                average_writes_per_second=2,
-                peak_reads_per_second=0,
-                average_reads_per_second=0,
-                item_size_bytes=10,
-                period="daily",
-                retain_periods=3,
-            ),
+            lambda: compare_strategies(**{**WORKLOAD, "average_writes_per_second": 2000}),
             "average rates must not exceed the peak",
         ),
     ],
@@ -149,13 +138,8 @@ class TestStrategies:
     """Hand-computed figures: 1,000 writes/s peak (400 average) and 600 reads/s peak (200 average) of 1,000-byte
     items, daily tables, 14 retained: 1,000 WCU and 300 RCU at the peak."""
 
-    WORKLOAD = dict(
-        peak_writes_per_second=1000, average_writes_per_second=400, peak_reads_per_second=600,
-        average_reads_per_second=200, item_size_bytes=1000, period="daily", retain_periods=14,
-    )
-
     def costs(self, **overrides):
-        comparison = compare_strategies(**{**self.WORKLOAD, **overrides})
+        comparison = compare_strategies(**{**WORKLOAD, **overrides})
         return comparison, {s.name: s for s in comparison.strategies}
 
     def test_storage_and_partitions_by_size(self):

@@ -275,14 +275,22 @@ class Rules:
             s.control.overlay(payload["TableDescription"], now)
             return _json(200, payload)
 
-    def op_UpdateTable(self, request: dict, body: bytes, headers: dict):  # noqa: N802
+    def _on_existing_table(self, operation: str, request: dict, body: bytes, headers: dict, act):
+        """``act(name, description, now)`` under the lock, for a table the engine describes; for any other name
+        the request goes to the engine unchanged, so its ResourceNotFoundException is the answer."""
         s = self.s
         name = table_name_of(request.get("TableName", ""))
         with s.lock:
             now = s.clock.now()
             description = s.describe(name, headers)
             if description is None:
-                return s.forward("UpdateTable", body, headers)  # the engine's ResourceNotFoundException
+                return s.forward(operation, body, headers)
+            return act(name, description, now)
+
+    def op_UpdateTable(self, request: dict, body: bytes, headers: dict):  # noqa: N802
+        s = self.s
+
+        def update(name: str, description: dict, now: datetime):
             changes = s.control.check_update(request, description, now)
             forwarded = self._strip(request)
             if set(forwarded) - {"TableName"}:
@@ -297,18 +305,18 @@ class Rules:
             s.control.overlay(payload["TableDescription"], now)
             return _json(200, payload)
 
+        return self._on_existing_table("UpdateTable", request, body, headers, update)
+
     def op_DeleteTable(self, request: dict, body: bytes, headers: dict):  # noqa: N802
         s = self.s
-        name = table_name_of(request.get("TableName", ""))
-        with s.lock:
-            now = s.clock.now()
-            description = s.describe(name, headers)
-            if description is None:
-                return s.forward("DeleteTable", body, headers)
+
+        def delete(name: str, description: dict, now: datetime):
             s.control.check_delete(name, description, now)
             s.control.record_delete(name, now)
             s.pending_deletes[name] = (body, dict(headers))
             return _json(200, {"TableDescription": s.control.overlay(description, now)})
+
+        return self._on_existing_table("DeleteTable", request, body, headers, delete)
 
     def op_DescribeTable(self, request: dict, body: bytes, headers: dict):  # noqa: N802
         s = self.s
@@ -404,6 +412,29 @@ class Rules:
             "Query", request, body, headers, query_partition_value, lambda p: p.get("Items") or []
         )
 
+    def _split_batch(self, request: dict, headers: dict, entries, admit):
+        """A batch request's entries, per table, split into those its partitions take and those they throttle.
+
+        ``entries(spec)`` lists a table's entries (writes, or keys); ``admit(name, info, entry)`` debits the entry's
+        partition and says whether it may go. A table the engine does not describe keeps all its entries (the
+        engine answers for it). Returns the kept and throttled entries by table, each table's info, and the first
+        throttled ``(name, arn)``.
+        """
+        kept: dict[str, list] = {}
+        unprocessed: dict[str, list] = {}
+        infos: dict[str, dict | None] = {}
+        first_throttled = None
+        for table, spec in (request.get("RequestItems") or {}).items():
+            name = table_name_of(table)
+            info = infos[table] = self.s.info(name, headers)
+            for entry in entries(spec):
+                if info is None or admit(name, info, entry):
+                    kept.setdefault(table, []).append(entry)
+                else:
+                    unprocessed.setdefault(table, []).append(entry)
+                    first_throttled = first_throttled or (name, info["arn"])
+        return kept, unprocessed, infos, first_throttled
+
     def op_BatchWriteItem(self, request: dict, body: bytes, headers: dict):  # noqa: N802
         # BatchWriteItem: "If DynamoDB returns any unprocessed items, you should retry the batch operation on
         # those items" and "If none of the items can be processed due to insufficient provisioned throughput on
@@ -412,23 +443,15 @@ class Rules:
         s = self.s
         if not s.settings.throttle_partitions:
             return s.forward("BatchWriteItem", body, headers)
-        kept: dict[str, list] = {}
-        unprocessed: dict[str, list] = {}
-        first_throttled = None
-        for table, writes in (request.get("RequestItems") or {}).items():
-            name = table_name_of(table)
-            info = s.info(name, headers)
-            for write in writes:
-                if info is None:
-                    kept.setdefault(table, []).append(write)
-                    continue
-                put, delete = write.get("PutRequest") or {}, write.get("DeleteRequest") or {}
-                item = put.get("Item") or delete.get("Key") or {}
-                if self._write_one(name, item.get(info["hash_key"]), write_units(item_size(item))):
-                    kept.setdefault(table, []).append(write)
-                else:
-                    unprocessed.setdefault(table, []).append(write)
-                    first_throttled = first_throttled or (name, info["arn"])
+
+        def admit(name: str, info: dict, write: dict) -> bool:
+            put, delete = write.get("PutRequest") or {}, write.get("DeleteRequest") or {}
+            item = put.get("Item") or delete.get("Key") or {}
+            return self._write_one(name, item.get(info["hash_key"]), write_units(item_size(item)))
+
+        kept, unprocessed, _infos, first_throttled = self._split_batch(
+            request, headers, lambda writes: writes, admit
+        )
         if not unprocessed:
             return s.forward("BatchWriteItem", body, headers)
         if not kept:
@@ -451,19 +474,13 @@ class Rules:
         s = self.s
         if not s.settings.throttle_partitions:
             return s.forward("BatchGetItem", body, headers)
-        kept: dict[str, dict] = {}
-        unprocessed: dict[str, dict] = {}
-        infos: dict[str, dict | None] = {}
-        first_throttled = None
-        for table, spec in (request.get("RequestItems") or {}).items():
-            name = table_name_of(table)
-            info = infos[table] = s.info(name, headers)
-            for key in spec.get("Keys") or []:
-                allowed = info is None or self._read_allowed(name, key.get(info["hash_key"]))
-                target = kept if allowed else unprocessed
-                target.setdefault(table, {**spec, "Keys": []})["Keys"].append(key)
-                if not allowed:
-                    first_throttled = first_throttled or (name, info["arn"])
+        kept_keys, unprocessed_keys, infos, first_throttled = self._split_batch(
+            request, headers, lambda spec: spec.get("Keys") or [],
+            lambda name, info, key: self._read_allowed(name, key.get(info["hash_key"])),
+        )
+        specs = request.get("RequestItems") or {}
+        kept = {table: {**specs[table], "Keys": keys} for table, keys in kept_keys.items()}
+        unprocessed = {table: {**specs[table], "Keys": keys} for table, keys in unprocessed_keys.items()}
         if not kept:
             raise _throttle(first_throttled[0], first_throttled[1], write=False)
         trimmed = json.dumps({**request, "RequestItems": kept}).encode()

@@ -1,9 +1,13 @@
-"""Reading a synthesized cloud assembly: which staged asset directory a resource's code comes from."""
+"""Synthesizing an app in its own folder, and reading the cloud assembly: which staged asset a resource's code is."""
 
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
+
+from tests.support.processes import run_captured
 
 
 def asset_dir(outdir: Path, stack: str, s3_key: str) -> Path:
@@ -22,3 +26,16 @@ def asset_files(outdir: Path, stack: str, s3_key: str) -> list[str]:
     """Files (paths relative to the asset's root) of the zip asset published as ``s3_key``."""
     root = asset_dir(outdir, stack, s3_key)
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
+
+def synth_app(folder: Path, *, what: str = "app.py") -> Path:
+    """Run ``folder/app.py`` as ``cdk synth`` would (``CDK_OUTDIR``: ``folder/cdk.out``); the cloud assembly's folder.
+
+    A subprocess: jsii's Node process resolves relative asset paths against the working directory it started in.
+    ``what`` names the app in the failure message (``README.md:120``).
+    """
+    outdir = folder / "cdk.out"
+    env = {**os.environ, "CDK_OUTDIR": str(outdir), "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"}
+    result = run_captured([sys.executable, "app.py"], cwd=folder, env=env, timeout=600)
+    assert result.returncode == 0, f"{what} failed:\n{result.stderr[-4000:]}"
+    return outdir
