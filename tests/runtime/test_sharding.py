@@ -88,31 +88,88 @@ def test_a_partition_throttle_grows_the_key_after_the_cooldown(sharded_tables):
 
 
 def test_a_key_never_grown_grows_once_its_share_is_measured_and_then_once_per_cooldown(sharded_tables):
-    # given a new key whose every write to the main table is throttled by key range, one attempt a write
+    # given a new key whose every write to the main table is throttled by key range, one attempt a write,
+    # one write every 0.1 s
     client, main, _metadata = sharded_tables
     table = sharded(sharded_tables, cooldown_seconds=10, max_attempts=1)
     table.put_item({"file_path": "/new", "timestamp": 0})
+    created = table.clock.now
     hot = throttle("TableWriteKeyRangeThroughputExceeded")
     inject_failure(client, "PutItem", lambda params: hot if params["TableName"] == main else None)
 
     def refused_writes(count):
         for stamp in range(count):
+            table.clock.now += 0.1
             with pytest.raises(ClientError):
                 table.put_item({"file_path": "/new", "timestamp": stamp})
 
-    # when 19 writes are refused the share is not yet measured: no growth inside the cooldown
+    # when 19 writes are refused over 1.9 s, the share is not measured yet (20 writes since the first
+    # throttle, a second old): no growth inside the cooldown
     refused_writes(ThrottleWindow.MIN_SAMPLES - 1)
     assert table.shard_count("/new") == 1
-    # then the 20th measures it (all not taken: the most one step grows, 16x), with no time gone by
+    # then the 20th measures it (all not taken: the most one step grows, 16x), 2 s after the key was recorded
     refused_writes(1)
     assert table.shard_count("/new") == 16
+    grown = table.clock.now
     # and the next growth waits one cooldown however many writes are refused meanwhile
-    refused_writes(3 * ThrottleWindow.MIN_SAMPLES)
+    refused_writes(99)
     assert table.shard_count("/new") == 16
-    table.clock.now += 10
-    refused_writes(ThrottleWindow.MIN_SAMPLES)
+    table.clock.now = grown + 10
+    refused_writes(1)
     item = metadata_item(sharded_tables, "/new")
     assert (item["number_of_shards"], item["version"]) == ({"N": "64"}, {"N": "3"})
+    history = sorted((int(e.split(":")[0]), int(e.split(":")[1])) for e in item["shard_history"]["SS"])
+    assert [count for _epoch, count in history] == [1, 16, 64]
+    assert history[1][0] - created < 3 and history[2][0] - history[1][0] >= 9  # whole seconds in the history
+
+
+def test_one_throttle_after_many_accepted_writes_does_not_grow_the_key(sharded_tables):
+    # given a key recorded a minute ago that took 100 writes, one every 0.1 s
+    client, main, _metadata = sharded_tables
+    table = sharded(sharded_tables, cooldown_seconds=10, max_attempts=3)
+    for stamp in range(100):
+        table.put_item({"file_path": "/calm", "timestamp": stamp})
+        table.clock.now += 0.1
+    before = metadata_item(sharded_tables, "/calm")
+    # when one write is throttled once (then stored on a retry), and writing goes on
+    pending = {"throttles": 1}
+
+    def one_throttle(params):
+        if params["TableName"] == main and pending["throttles"]:
+            pending["throttles"] -= 1
+            return throttle("TableWriteKeyRangeThroughputExceeded")
+        return None
+
+    inject_failure(client, "PutItem", one_throttle)
+    for stamp in range(100, 130):
+        table.put_item({"file_path": "/calm", "timestamp": stamp})
+        table.clock.now += 0.1
+    # then the key keeps its one shard: one throttle in 130 writes is not a full partition
+    assert metadata_item(sharded_tables, "/calm") == before
+    assert len(table.query("/calm")) == 130
+
+
+def test_a_key_grown_before_versions_waits_the_cooldown_before_growing_again(sharded_tables):
+    # given a metadata item written by 0.1 (no version) for a key grown to 2 shards a minute ago
+    client, main, metadata = sharded_tables
+    table = sharded(sharded_tables, cooldown_seconds=10, max_attempts=1)
+    recorded = int(table.clock.now) - 60
+    client.put_item(TableName=metadata, Item={
+        "file_path": {"S": "/old"}, "number_of_shards": {"N": "2"}, "last_updated": {"N": str(recorded)},
+        "shard_history": {"SS": [f"{recorded - 60}:1", f"{recorded}:2"]},
+    })
+    hot = throttle("TableWriteKeyRangeThroughputExceeded")
+    inject_failure(client, "PutItem", lambda params: hot if params["TableName"] == main else None)
+    # when every write is refused, one every 0.1 s for 5 s
+    for stamp in range(50):
+        table.clock.now += 0.1
+        with pytest.raises(ClientError):
+            table.put_item({"file_path": "/old", "timestamp": stamp})
+    # then it grew once, a second into the throttling, by the policy's smallest step (11 writes tell nothing),
+    # and not again inside the cooldown (the item's first version is no sign of a key never grown)
+    item = metadata_item(sharded_tables, "/old")
+    assert (item["number_of_shards"], item["version"]) == ({"N": "4"}, {"N": "1"})
+    assert len(item["shard_history"]["SS"]) == 3
 
 
 @pytest.mark.parametrize("reasons", [("TableWriteProvisionedThroughputExceeded",), ("TableWriteAccountLimitExceeded",)])
@@ -166,6 +223,10 @@ def test_without_reasons_cloudwatch_decides(aws):
     inject_failure(client, "PutItem", lambda p: next(failures, None) if p["TableName"] == main else None)
     table.clock.now += 1.1  # a new whole-second epoch, so the growth entry differs from the creation entry
     table.put_item({"file_path": "/f", "timestamp": 2})
+    assert table.shard_count("/f") == 1  # one throttle is not yet a full partition
+    failures = iter([throttle()])
+    table.clock.now += 0.5  # throttled again, half a second later (the 1 s cooldown's window judges then)
+    table.put_item({"file_path": "/f", "timestamp": 3})
     assert table.shard_count("/f") == 2  # 200 WCU/s used of 1,000 provisioned: the partition was the limit
 
 

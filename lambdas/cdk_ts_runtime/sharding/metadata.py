@@ -27,10 +27,6 @@ class CorruptShardMetadataError(CdkTsError, ValueError):
     """A metadata item that is not what writers store; the message names the key and the attribute."""
 
 
-#: The version the first writer of a key records; each growth adds one.
-FIRST_VERSION = 1
-
-
 @dataclass(frozen=True)
 class ShardInfo:
     """One logical key's metadata: the count writers use now and every count it has had.
@@ -210,7 +206,7 @@ class ShardMetadataStore:
                         "number_of_shards": 1,
                         "last_updated": epoch,
                         "last_updated_ms": int(now * 1000),
-                        "version": FIRST_VERSION,
+                        "version": 1,
                         "max_shards": cap,
                         "shard_history": {f"{epoch}:1"},
                     }

@@ -17,9 +17,10 @@ from cdk_ts_runtime._aws import Backoff, LazyClient
 from cdk_ts_runtime._retries import DATA_PATH, METRICS, WRITE_PATH
 from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.items import from_attribute_values, query_all, to_attribute_values
-from cdk_ts_runtime.sharding.metadata import FIRST_VERSION, ShardInfo, ShardMetadataStore
+from cdk_ts_runtime.sharding.metadata import ShardInfo, ShardMetadataStore
 from cdk_ts_runtime.sharding.policy import (
     GROWTH_POLICIES,
+    MIN_THROTTLED_SHARE,
     SHARD_CEILING,
     STRATEGIES,
     GrowthName,
@@ -101,9 +102,9 @@ class ShardedTable:
         :param strategy: ``ShardStrategy.RANDOM`` (uniform) or ``ShardStrategy.COMPUTED`` (``md5(key + sort
             key) % N + 1``, so a point read touches one shard); their values ``"random"``/``"computed"`` work
             too. Default: ``ShardStrategy.RANDOM``.
-        :param cooldown_seconds: the least time between two growths of one key. A key's first growth waits
-            until this writer has measured the key's throttled share or for one cooldown after the key was
-            recorded, whichever comes first. Default: 10.
+        :param cooldown_seconds: the least time between two growths of one key, and after a key is recorded
+            before its first growth, unless the writer has measured the new key's throttling for a second
+            (``ThrottleWindow.saturated_share``) first. Default: 10.
         :param max_shards: the most shards this writer grows a key to (at most 1024). A key another fleet
             grew further is still written to and read from every stored shard.
             Default: 64.
@@ -298,6 +299,8 @@ class ShardedTable:
             not taken (see ``growth``), capped by ``max_shards``.
         """
         logical = self._logical(logical_value)
+        if target is None and self.throttles.settling(logical, seen.number_of_shards):
+            return False  # throttled for under a second: the next throttle, if any, tells whether the key is full
         if self._cooling(logical, seen, target) or seen.number_of_shards >= self.max_shards:
             return False  # a writer never grows a key past its own cap; another fleet's larger count stands
         self.backoff.spread()  # writers that throttled together do not all grow the key at once
@@ -307,30 +310,34 @@ class ShardedTable:
         if self._cooling(logical, current, target):
             return False
         count = current.number_of_shards
-        share = None
+        share = sized = None
         if target is None:
             share = self.throttles.share(logical, count)
-            target = shards_needed(count, share, growth=self.growth, cap=self.max_shards)
+            if share is not None and share < MIN_THROTTLED_SHARE:
+                return False  # the shards take the load; the throttle was a backlog draining
+            sized = self.throttles.share(logical, count, cautious=True)
+            target = shards_needed(count, sized, growth=self.growth, cap=self.max_shards)
         target = min(target, self.max_shards)
         if target <= count:
             return False
         grown = self.metadata.grow(logical, current, target, cap=self.max_shards)
         if grown:
-            shown = "unmeasured" if share is None else f"{share:.0%}"
+            shown = "unmeasured" if share is None else f"{share:.0%}, sized as {sized:.0%}"
             logger.info("grew %s from %d to %d shards (writes not taken: %s)", logical, count, target, shown)
         return grown
 
     def _cooling(self, logical: str, info: ShardInfo, target: int | None) -> bool:
-        """Whether the key must wait before growing: one cooldown after its last growth.
+        """Whether the key must wait before growing: one cooldown after its last change.
 
-        A key never grown (the version its first writer recorded) may grow as soon as this writer has
-        measured its throttled share: the cooldown spaces growths, and waiting one out after the key's
-        creation only piles up writes that all retry against the grown key at once.
+        A key never grown (it has only ever had one shard) may grow before that, as soon as this writer has
+        measured its saturated share: the cooldown spaces growths, and waiting one out after the key was
+        recorded only piles up writes that all retry against the grown key at once.
         """
         if not self.metadata.cooling(logical, info):
             return False
-        never_grown = info.version == FIRST_VERSION
-        return not (never_grown and target is None and self.throttles.share(logical, info.number_of_shards) is not None)
+        if target is not None or info.readable_shards != 1:
+            return True
+        return self.throttles.saturated_share(logical, 1) is None
 
     # ---- writes ---------------------------------------------------------------------------------
 

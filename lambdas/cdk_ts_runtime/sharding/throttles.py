@@ -7,6 +7,7 @@ emulators) CloudWatch tells a hot partition from a table at its provisioned limi
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
@@ -57,6 +58,10 @@ class ThrottleWindow:
     so counting each attempt as an offer would overstate the load. Only outcomes of the key's own partitions
     count (a table-level throttle is neither).
 
+    Once the key has been throttled for ``saturation_seconds``, the share is counted from its first
+    throttle in the window: what the shards took before they were full (their burst, or a load that had not
+    yet risen) says nothing of how much more the key is offered now.
+
     Memory is bounded: at most ``max_samples`` per key and ``max_keys`` keys (the least recently written
     key is forgotten first).
 
@@ -70,11 +75,17 @@ class ThrottleWindow:
 
     #: Fewer writes than this offered at the current count tell nothing: growth takes the policy's smallest step.
     MIN_SAMPLES = 20
+    #: How long throttling must have lasted before it says the key is full. DynamoDB's partition limits are
+    #: per second; a shorter burst of throttles is what a writer's retries absorb, and 20 writes at the very
+    #: start of throttling are its most clustered sample.
+    SATURATION_SECONDS = 1.0
 
     def __init__(
         self, window_seconds: float, clock: Callable[[], float], *, max_samples: int = 4096, max_keys: int = 1024
     ) -> None:
         self.window_seconds = window_seconds
+        #: a window of under two seconds (a cooldown that short) judges after half of it
+        self.saturation_seconds = min(self.SATURATION_SECONDS, window_seconds / 2)
         self.clock = clock
         self.max_samples = max_samples
         self.max_keys = max_keys
@@ -93,22 +104,57 @@ class ThrottleWindow:
                 self._keys.move_to_end(key)
             samples.append((self.clock(), count, first, accepted))
 
-    def share(self, key: str, count: int) -> float | None:
-        """The share of the writes offered to the key at ``count`` shards in the window that it did not take.
+    def settling(self, key: str, count: int) -> bool:
+        """True while the first throttle at ``count`` shards in the window is younger than ``saturation_seconds``."""
+        recent = self._recent(key, count)
+        first = self._first_throttle(recent)
+        return first is not None and self.clock() - recent[first][0] < self.saturation_seconds
 
-        Counted from the first throttle in the window: what the shards took before they were full (their
-        burst, or a load that had not yet risen) says nothing of how much more the key is offered.
-        None when fewer than :attr:`MIN_SAMPLES` writes were offered at that count since then.
+    def saturated_share(self, key: str, count: int, *, cautious: bool = False) -> float | None:
+        """The share counted from the key's first throttle at ``count`` shards in the window.
+
+        None until that throttle is ``saturation_seconds`` old (:attr:`SATURATION_SECONDS`, or half the window
+        if that is shorter) and :attr:`MIN_SAMPLES` writes were offered since it, or when the window holds no
+        throttle. ``cautious`` as in :meth:`share`.
         """
+        recent = self._recent(key, count)
+        first = self._first_throttle(recent)
+        if first is None or self.clock() - recent[first][0] < self.saturation_seconds:
+            return None
+        return self._share(recent[first:], cautious)
+
+    def share(self, key: str, count: int, *, cautious: bool = False) -> float | None:
+        """The share of the writes offered to the key at ``count`` shards that it did not take.
+
+        :meth:`saturated_share` when there is one; else the share over the whole window; None when fewer than
+        :attr:`MIN_SAMPLES` writes were offered at that count within the window.
+
+        :param key: the logical key.
+        :param count: the shard count the writes were made at.
+        :param cautious: count one standard deviation fewer accepted writes (a count's square root): under a
+            heavy overload a writer sees only a handful of its writes taken, and a few lucky ones make a 10x
+            load look like 6x; growth is sized with this, and judged necessary without it.
+            Default: False.
+        """
+        saturated = self.saturated_share(key, count, cautious=cautious)
+        return saturated if saturated is not None else self._share(self._recent(key, count), cautious)
+
+    def _recent(self, key: str, count: int) -> list[tuple[float, bool, bool]]:
         since = self.clock() - self.window_seconds
         with self._lock:
-            recent = [(first, ok) for at, used, first, ok in self._keys.get(key, ()) if at >= since and used == count]
-        full_from = next((index for index, (_first, ok) in enumerate(recent) if not ok), len(recent))
-        recent = recent[full_from:]
-        offered = sum(first for first, _ok in recent)
+            return [(at, first, ok) for at, used, first, ok in self._keys.get(key, ()) if at >= since and used == count]
+
+    @staticmethod
+    def _first_throttle(recent: list[tuple[float, bool, bool]]) -> int | None:
+        return next((index for index, (_at, _first, ok) in enumerate(recent) if not ok), None)
+
+    def _share(self, samples: list[tuple[float, bool, bool]], cautious: bool = False) -> float | None:
+        offered = sum(first for _at, first, _ok in samples)
         if offered < self.MIN_SAMPLES:
             return None
-        accepted = sum(ok for _first, ok in recent)
+        accepted = sum(ok for _at, _first, ok in samples)
+        if cautious:
+            accepted -= math.sqrt(accepted)
         return max(0.0, 1 - accepted / offered)
 
 
