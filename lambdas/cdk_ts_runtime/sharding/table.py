@@ -17,17 +17,9 @@ from cdk_ts_runtime._aws import Backoff, LazyClient
 from cdk_ts_runtime._retries import DATA_PATH, METRICS, WRITE_PATH
 from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.items import from_attribute_values, query_all, to_attribute_values
+from cdk_ts_runtime.sharding import policy
 from cdk_ts_runtime.sharding.metadata import FIRST_VERSION, ShardInfo, ShardMetadataStore
-from cdk_ts_runtime.sharding.policy import (
-    GROWTH_POLICIES,
-    SHARD_CEILING,
-    STRATEGIES,
-    GrowthName,
-    ShardGrowth,
-    ShardStrategy,
-    StrategyName,
-    shards_needed,
-)
+from cdk_ts_runtime.sharding.policy import GrowthName, ShardGrowth, ShardStrategy, StrategyName
 from cdk_ts_runtime.sharding.throttles import CloudWatchScope, ThrottleScope, ThrottleWindow, throttle_scope
 
 ENV_TABLE = "SHARDED_TABLE_NAME"
@@ -154,12 +146,13 @@ class ShardedTable:
         ):
             if not value:
                 raise ValidationError(f"{name} must not be empty")
-        if strategy not in STRATEGIES:
-            raise ValidationError(f"strategy {strategy!r} is not one of {', '.join(STRATEGIES)}")
-        if growth not in GROWTH_POLICIES:
-            raise ValidationError(f"growth {growth!r} is not one of {', '.join(GROWTH_POLICIES)}")
-        if isinstance(max_shards, bool) or not isinstance(max_shards, int) or not 1 <= max_shards <= SHARD_CEILING:
-            raise ValidationError(f"max_shards {max_shards!r} must be a whole number >= 1 and <= {SHARD_CEILING}")
+        if strategy not in policy.STRATEGIES:
+            raise ValidationError(f"strategy {strategy!r} is not one of {', '.join(policy.STRATEGIES)}")
+        if growth not in policy.GROWTH_POLICIES:
+            raise ValidationError(f"growth {growth!r} is not one of {', '.join(policy.GROWTH_POLICIES)}")
+        ceiling = policy.SHARD_CEILING
+        if isinstance(max_shards, bool) or not isinstance(max_shards, int) or not 1 <= max_shards <= ceiling:
+            raise ValidationError(f"max_shards {max_shards!r} must be a whole number >= 1 and <= {ceiling}")
         if isinstance(cooldown_seconds, bool) or not isinstance(cooldown_seconds, int | float) or cooldown_seconds < 1:
             raise ValidationError(
                 f"cooldown_seconds {cooldown_seconds!r} must be >= 1: a shorter cooldown lets one burst of throttles "
@@ -310,7 +303,7 @@ class ShardedTable:
         share = None
         if target is None:
             share = self.throttles.share(logical, count)
-            target = shards_needed(count, share, growth=self.growth, cap=self.max_shards)
+            target = policy.shards_needed(count, share, growth=self.growth, cap=self.max_shards)
         target = min(target, self.max_shards)
         if target <= count:
             return False
