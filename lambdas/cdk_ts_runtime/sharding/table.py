@@ -13,7 +13,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from cdk_ts_runtime._aws import Backoff, LazyClient
+from cdk_ts_runtime._aws import Backoff, LazyClient, client_property
 from cdk_ts_runtime._retries import DATA_PATH, METRICS, WRITE_PATH
 from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.items import from_attribute_values, query_all, to_attribute_values
@@ -220,20 +220,20 @@ class ShardedTable:
             **kwargs,
         )
 
-    @property
-    def dynamodb(self):
-        """The DynamoDB client of writes to the main table (created on first use)."""
-        return self._write_client.get()
+    dynamodb = client_property(
+        "_write_client",
+        "The DynamoDB client of writes to the main table (created on first use).",
+    )
 
-    @property
-    def read_dynamodb(self):
-        """The DynamoDB client of reads and of the metadata table (created on first use)."""
-        return self._read_client.get()
+    read_dynamodb = client_property(
+        "_read_client",
+        "The DynamoDB client of reads and of the metadata table (created on first use).",
+    )
 
-    @property
-    def cloudwatch(self):
-        """The CloudWatch client for the no-reasons fallback (created on first use)."""
-        return self._cloudwatch.get()
+    cloudwatch = client_property(
+        "_cloudwatch",
+        "The CloudWatch client for the no-reasons fallback (created on first use).",
+    )
 
     # ---- keys -----------------------------------------------------------------------------------
 
