@@ -76,7 +76,8 @@ class Backoff:
 class LazyClient:
     """A boto3 client created on first use (never at import time), or the one passed in.
 
-    Use as ``self._dynamodb = LazyClient("dynamodb", client)`` and call ``self._dynamodb.get()``.
+    Use as ``self._dynamodb = LazyClient("dynamodb", client)`` and call ``self._dynamodb.get()``, or expose it
+    with :func:`client_property`.
     """
 
     def __init__(self, service: str, client: Any = None, **client_kwargs: Any) -> None:
@@ -92,3 +93,17 @@ class LazyClient:
                 if self._client is None:
                     self._client = boto3.client(self.service, **self._kwargs)
         return self._client
+
+
+def client_property(attribute: str, doc: str) -> property:
+    """A read-only property that returns the client of the :class:`LazyClient` at ``self.<attribute>``.
+
+    The client is created on the first read (a new instance makes no AWS call); ``doc`` is the property's
+    docstring, which the API reference shows.
+    """
+
+    def client(self):
+        return getattr(self, attribute).get()
+
+    client.__doc__ = doc
+    return property(client)

@@ -25,7 +25,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from cdk_ts_runtime._aws import LazyClient
+from cdk_ts_runtime._aws import LazyClient, client_property
 from cdk_ts_runtime.archive_lines import Group, UnreadableRecordError, group_records, readable_groups, sequence_number
 from cdk_ts_runtime.errors import ValidationError
 
@@ -79,10 +79,7 @@ class StreamRecordArchiver:
             raise KeyError(f"environment variable {ENV_BUCKET} is not set")
         return cls(env[ENV_BUCKET], env.get(ENV_PREFIX, "dynamodb/"), **kwargs)
 
-    @property
-    def s3(self):
-        """The S3 client (created on first use)."""
-        return self._s3.get()
+    s3 = client_property("_s3", "The S3 client (created on first use).")
 
     def archive(self, records: list[Mapping[str, Any]]) -> dict[str, list[dict[str, str]]]:
         """Archive a batch; the response tells Lambda which sequence number to retry from, if any.

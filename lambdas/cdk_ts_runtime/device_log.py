@@ -15,7 +15,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from cdk_ts_runtime._aws import LazyClient, error_code
+from cdk_ts_runtime._aws import LazyClient, client_property, error_code
 from cdk_ts_runtime._retries import DATA_PATH
 from cdk_ts_runtime.errors import ValidationError
 from cdk_ts_runtime.items import from_attribute_values, query_all, to_attribute_values
@@ -120,10 +120,7 @@ class DeviceLogRepository:
             )
         return cls(name, **kwargs)
 
-    @property
-    def dynamodb(self):
-        """The DynamoDB client (created on first use)."""
-        return self._client.get()
+    dynamodb = client_property("_client", "The DynamoDB client (created on first use).")
 
     # 1
     def create_log_entry_for_specific_device(

@@ -17,7 +17,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from cdk_ts_runtime._aws import Backoff, LazyClient, error_code, error_message, is_throttle
+from cdk_ts_runtime._aws import Backoff, LazyClient, client_property, error_code, error_message, is_throttle
 from cdk_ts_runtime._retries import BATCH_PATH, DATA_PATH
 from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.items import query_all, to_attribute_values
@@ -148,15 +148,15 @@ class PeriodRouter:
             time_unit=layout.time_unit, **kwargs,
         )
 
-    @property
-    def dynamodb(self):
-        """The DynamoDB client of reads and single writes (created on first use: a new router makes no AWS call)."""
-        return self._client.get()
+    dynamodb = client_property(
+        "_client",
+        "The DynamoDB client of reads and single writes (created on first use: a new router makes no AWS call).",
+    )
 
-    @property
-    def batch_dynamodb(self):
-        """The DynamoDB client of BatchWriteItem calls: ``dynamodb_client`` when one was given."""
-        return self._batch_client.get()
+    batch_dynamodb = client_property(
+        "_batch_client",
+        "The DynamoDB client of BatchWriteItem calls: ``dynamodb_client`` when one was given.",
+    )
 
     # ---- routing --------------------------------------------------------------------------------
 

@@ -38,11 +38,11 @@ def wired():
     shards = ShardMetadataTable(stack, "Shards", main_table=main, strategy="computed")
     function = runtime_function(stack, "Writer", handler="app.handler", description="w", environment={})
     shards.bind(function)
-    return app, stack, main, shards, Template.from_stack(stack)
+    return stack, main, shards, Template.from_stack(stack)
 
 
 def test_metadata_key_matches_the_main_tables_partition_key(wired):
-    _app, stack, _main, shards, template = wired
+    *_, template = wired
     template.has_resource(
         "AWS::DynamoDB::Table",
         {
@@ -60,7 +60,7 @@ def test_metadata_key_matches_the_main_tables_partition_key(wired):
 
 
 def test_bind_sets_the_client_configuration_and_grants_both_tables(wired):
-    _app, stack, main, shards, template = wired
+    stack, main, shards, template = wired
     template.has_resource_properties(
         "AWS::Lambda::Function",
         {

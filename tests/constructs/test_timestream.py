@@ -32,11 +32,11 @@ def fleet():
     reader = lambda_role(stack, "Reader")
     table.grant_write_data(writer)
     table.grant_read_data(reader)
-    return app, stack, table, key, Template.from_stack(stack)
+    return stack, table, key, Template.from_stack(stack)
 
 
 def test_table_is_partitioned_on_the_dimension_with_retention_and_late_writes(fleet):
-    _app, stack, table, key, template = fleet
+    stack, table, key, template = fleet
     template.has_resource_properties(
         "AWS::Timestream::Table",
         {
@@ -66,7 +66,7 @@ def test_table_is_partitioned_on_the_dimension_with_retention_and_late_writes(fl
 
 
 def test_grants_are_scoped_to_the_table(fleet):
-    _app, stack, table, _key, template = fleet
+    stack, table, _key, template = fleet
     statements = policy_statements(template)
     write = next(s for s in statements if "timestream:WriteRecords" in s["Action"])
     select = next(s for s in statements if "timestream:Select" in s["Action"])
@@ -100,7 +100,7 @@ def test_bad_props_fail_at_synth(props, message):
         TimestreamTable(Stack(new_app(), "Test"), "T", **props)
 
 
-def test_passes_cdk_nag(fleet):
+def test_passes_cdk_nag():
     app, stack = new_stack()
     table = TimestreamTable(stack, "Fleet", partition_key_dimension="vin")
     table.grant_write_data(

@@ -22,6 +22,7 @@ from cdk_ts_runtime.rotation_config import CapacityTier, RightSizing, RotationCo
 from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.requests import RequestCounter
 from tests.support.rotation import actions, report_export_time
+from tests.support.threads import start_and_join
 
 IA = "STANDARD_INFREQUENT_ACCESS"
 DAY0 = datetime(2026, 3, 10, tzinfo=UTC)
@@ -347,11 +348,7 @@ class TestSingleFlight:
             barrier.wait()
             reports.append(rotator.run(operation, at(0, 0, 15)))
 
-        threads = [threading.Thread(target=run, args=(op,)) for op in ("reconcile", "resize_old")]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        start_and_join(threading.Thread(target=run, args=(op,)) for op in ("reconcile", "resize_old"))
 
         busy = [r for r in reports if actions(r, "busy")]
         acted = [r for r in reports if not actions(r, "busy")]

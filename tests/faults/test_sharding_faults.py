@@ -11,6 +11,7 @@ from botocore.exceptions import ClientError
 from cdk_ts_runtime.sharding import CorruptShardMetadataError, ShardedTable
 from tests.support.requests import inject_failure
 from tests.support.sharding import Clock, create_tables, metadata_item, sharded, throttle
+from tests.support.threads import start_and_join
 
 
 def writers(client, main, metadata, clock, count=16, **options):
@@ -31,11 +32,7 @@ def burst(group, key, seen_by_each):
         barrier.wait()
         results.append(writer.grow(key, seen))
 
-    threads = [threading.Thread(target=grow, args=(w, s)) for w, s in zip(group, seen_by_each, strict=True)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    start_and_join(threading.Thread(target=grow, args=pair) for pair in zip(group, seen_by_each, strict=True))
     return results
 
 

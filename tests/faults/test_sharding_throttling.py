@@ -14,6 +14,7 @@ import threading
 import pytest
 from botocore.exceptions import ClientError
 
+from tests.support.threads import start_and_join
 from tests.support.throttling import ProxyClock, writer
 
 
@@ -68,11 +69,7 @@ def test_a_burst_of_writers_grows_a_new_key_once_as_soon_as_its_load_is_measured
         before = len(accepted)
         # started in a new order each time: the first thread started wins the partition's next unit, and a
         # fixed order would give one writer every unit (real writers race fairly, on average)
-        threads = [threading.Thread(target=offer, args=(w, [next(stamps)])) for w in order.sample(writers, 4)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        start_and_join(threading.Thread(target=offer, args=(w, [next(stamps)])) for w in order.sample(writers, 4))
         per_step.append(len(accepted) - before)
         clock.advance(1 / 15)
 

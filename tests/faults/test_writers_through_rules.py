@@ -26,6 +26,7 @@ from cdk_ts_runtime.sharding import (
     ShardReadError,
 )
 from tests.support.router import hot_items
+from tests.support.threads import start_and_join
 from tests.support.throttling import ProxyClock, router_through, writer
 from tests.support.times import utc
 
@@ -141,11 +142,7 @@ def test_fleets_with_different_caps_racing_on_one_key_grow_it_once_per_cooldown_
     stamps = iter(range(1, 10**6))
     order = random.Random(5)
     for _step in range(8 * 15):
-        threads = [threading.Thread(target=one, args=(w, next(stamps))) for w in order.sample(writers, 4)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        start_and_join(threading.Thread(target=one, args=(w, next(stamps))) for w in order.sample(writers, 4))
         clock.advance(1 / 15)
     # then the key grew past the narrow writers' cap, every growth is recorded once (version = history), each
     # growth after the first at least one cooldown after the one before (a key never grown may grow as soon

@@ -13,6 +13,7 @@ from cdk_ts_runtime.rotation_config import RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.requests import RequestCounter
 from tests.support.rotation import actions, capacity, create_period_table
+from tests.support.threads import start_and_join
 
 NOW = datetime(2026, 3, 2, 0, 15, tzinfo=UTC)
 
@@ -89,11 +90,7 @@ def test_sixteen_runs_racing_for_the_lock_leave_exactly_one_holder(dynalite, uni
         barrier.wait()
         results[index] = locks[index].acquire("reconcile", timedelta(minutes=6))
 
-    threads = [threading.Thread(target=race, args=(i,)) for i in range(16)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    start_and_join(threading.Thread(target=race, args=(i,)) for i in range(16))
 
     winners = [lock for lock, holder in zip(locks, results, strict=True) if holder is None]
     assert len(winners) == 1

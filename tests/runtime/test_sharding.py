@@ -14,6 +14,7 @@ from cdk_ts_runtime.sharding import ShardedTable, ShardGrowth, ShardStrategy, th
 from cdk_ts_runtime.sharding.throttles import ThrottleWindow
 from tests.support.requests import RequestCounter, inject_failure
 from tests.support.sharding import Clock, create_tables, metadata_item, sharded, throttle
+from tests.support.threads import start_and_join
 
 
 @pytest.mark.parametrize("strategy", ["random", "computed"])
@@ -262,11 +263,7 @@ def test_16_writers_at_the_cooldown_boundary_grow_once(server_dynamodb, unique_n
         barrier.wait()
         results.append(writer.grow("/race", seen))
 
-    threads = [threading.Thread(target=grow, args=(w,)) for w in writers]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    start_and_join(threading.Thread(target=grow, args=(w,)) for w in writers)
     assert results.count(True) == 1
     item = server_dynamodb.get_item(TableName=metadata, Key={"file_path": {"S": "/race"}}, ConsistentRead=True)["Item"]
     assert item["number_of_shards"] == {"N": "2"}
@@ -296,11 +293,7 @@ def test_items_written_concurrently_while_growing_are_all_read_back(server_dynam
                 seen = table.shard_info("/n", fresh=True)
                 table.grow("/n", seen, target=seen.number_of_shards * 2)  # every write was taken: size by hand
 
-    threads = [threading.Thread(target=write, args=(w,)) for w in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    start_and_join(threading.Thread(target=write, args=(w,)) for w in range(8))
     read = [i["timestamp"] for i in table.query("/n")]
     assert read == sorted([-1] + [w * 100 + i for w in range(8) for i in range(25)])
     assert table.shard_count("/n") == 4

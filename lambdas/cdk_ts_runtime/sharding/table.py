@@ -13,22 +13,13 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from cdk_ts_runtime._aws import Backoff, LazyClient
+from cdk_ts_runtime._aws import Backoff, LazyClient, client_property
 from cdk_ts_runtime._retries import DATA_PATH, METRICS, WRITE_PATH
 from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.items import from_attribute_values, query_all, to_attribute_values
+from cdk_ts_runtime.sharding import policy
 from cdk_ts_runtime.sharding.metadata import ShardInfo, ShardMetadataStore
-from cdk_ts_runtime.sharding.policy import (
-    GROWTH_POLICIES,
-    MIN_THROTTLED_SHARE,
-    SHARD_CEILING,
-    STRATEGIES,
-    GrowthName,
-    ShardGrowth,
-    ShardStrategy,
-    StrategyName,
-    shards_needed,
-)
+from cdk_ts_runtime.sharding.policy import GrowthName, ShardGrowth, ShardStrategy, StrategyName
 from cdk_ts_runtime.sharding.throttles import CloudWatchScope, ThrottleScope, ThrottleWindow, throttle_scope
 
 ENV_TABLE = "SHARDED_TABLE_NAME"
@@ -155,12 +146,13 @@ class ShardedTable:
         ):
             if not value:
                 raise ValidationError(f"{name} must not be empty")
-        if strategy not in STRATEGIES:
-            raise ValidationError(f"strategy {strategy!r} is not one of {', '.join(STRATEGIES)}")
-        if growth not in GROWTH_POLICIES:
-            raise ValidationError(f"growth {growth!r} is not one of {', '.join(GROWTH_POLICIES)}")
-        if isinstance(max_shards, bool) or not isinstance(max_shards, int) or not 1 <= max_shards <= SHARD_CEILING:
-            raise ValidationError(f"max_shards {max_shards!r} must be a whole number >= 1 and <= {SHARD_CEILING}")
+        if strategy not in policy.STRATEGIES:
+            raise ValidationError(f"strategy {strategy!r} is not one of {', '.join(policy.STRATEGIES)}")
+        if growth not in policy.GROWTH_POLICIES:
+            raise ValidationError(f"growth {growth!r} is not one of {', '.join(policy.GROWTH_POLICIES)}")
+        ceiling = policy.SHARD_CEILING
+        if isinstance(max_shards, bool) or not isinstance(max_shards, int) or not 1 <= max_shards <= ceiling:
+            raise ValidationError(f"max_shards {max_shards!r} must be a whole number >= 1 and <= {ceiling}")
         if isinstance(cooldown_seconds, bool) or not isinstance(cooldown_seconds, int | float) or cooldown_seconds < 1:
             raise ValidationError(
                 f"cooldown_seconds {cooldown_seconds!r} must be >= 1: a shorter cooldown lets one burst of throttles "
@@ -228,20 +220,20 @@ class ShardedTable:
             **kwargs,
         )
 
-    @property
-    def dynamodb(self):
-        """The DynamoDB client of writes to the main table (created on first use)."""
-        return self._write_client.get()
+    dynamodb = client_property(
+        "_write_client",
+        "The DynamoDB client of writes to the main table (created on first use).",
+    )
 
-    @property
-    def read_dynamodb(self):
-        """The DynamoDB client of reads and of the metadata table (created on first use)."""
-        return self._read_client.get()
+    read_dynamodb = client_property(
+        "_read_client",
+        "The DynamoDB client of reads and of the metadata table (created on first use).",
+    )
 
-    @property
-    def cloudwatch(self):
-        """The CloudWatch client for the no-reasons fallback (created on first use)."""
-        return self._cloudwatch.get()
+    cloudwatch = client_property(
+        "_cloudwatch",
+        "The CloudWatch client for the no-reasons fallback (created on first use).",
+    )
 
     # ---- keys -----------------------------------------------------------------------------------
 
@@ -313,10 +305,10 @@ class ShardedTable:
         share = sized = None
         if target is None:
             share = self.throttles.share(logical, count)
-            if share is not None and share < MIN_THROTTLED_SHARE:
+            if share is not None and share < policy.MIN_THROTTLED_SHARE:
                 return False  # the shards take the load; the throttle was a backlog draining
             sized = self.throttles.share(logical, count, cautious=True)
-            target = shards_needed(count, sized, growth=self.growth, cap=self.max_shards)
+            target = policy.shards_needed(count, sized, growth=self.growth, cap=self.max_shards)
         target = min(target, self.max_shards)
         if target <= count:
             return False
