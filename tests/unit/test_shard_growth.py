@@ -54,16 +54,21 @@ def test_the_share_counts_writes_in_the_window_at_the_count_asked_about():
     assert window.share("/k", 1) is None  # older than the window
 
 
+def offer(window, outcomes, clock=None, every=0.0):
+    """Record one write's first attempt at key /k, 1 shard, per outcome (True: taken), ``every`` s apart."""
+    for accepted in outcomes:
+        window.record("/k", 1, first=True, accepted=accepted)
+        if clock is not None:
+            clock.now += every
+
+
 def test_what_the_shards_took_before_their_first_throttle_is_not_counted():
     # 30 writes taken while the key's partition spent its burst, then 40 offered over 2 s of which 4 were
     # taken: the load is 10x what the shard takes, not the 2.3x that counting the burst would say
     clock = Clock()
     window = ThrottleWindow(10, clock)
-    for _ in range(30):
-        window.record("/k", 1, first=True, accepted=True)
-    for i in range(40):
-        window.record("/k", 1, first=True, accepted=i % 10 == 9)
-        clock.now += 0.05
+    offer(window, [True] * 30)
+    offer(window, [i % 10 == 9 for i in range(40)], clock, every=0.05)
     assert window.saturated_share("/k", 1) == window.share("/k", 1) == 0.9
 
 
@@ -71,10 +76,7 @@ def test_throttling_under_a_second_old_is_settling_and_the_whole_window_counts()
     # 100 writes taken, then 3 throttled in the same tenth of a second
     clock = Clock()
     window = ThrottleWindow(10, clock)
-    for _ in range(100):
-        window.record("/k", 1, first=True, accepted=True)
-    for _ in range(3):
-        window.record("/k", 1, first=True, accepted=False)
+    offer(window, [True] * 100 + [False] * 3)
     assert window.settling("/k", 1)
     assert window.saturated_share("/k", 1) is None
     assert window.share("/k", 1) == pytest.approx(3 / 103)  # under MIN_THROTTLED_SHARE: no growth
@@ -86,7 +88,7 @@ def test_throttling_under_a_second_old_is_settling_and_the_whole_window_counts()
 def test_a_short_window_judges_after_half_of_it():
     clock = Clock()
     window = ThrottleWindow(1, clock)
-    window.record("/k", 1, first=True, accepted=False)
+    offer(window, [False])
     clock.now += 0.4
     assert window.settling("/k", 1)
     clock.now += 0.1
@@ -97,8 +99,7 @@ def test_a_cautious_share_counts_one_standard_deviation_fewer_accepted_writes():
     # 50 writes offered, 9 taken: 82 % not taken, which sizes a 10x load at 8 shards; counted cautiously
     # (9 - 3 taken) it is 88 %, and 16
     window = ThrottleWindow(10, Clock())
-    for i in range(50):
-        window.record("/k", 1, first=True, accepted=i < 9)
+    offer(window, [True] * 9 + [False] * 41)
     assert window.share("/k", 1) == pytest.approx(0.82)
     assert window.share("/k", 1, cautious=True) == pytest.approx(0.88)
     assert shards_needed(1, window.share("/k", 1), growth=ShardGrowth.DOUBLE, cap=64) == 8
