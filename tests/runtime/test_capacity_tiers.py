@@ -352,19 +352,15 @@ def test_by_default_closed_periods_become_on_demand_then_standard_ia_in_two_runs
 
 
 @pytest.mark.parametrize(
-    ("options", "message"),
-    [
-        ({"warm_read_units_per_second": 12000}, "warm_read_units_per_second 12000 on an on-demand tier"),
-        ({"warm_read_units_per_second": 5}, "already starts at 12,000 per second"),
-        ({"warm_write_units_per_second": 4000}, "warm_write_units_per_second 4000 on an on-demand tier"),
-        ({"warm_write_units_per_second": 100}, "already starts at 4,000 per second"),
-    ],
+    ("option", "start"), [("warm_read_units_per_second", 12000), ("warm_write_units_per_second", 4000)]
 )
-def test_on_demand_warm_throughput_a_new_table_already_has_is_refused_with_the_limit(options, message):
+def test_on_demand_warm_throughput_a_new_table_already_has_is_refused_with_the_limit(option, start):
     # developer guide, "Understanding DynamoDB warm throughput": a new on-demand table starts at 12,000 reads
     # and 4,000 writes per second, and warm throughput is never lowered
-    with pytest.raises(ValueError, match=message):
-        CapacityTier.on_demand(**options)
+    with pytest.raises(ValueError, match=f"{option} {start} on an on-demand tier"):
+        CapacityTier.on_demand(**{option: start})
+    with pytest.raises(ValueError, match=f"already starts at {start:,} per second"):
+        CapacityTier.on_demand(**{option: 5})
 
 
 def test_on_demand_warm_throughput_above_the_start_and_any_provisioned_value_are_accepted():
