@@ -291,10 +291,10 @@ class ShardedTable:
             not taken (see ``growth``), capped by ``max_shards``.
         """
         logical = self._logical(logical_value)
+        if seen.number_of_shards >= self.max_shards or self._cooling(logical, seen, target):
+            return False  # a writer never grows a key past its own cap; another fleet's larger count stands
         if target is None and self.throttles.settling(logical, seen.number_of_shards):
             return False  # throttled for under a second: the next throttle, if any, tells whether the key is full
-        if self._cooling(logical, seen, target) or seen.number_of_shards >= self.max_shards:
-            return False  # a writer never grows a key past its own cap; another fleet's larger count stands
         self.backoff.spread()  # writers that throttled together do not all grow the key at once
         current = self.metadata.read(logical, fresh=True)
         if (current.version, current.updated_ms) != (seen.version, seen.updated_ms):
