@@ -308,25 +308,30 @@ class Scenario:
 
         from cdk_ts_runtime.sharding import ShardedTable
 
-        say("\n5. Sharded audit log: a hot key, key-range throttles injected at the client (the emulator has none)")
+        say("\n5. Sharded audit log: a hot key over a partition limit injected at the client (the emulator has none)")
         client = self.boto3.client("dynamodb")
-        writes = {"n": 0}
-
-        def throttle_every_40th(params, **_kwargs):
-            if params.get("TableName") == self.outputs["AuditLogTableName"]:
-                writes["n"] += 1
-                if writes["n"] % 40 == 0:
-                    raise ClientError(
-                        {
-                            "Error": {"Code": "ProvisionedThroughputExceededException", "Message": "injected"},
-                            "ThrottlingReasons": [{"reason": "TableWriteKeyRangeThroughputExceeded"}],
-                        },
-                        "PutItem",
-                    )
-
-        client.meta.events.register("provide-client-params.dynamodb.PutItem", throttle_every_40th)
-        # Simulated time: each write is a quarter second later, so the 1 s cooldown passes within the demo.
+        # Simulated time: each write is a tenth of a second later and the writer's waits move the same clock,
+        # so 20 s of a key offered 10 writes a second pass in the demo without a real wait.
         simulated = {"now": time.time()}
+        per_second_limit = 4  # writes one partition key takes a simulated second (DynamoDB's is 1,000 WCU)
+        taken: dict[str, list[float]] = {}
+
+        def partition_limit(params, **_kwargs):
+            if params.get("TableName") != self.outputs["AuditLogTableName"]:
+                return
+            now = simulated["now"]
+            recent = [at for at in taken.get(params["Item"]["file_path"]["S"], []) if at > now - 1]
+            if len(recent) >= per_second_limit:
+                raise ClientError(
+                    {
+                        "Error": {"Code": "ProvisionedThroughputExceededException", "Message": "injected"},
+                        "ThrottlingReasons": [{"reason": "TableWriteKeyRangeThroughputExceeded"}],
+                    },
+                    "PutItem",
+                )
+            taken[params["Item"]["file_path"]["S"]] = [*recent, now]
+
+        client.meta.events.register("provide-client-params.dynamodb.PutItem", partition_limit)
         audit = ShardedTable(
             self.outputs["AuditLogTableName"],
             self.outputs["AuditLogShardsTableName"],
@@ -334,13 +339,13 @@ class Scenario:
             sort_key="timestamp",
             dynamodb_client=client,
             cooldown_seconds=1,
-            max_backoff_seconds=0.01,
             growth="increment",
             clock=lambda: simulated["now"],
+            sleep=lambda seconds: simulated.update(now=simulated["now"] + seconds),
         )
         start = int(time.time())
         for i in range(200):
-            simulated["now"] += 0.25
+            simulated["now"] += 0.1
             audit.put_item({"file_path": "/releases/viral.mp4", "timestamp": start * 1000 + i, "action": "GET"})
         count = audit.shard_count("/releases/viral.mp4")
         items = audit.query("/releases/viral.mp4")

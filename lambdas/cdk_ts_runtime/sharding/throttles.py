@@ -115,7 +115,12 @@ class ThrottleWindow:
 
         None until that throttle is ``saturation_seconds`` old (:attr:`SATURATION_SECONDS`, or half the window
         if that is shorter) and :attr:`MIN_SAMPLES` writes were offered since it, or when the window holds no
-        throttle. ``cautious`` as in :meth:`share`.
+        throttle.
+
+        :param key: the logical key.
+        :param count: the shard count the writes were made at.
+        :param cautious: count one standard deviation fewer accepted writes, as ``share`` does.
+            Default: False.
         """
         recent = self._recent(key, count)
         first = self._first_throttle(recent)
@@ -131,9 +136,9 @@ class ThrottleWindow:
 
         :param key: the logical key.
         :param count: the shard count the writes were made at.
-        :param cautious: count one standard deviation fewer accepted writes (a count's square root): under a
-            heavy overload a writer sees only a handful of its writes taken, and a few lucky ones make a 10x
-            load look like 6x; growth is sized with this, and judged necessary without it.
+        :param cautious: count one standard deviation fewer accepted writes, the square root of their count.
+            Under a heavy overload a writer sees only a handful of its writes taken, and a few lucky ones make
+            a 10x load look like 6x; growth is sized with this, and judged necessary without it.
             Default: False.
         """
         saturated = self.saturated_share(key, count, cautious=cautious)
