@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time
     from cdk_ts.buckets import access_logs_bucket, secure_bucket, stack_access_logs_bucket
     from cdk_ts.device_log import DeviceLogTable
     from cdk_ts.monitoring import MonitoringDashboard
-    from cdk_ts.period_tables import PeriodTablesBase
+    from cdk_ts.period_tables import PeriodTableOptions, PeriodTablesBase
     from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
     from cdk_ts.rotating_tables import RotatingTimeSeriesTables
     from cdk_ts.runtime_layer import RuntimeLayer
@@ -55,6 +55,7 @@ _LAZY = {
     "ShardMetadataTable": "cdk_ts.sharding",
     "ShardMetadataTableBase": "cdk_ts.sharding",
     "PeriodTablesBase": "cdk_ts.period_tables",
+    "PeriodTableOptions": "cdk_ts.period_tables",
     "ArchiveCatalog": "cdk_ts.archive_catalog",
     "StreamArchiver": "cdk_ts.stream_archiver",
     "FailureDestination": "cdk_ts.stream_archiver",
@@ -81,6 +82,7 @@ __all__ = [
     "FailureDestination",
     "MonitoringDashboard",
     "HasTable",
+    "PeriodTableOptions",
     "PeriodTablesBase",
     "RightSizing",
     "RotatingStreamSource",

@@ -53,10 +53,7 @@ class ArchiveCatalog(Construct):
     """
 
     def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
+        self, scope: Construct, construct_id: str, *,
         bucket: s3.IBucket,
         prefix: str,
         database_name: str,

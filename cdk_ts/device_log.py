@@ -33,10 +33,7 @@ class DeviceLogTable(TableThrottleWidgets, Bindable, Construct):
     """
 
     def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
+        self, scope: Construct, construct_id: str, *,
         existing_table: dynamodb.ITable | None = None,
         table_name: str | None = None,
         billing_mode: dynamodb.BillingMode = dynamodb.BillingMode.PAY_PER_REQUEST,
@@ -172,10 +169,7 @@ class DeviceLogTable(TableThrottleWidgets, Bindable, Construct):
 
     @classmethod
     def from_table_name(
-        cls,
-        scope: Construct,
-        construct_id: str,
-        *,
+        cls, scope: Construct, construct_id: str, *,
         table_name: str,
         encryption_key: kms.IKey | None = None,
         table_stream_arn: str | None = None,

@@ -7,7 +7,8 @@ aws-cdk's ``TableBaseV2`` serves ``TableV2`` and ``TableV2.fromTableAttributes``
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypedDict
 
 from aws_cdk import Token
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -44,24 +45,54 @@ def literal_prefix(problems: Problems, table_prefix: str) -> bool:
     )
 
 
-def table_layout(
-    table_prefix: str,
-    period: RotationPeriod | str,
-    partition_key: dynamodb.Attribute | None,
-    sort_key: dynamodb.Attribute | None,
-    time_unit: str | None,
-) -> TableLayout:
-    """The layout of a rotation's tables; keys default to Number ``pk`` and ``sk``. Raises ValueError."""
-    partition_key = partition_key or dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.NUMBER)
-    sort_key = sort_key or dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.NUMBER)
+class PeriodTableOptions(TypedDict, total=False):
+    """The layout keywords of ``RotatingTimeSeriesTables`` and of its importer ``from_table_prefix``, each optional.
+
+    Both take them as keywords (``period="weekly"``); an importer passes the values the owning
+    construct was given. A keyword that is not one of these, or one of the method's own, is refused with
+    the closest valid name.
+
+    :param period: how long one table covers (UTC boundaries; weeks are ISO weeks). A ``RotationPeriod``
+        or its value (``"weekly"``). Default: ``RotationPeriod.DAILY`` — one table per UTC day.
+    :param partition_key: the partition key of every period table.
+        Default: None — ``pk``, a Number.
+    :param sort_key: the sort key of every period table; it holds the event time that picks the table.
+        Default: None — ``sk``, a Number (the event time in ``time_unit`` since the Unix epoch).
+    :param time_unit: what a Number sort key counts since the epoch (``"s"``, ``"ms"``, ``"us"`` or
+        ``"ns"``); a String sort key must hold ISO-8601 (``"iso"``). Default: None — ``"ms"`` for a Number
+        sort key, ``"iso"`` for a String one.
+    """
+
+    period: RotationPeriod | str
+    partition_key: dynamodb.Attribute | None
+    sort_key: dynamodb.Attribute | None
+    time_unit: str | None
+
+
+#: The keys of :class:`PeriodTableOptions`, in the order they are documented.
+LAYOUT_KEYWORDS: tuple[str, ...] = tuple(PeriodTableOptions.__annotations__)
+
+
+def layout_period(options: Mapping[str, Any]) -> RotationPeriod | str:
+    """The ``period`` of :class:`PeriodTableOptions`, or its default."""
+    return options.get("period", RotationPeriod.DAILY)
+
+
+def table_layout(table_prefix: str, options: Mapping[str, Any]) -> TableLayout:
+    """The layout of a rotation's tables from :class:`PeriodTableOptions`; keys default to Number ``pk``/``sk``.
+
+    Raises ValueError for an invalid prefix, period, key or time unit.
+    """
+    partition_key = options.get("partition_key") or dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.NUMBER)
+    sort_key = options.get("sort_key") or dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.NUMBER)
     return TableLayout(
         table_prefix=table_prefix,
-        period=period,
+        period=layout_period(options),
         partition_key=partition_key.name,
         partition_key_type=KEY_TYPES[partition_key.type],
         sort_key=sort_key.name,
         sort_key_type=KEY_TYPES[sort_key.type],
-        time_unit=time_unit,
+        time_unit=options.get("time_unit"),
     )
 
 
@@ -77,11 +108,7 @@ class PeriodTablesBase(Bindable, Construct):
     """
 
     def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        layout: TableLayout,
+        self, scope: Construct, construct_id: str, layout: TableLayout, *,
         stream_view_type: dynamodb.StreamViewType | None = None,
         encryption_key: kms.IKey | None = None,
     ) -> None:

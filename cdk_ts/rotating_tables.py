@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Unpack
 
 from aws_cdk import Annotations, CustomResource, Duration, Stack, Token
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -30,8 +30,16 @@ from cdk_ts._rotation_lock import (
     lock_table,
 )
 from cdk_ts._rotation_texts import alarm_descriptions, check_derived_texts, function_description, rule_description
-from cdk_ts._validation import Problems
-from cdk_ts.period_tables import METRIC_NAMESPACE, PeriodTablesBase, literal_prefix, table_layout
+from cdk_ts._validation import Problems, check_keywords, keyword_names
+from cdk_ts.period_tables import (
+    LAYOUT_KEYWORDS,
+    METRIC_NAMESPACE,
+    PeriodTableOptions,
+    PeriodTablesBase,
+    layout_period,
+    literal_prefix,
+    table_layout,
+)
 from cdk_ts_runtime.errors import ValidationError
 from cdk_ts_runtime.periods import RotationPeriod, globs_overlap, table_name_glob
 from cdk_ts_runtime.rotation.lock import LOCK_TABLE_ENV
@@ -87,15 +95,8 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
     """
 
     def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
+        self, scope: Construct, construct_id: str, *,
         table_prefix: str,
-        period: RotationPeriod | str = RotationPeriod.DAILY,
-        partition_key: dynamodb.Attribute | None = None,
-        sort_key: dynamodb.Attribute | None = None,
-        time_unit: str | None = None,
         current_tier: CapacityTier = DEFAULT_CURRENT,
         previous_tier: CapacityTier = DEFAULT_PREVIOUS,
         older_tier: CapacityTier = DEFAULT_OLDER,
@@ -116,6 +117,7 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
         max_changes_per_run: int = 50,
         reserved_concurrent_executions: int | None = None,
         alarm_topic: sns.ITopic | None = None,
+        **layout_options: Unpack[PeriodTableOptions],
     ) -> None:
         """Define the period tables' layout, capacity tiers, schedules and retention.
 
@@ -128,15 +130,6 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
             tables {table_prefix}_*``, 256 characters) first: at most 220 characters for a daily rotation,
             219 weekly or yearly, 218 monthly, 216 quarterly. A longer one is refused at synth with the
             limit and the value.
-        :param period: how long one table covers (UTC boundaries; weeks are ISO weeks). A ``RotationPeriod``
-            or its value (``"weekly"``). Default: ``RotationPeriod.DAILY`` — one table per UTC day.
-        :param partition_key: the partition key of every period table.
-            Default: None — ``pk``, a Number.
-        :param sort_key: the sort key of every period table; it holds the event time that picks the table.
-            Default: None — ``sk``, a Number (the event time in ``time_unit`` since the Unix epoch).
-        :param time_unit: what a Number sort key counts since the epoch (``"s"``, ``"ms"``, ``"us"`` or
-            ``"ns"``); a String sort key must hold ISO-8601 (``"iso"``). Default: None — ``"ms"`` for a Number
-            sort key, ``"iso"`` for a String one.
         :param current_tier: capacity of the current period's table (and of the next one, created before the
             boundary): a ``CapacityTier.provisioned(...)`` or ``CapacityTier.on_demand(...)``, with warm
             throughput, table class and right-sizing from the observed peak if you want them.
@@ -190,17 +183,23 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
         :param alarm_topic: create the default alarms now, notifying this SNS topic (same as calling
             ``add_default_alarms(alarm_topic=topic)``). Default: None — no alarms until
             ``add_default_alarms`` is called.
-        :raises ValueError: naming this construct's path and every problem at once, a token ``table_prefix``,
-            an invalid prefix, period, key or time unit, ``reconcile_every`` under 5 minutes, an
-            inconsistent retention (see ``RotationConfig``) or ``reserved_concurrent_executions`` under 1.
+        :param layout_options: the keywords of ``PeriodTableOptions``, documented there (``period``,
+            ``partition_key``, ``sort_key``, ``time_unit``): how long one table covers, and the tables' keys.
+        :raises ValueError: naming this construct's path and every problem at once, an unknown keyword (with
+            the closest valid one), a token ``table_prefix``, an invalid prefix, period, key or time unit,
+            ``reconcile_every`` under 5 minutes, an inconsistent retention (see ``RotationConfig``) or
+            ``reserved_concurrent_executions`` under 1.
         """
         problems = Problems(scope, construct_id)
+        check_keywords(
+            problems, layout_options, LAYOUT_KEYWORDS, also_valid=keyword_names(RotatingTimeSeriesTables.__init__)
+        )
         layout = None
         if literal_prefix(problems, table_prefix):
-            period_kind = _parsed_period(period)  # None: TableLayout reports the period
+            period_kind = _parsed_period(layout_period(layout_options))  # None: TableLayout reports the period
             if period_kind is not None:
                 check_derived_texts(problems, table_prefix, period_kind, archive_prefix if archive_bucket else None)
-            layout = problems.collect(lambda: table_layout(table_prefix, period, partition_key, sort_key, time_unit))
+            layout = problems.collect(lambda: table_layout(table_prefix, layout_options))
         lead = problems.collect(lambda: _to_timedelta("create_lead", create_lead, Duration.minutes(15)))
         delay = problems.collect(lambda: _to_timedelta("resize_delay", resize_delay, Duration.minutes(15)))
         every = reconcile_every or Duration.hours(1)
@@ -229,7 +228,7 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
         if layout is not None:
             _check_overlapping_rotations(problems, scope, table_name_glob(layout.table_prefix, layout.period))
         problems.raise_if_any()
-        super().__init__(scope, construct_id, layout=layout, stream_view_type=stream, encryption_key=encryption_key)
+        super().__init__(scope, construct_id, layout, stream_view_type=stream, encryption_key=encryption_key)
         self._init_alarm_actions()
         self.config: RotationConfig = config
         self.archive_bucket = archive_bucket
@@ -299,17 +298,11 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
 
     @classmethod
     def from_table_prefix(
-        cls,
-        scope: Construct,
-        construct_id: str,
-        *,
+        cls, scope: Construct, construct_id: str, *,
         table_prefix: str,
-        period: RotationPeriod | str = RotationPeriod.DAILY,
-        partition_key: dynamodb.Attribute | None = None,
-        sort_key: dynamodb.Attribute | None = None,
-        time_unit: str | None = None,
         stream: dynamodb.StreamViewType | None = None,
         encryption_key: kms.IKey | None = None,
+        **layout_options: Unpack[PeriodTableOptions],
     ) -> PeriodTablesBase:
         """Period tables another stack or app rotates, for grants, ``bind`` and metrics; creates nothing.
 
@@ -320,28 +313,25 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
         :param scope: the parent construct.
         :param construct_id: the construct ID.
         :param table_prefix: the owning rotation's ``table_prefix`` (a literal string).
-        :param period: the owning rotation's period.
-            Default: ``RotationPeriod.DAILY``.
-        :param partition_key: the period tables' partition key.
-            Default: None — ``pk``, a Number.
-        :param sort_key: the period tables' sort key.
-            Default: None — ``sk``, a Number.
-        :param time_unit: what a Number sort key counts.
-            Default: None — ``"ms"`` for a Number sort key, ``"iso"`` for a String one.
         :param stream: the owning rotation's ``stream``.
             Default: None — no stream; ``grant_stream_read`` refuses.
         :param encryption_key: the owning rotation's ``encryption_key``, so grants include its KMS actions.
             Default: None — the tables use an AWS owned key.
-        :raises ValueError: naming the construct path, for a token or invalid prefix, period, key or time unit.
+        :param layout_options: the owning rotation's keywords of ``PeriodTableOptions``, documented there
+            (``period``, ``partition_key``, ``sort_key``, ``time_unit``).
+        :raises ValueError: naming the construct path, for an unknown keyword (with the closest valid one), a
+            token or invalid prefix, period, key or time unit.
         """
         problems = Problems(scope, construct_id)
+        check_keywords(
+            problems, layout_options, LAYOUT_KEYWORDS,
+            also_valid=keyword_names(RotatingTimeSeriesTables.from_table_prefix),
+        )
         layout = None
         if literal_prefix(problems, table_prefix):
-            layout = problems.collect(lambda: table_layout(table_prefix, period, partition_key, sort_key, time_unit))
+            layout = problems.collect(lambda: table_layout(table_prefix, layout_options))
         problems.raise_if_any()
-        return PeriodTablesBase(
-            scope, construct_id, layout=layout, stream_view_type=stream, encryption_key=encryption_key
-        )
+        return PeriodTablesBase(scope, construct_id, layout, stream_view_type=stream, encryption_key=encryption_key)
 
     # ---- public API -----------------------------------------------------------------------------
 

@@ -49,10 +49,7 @@ class ShardMetadataTableBase(TableThrottleWidgets, Bindable, Construct):
     table: dynamodb.ITable
 
     def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
+        self, scope: Construct, construct_id: str, *,
         main_table: dynamodb.ITable | dynamodb.ITableV2 | HasTable,
         partition_key: dynamodb.Attribute,
         sort_key_name: str,
@@ -178,10 +175,7 @@ class ShardMetadataTable(ShardMetadataTableBase):
     """
 
     def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
+        self, scope: Construct, construct_id: str, *,
         main_table: dynamodb.ITable | dynamodb.ITableV2 | HasTable,
         partition_key: dynamodb.Attribute | None = None,
         sort_key_name: str | None = None,
@@ -264,10 +258,7 @@ class ShardMetadataTable(ShardMetadataTableBase):
 
     @classmethod
     def from_table_name(
-        cls,
-        scope: Construct,
-        construct_id: str,
-        *,
+        cls, scope: Construct, construct_id: str, *,
         table_name: str,
         main_table: dynamodb.ITable | dynamodb.ITableV2 | HasTable,
         partition_key: dynamodb.Attribute,

@@ -82,10 +82,7 @@ class StreamArchiver(AlarmActions, Construct):
     """
 
     def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
+        self, scope: Construct, construct_id: str, *,
         source: ArchiverSource,
         bucket: s3.IBucket | None = None,
         prefix: str = "dynamodb/",

@@ -38,10 +38,7 @@ class TimestreamTable(Construct):
     """
 
     def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
+        self, scope: Construct, construct_id: str, *,
         database_name: str | None = None,
         table_name: str | None = None,
         encryption_key: kms.IKey | None = None,

@@ -200,3 +200,11 @@ def test_shard_metadata_importer_refuses_a_number_partition_key_naming_the_path(
             stack, "Shards", table_name="shards", main_table=main,
             partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.NUMBER), sort_key_name="sk",
         )
+
+
+def test_importer_refuses_a_misspelt_layout_keyword_with_the_closest_name():
+    stack = Stack(new_app(), "User")
+    expected = r"^User/Readings: unknown keyword argument 'time_units'; did you mean 'time_unit'"
+    with pytest.raises(ValueError, match=expected):
+        RotatingTimeSeriesTables.from_table_prefix(stack, "Readings", table_prefix="readings", time_units="s")
+    assert stack.node.try_find_child("Readings") is None

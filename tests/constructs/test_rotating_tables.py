@@ -16,6 +16,7 @@ from cdk_ts._defaults import runtime_function
 from cdk_ts._nag import finding_text
 from cdk_ts.buckets import access_logs_bucket, secure_bucket
 from cdk_ts.rotating_tables import RotatingTimeSeriesTables
+from cdk_ts_runtime.periods import RotationPeriod
 from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG, AutoScaling, CapacityTier
 from cdk_ts_runtime.table_layout import ENV_TABLE_PREFIX, TableLayout
 from tests.support.iam import lambda_role, policy_statements, role_actions
@@ -388,3 +389,29 @@ def test_a_refused_rotation_leaves_nothing_behind_for_the_next_one():
     assert stack.node.try_find_child("Bad") is None
     good = RotatingTimeSeriesTables(stack, "Good", table_prefix="good")
     assert good.table_prefix == "good"
+
+
+@pytest.mark.parametrize(
+    ("typo", "suggestion"),
+    [
+        ("periode", "period"),  # a keyword of PeriodTableOptions
+        ("sort_keys", "sort_key"),
+        ("retain_period", "retain_periods"),  # a named parameter: Python sends it to **layout_options too
+    ],
+)
+def test_a_misspelt_keyword_fails_with_the_path_and_the_closest_name(typo, suggestion):
+    stack = Stack(new_app(), "Test")
+    expected = f"^Test/Metrics: unknown keyword argument '{typo}'; did you mean '{suggestion}'"
+    with pytest.raises(ValueError, match=expected):
+        RotatingTimeSeriesTables(stack, "Metrics", table_prefix="metrics", **{typo: 3})
+    assert stack.node.try_find_child("Metrics") is None
+
+
+def test_the_layout_keywords_reach_the_layout():
+    stack = Stack(new_app(), "Test")
+    tables = RotatingTimeSeriesTables(
+        stack, "Metrics", table_prefix="metrics", period="weekly",
+        sort_key=dynamodb.Attribute(name="at", type=dynamodb.AttributeType.NUMBER), time_unit="s",
+    )
+    assert (tables.period, tables.layout.sort_key, tables.layout.time_unit) == (RotationPeriod.WEEKLY, "at", "s")
+    assert (tables.layout.partition_key, tables.layout.partition_key_type) == ("pk", "N")
