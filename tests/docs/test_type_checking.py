@@ -29,11 +29,14 @@ provisioned = CapacityTier.provisioned(10, 10, warm_read_units_per_second=1000, 
 on_demand = CapacityTier.on_demand(max_read_request_units=100, table_class=TableClass.STANDARD_INFREQUENT_ACCESS)
 flag: bool = on_demand.on_demand
 tables = RotatingTimeSeriesTables(stack, "T", table_prefix="m", current_tier=on_demand, previous_tier=provisioned)
+RotatingTimeSeriesTables.from_table_prefix(stack, "I", table_prefix="m", period="weekly", time_unit="s")
 reveal_type(on_demand)
 reveal_type(tables.metric(RotationMetric.FAILED_TABLES))
 DeviceLogTable(stack, "Bad", max_read_request_unit=100)
 CapacityTier.provisioned(10, 10, warm_read_units_per_second="x")
 CapacityTier.on_demand(max_read_units=5)
+RotatingTimeSeriesTables(stack, "Bad", table_prefix="b", periode="weekly")
+RotatingTimeSeriesTables.from_table_prefix(stack, "Bad2", table_prefix="b", time_unit=1000)
 '''
 
 
@@ -50,10 +53,12 @@ def test_mypy_types_the_documented_calls_and_rejects_misspelt_or_mistyped_option
     revealed = {int(line): text for line, kind, text in reported if text.startswith("Revealed type")}
     errors = {int(line): text for line, kind, text in reported if kind == "error"}
     assert revealed == {
-        13: 'Revealed type is "cdk_ts_runtime.rotation_config.CapacityTier"',
-        14: 'Revealed type is "aws_cdk.aws_cloudwatch.Metric"',
+        14: 'Revealed type is "cdk_ts_runtime.rotation_config.CapacityTier"',
+        15: 'Revealed type is "aws_cdk.aws_cloudwatch.Metric"',
     }, result.stdout
-    assert sorted(errors) == [15, 16, 17], result.stdout  # the documented calls above line 15 type-check
-    assert 'Unexpected keyword argument "max_read_request_unit" for "DeviceLogTable"' in errors[15]
-    assert 'Argument "warm_read_units_per_second" to "provisioned"' in errors[16]
-    assert 'Unexpected keyword argument "max_read_units"' in errors[17]
+    assert sorted(errors) == [16, 17, 18, 19, 20], result.stdout  # the documented calls above line 16 type-check
+    assert 'Unexpected keyword argument "max_read_request_unit" for "DeviceLogTable"' in errors[16]
+    assert 'Argument "warm_read_units_per_second" to "provisioned"' in errors[17]
+    assert 'Unexpected keyword argument "max_read_units"' in errors[18]
+    assert 'Unexpected keyword argument "periode" for "RotatingTimeSeriesTables"' in errors[19]
+    assert 'Argument "time_unit" to "from_table_prefix"' in errors[20]

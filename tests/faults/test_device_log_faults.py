@@ -1,4 +1,4 @@
-"""DeviceLogRepository: a device's warning logs (access pattern 3) are warning states only; bad dates: ValueError."""
+"""DeviceLogRepository: a device's warning logs are its WARNING states only; a bad date is a ValueError."""
 
 from __future__ import annotations
 
