@@ -106,9 +106,8 @@ class ThrottleWindow:
 
     def settling(self, key: str, count: int) -> bool:
         """True while the first throttle at ``count`` shards in the window is younger than ``saturation_seconds``."""
-        recent = self._recent(key, count)
-        first = self._first_throttle(recent)
-        return first is not None and self.clock() - recent[first][0] < self.saturation_seconds
+        since = self._since_first_throttle(self._recent(key, count))
+        return since is not None and since[0] < self.saturation_seconds
 
     def saturated_share(self, key: str, count: int, *, cautious: bool = False) -> float | None:
         """The share counted from the key's first throttle at ``count`` shards in the window.
@@ -122,11 +121,7 @@ class ThrottleWindow:
         :param cautious: count one standard deviation fewer accepted writes, as ``share`` does.
             Default: False.
         """
-        recent = self._recent(key, count)
-        first = self._first_throttle(recent)
-        if first is None or self.clock() - recent[first][0] < self.saturation_seconds:
-            return None
-        return self._share(recent[first:], cautious)
+        return self._saturated_share(self._recent(key, count), cautious)
 
     def share(self, key: str, count: int, *, cautious: bool = False) -> float | None:
         """The share of the writes offered to the key at ``count`` shards that it did not take.
@@ -141,17 +136,27 @@ class ThrottleWindow:
             a 10x load look like 6x; growth is sized with this, and judged necessary without it.
             Default: False.
         """
-        saturated = self.saturated_share(key, count, cautious=cautious)
-        return saturated if saturated is not None else self._share(self._recent(key, count), cautious)
+        recent = self._recent(key, count)
+        saturated = self._saturated_share(recent, cautious)
+        return saturated if saturated is not None else self._share(recent, cautious)
 
     def _recent(self, key: str, count: int) -> list[tuple[float, bool, bool]]:
         since = self.clock() - self.window_seconds
         with self._lock:
             return [(at, first, ok) for at, used, first, ok in self._keys.get(key, ()) if at >= since and used == count]
 
-    @staticmethod
-    def _first_throttle(recent: list[tuple[float, bool, bool]]) -> int | None:
-        return next((index for index, (_at, _first, ok) in enumerate(recent) if not ok), None)
+    def _since_first_throttle(
+        self, recent: list[tuple[float, bool, bool]]
+    ) -> tuple[float, list[tuple[float, bool, bool]]] | None:
+        """The seconds since the first throttle of ``recent`` and the samples from it on; None without one."""
+        first = next((index for index, (_at, _first, ok) in enumerate(recent) if not ok), None)
+        return None if first is None else (self.clock() - recent[first][0], recent[first:])
+
+    def _saturated_share(self, recent: list[tuple[float, bool, bool]], cautious: bool) -> float | None:
+        since = self._since_first_throttle(recent)
+        if since is None or since[0] < self.saturation_seconds:
+            return None
+        return self._share(since[1], cautious)
 
     def _share(self, samples: list[tuple[float, bool, bool]], cautious: bool = False) -> float | None:
         offered = sum(first for _at, first, _ok in samples)
