@@ -22,6 +22,7 @@ import pytest
 from packaging.requirements import Requirement
 
 from tests.support.nag import reported_findings
+from tests.support.processes import json_report, run_captured
 
 # End to end (installs from the package index), about a minute: `-m "not e2e and not slow"` leaves it out.
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -86,10 +87,10 @@ def floors_venv(path: Path, pins: dict[str, str]) -> Path:
     """A new venv at ``path`` holding exactly ``pins`` (and what they need); its python."""
     subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, timeout=300)
     python = path / "bin" / "python"
-    install = subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+    install = run_captured(
+        [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
          *(f"{name}=={version}" for name, version in pins.items())],
-        capture_output=True, text=True, timeout=900, check=False,
+        cwd=path, timeout=900,
     )
     assert install.returncode == 0, f"pip refused the floors {pins}:\n{install.stderr[-3000:]}"
     return python
@@ -111,18 +112,12 @@ def checkout_env(outdir: Path) -> dict[str, str]:
 
 def synthesize_sample_app(python: Path, outdir: Path) -> subprocess.CompletedProcess:
     """``python app.py`` in this checkout, as ``cdk synth`` runs it, writing the assembly to ``outdir``."""
-    return subprocess.run(
-        [str(python), "app.py"],
-        cwd=REPO, env=checkout_env(outdir), capture_output=True, text=True, timeout=600, check=False,
-    )
+    return run_captured([python, "app.py"], cwd=REPO, env=checkout_env(outdir), timeout=600)
 
 
 def check_runtime(python: Path, cwd: Path) -> subprocess.CompletedProcess:
     """:data:`RUNTIME_CHECK` run by ``python``, with this checkout's runtime on the path."""
-    return subprocess.run(
-        [str(python), "-c", RUNTIME_CHECK],
-        cwd=cwd, env=checkout_env(cwd / "cdk.out"), capture_output=True, text=True, timeout=300, check=False,
-    )
+    return run_captured([python, "-c", RUNTIME_CHECK], cwd=cwd, env=checkout_env(cwd / "cdk.out"), timeout=300)
 
 
 @pytest.fixture(scope="module")
@@ -152,5 +147,4 @@ def test_on_the_floors_the_sample_app_synthesizes_cdk_nag_clean_and_the_runtime_
     by_type = [resource["Type"] for resource in resources.values()]
     assert by_type.count("AWS::Lambda::Function") >= 4, sorted(set(by_type))  # rotation, two archivers, ingest
     # and botocore accepts the runtime's requests, the versions that ran being the floors themselves
-    assert runtime.returncode == 0, runtime.stderr[-3000:]
-    assert json.loads(runtime.stdout.strip().splitlines()[-1]) == pins
+    assert json_report(runtime) == pins

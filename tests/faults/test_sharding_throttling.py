@@ -14,6 +14,7 @@ import threading
 import pytest
 from botocore.exceptions import ClientError
 
+from tests.support.sharding import shard_history
 from tests.support.threads import start_and_join
 from tests.support.throttling import ProxyClock, writer
 
@@ -78,7 +79,7 @@ def test_a_burst_of_writers_grows_a_new_key_once_as_soon_as_its_load_is_measured
     # writes not taken is 5x the load, 6.25 shards with headroom, doubled up to 8; the growing writer measured
     # only its own writes, whose share the threads' race scatters by a few points, and past 84 % that means 16
     item = proxy.client().get_item(TableName=metadata, Key={"file_path": {"S": "/viral"}}, ConsistentRead=True)["Item"]
-    history = sorted((int(e.split(":")[0]), int(e.split(":")[1])) for e in item["shard_history"]["SS"])
+    history = shard_history(item)
     (created, _one), (grown_at, grown_to) = history
     assert grown_to in (8, 16)
     assert grown_at - created <= 3

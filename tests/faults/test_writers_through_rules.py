@@ -17,15 +17,15 @@ import threading
 import pytest
 from botocore.exceptions import ClientError
 
-from cdk_ts_runtime._retries import DATA_PATH, WRITE_PATH
+from cdk_ts_runtime._retries import DATA_PATH
 from cdk_ts_runtime.sharding import (
     SHARD_CEILING,
     CorruptShardMetadataError,
-    ShardedTable,
     ShardGrowth,
     ShardReadError,
 )
 from tests.support.router import hot_items
+from tests.support.sharding import metadata_item, shard_history
 from tests.support.threads import start_and_join
 from tests.support.throttling import ProxyClock, router_through, writer
 from tests.support.times import utc
@@ -34,13 +34,17 @@ KEY_RANGE = "TableWriteKeyRangeThroughputExceeded"
 
 
 def metadata_of(proxy, metadata, key):
-    """The metadata item as stored, read around the writers (strongly consistent)."""
-    item = proxy.client().get_item(TableName=metadata, Key={"file_path": {"S": key}}, ConsistentRead=True)["Item"]
+    """The metadata item as stored, read around the writers (strongly consistent); ``history``: counts, ascending.
+
+    Each entry's epoch is the clock of the writer that grew the key, and writers' clocks may disagree.
+    """
+    item = metadata_item((proxy.client(), None, metadata), key)
     return {
         "number_of_shards": int(item["number_of_shards"]["N"]),
         "max_shards": int(item["max_shards"]["N"]) if "max_shards" in item else None,
         "version": int(item["version"]["N"]) if "version" in item else None,
-        "history": sorted(int(entry.split(":")[1]) for entry in item.get("shard_history", {}).get("SS", [])),
+        "history": sorted(count for _epoch, count in shard_history(item)),
+        "stamped": shard_history(item),
     }
 
 
@@ -111,8 +115,9 @@ def test_fleets_with_different_caps_and_growth_share_a_key_under_partition_throt
     assert not narrow.grow("/shared", narrow.shard_info("/shared", fresh=True))
     assert_read_back_once(narrow, proxy, main, "/shared", accepted)
     assert wide.query("/shared") == narrow.query("/shared")
-    # growth went once per grow: the history holds each count once, in order
+    # growth went once per grow: the history holds each count once, stamped in order (one clock here)
     assert grown["history"] == sorted(set(grown["history"])) and grown["version"] == len(grown["history"])
+    assert [count for _epoch, count in grown["stamped"]] == grown["history"]
 
 
 def test_fleets_with_different_caps_racing_on_one_key_grow_it_once_per_cooldown_and_lose_nothing(limited):
@@ -148,7 +153,7 @@ def test_fleets_with_different_caps_racing_on_one_key_grow_it_once_per_cooldown_
     # growth after the first at least one cooldown after the one before (a key never grown may grow as soon
     # as a writer has measured it), and every accepted write is read back once by every fleet
     item = proxy.client().get_item(TableName=metadata, Key={"file_path": {"S": "/race"}}, ConsistentRead=True)["Item"]
-    history = sorted((int(e.split(":")[0]), int(e.split(":")[1])) for e in item["shard_history"]["SS"])
+    history = shard_history(item)
     counts = [count for _epoch, count in history]
     assert counts == sorted(set(counts)) and counts[-1] == int(item["number_of_shards"]["N"]) > 4
     assert int(item["version"]["N"]) == len(history) >= 2
@@ -228,12 +233,7 @@ def test_a_growth_stamped_in_the_future_holds_growth_back_one_cooldown_at_most_t
     # given a writer whose clock runs 60 s ahead grows the key to 2 shards
     proxy, main, metadata = limited
     slow_clock = ProxyClock(proxy)
-
-    class Ahead:
-        def __call__(self):
-            return slow_clock() + 60
-
-    fast = writer(proxy, main, metadata, Ahead(), seed=6, cooldown_seconds=10)
+    fast = writer(proxy, main, metadata, lambda: slow_clock() + 60, seed=6, cooldown_seconds=10)
     accepted = {0: fast.put_item({"file_path": "/skew", "timestamp": 0})}
     slow_clock.advance(10)
     assert fast.grow("/skew", fast.shard_info("/skew", fresh=True), target=2)
@@ -278,23 +278,19 @@ def test_a_point_read_left_unprocessed_by_the_proxy_stops_after_max_attempts_nam
     proxy, main, metadata = limited
     clock = ProxyClock(proxy)
 
-    def through(rng, sleep=lambda _s: None, **kwargs):
-        return ShardedTable(
-            main, metadata, partition_key="file_path", sort_key="timestamp",
-            dynamodb_client=proxy.client(config=WRITE_PATH), dynamodb_read_client=proxy.client(config=DATA_PATH),
-            clock=clock, sleep=sleep, rng=rng, strategy="random", cooldown_seconds=1, **kwargs,
-        )
-
     def on(shard):
-        return through(OnShard(shard))
+        return writer(proxy, main, metadata, clock, rng=OnShard(shard), strategy="random", cooldown_seconds=1)
 
-    table = through(random.Random(8), sleep=lambda _s: clock.advance(1), max_attempts=3)
+    table = writer(
+        proxy, main, metadata, clock, seed=8, sleep=lambda _s: clock.advance(1), strategy="random",
+        cooldown_seconds=1, max_attempts=3,
+    )
     on(1).put_item({"file_path": "/cold", "timestamp": 0})
     clock.advance(1)
     assert table.grow("/cold", table.shard_info("/cold", fresh=True), target=4)
     for shard, size in ((2, 24_000), (3, 44_000), (4, 390_000)):
         on(shard).put_item({"file_path": "/cold", "timestamp": 5, "payload": "x" * size})
-    accepted = {(key, stamp) for key, stamp in stored_physical(proxy, main)}
+    accepted = set(stored_physical(proxy, main))
     assert accepted == {("/cold_1", 0), ("/cold_2", 5), ("/cold_3", 5), ("/cold_4", 5)}
     proxy.configure(read_units_per_second=5)
     # the first read finds an item; the proxy charges every item the batch returned (6, 11 and 96 units), which
@@ -327,10 +323,8 @@ def test_a_point_read_whose_retry_the_proxy_refuses_whole_raises_the_throttle_af
     # given a key on 2 shards, one holding a 44 KB item at timestamp 5, and a read limit of 5 units a second
     proxy, main, metadata = limited
     clock = ProxyClock(proxy)
-    table = ShardedTable(
-        main, metadata, partition_key="file_path", sort_key="timestamp", strategy="random", cooldown_seconds=1,
-        dynamodb_client=proxy.client(config=WRITE_PATH), dynamodb_read_client=proxy.client(config=DATA_PATH),
-        clock=clock, sleep=lambda _s: None, rng=OnShard(2), max_attempts=3,
+    table = writer(
+        proxy, main, metadata, clock, rng=OnShard(2), strategy="random", cooldown_seconds=1, max_attempts=3
     )
     table.put_item({"file_path": "/one", "timestamp": 0, "payload": "x" * 44_000})
     clock.advance(1)

@@ -21,9 +21,6 @@ from tests.support.streams import BUCKET, spread_over_hours, stream_records
 # Every test reads the view the construct writes, synthesized once for the module: 5-8 s on a shared 2-core machine.
 pytestmark = pytest.mark.slow
 
-# Every test reads the view the construct writes, synthesized once for the module: 5-8 s on a shared 2-core machine.
-pytestmark = pytest.mark.slow
-
 BIG = "12345678901234567890123456789012345678"  # 38 significant digits, DynamoDB's most
 
 

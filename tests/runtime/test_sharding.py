@@ -13,7 +13,7 @@ from botocore.exceptions import ClientError
 from cdk_ts_runtime.sharding import ShardedTable, ShardGrowth, ShardStrategy, throttle_scope
 from cdk_ts_runtime.sharding.throttles import ThrottleWindow
 from tests.support.requests import RequestCounter, inject_failure
-from tests.support.sharding import Clock, create_tables, metadata_item, sharded, throttle
+from tests.support.sharding import Clock, create_tables, metadata_item, shard_history, sharded, throttle, throttle_puts
 from tests.support.threads import start_and_join
 
 
@@ -65,15 +65,7 @@ def test_a_partition_throttle_grows_the_key_after_the_cooldown(sharded_tables):
     table = sharded(sharded_tables, growth="increment", cooldown_seconds=10)
     table.put_item({"file_path": "/hot", "timestamp": 1})
     created = int(table.clock())
-    pending = {"throttles": 1}
-
-    def one_throttle(params):
-        if params["TableName"] == sharded_tables[1] and pending["throttles"]:
-            pending["throttles"] -= 1
-            return throttle("TableWriteKeyRangeThroughputExceeded")
-        return None
-
-    inject_failure(client, "PutItem", one_throttle)
+    pending = throttle_puts(client, sharded_tables[1], times=1)
     table.put_item({"file_path": "/hot", "timestamp": 2})  # inside the cooldown: throttled, retried, not grown
     assert table.shard_count("/hot") == 1
 
@@ -95,8 +87,7 @@ def test_a_key_never_grown_grows_once_its_share_is_measured_and_then_once_per_co
     table = sharded(sharded_tables, cooldown_seconds=10, max_attempts=1)
     table.put_item({"file_path": "/new", "timestamp": 0})
     created = table.clock.now
-    hot = throttle("TableWriteKeyRangeThroughputExceeded")
-    inject_failure(client, "PutItem", lambda params: hot if params["TableName"] == main else None)
+    throttle_puts(client, main)
 
     def refused_writes(count):
         for stamp in range(count):
@@ -119,7 +110,7 @@ def test_a_key_never_grown_grows_once_its_share_is_measured_and_then_once_per_co
     refused_writes(1)
     item = metadata_item(sharded_tables, "/new")
     assert (item["number_of_shards"], item["version"]) == ({"N": "64"}, {"N": "3"})
-    history = sorted((int(e.split(":")[0]), int(e.split(":")[1])) for e in item["shard_history"]["SS"])
+    history = shard_history(item)
     assert [count for _epoch, count in history] == [1, 16, 64]
     assert history[1][0] - created < 3 and history[2][0] - history[1][0] >= 9  # whole seconds in the history
 
@@ -133,15 +124,7 @@ def test_one_throttle_after_many_accepted_writes_does_not_grow_the_key(sharded_t
         table.clock.now += 0.1
     before = metadata_item(sharded_tables, "/calm")
     # when one write is throttled once (then stored on a retry), and writing goes on
-    pending = {"throttles": 1}
-
-    def one_throttle(params):
-        if params["TableName"] == main and pending["throttles"]:
-            pending["throttles"] -= 1
-            return throttle("TableWriteKeyRangeThroughputExceeded")
-        return None
-
-    inject_failure(client, "PutItem", one_throttle)
+    throttle_puts(client, main, times=1)
     for stamp in range(100, 130):
         table.put_item({"file_path": "/calm", "timestamp": stamp})
         table.clock.now += 0.1
@@ -159,8 +142,7 @@ def test_a_key_grown_before_versions_waits_the_cooldown_before_growing_again(sha
         "file_path": {"S": "/old"}, "number_of_shards": {"N": "2"}, "last_updated": {"N": str(recorded)},
         "shard_history": {"SS": [f"{recorded - 60}:1", f"{recorded}:2"]},
     })
-    hot = throttle("TableWriteKeyRangeThroughputExceeded")
-    inject_failure(client, "PutItem", lambda params: hot if params["TableName"] == main else None)
+    throttle_puts(client, main)
     # when every write is refused, one every 0.1 s for 5 s
     for stamp in range(50):
         table.clock.now += 0.1

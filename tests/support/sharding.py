@@ -7,7 +7,11 @@ import random
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime.sharding import ShardedTable
+from tests.support.requests import inject_failure
 from tests.support.waiting import wait_until_active
+
+#: The ThrottlingReasons reason of a partition (key range) at its write limit.
+KEY_RANGE = "TableWriteKeyRangeThroughputExceeded"
 
 
 def throttle(*reasons):
@@ -18,6 +22,27 @@ def throttle(*reasons):
             {"reason": r, "resource": "arn:aws:dynamodb:us-east-1:1:table/audit"} for r in reasons
         ]
     return ClientError(body, "PutItem")
+
+
+def throttle_puts(client, table, *, times=None):
+    """Throttle ``client``'s PutItem calls on ``table`` by key range: every one, or the next ``times``.
+
+    Returns the counter, ``{"throttles": times}``; set it again to throttle more calls.
+    """
+    pending = {"throttles": times}
+
+    def error_for(params):
+        if params["TableName"] != table:
+            return None
+        if pending["throttles"] is None:
+            return throttle(KEY_RANGE)
+        if pending["throttles"]:
+            pending["throttles"] -= 1
+            return throttle(KEY_RANGE)
+        return None
+
+    inject_failure(client, "PutItem", error_for)
+    return pending
 
 
 def create_tables(client, prefix):
@@ -70,3 +95,9 @@ def metadata_item(tables, key):
     """The stored shard-metadata item of ``key`` (a consistent read), or None."""
     client, _main, metadata = tables
     return client.get_item(TableName=metadata, Key={"file_path": {"S": key}}, ConsistentRead=True).get("Item")
+
+
+def shard_history(item):
+    """The metadata item's ``shard_history`` as ``(epoch, count)`` pairs, oldest first."""
+    entries = item.get("shard_history", {}).get("SS", [])
+    return sorted((int(epoch), int(count)) for epoch, count in (entry.split(":") for entry in entries))

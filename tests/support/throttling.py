@@ -38,11 +38,16 @@ class ProxyClock:
 
 
 def writer(proxy, main, metadata, clock, seed=0, **kwargs):
-    """A ShardedTable writing through ``proxy`` with the runtime's WRITE_PATH and DATA_PATH retries."""
+    """A ShardedTable writing through ``proxy`` with the runtime's WRITE_PATH and DATA_PATH retries.
+
+    No real sleeps and an rng seeded with ``seed`` unless ``sleep=`` or ``rng=`` is given.
+    """
+    kwargs.setdefault("sleep", lambda _s: None)
+    kwargs.setdefault("rng", random.Random(seed))
     return ShardedTable(
         main, metadata, partition_key="file_path", sort_key="timestamp",
         dynamodb_client=proxy.client(config=WRITE_PATH), dynamodb_read_client=proxy.client(config=DATA_PATH),
-        clock=clock, sleep=lambda _s: None, rng=random.Random(seed), **kwargs,
+        clock=clock, **kwargs,
     )
 
 

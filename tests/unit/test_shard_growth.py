@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cdk_ts_runtime.sharding import SHARD_CEILING, ShardGrowth, ThrottleWindow, shards_needed
+from tests.support.sharding import Clock
 
 
 @pytest.mark.parametrize(
@@ -33,14 +34,6 @@ def test_growth_goes_in_one_step_to_what_the_throttled_share_implies(count, shar
 def test_growth_stops_at_the_writers_cap_and_never_shrinks():
     assert shards_needed(1, 0.9, growth=ShardGrowth.DOUBLE, cap=8) == 8
     assert shards_needed(16, 0.9, growth=ShardGrowth.DOUBLE, cap=8) == 16
-
-
-class Clock:
-    def __init__(self):
-        self.now = 1_000.0
-
-    def __call__(self):
-        return self.now
 
 
 def test_the_share_counts_writes_in_the_window_at_the_count_asked_about():
