@@ -17,12 +17,13 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from cdk_ts_runtime._aws import Backoff, LazyClient, client_property, error_code, error_message, is_throttle
+from cdk_ts_runtime._aws import Backoff, LazyClient, client_property, error_code, error_message
 from cdk_ts_runtime._retries import BATCH_PATH, DATA_PATH
 from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.items import query_all, to_attribute_values
 from cdk_ts_runtime.periods import RotationPeriod, period_start, shift, table_name
 from cdk_ts_runtime.table_layout import TableLayout
+from cdk_ts_runtime.throttling import classify_throttle
 
 BATCH_LIMIT = 25  # BatchWriteItem's maximum number of requests
 
@@ -290,13 +291,17 @@ class PeriodRouter:
             ]
 
         attempt = 0
+        why = "throttled: items left in UnprocessedItems"
         while pending:
             attempt += 1
             try:
                 response = self.batch_dynamodb.batch_write_item(RequestItems=pending)
                 pending = response.get("UnprocessedItems") or {}
             except ClientError as error:
-                if not is_throttle(error):
+                throttle = classify_throttle(error)
+                if throttle is not None:
+                    why = f"throttled: {throttle.describe()}"
+                else:
                     items = unwritten()
                     if error_code(error) == "ResourceNotFoundException":
                         reason = self._missing_table(batch[0][0], items[0][self.layout.sort_key])
@@ -307,7 +312,7 @@ class PeriodRouter:
                 return
             if attempt >= self.max_batch_attempts:
                 items = unwritten()
-                reasons = [f"unprocessed after {attempt} attempts (throttled)"] * len(items)
+                reasons = [f"unprocessed after {attempt} attempts ({why})"] * len(items)
                 raise BatchWriteError([dict(i) for i in items], attempt, reasons)
             self.backoff.wait(attempt)
 

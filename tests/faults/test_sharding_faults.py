@@ -9,8 +9,9 @@ import pytest
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime.sharding import CorruptShardMetadataError, ShardedTable
+from cdk_ts_runtime.throttling import ThrottledError
 from tests.support.requests import inject_failure
-from tests.support.sharding import Clock, create_tables, metadata_item, sharded, throttle
+from tests.support.sharding import Clock, create_tables, metadata_item, sharded, throttle_puts
 from tests.support.threads import start_and_join
 
 
@@ -93,13 +94,11 @@ def test_a_corrupt_metadata_item_is_an_error_naming_key_and_attribute(sharded_ta
 
 
 def test_an_index_key_range_throttle_never_grows_the_base_tables_shards(sharded_tables):
-    client, _main, _metadata = sharded_tables
     table = sharded(sharded_tables, cooldown_seconds=1, max_attempts=3)
     table.put_item({"file_path": "/gsi-hot", "timestamp": 0})
     table.clock.now += 5
-    inject_failure(client, "PutItem", lambda p: throttle("IndexWriteKeyRangeThroughputExceeded")
-                   if p["TableName"] == table.table_name else None)
-    with pytest.raises(ClientError, match="ProvisionedThroughputExceeded"):
+    throttle_puts(table.dynamodb, table.table_name, on_demand=True, reasons=("IndexWriteKeyRangeThroughputExceeded",))
+    with pytest.raises(ThrottledError, match="index: IndexWriteKeyRangeThroughputExceeded"):
         table.put_item({"file_path": "/gsi-hot", "timestamp": 1})
     assert metadata_item(sharded_tables, "/gsi-hot")["number_of_shards"] == {"N": "1"}
 
@@ -114,7 +113,7 @@ def test_a_cloudwatch_failure_while_classifying_is_no_growth_and_the_throttle_is
     table = sharded(sharded_tables, cooldown_seconds=1, max_attempts=3, cloudwatch_client=cloudwatch)
     table.put_item({"file_path": "/quiet", "timestamp": 0})
     table.clock.now += 5
-    inject_failure(client, "PutItem", lambda p: throttle() if p["TableName"] == table.table_name else None)
+    throttle_puts(table.dynamodb, table.table_name, reasons=())
     with pytest.raises(ClientError) as raised:
         table.put_item({"file_path": "/quiet", "timestamp": 1})
     assert raised.value.response["Error"]["Code"] == "ProvisionedThroughputExceededException"

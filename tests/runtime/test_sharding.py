@@ -10,10 +10,11 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from cdk_ts_runtime.sharding import ShardedTable, ShardGrowth, ShardStrategy, throttle_scope
+from cdk_ts_runtime.sharding import ShardedTable, ShardGrowth, ShardStrategy
 from cdk_ts_runtime.sharding.throttles import ThrottleWindow
-from tests.support.requests import RequestCounter, inject_failure
-from tests.support.sharding import Clock, create_tables, metadata_item, shard_history, sharded, throttle, throttle_puts
+from cdk_ts_runtime.throttling import ThrottledError
+from tests.support.requests import RequestCounter
+from tests.support.sharding import Clock, create_tables, metadata_item, shard_history, sharded, throttle_puts
 from tests.support.threads import start_and_join
 
 
@@ -60,12 +61,12 @@ def test_first_writer_creates_the_metadata_item(sharded_tables):
     assert len(stored) == 1
 
 
-def test_a_partition_throttle_grows_the_key_after_the_cooldown(sharded_tables):
-    client = sharded_tables[0]
+@pytest.mark.parametrize("on_demand", [True, False], ids=["on-demand", "provisioned"])
+def test_a_partition_throttle_grows_the_key_after_the_cooldown(sharded_tables, on_demand):
     table = sharded(sharded_tables, growth="increment", cooldown_seconds=10)
     table.put_item({"file_path": "/hot", "timestamp": 1})
     created = int(table.clock())
-    pending = throttle_puts(client, sharded_tables[1], times=1)
+    pending = throttle_puts(table.dynamodb, sharded_tables[1], times=1, on_demand=on_demand)
     table.put_item({"file_path": "/hot", "timestamp": 2})  # inside the cooldown: throttled, retried, not grown
     assert table.shard_count("/hot") == 1
 
@@ -80,14 +81,15 @@ def test_a_partition_throttle_grows_the_key_after_the_cooldown(sharded_tables):
     assert [i["timestamp"] for i in table.query("/hot")] == [1, 2, 3]
 
 
-def test_a_key_never_grown_grows_once_its_share_is_measured_and_then_once_per_cooldown(sharded_tables):
-    # given a new key whose every write to the main table is throttled by key range, one attempt a write,
-    # one write every 0.1 s
+@pytest.mark.parametrize("on_demand", [True, False], ids=["on-demand", "provisioned"])
+def test_a_key_never_grown_grows_once_its_share_is_measured_and_then_once_per_cooldown(sharded_tables, on_demand):
+    # given a new key whose every write to the main table is throttled by key range (in the answer of the
+    # table's billing mode), one attempt a write, one write every 0.1 s
     client, main, _metadata = sharded_tables
     table = sharded(sharded_tables, cooldown_seconds=10, max_attempts=1)
     table.put_item({"file_path": "/new", "timestamp": 0})
     created = table.clock.now
-    throttle_puts(client, main)
+    throttle_puts(table.dynamodb, main, on_demand=on_demand)
 
     def refused_writes(count):
         for stamp in range(count):
@@ -124,7 +126,7 @@ def test_one_throttle_after_many_accepted_writes_does_not_grow_the_key(sharded_t
         table.clock.now += 0.1
     before = metadata_item(sharded_tables, "/calm")
     # when one write is throttled once (then stored on a retry), and writing goes on
-    throttle_puts(client, main, times=1)
+    throttle_puts(table.dynamodb, main, times=1)
     for stamp in range(100, 130):
         table.put_item({"file_path": "/calm", "timestamp": stamp})
         table.clock.now += 0.1
@@ -142,7 +144,7 @@ def test_a_key_grown_before_versions_waits_the_cooldown_before_growing_again(sha
         "file_path": {"S": "/old"}, "number_of_shards": {"N": "2"}, "last_updated": {"N": str(recorded)},
         "shard_history": {"SS": [f"{recorded - 60}:1", f"{recorded}:2"]},
     })
-    throttle_puts(client, main)
+    throttle_puts(table.dynamodb, main)
     # when every write is refused, one every 0.1 s for 5 s
     for stamp in range(50):
         table.clock.now += 0.1
@@ -155,30 +157,43 @@ def test_a_key_grown_before_versions_waits_the_cooldown_before_growing_again(sha
     assert len(item["shard_history"]["SS"]) == 3
 
 
-@pytest.mark.parametrize("reasons", [("TableWriteProvisionedThroughputExceeded",), ("TableWriteAccountLimitExceeded",)])
-def test_table_level_throttles_back_off_without_sharding(sharded_tables, reasons):
+@pytest.mark.parametrize(
+    ("reasons", "on_demand"),
+    [
+        (("TableWriteProvisionedThroughputExceeded",), False),
+        (("TableWriteAccountLimitExceeded",), True),
+        (("TableWriteMaxOnDemandThroughputExceeded",), True),
+        (("IndexWriteKeyRangeThroughputExceeded",), True),
+        (("IndexWriteProvisionedThroughputExceeded",), False),
+        # a key range AND the table's limit: more shards would only meet the table's limit
+        (("TableWriteKeyRangeThroughputExceeded", "TableWriteMaxOnDemandThroughputExceeded"), True),
+    ],
+)
+def test_table_index_and_account_throttles_back_off_without_sharding(sharded_tables, reasons, on_demand):
     calls = []
     table = sharded(sharded_tables, cooldown_seconds=1, on_table_throttle=calls.append)
     table.put_item({"file_path": "/busy", "timestamp": 1})
-    failures = iter([throttle(*reasons)] * 3)
     client, main, _metadata = sharded_tables
-    inject_failure(client, "PutItem", lambda p: next(failures, None) if p["TableName"] == main else None)
-    table.clock.now += 100
-    table.put_item({"file_path": "/busy", "timestamp": 2})
+    pending = throttle_puts(table.dynamodb, main, times=0, on_demand=on_demand, reasons=reasons)
+    # 25 refusals over 5 s, each write stored at its sixth attempt: a partition's throttling this long would grow it
+    for stamp in range(2, 7):
+        table.clock.now += 1
+        pending["throttles"] = 5
+        table.put_item({"file_path": "/busy", "timestamp": stamp})
     assert table.shard_count("/busy") == 1
-    assert calls == [sharded_tables[1]] * 3
+    assert calls == [main] * 25
+    assert len(table.query("/busy")) == 6
 
 
 def test_throttles_that_outlast_the_retries_are_raised(sharded_tables):
     table = sharded(sharded_tables, max_attempts=3)
     table.put_item({"file_path": "/x", "timestamp": 1})
-    inject_failure(
-        sharded_tables[0],
-        "PutItem",
-        lambda p: throttle("TableWriteProvisionedThroughputExceeded") if p["TableName"] == sharded_tables[1] else None,
-    )
-    with pytest.raises(ClientError, match="injected"):
+    throttle_puts(table.dynamodb, sharded_tables[1], reasons=("TableWriteProvisionedThroughputExceeded",))
+    with pytest.raises(ThrottledError, match="still throttled after 3 attempts") as raised:
         table.put_item({"file_path": "/x", "timestamp": 2})
+    assert isinstance(raised.value, ClientError)  # callers that caught ClientError still do
+    assert raised.value.throttle.scope == "table"
+    assert raised.value.response["Error"]["Code"] == "ProvisionedThroughputExceededException"
 
 
 def test_without_reasons_cloudwatch_decides(aws):
@@ -202,12 +217,11 @@ def test_without_reasons_cloudwatch_decides(aws):
         (client, main, metadata), cloudwatch_client=cloudwatch, cooldown_seconds=1, clock=Clock(now.timestamp())
     )
     table.put_item({"file_path": "/f", "timestamp": 1})
-    failures = iter([throttle()])
-    inject_failure(client, "PutItem", lambda p: next(failures, None) if p["TableName"] == main else None)
+    pending = throttle_puts(table.dynamodb, main, times=1, reasons=())  # an answer that names no reason
     table.clock.now += 1.1  # a new whole-second epoch, so the growth entry differs from the creation entry
     table.put_item({"file_path": "/f", "timestamp": 2})
     assert table.shard_count("/f") == 1  # one throttle is not yet a full partition
-    failures = iter([throttle()])
+    pending["throttles"] = 1
     table.clock.now += 0.5  # throttled again, half a second later (the 1 s cooldown's window judges then)
     table.put_item({"file_path": "/f", "timestamp": 3})
     assert table.shard_count("/f") == 2  # 200 WCU/s used of 1,000 provisioned: the partition was the limit
@@ -333,14 +347,6 @@ def test_bad_items_are_clear_errors(item, message):
     table = ShardedTable("t", "m", partition_key="file_path", sort_key="timestamp", dynamodb_client=object())
     with pytest.raises(ValueError, match=message):
         table.put_item(item)
-
-
-def test_throttle_scope_reads_dynamodbs_reasons():
-    assert throttle_scope(throttle("TableWriteKeyRangeThroughputExceeded")) == "partition"
-    assert throttle_scope(throttle("IndexWriteKeyRangeThroughputExceeded")) == "table"  # more base shards do not help
-    assert throttle_scope(throttle("TableWriteProvisionedThroughputExceeded")) == "table"
-    assert throttle_scope(throttle()) == "unknown"
-    assert throttle_scope(ClientError({"Error": {"Code": "ValidationException"}}, "PutItem")) is None
 
 
 def test_strategy_and_growth_take_the_enums_or_their_values():

@@ -7,8 +7,8 @@ import random
 import pytest
 
 from cdk_ts_runtime.sharding import ShardReadError
-from tests.support.requests import inject_failure
-from tests.support.sharding import Clock, metadata_item, sharded, throttle
+from tests.support.sharding import KEY_RANGE, Clock, metadata_item, sharded, throttle_puts
+from tests.support.wire import answer, on_demand_throttle
 
 
 def writer(sharded_tables, clock, **kwargs):
@@ -78,8 +78,7 @@ def test_growth_goes_in_one_step_to_the_count_the_observed_throttled_share_impli
         table.throttles.record("/viral", 1, first=True, accepted=i % 10 == 0)
     clock.now += 5  # one cooldown after the key was created
     # when the next write is throttled by key range
-    failures = iter([throttle("TableWriteKeyRangeThroughputExceeded")])
-    inject_failure(client, "PutItem", lambda p: next(failures, None) if p["TableName"] == main else None)
+    throttle_puts(table.dynamodb, main, times=1, on_demand=True)
     table.put_item({"file_path": "/viral", "timestamp": 1})
     # then the key grew once, straight to 16 shards (10x load, 12.5 with headroom, doubled up to it)
     item = metadata_item(sharded_tables, "/viral")
@@ -94,11 +93,11 @@ def test_a_retry_after_a_partition_throttle_moves_the_write_to_another_shard(sha
     table.grow("/move", table.shard_info("/move", fresh=True), target=8)
     keys = []
 
-    def throttle_first(params):
-        keys.append(params["Item"]["file_path"]["S"])
-        return throttle("TableWriteKeyRangeThroughputExceeded") if len(keys) == 1 else None
+    def throttle_first(request):
+        keys.append(request["Item"]["file_path"]["S"])
+        return on_demand_throttle(main, KEY_RANGE) if len(keys) == 1 else None
 
-    inject_failure(client, "PutItem", lambda p: throttle_first(p) if p["TableName"] == main else None)
+    answer(table.dynamodb, "PutItem", lambda r: throttle_first(r) if r["TableName"] == main else None)
     for _ in range(20):
         keys.clear()
         table.put_item({"file_path": "/move", "timestamp": 1})

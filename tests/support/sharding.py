@@ -4,44 +4,47 @@ from __future__ import annotations
 
 import random
 
-from botocore.exceptions import ClientError
+import boto3
 
+from cdk_ts_runtime._retries import WRITE_PATH
 from cdk_ts_runtime.sharding import ShardedTable
-from tests.support.requests import inject_failure
 from tests.support.waiting import wait_until_active
+from tests.support.wire import answer, on_demand_throttle, parse_error, provisioned_throttle
 
-#: The ThrottlingReasons reason of a partition (key range) at its write limit.
+#: The reason of a base-table partition (key range) at its write limit.
 KEY_RANGE = "TableWriteKeyRangeThroughputExceeded"
 
 
-def throttle(*reasons):
-    """A PutItem ProvisionedThroughputExceededException carrying ``reasons`` as its ThrottlingReasons."""
-    body = {"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "injected"}}
-    if reasons:
-        body["ThrottlingReasons"] = [
-            {"reason": r, "resource": "arn:aws:dynamodb:us-east-1:1:table/audit"} for r in reasons
-        ]
-    return ClientError(body, "PutItem")
+def throttle(*reasons, on_demand=False, table="audit"):
+    """A PutItem throttle as botocore parses DynamoDB's answer: the provisioned shape, or ``on_demand``'s.
+
+    No reasons: the answer of an engine (or an older DynamoDB) that names none.
+    """
+    body = on_demand_throttle(table, *reasons) if on_demand else provisioned_throttle(table, *reasons)
+    return parse_error(body)
 
 
-def throttle_puts(client, table, *, times=None):
-    """Throttle ``client``'s PutItem calls on ``table`` by key range: every one, or the next ``times``.
+def throttle_puts(client, table, *, times=None, on_demand=False, reasons=(KEY_RANGE,)):
+    """Answer ``client``'s PutItem calls on ``table`` with a key-range throttle: every one, or the next ``times``.
 
-    Returns the counter, ``{"throttles": times}``; set it again to throttle more calls.
+    The answer is DynamoDB's wire body in the table's billing mode (``on_demand``: ``ThrottlingException`` with
+    ``throttlingReasons``), parsed by the client's own botocore. Returns the counter, ``{"throttles": times}``;
+    set it again to throttle more calls.
     """
     pending = {"throttles": times}
+    make = on_demand_throttle if on_demand else provisioned_throttle
 
-    def error_for(params):
-        if params["TableName"] != table:
+    def answer_for(request):
+        if request.get("TableName") != table:
             return None
         if pending["throttles"] is None:
-            return throttle(KEY_RANGE)
+            return make(table, *reasons)
         if pending["throttles"]:
             pending["throttles"] -= 1
-            return throttle(KEY_RANGE)
+            return make(table, *reasons)
         return None
 
-    inject_failure(client, "PutItem", error_for)
+    answer(client, "PutItem", answer_for)
     return pending
 
 
@@ -80,15 +83,28 @@ class Clock:
         return self.now
 
 
+def write_client(client):
+    """A client to ``client``'s engine set up as the library sets up its write path: one attempt (``WRITE_PATH``)."""
+    return boto3.client(
+        "dynamodb", region_name=client.meta.region_name, endpoint_url=client.meta.endpoint_url,
+        aws_access_key_id="testing", aws_secret_access_key="testing", config=WRITE_PATH,
+    )
+
+
 def sharded(tables, **kwargs):
-    """A ShardedTable over ``(client, main, metadata)`` on a fake clock, no real sleeps, a seeded rng."""
+    """A ShardedTable over ``(client, main, metadata)`` on a fake clock, no real sleeps, a seeded rng.
+
+    Its writes go through a one-attempt client (:func:`write_client`, as the library creates it: a throttle
+    reaches the writer on the first throttled request), ``table.dynamodb``; its reads and the metadata table
+    through ``client``.
+    """
     client, main, metadata = tables
     kwargs.setdefault("clock", Clock())
     kwargs.setdefault("sleep", lambda _s: None)
     kwargs.setdefault("rng", random.Random(1))
-    return ShardedTable(
-        main, metadata, partition_key="file_path", sort_key="timestamp", dynamodb_client=client, **kwargs
-    )
+    kwargs.setdefault("dynamodb_read_client", client)
+    kwargs.setdefault("dynamodb_client", write_client(client))
+    return ShardedTable(main, metadata, partition_key="file_path", sort_key="timestamp", **kwargs)
 
 
 def metadata_item(tables, key):

@@ -20,7 +20,8 @@ from cdk_ts_runtime.items import from_attribute_values, query_all, to_attribute_
 from cdk_ts_runtime.sharding import policy
 from cdk_ts_runtime.sharding.metadata import ShardInfo, ShardMetadataStore
 from cdk_ts_runtime.sharding.policy import GrowthName, ShardGrowth, ShardStrategy, StrategyName
-from cdk_ts_runtime.sharding.throttles import CloudWatchScope, ThrottleScope, ThrottleWindow, throttle_scope
+from cdk_ts_runtime.sharding.throttles import CloudWatchScope, ThrottleWindow
+from cdk_ts_runtime.throttling import ThrottledError, ThrottleScope, throttle_scope
 
 ENV_TABLE = "SHARDED_TABLE_NAME"
 ENV_METADATA_TABLE = "SHARD_METADATA_TABLE_NAME"
@@ -109,14 +110,15 @@ class ShardedTable:
         :param max_backoff_seconds: the longest random wait before a growth and between retries.
             Default: 2.0.
         :param max_attempts: write attempts (requests, with ``dynamodb_client`` as the library creates it)
-            before a throttle is raised. Default: 10.
+            before a throttle is raised (as :class:`~cdk_ts_runtime.throttling.ThrottledError`). Default: 10.
         :param sort_key_time_unit: ``"s"`` or ``"ms"`` when the sort key is an epoch time; then a
             ``computed`` point read picks the shard count in force at the item's time. Default: None — the
             sort key is not a time; the current count is used (other shards are read as a fallback).
         :param table_headroom: without throttling reasons, a table consuming less than this share of its
             provisioned WCU is taken to have one hot partition. Default: 0.8.
-        :param on_table_throttle: called with the table name when a throttle is the table's, not one
-            partition's (more shards would not help). Default: None — such throttles are only retried.
+        :param on_table_throttle: called with the table name when a throttle is the table's, the account's or an
+            index's, not one partition's of the base table (more shards would not help). Default: None — such
+            throttles are only backed off and retried.
         :param dynamodb_client: the boto3 DynamoDB client for writes to the main table, used as given (and
             for reads too unless ``dynamodb_read_client`` is given). The writer expects
             ``Config(retries={"mode": "standard", "total_max_attempts": 1})`` on it: with more SDK attempts each
@@ -337,8 +339,12 @@ class ShardedTable:
         """Write ``item`` (logical key in ``partition_key``) to one of its shards; returns the stored key.
 
         A partition throttle grows the key (see :meth:`grow`) and the write moves to another shard after a
-        short jittered wait; table-level throttles only back off and retry (and call ``on_table_throttle``).
-        The last error is raised after ``max_attempts``.
+        short jittered wait; table-level, account and index throttles only back off and retry (and call
+        ``on_table_throttle``). Both DynamoDB shapes count: ``ThrottlingException`` with ``throttlingReasons``
+        (on-demand tables) and ``ProvisionedThroughputExceededException`` with ``ThrottlingReasons``.
+
+        :raises cdk_ts_runtime.throttling.ThrottledError: still throttled after ``max_attempts`` (a
+            ``ClientError``, with ``throttle`` naming what was exhausted).
         """
         for name in (self.partition_key, self.sort_key):
             if item.get(name) is None:
@@ -362,12 +368,11 @@ class ShardedTable:
                     scope = self._cloudwatch_scope.scope()
                 if scope is ThrottleScope.PARTITION:
                     self.throttles.record(logical, count, first=attempt == 1, accepted=False)
-                if scope is ThrottleScope.PARTITION:
                     self.grow(logical, info)
                 elif self.on_table_throttle is not None:
                     self.on_table_throttle(self.table_name)
                 if attempt == self.max_attempts:
-                    raise
+                    raise ThrottledError(error, attempt) from error
                 self.backoff.wait(attempt)
                 avoid = shard
                 stale = _STALE_AFTER_THROTTLE_SECONDS if scope is ThrottleScope.PARTITION else None
@@ -418,8 +423,9 @@ class ShardedTable:
         """One item by logical key: one shard under ``computed`` (the rest only as a fallback), all under ``random``.
 
         :raises ShardReadError: when shards stay in ``UnprocessedKeys`` after ``max_attempts`` BatchGetItem calls.
-        :raises botocore.exceptions.ClientError: ``ProvisionedThroughputExceededException`` when DynamoDB
-            refuses a whole BatchGetItem (every key left is throttled) after the read client's own retries.
+        :raises botocore.exceptions.ClientError: ``ProvisionedThroughputExceededException`` (provisioned) or
+            ``ThrottlingException`` (on-demand) when DynamoDB refuses a whole BatchGetItem (every key left is
+            throttled) after the read client's own retries.
         """
         logical = self._logical(logical_value)
         info = self.shard_info(logical, fresh=True)

@@ -1,7 +1,8 @@
-"""Which throttles more shards cure, and how much of a key's recent writing was throttled.
+"""How much of a key's recent writing was throttled, and CloudWatch's verdict on a throttle without reasons.
 
-DynamoDB's ``ThrottlingReasons`` name the exhausted resource; without them (older SDKs, other
-emulators) CloudWatch tells a hot partition from a table at its provisioned limit.
+Which throttles more shards cure is :mod:`cdk_ts_runtime.throttling` (re-exported here): DynamoDB's reasons
+name the exhausted resource; without them (older botocore, other emulators) CloudWatch tells a hot partition
+from a table at its provisioned limit.
 """
 
 from __future__ import annotations
@@ -10,44 +11,15 @@ import logging
 import math
 import threading
 from collections import OrderedDict, deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from enum import StrEnum
 from typing import Any
 
-from botocore.exceptions import ClientError
+from cdk_ts_runtime.throttling import ThrottleScope, throttle_scope
 
-from cdk_ts_runtime._aws import is_throttle
+__all__ = ["CloudWatchScope", "ThrottleScope", "ThrottleWindow", "throttle_scope"]
 
 logger = logging.getLogger(__name__)
-
-
-class ThrottleScope(StrEnum):
-    """What a throttle exhausted; equal to its plain value (``"partition"``, ...)."""
-
-    #: One partition (key range) of the base table: more shards help.
-    PARTITION = "partition"
-    #: The table, an index, the account: more shards of the base table do not help.
-    TABLE = "table"
-    #: A throttle without ``ThrottlingReasons``.
-    UNKNOWN = "unknown"
-
-
-def throttle_scope(error: ClientError) -> ThrottleScope | None:
-    """``PARTITION``, ``TABLE``, ``UNKNOWN`` (a throttle without reasons) or None (not a throttle).
-
-    ``TableWriteKeyRangeThroughputExceeded`` (or ``TableRead...``) is one partition of the base table, where
-    more shards help; an index's key range (``IndexWriteKeyRangeThroughputExceeded``), provisioned or account
-    limits are not, and count as ``TABLE`` (no growth).
-    """
-    if not is_throttle(error):
-        return None
-    reasons = error.response.get("ThrottlingReasons") or error.response.get("Error", {}).get("ThrottlingReasons")
-    if not reasons:
-        return ThrottleScope.UNKNOWN
-    names = [r.get("reason", "") if isinstance(r, Mapping) else str(r) for r in reasons]
-    base_partition = any(n.startswith("Table") and n.endswith("KeyRangeThroughputExceeded") for n in names)
-    return ThrottleScope.PARTITION if base_partition else ThrottleScope.TABLE
 
 
 class ThrottleWindow:
