@@ -5,8 +5,8 @@ installed as ``==X`` (pip refuses floors that contradict each other). This check
 ``PYTHONPATH``, the way the wheel lays it out (``cdk_ts`` from the root, ``cdk_ts_runtime`` from
 ``lambdas/``). There the sample app is synthesized as ``cdk synth`` runs it (cdk.json's context,
 ``CDK_OUTDIR``), with cdk-nag's AwsSolutions pack, and the runtime builds every client it creates and
-validates its fullest CreateTable and UpdateTable requests against that botocore's DynamoDB model. A floor
-below a version that works fails one of these.
+validates its fullest CreateTable and UpdateTable requests against that botocore's DynamoDB model, and reads
+the reasons of an on-demand throttle parsed by it. A floor below a version that works fails one of these.
 """
 
 from __future__ import annotations
@@ -66,6 +66,12 @@ assert len(steps) == 3, steps  # billing with on-demand caps, then warm throughp
 for step in steps:
     request = {"TableName": "readings_2026-03-10", **{k: v for k, v in step.items() if not k.startswith("_")}}
     validate_parameters(request, model.operation_model("UpdateTable").input_shape)
+# The floor botocore parses an on-demand table's throttle (ThrottlingException, throttlingReasons): the writers
+# see a hot partition, not a throttle without reasons.
+from cdk_ts_runtime.throttling import classify_throttle
+from tests.support.wire import on_demand_throttle, parse_error
+hot = classify_throttle(parse_error(on_demand_throttle("t", "TableWriteKeyRangeThroughputExceeded")))
+assert hot.scope == "partition", hot
 names = ("aws-cdk-lib", "constructs", "boto3", "botocore", "cdk-nag")
 print(json.dumps({name: metadata.version(name) for name in names}))
 """
