@@ -777,3 +777,24 @@ def test_boto3_waiters_see_a_new_and_an_updated_table_active_with_the_default_wi
         assert (table["TableStatus"], table["ProvisionedThroughput"]["ReadCapacityUnits"]) == ("ACTIVE", 10)
     finally:
         proxy.stop()
+
+
+def test_settling_in_pure_logic_a_second_tag_change_during_a_lag_keeps_the_older_set_shown():
+    from tests.support.dynamodb_rules.settling import Settling
+
+    settings = RulesSettings(tag_lag_seconds=10)
+    settling = Settling(lambda: settings)
+    arn, t0 = "arn:aws:dynamodb:us-east-1:123456789012:table/readings", RULES_START_TIME
+    first, second = [{"Key": "a", "Value": "1"}], [{"Key": "a", "Value": "1"}, {"Key": "b", "Value": "2"}]
+
+    settling.tags.changed(arn, first, t0)
+    settling.tags.changed(arn, second, t0 + timedelta(seconds=5))  # before: what the engine had then
+
+    assert settling.tags.shown(arn, t0 + timedelta(seconds=14)) == first
+    assert settling.tags.shown(arn, t0 + timedelta(seconds=15)) is None  # the engine's own set from here
+    settling.tags.changed(arn, first, t0 + timedelta(seconds=20))
+    settling.forget("readings")
+    assert settling.tags.shown(arn, t0 + timedelta(seconds=21)) is None
+    settings = RulesSettings(tag_lag_seconds=0)  # the getter reads the settings in force: no lag at all
+    settling.tags.changed(arn, first, t0 + timedelta(seconds=30))
+    assert settling.tags.shown(arn, t0 + timedelta(seconds=30)) is None
