@@ -375,7 +375,7 @@ class Rules:
         s = self.s
         name = table_name_of(request.get("TableName", ""))
         with s.lock:
-            if s.describe(name, headers) is None:
+            if s.describe(name, headers) is None:  # the engine may not know the operation: answer as DynamoDB
                 raise RuleError("ResourceNotFoundException", "Requested resource not found")
             if name not in s.settling.ttl.tables:
                 status, body = s.call("DescribeTimeToLive", {"TableName": name}, headers)  # dynalite: no TTL
@@ -383,15 +383,13 @@ class Rules:
             return act(name, s.clock.now())
 
     def op_UpdateTimeToLive(self, request: dict, body: bytes, headers: dict):  # noqa: N802
-        ttl = self.s.settling.ttl
         specification = request.get("TimeToLiveSpecification") or {}
         return self._time_to_live(request, headers, lambda name, now: _json(
-            200, {"TimeToLiveSpecification": ttl.update(name, specification, now)}))
+            200, {"TimeToLiveSpecification": self.s.settling.ttl.update(name, specification, now)}))
 
     def op_DescribeTimeToLive(self, request: dict, body: bytes, headers: dict):  # noqa: N802
-        ttl = self.s.settling.ttl
         return self._time_to_live(request, headers, lambda name, now: _json(
-            200, {"TimeToLiveDescription": ttl.describe(name, now)}))
+            200, {"TimeToLiveDescription": self.s.settling.ttl.describe(name, now)}))
 
     def op_DescribeTable(self, request: dict, body: bytes, headers: dict):  # noqa: N802
         s = self.s
