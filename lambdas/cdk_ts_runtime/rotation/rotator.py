@@ -136,7 +136,8 @@ class TableRotator:
         :class:`RotationWindowError` is raised and nothing is changed. With a ``lock``, the run first takes
         it (waiting up to ``wait_for_lock`` seconds); a run that finds another one acting reports
         ``busy`` and changes nothing. A table whose change must wait (UPDATING, a DynamoDB limit, the
-        run's budget) is ``defer``-red to the next run; a table whose change fails is reported and the
+        run's budget, a new table's backups still being enabled, a TTL changed within the hour) is
+        ``defer``-red to the next run; a table whose change fails is reported and the
         run goes on with the others; a run with failures then raises :class:`RotationRunError` (carrying
         the report) so the function's error alarm fires.
 
