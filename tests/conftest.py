@@ -20,6 +20,8 @@ from tests.support.streams import create_stream_table
 from tests.support.throttling import ROUTER_START, SHARDING_START
 
 _counter = itertools.count()
+#: Windows longer than the proxy's defaults (a few seconds): tests on a frozen clock see UPDATING and CREATING.
+LONG_WINDOWS = {"update_seconds": 60.0, "create_seconds": 20.0}
 
 
 @pytest.fixture(autouse=True)
@@ -90,10 +92,11 @@ def unique_name():
 def rules_proxy(moto_server):
     """DynamoDB's rules in front of the session's moto_server, on a frozen clock at ``RULES_START_TIME``.
 
-    Default ``RulesSettings`` (DynamoDB's numbers); ``rules_proxy.configure(...)`` changes them. Table names
-    must still be unique (``unique_name``): the engine is shared by the session.
+    Default ``RulesSettings`` but for long windows (:data:`LONG_WINDOWS`: UPDATING 60 s, CREATING 20 s), so a
+    test sees the transitional states; ``rules_proxy.configure(...)`` changes them. Table names must still be
+    unique (``unique_name``): the engine is shared by the session.
     """
-    proxy = start_rules_proxy(moto_server, start_time=RULES_START_TIME)
+    proxy = start_rules_proxy(moto_server, start_time=RULES_START_TIME, **LONG_WINDOWS)
     yield proxy
     proxy.stop()
 
@@ -101,7 +104,7 @@ def rules_proxy(moto_server):
 @pytest.fixture
 def rules_proxy_dynalite(dynalite):
     """``rules_proxy`` over the session's dynalite."""
-    proxy = start_rules_proxy(dynalite, start_time=RULES_START_TIME)
+    proxy = start_rules_proxy(dynalite, start_time=RULES_START_TIME, **LONG_WINDOWS)
     yield proxy
     proxy.stop()
 

@@ -88,6 +88,17 @@ class Rotation:
     def updates(self):
         return [params for op, params in self.counter.params if op == "UpdateTable"]
 
+    def pitr(self, day):
+        backups = self.dynamodb.describe_continuous_backups(TableName=self.name(day))["ContinuousBackupsDescription"]
+        return backups["PointInTimeRecoveryDescription"]["PointInTimeRecoveryStatus"]
+
+    def ttl(self, day):
+        return self.dynamodb.describe_time_to_live(TableName=self.name(day))["TimeToLiveDescription"]
+
+    def tags(self, day):
+        arn = self.describe(day)["TableArn"]
+        return {t["Key"]: t["Value"] for t in self.dynamodb.list_tags_of_resource(ResourceArn=arn)["Tags"]}
+
 
 HOT = ("PROVISIONED", (300, 1000), "STANDARD", "ACTIVE")
 CLOSED = ("PAY_PER_REQUEST", None, IA, "ACTIVE")
@@ -389,3 +400,87 @@ def test_three_days_of_the_default_schedules_every_run_succeeds_or_defers_and_ta
     for day, when in converged_at.items():
         assert when - at(day + 1) <= timedelta(days=1), f"day {day} reached its tier only at {when}"
     assert sorted(converged_at) == [0, 1, 2]
+
+
+class TestWhatSettlesAfterAMoment:
+    """PITR, tags and TTL as DynamoDB settles them: a run defers what it may not do yet, the next one does it."""
+
+    def test_pitr_refused_on_a_new_table_is_deferred_and_enabled_by_the_next_run(self, rules_proxy, unique_name):
+        rotation = Rotation(rules_proxy, unique_name, point_in_time_recovery=True, ttl_attribute="expires")
+
+        first = rotation.run("create_new", at(-1, 23, 45))
+
+        [deferred] = actions(first, "defer")
+        assert (deferred["table"], deferred["step"]) == (rotation.name(0), "pitr")
+        assert deferred["reason"].startswith("ContinuousBackupsUnavailableException: Backups are being enabled")
+        assert not actions(first, "error") and not actions(first, "enable_pitr")
+        assert rotation.pitr(0) == "DISABLED"
+        assert [a["action"] for a in first["actions"]] == ["create", "defer", "enable_ttl"]  # TTL did not wait
+        assert rotation.tier(0) == HOT
+
+        second = rotation.run("reconcile", at(0, 0, 30))
+
+        assert actions(second, "enable_pitr") == [{"action": "enable_pitr", "table": rotation.name(0)}]
+        assert not actions(second, "defer") and not actions(second, "error")
+        assert rotation.pitr(0) == "ENABLED"
+        assert rotation.ttl(0) == {"TimeToLiveStatus": "ENABLED", "AttributeName": "expires"}
+        assert rotation.tier(0) == HOT
+
+    def test_a_table_the_run_created_is_its_own_while_its_tags_lag(self, rules_proxy, unique_name):
+        rules_proxy.configure(tag_lag_seconds=3600)
+        rotation = Rotation(rules_proxy, unique_name, ttl_attribute="expires")
+
+        report = rotation.run("create_new", at(-1, 23, 45))
+
+        assert rotation.tags(0) == {}  # ListTagsOfResource still shows no tags at all
+        assert [a["action"] for a in report["actions"]] == ["create", "enable_ttl"]
+        assert not actions(report, "not_owned")
+        assert rotation.ttl(0)["AttributeName"] == "expires"
+
+    def test_a_table_the_run_did_not_create_needs_its_tags_even_while_they_lag(self, rules_proxy, unique_name):
+        rules_proxy.configure(tag_lag_seconds=3600)
+        rotation = Rotation(rules_proxy, unique_name)
+        rules_proxy.set_time(at(0, 0, 5))
+        rotation.make_table(-1)  # created with the rotation's tags minutes before the run: they do not show yet
+        rotation.make_table(0)
+
+        first = rotation.run("resize_old", at(0, 0, 15))
+
+        assert rotation.name(-1) in [a["table"] for a in actions(first, "not_owned")]
+        assert rotation.updates() == []
+        assert rotation.tier(-1) == HOT
+
+        second = rotation.run("reconcile", at(0, 1, 30))  # the tags show by now
+
+        assert not actions(second, "not_owned")
+        assert [u["TableName"] for u in rotation.updates()] == [rotation.name(-1)]
+        assert rotation.tier(-1)[0] == "PAY_PER_REQUEST"
+
+    def test_ttl_changed_within_the_hour_is_deferred_and_enabled_by_a_later_run(self, rules_proxy, unique_name):
+        rotation = Rotation(rules_proxy, unique_name, ttl_attribute="expires")
+        rotation.make_table(0)
+        rules_proxy.set_time(at(0, 0, 10))
+        ttl = {"Enabled": False, "AttributeName": "old_expires"}
+        rotation.dynamodb.update_time_to_live(
+            TableName=rotation.name(0), TimeToLiveSpecification={**ttl, "Enabled": True}
+        )
+        rules_proxy.set_time(at(0, 1, 20))
+        rotation.dynamodb.update_time_to_live(TableName=rotation.name(0), TimeToLiveSpecification=ttl)  # by hand
+        rules_proxy.advance(600)
+
+        first = rotation.run("reconcile", at(0, 1, 30))
+
+        [deferred] = [a for a in actions(first, "defer") if a["table"] == rotation.name(0)]
+        assert deferred["step"] == "ttl"
+        assert "modified multiple times within a fixed interval" in deferred["reason"]
+        assert not actions(first, "error")
+        assert rotation.ttl(0) == {"TimeToLiveStatus": "DISABLED"}
+
+        second = rotation.run("reconcile", at(0, 2, 30))
+
+        assert actions(second, "enable_ttl") == [
+            {"action": "enable_ttl", "table": rotation.name(0), "attribute": "expires"}
+        ]
+        rules_proxy.advance(3600)
+        assert rotation.ttl(0) == {"TimeToLiveStatus": "ENABLED", "AttributeName": "expires"}
+        assert rotation.tier(0) == HOT

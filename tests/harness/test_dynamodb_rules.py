@@ -157,7 +157,7 @@ def test_table_class_change_must_be_the_only_change(proxy, ddb, unique_name):
     assert summary == {"TableClass": "STANDARD_INFREQUENT_ACCESS", "LastUpdateDateTime": changed_at}
 
 
-def test_no_op_update_is_refused_and_a_real_change_accepted(proxy, ddb, unique_name):
+def test_equal_throughput_is_refused_and_other_unchanged_values_are_accepted(proxy, ddb, unique_name):
     name = active_table(proxy, ddb, f"{unique_name}-noop", rcu=5, wcu=5)
     with pytest.raises(ClientError) as excinfo:
         ddb.update_table(TableName=name, ProvisionedThroughput=throughput(5, 5))
@@ -165,14 +165,31 @@ def test_no_op_update_is_refused_and_a_real_change_accepted(proxy, ddb, unique_n
     assert code == "ValidationException"
     assert message.startswith("The provisioned throughput for the table will not change. The requested value equals "
                               "the current value. Current ReadCapacityUnits provisioned for the table: 5.")
-    with pytest.raises(ClientError, match="does not change the table"):
-        ddb.update_table(TableName=name, TableClass="STANDARD")
-    with pytest.raises(ClientError, match="does not change the table"):
-        ddb.update_table(TableName=name, DeletionProtectionEnabled=False)
+    assert proxy.table_state(name)["updates"] == 0
+
+    # the same class and the same protection as now: accepted (no source says DynamoDB refuses them), nothing counted
+    for same in ({"TableClass": "STANDARD"}, {"DeletionProtectionEnabled": False}):
+        assert ddb.update_table(TableName=name, **same)["TableDescription"]["TableStatus"] == "UPDATING"
+        proxy.advance(proxy.settings.update_seconds)
+    state = proxy.table_state(name)
+    assert (state["table_class"], state["class_updates_30d"], state["deletion_protection"]) == ("STANDARD", 0, False)
 
     ddb.update_table(TableName=name, ProvisionedThroughput=throughput(6, 5))
 
     assert ddb.describe_table(TableName=name)["Table"]["ProvisionedThroughput"]["ReadCapacityUnits"] == 6
+
+
+def test_on_demand_on_a_table_already_on_demand_is_accepted_and_counts_no_switch(proxy, ddb, unique_name):
+    """Recorded against DynamoDB (issue 28): BillingMode PAY_PER_REQUEST on an on-demand table is accepted."""
+    name = active_table(proxy, ddb, f"{unique_name}-ondemand", billing="PAY_PER_REQUEST")
+
+    ddb.update_table(TableName=name, BillingMode="PAY_PER_REQUEST")
+
+    proxy.advance(proxy.settings.update_seconds)
+    table = ddb.describe_table(TableName=name)["Table"]
+    assert (table["TableStatus"], table["BillingModeSummary"]["BillingMode"]) == ("ACTIVE", "PAY_PER_REQUEST")
+    assert "LastUpdateToPayPerRequestDateTime" not in table["BillingModeSummary"]
+    assert proxy.table_state(name)["on_demand_switches_24h"] == 0
 
 
 def test_billing_mode_and_throughput_must_agree(proxy, ddb, unique_name):
@@ -622,3 +639,162 @@ def test_reset_forgets_tracked_state(rules_proxy, unique_name):
     assert rules_proxy.table_state(name)["status"] == "ACTIVE"
     rules_proxy.reset()
     assert rules_proxy.table_state(name) == {}
+
+
+# -- what settles after a moment: backups of a new table, tags, time to live (issue 28) -----------------------
+def test_pitr_on_a_table_just_turned_active_waits_until_its_backups_are_enabled(rules_proxy, unique_name):
+    ddb = rules_proxy.client(config=NO_RETRIES)
+    name = active_table(rules_proxy, ddb, f"{unique_name}-pitr")  # ACTIVE this very moment
+    enable = {"PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True}}
+
+    with pytest.raises(ClientError) as excinfo:
+        ddb.update_continuous_backups(TableName=name, **enable)
+
+    assert error_of(excinfo) == (
+        "ContinuousBackupsUnavailableException", f"Backups are being enabled for the table: {name}. Please retry later"
+    )
+    pitr = ddb.describe_continuous_backups(TableName=name)["ContinuousBackupsDescription"]
+    assert pitr["PointInTimeRecoveryDescription"]["PointInTimeRecoveryStatus"] == "DISABLED"
+    rules_proxy.advance(rules_proxy.settings.backups_unavailable_seconds)
+    ddb.update_continuous_backups(TableName=name, **enable)
+    pitr = ddb.describe_continuous_backups(TableName=name)["ContinuousBackupsDescription"]
+    assert pitr["PointInTimeRecoveryDescription"]["PointInTimeRecoveryStatus"] == "ENABLED"
+
+
+def _tags(ddb, arn):
+    return {t["Key"]: t["Value"] for t in ddb.list_tags_of_resource(ResourceArn=arn)["Tags"]}
+
+
+def test_tags_show_the_previous_or_an_empty_set_until_the_lag_has_passed(proxy, ddb, unique_name):
+    lag = proxy.settings.tag_lag_seconds
+    created = create(ddb, f"{unique_name}-tags", Tags=[{"Key": "owner", "Value": "rotation"}])
+    arn = created["TableDescription"]["TableArn"]
+
+    assert _tags(ddb, arn) == {}  # created with tags: there was no previous set
+    proxy.advance(lag)
+    assert _tags(ddb, arn) == {"owner": "rotation"}
+
+    ddb.tag_resource(ResourceArn=arn, Tags=[{"Key": "period", "Value": "day"}])
+    assert _tags(ddb, arn) == {"owner": "rotation"}  # the previous set
+    proxy.advance(lag)
+    assert _tags(ddb, arn) == {"owner": "rotation", "period": "day"}
+
+    ddb.untag_resource(ResourceArn=arn, TagKeys=["owner"])
+    assert _tags(ddb, arn) == {"owner": "rotation", "period": "day"}
+    proxy.advance(lag)
+    assert _tags(ddb, arn) == {"period": "day"}
+
+
+def test_time_to_live_changes_once_an_hour_a_repeat_is_refused_and_the_state_is_kept(proxy, ddb, unique_name):
+    name = active_table(proxy, ddb, f"{unique_name}-ttl")
+    enable = {"Enabled": True, "AttributeName": "expires"}
+    assert ddb.describe_time_to_live(TableName=name)["TimeToLiveDescription"] == {"TimeToLiveStatus": "DISABLED"}
+
+    answer = ddb.update_time_to_live(TableName=name, TimeToLiveSpecification=enable)
+
+    assert answer["TimeToLiveSpecification"] == enable
+    assert ddb.describe_time_to_live(TableName=name)["TimeToLiveDescription"] == {
+        "TimeToLiveStatus": "ENABLING", "AttributeName": "expires"}
+    with pytest.raises(ClientError) as excinfo:
+        ddb.update_time_to_live(TableName=name, TimeToLiveSpecification=enable)
+    assert error_of(excinfo) == ("ValidationException", "TimeToLive is already enabled")
+    with pytest.raises(ClientError) as excinfo:
+        ddb.update_time_to_live(TableName=name, TimeToLiveSpecification={"Enabled": False, "AttributeName": "expires"})
+    assert error_of(excinfo) == (
+        "ValidationException", "Time to live has been modified multiple times within a fixed interval")
+    proxy.advance(proxy.settings.ttl_settle_seconds)
+    assert ddb.describe_time_to_live(TableName=name)["TimeToLiveDescription"] == {
+        "TimeToLiveStatus": "ENABLED", "AttributeName": "expires"}  # the refused disable changed nothing
+
+    proxy.advance(3600 - proxy.settings.ttl_settle_seconds)  # an hour after the change
+    ddb.update_time_to_live(TableName=name, TimeToLiveSpecification={"Enabled": False, "AttributeName": "expires"})
+    assert ddb.describe_time_to_live(TableName=name)["TimeToLiveDescription"]["TimeToLiveStatus"] == "DISABLING"
+    proxy.advance(3600)
+    with pytest.raises(ClientError) as excinfo:
+        ddb.update_time_to_live(TableName=name, TimeToLiveSpecification={"Enabled": False, "AttributeName": "expires"})
+    assert error_of(excinfo) == ("ValidationException", "TimeToLive is already disabled")
+    with pytest.raises(ClientError) as excinfo:
+        ddb.describe_time_to_live(TableName=f"{unique_name}-no-such-table")
+    assert error_of(excinfo)[0] == "ResourceNotFoundException"
+
+
+def test_delete_of_a_table_already_deleting_answers_its_description_and_keeps_the_window(proxy, ddb, unique_name):
+    proxy.configure(delete_seconds=40)
+    name = active_table(proxy, ddb, f"{unique_name}-twice")
+    ddb.delete_table(TableName=name)
+    proxy.advance(30)
+
+    again = ddb.delete_table(TableName=name)["TableDescription"]
+
+    assert (again["TableName"], again["TableStatus"]) == (name, "DELETING")
+    proxy.advance(10)  # 40 s after the first DeleteTable, not the second: gone
+    assert name not in ddb.list_tables()["TableNames"]
+
+
+def _index(name):
+    return {"Create": {"IndexName": name, "KeySchema": [{"AttributeName": "sk", "KeyType": "HASH"}],
+                       "Projection": {"ProjectionType": "KEYS_ONLY"},
+                       "ProvisionedThroughput": throughput(1, 1)}}
+
+
+def test_one_index_created_per_update_and_never_with_a_throughput_change(proxy, ddb, unique_name):
+    name = active_table(proxy, ddb, f"{unique_name}-gsi", rcu=5, wcu=5)
+    definitions = [{"AttributeName": "sk", "AttributeType": "S"}]
+
+    with pytest.raises(ClientError) as excinfo:
+        ddb.update_table(TableName=name, AttributeDefinitions=definitions,
+                         GlobalSecondaryIndexUpdates=[_index("gsi-a"), _index("gsi-b")])
+    assert error_of(excinfo) == (
+        "LimitExceededException",
+        "Subscriber limit exceeded: Only 1 online index can be created or deleted simultaneously per table",
+    )
+    with pytest.raises(ClientError, match="does not also modify the table's provisioned throughput") as excinfo:
+        ddb.update_table(TableName=name, AttributeDefinitions=definitions, ProvisionedThroughput=throughput(6, 5),
+                         GlobalSecondaryIndexUpdates=[_index("gsi-a")])
+    assert error_of(excinfo)[0] == "ValidationException"
+
+    table = ddb.describe_table(TableName=name)["Table"]
+    assert not table.get("GlobalSecondaryIndexes")  # moto reports [], dynalite leaves the key out
+    assert (table["TableStatus"], table["ProvisionedThroughput"]["ReadCapacityUnits"]) == ("ACTIVE", 5)
+    assert proxy.table_state(name)["updates"] == 0
+
+
+def test_boto3_waiters_see_a_new_and_an_updated_table_active_with_the_default_windows(moto_server, unique_name):
+    """The default windows are a few seconds: an SDK waiter polling each second is done long before 15 tries."""
+    proxy = start_rules_proxy(moto_server)  # the real clock and the default settings
+    try:
+        ddb = proxy.client(config=NO_RETRIES)
+        wait = {"Delay": 1, "MaxAttempts": 15}
+        name = f"{unique_name}-waiter"
+        create(ddb, name, rcu=5, wcu=5)
+        ddb.get_waiter("table_exists").wait(TableName=name, WaiterConfig=wait)
+        ddb.update_table(TableName=name, ProvisionedThroughput=throughput(10, 5))
+        assert ddb.describe_table(TableName=name)["Table"]["TableStatus"] == "UPDATING"
+
+        ddb.get_waiter("table_exists").wait(TableName=name, WaiterConfig=wait)
+
+        table = ddb.describe_table(TableName=name)["Table"]
+        assert (table["TableStatus"], table["ProvisionedThroughput"]["ReadCapacityUnits"]) == ("ACTIVE", 10)
+    finally:
+        proxy.stop()
+
+
+def test_settling_in_pure_logic_a_second_tag_change_during_a_lag_keeps_the_older_set_shown():
+    from tests.support.dynamodb_rules.settling import Settling
+
+    settings = RulesSettings(tag_lag_seconds=10)
+    settling = Settling(lambda: settings)
+    arn, t0 = "arn:aws:dynamodb:us-east-1:123456789012:table/readings", RULES_START_TIME
+    first, second = [{"Key": "a", "Value": "1"}], [{"Key": "a", "Value": "1"}, {"Key": "b", "Value": "2"}]
+
+    settling.tags.changed(arn, first, t0)
+    settling.tags.changed(arn, second, t0 + timedelta(seconds=5))  # before: what the engine had then
+
+    assert settling.tags.shown(arn, t0 + timedelta(seconds=14)) == first
+    assert settling.tags.shown(arn, t0 + timedelta(seconds=15)) is None  # the engine's own set from here
+    settling.tags.changed(arn, first, t0 + timedelta(seconds=20))
+    settling.forget("readings")
+    assert settling.tags.shown(arn, t0 + timedelta(seconds=21)) is None
+    settings = RulesSettings(tag_lag_seconds=0)  # the getter reads the settings in force: no lag at all
+    settling.tags.changed(arn, first, t0 + timedelta(seconds=30))
+    assert settling.tags.shown(arn, t0 + timedelta(seconds=30)) is None

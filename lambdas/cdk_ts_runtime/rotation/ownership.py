@@ -38,3 +38,36 @@ def is_owned(dynamodb, description: dict[str, Any], layout: TableLayout) -> bool
         return False
     tags = table_tags(dynamodb, arn)
     return all(tags.get(key) == value for key, value in ownership_tags(layout).items())
+
+
+class RunOwnership:
+    """Ownership as one run sees it: the tables it created itself are its own without asking for their tags.
+
+    Tags are eventually consistent: "If you issue a ListTagsOfResource request immediately after a TagResource
+    request, DynamoDB might return your previous tag set, if there was one, or an empty tag set"
+    (API_TagResource), and CreateTable's ``Tags`` are no different. A table this run just created would
+    otherwise look like a foreign look-alike until its tags show. Every other table must still carry the
+    rotation's tags (:func:`is_owned`): a look-alike is never resized or deleted.
+
+    :param dynamodb: the boto3 DynamoDB client.
+    :param layout: the rotation's prefix and period.
+    """
+
+    def __init__(self, dynamodb, layout: TableLayout) -> None:
+        self._dynamodb = dynamodb
+        self._layout = layout
+        self._created: dict[str, str | None] = {}  # ARN -> TableId, as CreateTable answered
+
+    def created(self, description: dict[str, Any]) -> None:
+        """Remember the table CreateTable answered with (its ``TableDescription``) as this run's own."""
+        self._created[description["TableArn"]] = description.get("TableId")
+
+    def __call__(self, description: dict[str, Any]) -> bool:
+        """True when the described table is one this run created, or carries the rotation's tags."""
+        arn = description.get("TableArn")
+        if arn in self._created:
+            created_id, table_id = self._created[arn], description.get("TableId")
+            # Same name, same ARN: the TableId tells a table someone made after this run's was deleted.
+            if created_id is None or table_id is None or created_id == table_id:
+                return True
+        return is_owned(self._dynamodb, description, self._layout)

@@ -115,19 +115,39 @@ class RotationRunError(CdkTsError, RuntimeError):
 
 
 #: Answers that mean "not now" rather than "no": the table is changing (``ResourceInUseException``), too many
-#: tables are changing in the account (``LimitExceededException``), or the control plane throttled the call
-#: after the SDK's own retries. The table is left for the next run, which is not an error.
-RETRY_LATER_CODES = THROTTLE_CODES | {"ResourceInUseException", "LimitExceededException"}
+#: tables are changing in the account (``LimitExceededException``), the control plane throttled the call
+#: after the SDK's own retries, or a new table's backups are still being enabled
+#: (``ContinuousBackupsUnavailableException``, which UpdateContinuousBackups answers right after a table turns
+#: ACTIVE). The table is left for the next run, which is not an error.
+RETRY_LATER_CODES = THROTTLE_CODES | {
+    "ResourceInUseException", "LimitExceededException", "ContinuousBackupsUnavailableException",
+}
+#: ``ValidationException`` messages of UpdateTimeToLive that mean "not now": one change an hour per table
+#: ("Any additional UpdateTimeToLive calls for the same table during this one hour duration result in a
+#: ValidationException", API_UpdateTimeToLive), and a change already made that DescribeTimeToLive did not show
+#: yet. Any other ValidationException is a real error.
+RETRY_LATER_MESSAGES = (
+    "Time to live has been modified multiple times within a fixed interval",
+    "TimeToLive is already enabled",
+)
+
+
+def retry_later(error: BaseException) -> bool:
+    """True when ``error`` is DynamoDB saying "not now" (:data:`RETRY_LATER_CODES`, :data:`RETRY_LATER_MESSAGES`)."""
+    code = error_code(error)
+    if code in RETRY_LATER_CODES:
+        return True
+    return code == "ValidationException" and error_message(error).startswith(RETRY_LATER_MESSAGES)
 
 
 def record_failure(report: RunReport, table: str, step: str, error: BaseException) -> None:
     """Report one table's failed step (the run goes on with the other tables).
 
-    DynamoDB answers that mean "later" (:data:`RETRY_LATER_CODES`) are deferrals, retried by the next run;
-    anything else is an ``error``, which makes the run end in :class:`RotationRunError`.
+    DynamoDB answers that mean "later" (:func:`retry_later`) are deferrals, retried by the next run; anything
+    else is an ``error``, which makes the run end in :class:`RotationRunError`.
     """
     reason = f"{error_code(error) or type(error).__name__}: {error_message(error)}"
-    if error_code(error) in RETRY_LATER_CODES:
+    if retry_later(error):
         report.add("defer", table, step=step, reason=f"{reason}; retried next run")
     else:
         report.add("error", table, step=step, reason=reason)

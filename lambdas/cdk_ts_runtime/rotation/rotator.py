@@ -22,7 +22,7 @@ from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.periods import next_start, parse_table_name, period_start, require_utc, shift, table_name
 from cdk_ts_runtime.rotation.expiry import TableExpiry
 from cdk_ts_runtime.rotation.lock import LOCK_TABLE_ENV, LockHolder, RunLock
-from cdk_ts_runtime.rotation.ownership import is_owned, ownership_tags
+from cdk_ts_runtime.rotation.ownership import RunOwnership, is_owned, ownership_tags
 from cdk_ts_runtime.rotation.report import (
     ChangeBudget,
     PeriodTable,
@@ -106,6 +106,7 @@ class TableRotator:
     lock: RunLock | None = None
     time_left: Callable[[], float] | None = None
     _dry_run: bool = field(default=False, init=False, repr=False)
+    _ownership: RunOwnership | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], **clients) -> TableRotator:
@@ -135,7 +136,8 @@ class TableRotator:
         :class:`RotationWindowError` is raised and nothing is changed. With a ``lock``, the run first takes
         it (waiting up to ``wait_for_lock`` seconds); a run that finds another one acting reports
         ``busy`` and changes nothing. A table whose change must wait (UPDATING, a DynamoDB limit, the
-        run's budget) is ``defer``-red to the next run; a table whose change fails is reported and the
+        run's budget, a new table's backups still being enabled, a TTL changed within the hour) is
+        ``defer``-red to the next run; a table whose change fails is reported and the
         run goes on with the others; a run with failures then raises :class:`RotationRunError` (carrying
         the report) so the function's error alarm fires.
 
@@ -180,6 +182,7 @@ class TableRotator:
 
     def _run(self, operation: str, when: datetime, report: RunReport) -> None:
         budget = ChangeBudget(self.config.max_changes_per_run, time_left=self.time_left)
+        self._ownership = RunOwnership(self.dynamodb, self.layout)
         self._tiers = TierChanges(
             dynamodb=self.dynamodb, autoscaling=self.autoscaling, budget=budget,
             max_concurrency=self.config.max_concurrency, owned=self._owned, dry_run=self._dry_run,
@@ -354,7 +357,8 @@ class TableRotator:
             self._report_dry_create(name, tier, report)
             return
         try:
-            self.dynamodb.create_table(**request)
+            created = self.dynamodb.create_table(**request)["TableDescription"]
+            self._ownership.created(created)
             report.add("create", name, tier=tier.describe())
             self._wait_active(name)
         except ClientError as error:
@@ -386,7 +390,10 @@ class TableRotator:
         return {**self.config.tags, **ownership_tags(self.layout)}
 
     def _owned(self, description: dict[str, Any]) -> bool:
-        return is_owned(self.dynamodb, description, self.layout)
+        """Whether the described table is this rotation's: created by this run, or carrying its tags."""
+        if self._ownership is None:
+            return is_owned(self.dynamodb, description, self.layout)
+        return self._ownership(description)
 
     def _wait_active(self, name: str) -> None:
         """Wait up to ``wait_for_new_tables_seconds`` (and never into the run's last margin) for ACTIVE."""
@@ -414,23 +421,41 @@ class TableRotator:
         if not self._owned(description):
             report.add("not_owned", name, reason="no cdk-ts:prefix/period tags of this rotation; left as it is")
             return
-        if self.config.point_in_time_recovery:
-            status = self.dynamodb.describe_continuous_backups(TableName=name)["ContinuousBackupsDescription"]
-            if status.get("PointInTimeRecoveryDescription", {}).get("PointInTimeRecoveryStatus") != "ENABLED":
-                if not self._dry_run:
-                    self.dynamodb.update_continuous_backups(
-                        TableName=name, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True}
-                    )
-                report.add("enable_pitr", name)
-        if self.config.ttl_attribute:
-            ttl = self.dynamodb.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
-            if ttl.get("TimeToLiveStatus") not in ("ENABLED", "ENABLING"):
-                if not self._dry_run:
-                    self.dynamodb.update_time_to_live(
-                        TableName=name,
-                        TimeToLiveSpecification={"Enabled": True, "AttributeName": self.config.ttl_attribute},
-                    )
-                report.add("enable_ttl", name, attribute=self.config.ttl_attribute)
+        # Each setting on its own: one DynamoDB refuses for now (a new table's backups still being enabled, a
+        # TTL changed within the hour) is deferred to the next run without holding back the others.
+        steps = (("pitr", self._ensure_pitr), ("ttl", self._ensure_ttl), ("stream_consumer", self._ensure_consumer))
+        for step, ensure in steps:
+            try:
+                ensure(name, description, report)
+            except Exception as error:  # noqa: BLE001 - reported (deferred or failed); the other settings go on
+                record_failure(report, name, step, error)
+
+    def _ensure_pitr(self, name: str, description: dict[str, Any], report: RunReport) -> None:
+        if not self.config.point_in_time_recovery:
+            return
+        status = self.dynamodb.describe_continuous_backups(TableName=name)["ContinuousBackupsDescription"]
+        if status.get("PointInTimeRecoveryDescription", {}).get("PointInTimeRecoveryStatus") == "ENABLED":
+            return
+        if not self._dry_run:
+            self.dynamodb.update_continuous_backups(
+                TableName=name, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True}
+            )
+        report.add("enable_pitr", name)
+
+    def _ensure_ttl(self, name: str, description: dict[str, Any], report: RunReport) -> None:
+        if not self.config.ttl_attribute:
+            return
+        ttl = self.dynamodb.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
+        if ttl.get("TimeToLiveStatus") in ("ENABLED", "ENABLING"):
+            return
+        if not self._dry_run:
+            self.dynamodb.update_time_to_live(
+                TableName=name,
+                TimeToLiveSpecification={"Enabled": True, "AttributeName": self.config.ttl_attribute},
+            )
+        report.add("enable_ttl", name, attribute=self.config.ttl_attribute)
+
+    def _ensure_consumer(self, name: str, description: dict[str, Any], report: RunReport) -> None:
         stream_arn = description.get("LatestStreamArn")
         if self.stream_consumer is None or not stream_arn:
             return

@@ -4,9 +4,10 @@
 dynalite, from ``tests.support.emulators``) that applies DynamoDB's documented rules: UpdateTable's one-change
 and no-op rules, CREATING/UPDATING/DELETING windows with ``ResourceInUseException``, the daily budget of
 capacity decreases, on-demand switches and table-class changes, warm throughput that only rises, the
-account's limit of tables in transition, and per-partition throughput with ``ThrottlingReasons``. boto3
-and botocore talk to it unmodified, their own retries included. ``rules.py`` holds the rules (with their
-sources), ``server.py`` the HTTP side; see tests/support/README.md.
+account's limit of tables in transition, per-partition throughput with ``ThrottlingReasons``, and what
+settles after a moment (PITR refused right after a new table turns ACTIVE, tags that lag, TTL changed once an
+hour). boto3 and botocore talk to it unmodified, their own retries included. ``rules.py`` and ``settling.py``
+hold the rules (with their sources), ``server.py`` the HTTP side; see tests/support/README.md.
 
 ```python
 proxy = start_rules_proxy(moto_server, start_time=datetime(2026, 3, 10, tzinfo=UTC), update_seconds=60)

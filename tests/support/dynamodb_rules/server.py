@@ -33,6 +33,7 @@ from tests.support.dynamodb_rules.rules import (
     table_name_of,
     write_units,
 )
+from tests.support.dynamodb_rules.settling import Settling
 
 TARGET_PREFIX = "DynamoDB_20120810."
 # Request headers not passed on to the engine (hop-by-hop, or recomputed).
@@ -114,6 +115,7 @@ class RulesState:
         self.settings = settings
         self.clock = Clock(start)
         self.control = ControlPlane(settings)
+        self.settling = Settling(lambda: self.settings)  # backups window, tag lag, TTL (issue 28)
         self.buckets = TokenBuckets()
         self.engine = Engine(engine_url)
         self.lock = threading.RLock()  # control plane and admin: one at a time
@@ -186,6 +188,7 @@ class RulesState:
                     while self.describe(name, saved_headers) is not None and time.monotonic() < deadline:
                         time.sleep(0.01)
                 self.control.forget(name)
+                self.settling.forget(name)
                 self.table_info.pop(name, None)
 
 
@@ -273,6 +276,9 @@ class Rules:
             s.control.record_create(request, now)
             payload = json.loads(data)
             s.control.overlay(payload["TableDescription"], now)
+            s.settling.backups.created(name, now + timedelta(seconds=s.settings.create_seconds))
+            if request.get("Tags"):  # no previous set: ListTagsOfResource shows none for a while
+                s.settling.tags.changed(payload["TableDescription"]["TableArn"], [], now)
             return _json(200, payload)
 
     def _on_existing_table(self, operation: str, request: dict, body: bytes, headers: dict, act):
@@ -293,13 +299,13 @@ class Rules:
         def update(name: str, description: dict, now: datetime):
             changes = s.control.check_update(request, description, now)
             forwarded = self._strip(request)
-            if set(forwarded) - {"TableName"}:
+            if changes and set(forwarded) - {"TableName"}:
                 status, _h, data = s.forward("UpdateTable", json.dumps(forwarded).encode(), headers)
                 if status != 200:
                     return status, _h, data
                 payload = json.loads(data)
                 s.wait_engine_active(name, headers)
-            else:  # only harness-owned fields: nothing for the engine to do
+            else:  # only harness-owned fields, or values equal to the current ones: nothing for the engine to do
                 payload = {"TableDescription": s.describe(name, headers) or description}
             s.control.record_update(name, changes, now)
             s.control.overlay(payload["TableDescription"], now)
@@ -311,12 +317,79 @@ class Rules:
         s = self.s
 
         def delete(name: str, description: dict, now: datetime):
+            if s.control.already_deleting(name, now):  # no error, the DELETING description (API_DeleteTable)
+                return _json(200, {"TableDescription": s.control.overlay(description, now)})
             s.control.check_delete(name, description, now)
             s.control.record_delete(name, now)
             s.pending_deletes[name] = (body, dict(headers))
             return _json(200, {"TableDescription": s.control.overlay(description, now)})
 
         return self._on_existing_table("DeleteTable", request, body, headers, delete)
+
+    # -- what settles after a moment (settling.py) ------------------------------------------------------------
+    def op_UpdateContinuousBackups(self, request: dict, body: bytes, headers: dict):  # noqa: N802
+        s = self.s
+        with s.lock:
+            s.settling.backups.check(table_name_of(request.get("TableName", "")), s.clock.now())
+        return s.forward("UpdateContinuousBackups", body, headers)
+
+    def _list_tags(self, arn: str, headers: dict) -> list[dict]:
+        """Every tag the engine holds for ``arn`` (all pages); [] when it answers with an error."""
+        tags: list[dict] = []
+        request: dict = {"ResourceArn": arn}
+        while True:
+            status, page = self.s.call("ListTagsOfResource", request, headers)
+            if status != 200:
+                return tags
+            tags.extend(page.get("Tags") or [])
+            if not page.get("NextToken"):
+                return tags
+            request["NextToken"] = page["NextToken"]
+
+    def _retag(self, operation: str, request: dict, body: bytes, headers: dict):
+        s = self.s
+        arn = request.get("ResourceArn", "")
+        with s.lock:
+            before = self._list_tags(arn, headers)
+            status, out_headers, data = s.forward(operation, body, headers)
+            if status == 200:
+                s.settling.tags.changed(arn, before, s.clock.now())
+            return status, out_headers, data
+
+    def op_TagResource(self, request: dict, body: bytes, headers: dict):  # noqa: N802
+        return self._retag("TagResource", request, body, headers)
+
+    def op_UntagResource(self, request: dict, body: bytes, headers: dict):  # noqa: N802
+        return self._retag("UntagResource", request, body, headers)
+
+    def op_ListTagsOfResource(self, request: dict, body: bytes, headers: dict):  # noqa: N802
+        s = self.s
+        with s.lock:
+            shown = s.settling.tags.shown(request.get("ResourceArn", ""), s.clock.now())
+        if shown is None:
+            return s.forward("ListTagsOfResource", body, headers)
+        return _json(200, {"Tags": shown})
+
+    def _time_to_live(self, request: dict, headers: dict, act):
+        """``act(name, now)`` for a table the engine has, its TTL first learnt from the engine if it keeps one."""
+        s = self.s
+        name = table_name_of(request.get("TableName", ""))
+        with s.lock:
+            if s.describe(name, headers) is None:  # the engine may not know the operation: answer as DynamoDB
+                raise RuleError("ResourceNotFoundException", "Requested resource not found")
+            if name not in s.settling.ttl.tables:
+                status, body = s.call("DescribeTimeToLive", {"TableName": name}, headers)  # dynalite: no TTL
+                s.settling.ttl.state_for(name, body.get("TimeToLiveDescription") if status == 200 else None)
+            return act(name, s.clock.now())
+
+    def op_UpdateTimeToLive(self, request: dict, body: bytes, headers: dict):  # noqa: N802
+        specification = request.get("TimeToLiveSpecification") or {}
+        return self._time_to_live(request, headers, lambda name, now: _json(
+            200, {"TimeToLiveSpecification": self.s.settling.ttl.update(name, specification, now)}))
+
+    def op_DescribeTimeToLive(self, request: dict, body: bytes, headers: dict):  # noqa: N802
+        return self._time_to_live(request, headers, lambda name, now: _json(
+            200, {"TimeToLiveDescription": self.s.settling.ttl.describe(name, now)}))
 
     def op_DescribeTable(self, request: dict, body: bytes, headers: dict):  # noqa: N802
         s = self.s
@@ -539,6 +612,7 @@ class Admin:
                 return 200, {"state": None if state is None else _jsonable(state.as_dict(s.clock.now()))}
             if parts == ["reset"]:
                 s.control.tables.clear()
+                s.settling = Settling(lambda: s.settings)
                 s.buckets.clear()
                 s.table_info.clear()
                 s.pending_deletes.clear()
