@@ -140,7 +140,7 @@ class StreamArchiver(AlarmActions, Construct):
         :param create_glue_database: create ``glue_database`` (a name). Archivers of one stack naming the same
             new database share one ``AWS::Glue::Database``; one in another stack of the app is refused, naming
             both construct paths. Default: False — the database must exist.
-        :param glue_table_name: the Glue table's name: 1-242 letters, digits or ``_`` (Glue's and Athena's
+        :param glue_table_name: the Glue table's name, 1-242 letters, digits or ``_`` (Glue's and Athena's
             rule, leaving room for ``_deduplicated``), stored and compared in lower case as Glue does.
             Default: None — derived from the construct ID (``TelemetryArchiver`` gives ``telemetry_archiver``).
         :param iterator_age_threshold: the iterator-age alarm (``add_default_alarms``) fires when records wait

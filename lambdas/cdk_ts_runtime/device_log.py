@@ -59,7 +59,7 @@ def normalise_date(value: str | datetime | date, *, end_of_day: bool = False) ->
 
     :param value: ISO-8601 text, a ``date`` or a ``datetime`` (an aware one is converted to UTC; a
         naive one is taken as UTC).
-    :param end_of_day: return the span's upper bound instead: text every stored time inside the span
+    :param end_of_day: return the span's upper bound instead, text every stored time inside the span
         sorts at or below (the last nanosecond, ``2020-04-24T23:59:59.999999999`` for a day).
         Default: False — the span's first moment.
     :raises ValueError: when ``value`` is not ISO-8601 or out of range (``2026-02-30``, a year-1 time
@@ -76,8 +76,9 @@ def entry_time(value: str | datetime | date) -> str:
     it as one second would say something ISO 8601 does not: it is refused. Fractions of a second are kept
     (up to nanoseconds), so two entries in one second stay two entries.
 
-    :param value: ISO-8601 text, or a ``datetime`` (naive: UTC).
-    :raises ValueError: for a span longer than a second, or what :func:`normalise_date` refuses.
+    :param value: ISO-8601 text, or a ``datetime`` (a naive one is taken as UTC).
+    :raises ValueError: for a span longer than a second, or what
+        :func:`normalise_date` refuses.
     """
     span = time_span(value)
     if not span.is_moment:

@@ -49,8 +49,8 @@ class TimeSpan:
 
     :param start: the first second of the span, naive UTC.
     :param start_nanos: nanoseconds after ``start`` where the span begins.
-    :param unit: what the value was given to: ``year``, ``month``, ``week``, ``day``, ``hour``,
-        ``minute``, ``second`` or ``fraction``.
+    :param unit: what the value was given to, one of ``year``, ``month``, ``week``, ``day``,
+        ``hour``, ``minute``, ``second`` or ``fraction``.
     :param last: the span's last second, naive UTC (``start`` itself for a second or a fraction).
     :param last_nanos: nanoseconds after ``last`` of the span's last nanosecond.
     """
@@ -82,7 +82,12 @@ class TimeSpan:
 
 
 def instant_text(second: datetime, nanos: int = 0) -> str:
-    """``YYYY-MM-DDTHH:MM:SS[.f…]`` for a naive UTC second plus nanoseconds; trailing zeros dropped."""
+    """``YYYY-MM-DDTHH:MM:SS[.f…]`` for a naive UTC second plus nanoseconds; trailing zeros dropped.
+
+    :param second: the second, naive UTC (microseconds are ignored).
+    :param nanos: nanoseconds after ``second``.
+        Default: 0 — the whole second, written without a fraction.
+    """
     text = second.replace(microsecond=0).isoformat()
     return f"{text}.{nanos:0{MAX_FRACTION_DIGITS}d}".rstrip("0") if nanos else text
 
@@ -93,8 +98,8 @@ def time_span(value: str | datetime | date) -> TimeSpan:
     A naive ``datetime`` and a text without a zone designator are taken as UTC.
 
     :param value: ISO 8601 text, a ``date`` or a ``datetime``.
-    :raises ValueError: (:class:`~cdk_ts_runtime.errors.ValidationError`) naming the value and what is
-        wrong with it: not ISO 8601, a form that is not read here, out of range.
+    :raises ValueError: naming the value and what is wrong with it (not ISO 8601, a form that is
+        not read here, out of range); a :class:`~cdk_ts_runtime.errors.ValidationError`.
     """
     try:
         if isinstance(value, datetime):
