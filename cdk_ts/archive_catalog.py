@@ -10,6 +10,9 @@ from aws_cdk import aws_glue as glue
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from cdk_ts._glue_names import MAX_NAME_LENGTH, VIEW_SUFFIX, glue_name
+from cdk_ts._validation import Problems
+
 #: The Glue table's data columns (all strings: every field of a line is a JSON string or null).
 ARCHIVE_COLUMNS = (
     "eventid",
@@ -66,11 +69,20 @@ class ArchiveCatalog(Construct):
         :param construct_id: the construct ID.
         :param bucket: the archive bucket.
         :param prefix: the archive's key prefix (ends with ``/``, or empty).
-        :param database_name: the Glue database (a literal name: the view's text names it).
-        :param table_name: the Glue table's name; the view is ``{table_name}_deduplicated``.
+        :param database_name: the Glue database (a literal name: the view's text names it); 1-255 letters,
+            digits or ``_``, written in lower case as Glue stores it.
+        :param table_name: the Glue table's name (1-242 letters, digits or ``_``, lower-cased like the
+            database's); the view is ``{table_name}_deduplicated``.
         :param database: the database resource when this app creates it, so the table is created after it.
             Default: None — the database exists already.
+        :raises ValueError: for a database or table name Glue or Athena refuses (see ``cdk_ts._glue_names``).
         """
+        problems = Problems(scope, construct_id)
+        database_name = glue_name(problems, "database_name", database_name) or database_name
+        table_name = glue_name(problems, "table_name", table_name, longest=MAX_NAME_LENGTH - len(VIEW_SUFFIX)) or (
+            table_name
+        )
+        problems.raise_if_any()
         super().__init__(scope, construct_id)
         account = Stack.of(self).account
         self.database_name = database_name
@@ -145,7 +157,7 @@ class ArchiveCatalog(Construct):
             catalog_id=account,
             database_name=database_name,
             table_input=glue.CfnTable.TableInputProperty(
-                name=f"{table_name}_deduplicated",
+                name=f"{table_name}{VIEW_SUFFIX}",
                 description=f"{table_name}, one row per eventid (cdk-ts StreamArchiver)",
                 table_type="VIRTUAL_VIEW",
                 parameters={"presto_view": "true", "comment": "Presto View"},

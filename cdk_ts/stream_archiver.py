@@ -23,6 +23,7 @@ from constructs import Construct
 from cdk_ts import _perms, buckets
 from cdk_ts._alarms import AlarmActions
 from cdk_ts._defaults import dead_letter_queue, runtime_function
+from cdk_ts._glue_names import MAX_NAME_LENGTH, VIEW_SUFFIX, glue_name
 from cdk_ts._metrics import graph, metric_options
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
 from cdk_ts._validation import Problems, describe
@@ -40,9 +41,6 @@ TTL_DELETIONS_ONLY = {
     "eventName": ["REMOVE"],
     "userIdentity": {"type": ["Service"], "principalId": ["dynamodb.amazonaws.com"]},
 }
-
-_GLUE_NAME = re.compile(r"[a-z0-9_]{1,250}")
-
 
 class FailureDestination(StrEnum):
     """Where the stream mappings send a batch they gave up on."""
@@ -142,7 +140,8 @@ class StreamArchiver(AlarmActions, Construct):
         :param create_glue_database: create ``glue_database`` (a name). Archivers of one stack naming the same
             new database share one ``AWS::Glue::Database``; one in another stack of the app is refused, naming
             both construct paths. Default: False — the database must exist.
-        :param glue_table_name: the Glue table's name (lowercase letters, digits, ``_``).
+        :param glue_table_name: the Glue table's name, 1-242 letters, digits or ``_`` (Glue's and Athena's
+            rule, leaving room for ``_deduplicated``), stored and compared in lower case as Glue does.
             Default: None — derived from the construct ID (``TelemetryArchiver`` gives ``telemetry_archiver``).
         :param iterator_age_threshold: the iterator-age alarm (``add_default_alarms``) fires when records wait
             longer than this to be archived. Default: None — 1 hour.
@@ -194,12 +193,8 @@ class StreamArchiver(AlarmActions, Construct):
             "failure_bucket is the archive bucket and prefix is empty: Lambda's failure records "
             f"({FAILURE_PREFIX}...) would be read as archive objects; pass a prefix such as 'dynamodb/'",
         )
-        table_name = glue_table_name or glue_name_for(construct_id)
-        problems.check(
-            bool(_GLUE_NAME.fullmatch(table_name)),
-            f"glue_table_name {table_name!r} must be 1-250 lowercase letters, digits or '_' (Glue/Athena names)",
-        )
         database_name = _glue_database_name(problems, glue_database, create_glue_database, glue_database_name)
+        table_name = _glue_table_name(problems, construct_id, glue_table_name, database_name is not None)
         _check_source(problems, source)
         problems.raise_if_any()
         super().__init__(scope, construct_id)
@@ -291,8 +286,8 @@ class StreamArchiver(AlarmActions, Construct):
         self.glue_database: glue.CfnDatabase | None = None
         #: The name of the Glue database holding ``glue_table`` and ``glue_view``, or None.
         self.glue_database_name: str | None = database_name
-        if database_name:
-            if create_glue_database or glue_database_name:
+        if database_name is not None:
+            if create_glue_database or glue_database_name is not None:
                 self.glue_database = self._shared_glue_database(database_name)
             _check_unique_glue_table(self, database_name, table_name)
             # ID "Default" is left out of logical IDs: the table and view keep the IDs they had as the
@@ -462,15 +457,22 @@ class StreamArchiver(AlarmActions, Construct):
     # ---- catalog --------------------------------------------------------------------------------
 
     def _shared_glue_database(self, name: str) -> glue.CfnDatabase:
-        """The stack's database of this name, created by the first archiver asking for it (under its own ID)."""
-        for other in _archivers(self):
-            if other.glue_database is not None and other.glue_database_name == name:
-                if Stack.of(other) is not Stack.of(self):
-                    raise ValidationError(
-                        f"{self.node.path}: Glue database {name!r} is already created by {other.node.path} in "
-                        f"another stack; pass glue_database={name!r} without create_glue_database here"
-                    )
-                return other.glue_database
+        """The stack's database of this name, created by the first archiver asking for it (under its own ID).
+
+        ``name`` is the stored (lower-case) name; a database of the app whose name differs only in case is
+        the same database to Glue, so another archiver's is shared within its stack and anything else refused.
+        """
+        shared = {id(other.glue_database) for other in _archivers(self) if other.glue_database is not None}
+        for database in _cfn_databases(self):
+            if _cfn_database_name(database).lower() != name:
+                continue
+            if id(database) in shared and Stack.of(database) is Stack.of(self):
+                return database
+            where = "in another stack" if Stack.of(database) is not Stack.of(self) else "in this stack"
+            raise ValidationError(
+                f"{self.node.path}: Glue database {name!r} is already created by {database.node.path} {where} "
+                f"(Glue stores names in lower case); pass glue_database={name!r} without create_glue_database here"
+            )
         return glue.CfnDatabase(
             self,
             "GlueDatabase",
@@ -510,8 +512,7 @@ def _glue_database_name(
         return None
     if isinstance(database, glue.CfnDatabase):
         problems.check(not create, "create_glue_database=True needs a name; a CfnDatabase exists already")
-        database_input = database.database_input
-        name = database_input.name if isinstance(database_input, glue.CfnDatabase.DatabaseInputProperty) else None
+        name = _cfn_database_name(database)
     elif isinstance(database, str):
         name = database
     elif isinstance(database, GlueDatabaseRef):
@@ -525,11 +526,38 @@ def _glue_database_name(
         "the Glue database name must be a plain string: the view's text names it",
     ):
         return None
-    return name
+    return glue_name(problems, "glue_database", name)
+
+
+def _glue_table_name(problems: Problems, construct_id: str, given: str | None, cataloged: bool) -> str:
+    """The Glue table's stored name: ``given`` or one derived from the construct ID, checked when it is used."""
+    longest = MAX_NAME_LENGTH - len(VIEW_SUFFIX)
+    if given is not None:
+        return glue_name(problems, "glue_table_name", given, longest=longest) or given
+    derived = glue_name_for(construct_id)
+    if cataloged:
+        return glue_name(problems, f"the Glue table name derived from {construct_id!r}", derived, longest=longest) or (
+            derived
+        )
+    return derived
 
 
 def _cfn_database(database: object) -> glue.CfnDatabase | None:
     return database if isinstance(database, glue.CfnDatabase) else None
+
+
+def _cfn_database_name(database: glue.CfnDatabase) -> str | None:
+    database_input = database.database_input
+    return database_input.name if isinstance(database_input, glue.CfnDatabase.DatabaseInputProperty) else None
+
+
+def _cfn_databases(scope: Construct) -> list[glue.CfnDatabase]:
+    """Every Glue database resource of the app with a literal name."""
+    return [
+        c for c in scope.node.root.node.find_all()
+        if isinstance(c, glue.CfnDatabase) and isinstance(_cfn_database_name(c), str)
+        and not Token.is_unresolved(_cfn_database_name(c))
+    ]
 
 
 def _archivers(scope: Construct) -> list[StreamArchiver]:
@@ -537,14 +565,20 @@ def _archivers(scope: Construct) -> list[StreamArchiver]:
 
 
 def _check_unique_glue_table(archiver: StreamArchiver, database: str, table: str) -> None:
-    """Two archivers cannot put a table (or view) of the same name into one Glue database."""
+    """Two archivers cannot put a table or view of the same name, as Glue stores it, into one Glue database.
+
+    Names are compared in the lower-case form Glue keeps, and each archiver's view counts too: a table
+    ``x_deduplicated`` takes the name of table ``x``'s view.
+    """
+    ours = {table, table + VIEW_SUFFIX}
     for other in _archivers(archiver):
-        if getattr(other, "glue_table", None) is not None and (other.glue_database_name, other.glue_table_name) == (
-            database, table
-        ):
+        if getattr(other, "glue_table", None) is None or other.glue_database_name != database:
+            continue
+        clash = ours & {other.glue_table_name, other.glue_table_name + VIEW_SUFFIX}
+        if clash:
             raise ValidationError(
-                f"{archiver.node.path}: Glue table {database}.{table} (and its _deduplicated view) is already "
-                f"created by {other.node.path}; pass glue_table_name= to one of them"
+                f"{archiver.node.path}: Glue table or view {database}.{min(clash)} is already created by "
+                f"{other.node.path} (Glue compares names in lower case); pass glue_table_name= to one of them"
             )
 
 

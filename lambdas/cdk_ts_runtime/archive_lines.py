@@ -8,6 +8,7 @@ that differ only in case, lists of mixed types, 38-digit numbers, which DynamoDB
 from __future__ import annotations
 
 import base64
+import binascii
 import gzip
 import json
 import re
@@ -49,8 +50,9 @@ def typed_value(attribute: Mapping[str, Any], *, depth: int = 1) -> dict[str, An
     """One AttributeValue as DynamoDB JSON: numbers checked and kept as text, binary as base64 text.
 
     Refuses (``ValueError``) what DynamoDB Streams never sends: a ``BOOL`` that is not a JSON boolean,
-    a ``NULL`` that is not ``true``, an attribute that is not one ``{type: value}`` pair, and nesting
-    deeper than :data:`MAX_NESTING` levels.
+    a ``NULL`` that is not ``true``, an attribute that is not one ``{type: value}`` pair, nesting
+    deeper than :data:`MAX_NESTING` levels, ``B``/``BS`` text that is not base64 (:func:`binary_text`)
+    and ``S``/``SS`` text or attribute names that are not Unicode (:func:`unicode_text`).
 
     :param attribute: the AttributeValue, e.g. ``{"N": "1"}``.
     :param depth: how deep ``attribute`` lies (a top-level attribute is at depth 1).
@@ -64,7 +66,7 @@ def typed_value(attribute: Mapping[str, Any], *, depth: int = 1) -> dict[str, An
     if kind == "S":
         if not isinstance(value, str):
             raise ValidationError(f"S value {_short(value)} is not a string")
-        return {"S": value}
+        return {"S": unicode_text(value, "S value")}
     if kind == "BOOL":
         if not isinstance(value, bool):
             raise ValidationError(f"BOOL value {_short(value)} is not a JSON boolean")
@@ -76,17 +78,17 @@ def typed_value(attribute: Mapping[str, Any], *, depth: int = 1) -> dict[str, An
     if kind == "N":
         return {"N": dynamodb_number(value)}
     if kind == "B":
-        return {"B": _base64(value)}
+        return {"B": binary_text(value)}
     if kind in ("SS", "NS", "BS", "L") and not isinstance(value, list):
         raise ValidationError(f"{kind} value {_short(value)} is not a list")
     if kind == "SS":
         if not all(isinstance(v, str) for v in value):
             raise ValidationError(f"SS value {_short(value)} holds something other than strings")
-        return {"SS": list(value)}
+        return {"SS": [unicode_text(v, "SS value") for v in value]}
     if kind == "NS":
         return {"NS": [dynamodb_number(n) for n in value]}
     if kind == "BS":
-        return {"BS": [_base64(b) for b in value]}
+        return {"BS": [binary_text(b) for b in value]}
     if kind == "M":
         return {"M": typed_image(value, depth=depth + 1)}
     if kind == "L":
@@ -103,7 +105,12 @@ def typed_image(image: Mapping[str, Any], *, depth: int = 1) -> dict[str, Any]:
     """
     if not isinstance(image, Mapping):
         raise ValidationError(f"{_short(image)} is not an item (a map of attribute names to AttributeValues)")
-    return {name: typed_value(value, depth=depth) for name, value in image.items()}
+    typed = {}
+    for name, value in image.items():
+        if not isinstance(name, str):
+            raise ValidationError(f"attribute name {_short(name)} is not a string")
+        typed[unicode_text(name, "attribute name")] = typed_value(value, depth=depth)
+    return typed
 
 
 def _short(value: Any) -> str:
@@ -122,13 +129,51 @@ def dynamodb_json_text(image: Mapping[str, Any] | None) -> str | None:
     return json.dumps(typed_image(image), separators=(",", ":"), ensure_ascii=False)
 
 
-def _base64(value: bytes | str) -> str:
-    # Lambda hands binary over base64-encoded already; boto3's GetRecords hands bytes.
-    if isinstance(value, str):
-        return value
-    if not isinstance(value, bytes | bytearray):
+def binary_text(value: bytes | str) -> str:
+    """A binary value as the base64 text a line holds: bytes are encoded, text must be base64 already.
+
+    Lambda hands binary over base64-encoded (standard alphabet, padded: RFC 4648 section 4, what
+    DynamoDB JSON uses); boto3's GetRecords hands bytes. Text that does not decode, or does not encode
+    back to itself (missing padding, stray characters, line breaks, non-zero spare bits), is not
+    something Streams sends, and archiving it as given would store a value no reader can decode.
+
+    :param value: the ``B`` value, or one member of a ``BS``.
+    :raises ValueError: naming the value and why it is not base64.
+    """
+    if isinstance(value, bytes | bytearray):
+        return base64.b64encode(value).decode()
+    if not isinstance(value, str):
         raise ValidationError(f"binary value {_short(value)} is neither base64 text nor bytes")
-    return base64.b64encode(value).decode()
+    try:
+        canonical = base64.b64encode(base64.b64decode(value, validate=True)).decode()
+    except (binascii.Error, ValueError) as error:
+        raise ValidationError(f"binary value {_short(value)} is not base64 ({error})") from None
+    if canonical != value:
+        raise ValidationError(f"binary value {_short(value)} is not base64 as DynamoDB writes it ({canonical!r})")
+    return value
+
+
+def unicode_text(value: str, what: str) -> str:
+    """``value`` after checking it is Unicode text: no lone surrogates, which UTF-8 cannot encode.
+
+    DynamoDB strings are UTF-8, so a stream record never holds one; a JSON ``"\\ud800"`` escape parses
+    into one in Python, and would reach the archive as an escape no UTF-8 reader accepts.
+
+    :param value: the text.
+    :param what: what it is, for the message (``"S value"``, ``"attribute name"``).
+    :raises ValueError: naming the first code point that is not Unicode text.
+    """
+    if value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        bad = ord(value[error.start])
+        raise ValidationError(
+            f"{what} {_short(value)} holds U+{bad:04X} at {error.start}, a lone surrogate: not Unicode text, "
+            "which DynamoDB Streams never sends"
+        ) from None
+    return value
 
 
 def _created_at(record: Mapping[str, Any]) -> datetime:
@@ -156,14 +201,20 @@ def table_and_stream(record: Mapping[str, Any]) -> tuple[str, str]:
     return match.group(1), re.sub(r"[^0-9A-Za-z]", "", match.group(2))
 
 
+def _record_text(value: Any, what: str) -> Any:
+    return unicode_text(value, what) if isinstance(value, str) else value
+
+
 def archive_line(record: Mapping[str, Any]) -> dict[str, Any]:
     """The JSON object written for one stream record."""
     change = record["dynamodb"]
     table, _stream = table_and_stream(record)
     identity = record.get("userIdentity")
+    if identity:
+        unicode_text(json.dumps(identity, ensure_ascii=False), "userIdentity")
     return {
-        "eventID": record["eventID"],
-        "eventName": record["eventName"],
+        "eventID": _record_text(record["eventID"], "eventID"),
+        "eventName": _record_text(record["eventName"], "eventName"),
         "sequenceNumber": change["SequenceNumber"],
         "approximateCreationDateTime": _created_at(record).isoformat(),
         "table": table,

@@ -3,7 +3,12 @@
 Table model (the "monitoring device status updates" use case of the DynamoDB developer guide):
 base table ``DeviceID`` + ``State#Date``; ``GSI1`` on ``Operator`` + ``Date``; sparse ``GSI2`` on
 ``EscalatedTo`` + ``State#Date`` (only escalated entries carry ``EscalatedTo``). Dates are stored as
-``YYYY-MM-DDTHH:MM:SS`` in UTC without a zone suffix, so string order is time order.
+``YYYY-MM-DDTHH:MM:SS`` in UTC without a zone suffix, followed by the fraction of the second when the
+caller gave one (``.25``); string order is time order across both forms, so entries written by earlier
+versions (whole seconds) are read by every pattern (see :mod:`cdk_ts_runtime.time_spans`).
+
+A write never replaces an entry silently: PutItem carries ``attribute_not_exists(DeviceID)`` unless the
+caller passes ``overwrite=True``, and a conflict is a :class:`LogEntryExistsError`.
 """
 
 from __future__ import annotations
@@ -17,8 +22,9 @@ from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import LazyClient, client_property, error_code
 from cdk_ts_runtime._retries import DATA_PATH
-from cdk_ts_runtime.errors import ValidationError
+from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.items import from_attribute_values, query_all, to_attribute_values
+from cdk_ts_runtime.time_spans import time_span
 
 ENV_TABLE_NAME = "DEVICE_LOG_TABLE_NAME"
 GSI_BY_OPERATOR = "GSI1"
@@ -27,46 +33,60 @@ KEY_ATTRIBUTES = ("DeviceID", "State#Date", "State", "Date", "Operator", "Escala
 WARNING_PREFIX = "WARNING"
 #: Warning states: ``WARNING`` and ``WARNING<n>``; ``WARNINGS_CLEARED`` and the like are not warnings.
 WARNING_STATE = re.compile(r"WARNING[0-9]*")
-_DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+class LogEntryExistsError(CdkTsError):
+    """A log entry with the same device, state and time is stored already; nothing was written.
+
+    :param key: the entry's key (``DeviceID`` and ``State#Date``).
+    """
+
+    def __init__(self, key: dict[str, str]) -> None:
+        """Name the key that is taken."""
+        super().__init__(
+            f"log entry {key} exists already and was left as it is: give the time with its fraction of a "
+            "second (e.g. 2020-04-24T14:40:00.250) to keep both entries, or pass overwrite=True to replace it"
+        )
+        self.key = key
 
 
 def normalise_date(value: str | datetime | date, *, end_of_day: bool = False) -> str:
-    """``YYYY-MM-DDTHH:MM:SS`` in UTC for any ISO-8601 input; a date-only value means its first (or last) second.
+    """The stored text of the first moment ``value`` covers (or, with ``end_of_day``, a bound on its last).
+
+    ``value`` covers the span ISO 8601 gives it (:func:`cdk_ts_runtime.time_spans.time_span`): a date
+    its day, ``2020-04-24T14`` its hour, ``2020-W17`` its week, ``14:40:00.25`` a hundredth of a second.
+    The text is ``YYYY-MM-DDTHH:MM:SS`` in UTC, with the fraction of the second when there is one.
 
     :param value: ISO-8601 text, a ``date`` or a ``datetime`` (an aware one is converted to UTC; a
         naive one is taken as UTC).
-    :param end_of_day: a date-only value means the day's last second.
-        Default: False — the day's first second.
+    :param end_of_day: return the span's upper bound instead, text every stored time inside the span
+        sorts at or below (the last nanosecond, ``2020-04-24T23:59:59.999999999`` for a day).
+        Default: False — the span's first moment.
     :raises ValueError: when ``value`` is not ISO-8601 or out of range (``2026-02-30``, a year-1 time
         with an offset).
     """
-    try:
-        return _normalise_date(value, end_of_day)
-    except OverflowError:
-        raise ValidationError(f"date {value!r} is out of range once converted to UTC") from None
+    span = time_span(value)
+    return span.last_text if end_of_day else span.first_text
 
 
-def _normalise_date(value: str | datetime | date, end_of_day: bool) -> str:
-    if isinstance(value, datetime):
-        moment = value
-    elif isinstance(value, date):
-        return f"{value.isoformat()}T{'23:59:59' if end_of_day else '00:00:00'}"
-    elif isinstance(value, str) and _DATE_ONLY.fullmatch(value.strip()):
-        try:
-            day = date.fromisoformat(value.strip())
-        except ValueError as error:
-            raise ValidationError(f"date {value!r} is not a calendar date: {error}") from None
-        return _normalise_date(day, end_of_day)
-    elif isinstance(value, str):
-        try:
-            moment = datetime.fromisoformat(value.strip())
-        except ValueError:
-            raise ValidationError(f"date {value!r} is not ISO-8601 (e.g. 2020-04-24T14:40:00 or 2020-04-24)") from None
-    else:
-        raise ValidationError(f"date {value!r} is not ISO-8601 text, a date or a datetime")
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC).replace(tzinfo=None)
-    return moment.replace(microsecond=0).isoformat()
+def entry_time(value: str | datetime | date) -> str:
+    """The stored text of a log entry's time: ``value`` must name a moment (to the second or finer).
+
+    A time given to the day, hour or minute (``2026-03-10T12``, ``2026-W11-2``) is a span, and storing
+    it as one second would say something ISO 8601 does not: it is refused. Fractions of a second are kept
+    (up to nanoseconds), so two entries in one second stay two entries.
+
+    :param value: ISO-8601 text, or a ``datetime`` (a naive one is taken as UTC).
+    :raises ValueError: for a span longer than a second, or what
+        :func:`normalise_date` refuses.
+    """
+    span = time_span(value)
+    if not span.is_moment:
+        raise ValidationError(
+            f"date {value!r} gives a whole {span.unit} ({span.first_text} up to {span.last_text}), not the moment of "
+            "a log entry: give the time to the second at least (e.g. 2020-04-24T14:40:00)"
+        )
+    return span.first_text
 
 
 def _require_text(name: str, value: Any) -> str:
@@ -130,33 +150,48 @@ class DeviceLogRepository:
         date: str | datetime,
         operator: str | None = None,
         escalated_to: str | None = None,
+        *,
+        overwrite: bool = False,
         **attributes: Any,
     ) -> dict[str, Any]:
         """Write one log entry; ``Operator``/``EscalatedTo`` only when given, so GSI2 stays sparse.
 
         :param device_id: the device.
         :param state: the state (``WARNING1``, ``NORMAL``, ...); may not contain ``#``.
-        :param date: when, as ISO-8601 text or a datetime; stored in UTC without a zone suffix.
+        :param date: when, as ISO-8601 text or a datetime, to the second at least; stored in UTC without a
+            zone suffix, with the fraction of the second as given (up to nanoseconds). A time to the day,
+            hour or minute is a span, not an entry's moment, and is refused (:func:`entry_time`).
         :param operator: the operator on duty; puts the entry in GSI1.
             Default: None — no ``Operator`` attribute.
         :param escalated_to: the supervisor the entry is escalated to; puts it in GSI2.
             Default: None — not escalated (see :meth:`escalate`).
+        :param overwrite: replace an entry with the same device, state and time.
+            Default: False — such an entry is kept and :class:`LogEntryExistsError` raised.
         :param attributes: further attributes stored with the entry (not the key attributes).
         :return: the item as written.
+        :raises LogEntryExistsError: when the entry exists and ``overwrite`` is False.
         """
         _require_text("device_id", device_id)
         _require_state(state)
         clash = sorted(set(attributes) & set(KEY_ATTRIBUTES))
         if clash:
             raise ValidationError(f"attributes {clash} are set by the repository; pass operator=/escalated_to= instead")
-        when = normalise_date(date)
+        when = entry_time(date)
         item: dict[str, Any] = {"DeviceID": device_id, "State#Date": f"{state}#{when}", "State": state, "Date": when}
         if operator is not None:
             item["Operator"] = _require_text("operator", operator)
         if escalated_to is not None:
             item["EscalatedTo"] = _require_text("escalated_to", escalated_to)
         item.update(attributes)
-        self.dynamodb.put_item(TableName=self.table_name, Item=to_attribute_values(item))
+        request: dict[str, Any] = {"TableName": self.table_name, "Item": to_attribute_values(item)}
+        if not overwrite:
+            request["ConditionExpression"] = "attribute_not_exists(DeviceID)"
+        try:
+            self.dynamodb.put_item(**request)
+        except ClientError as error:
+            if error_code(error) == "ConditionalCheckFailedException":
+                raise LogEntryExistsError({"DeviceID": device_id, "State#Date": item["State#Date"]}) from None
+            raise
         return item
 
     # 2
@@ -191,7 +226,11 @@ class DeviceLogRepository:
     def get_logs_for_operator_between_two_dates(
         self, operator: str, start: str | datetime | date, end: str | datetime | date
     ) -> list[dict[str, Any]]:
-        """GSI1: one operator's entries with ``start <= Date <= end``, newest first; a date-only end covers its day."""
+        """GSI1: one operator's entries from ``start`` to ``end`` inclusive, newest first.
+
+        Each bound covers the span ISO 8601 gives it: ``end="2020-04-24"`` reads to the end of that day,
+        ``start="2020-04-24T14"`` from the start of that hour, ``end="2020-W17"`` to the end of that week.
+        """
         low, high = normalise_date(start), normalise_date(end, end_of_day=True)
         if low > high:
             raise ValidationError(f"start {start!r} is after end {end!r}")
@@ -227,29 +266,34 @@ class DeviceLogRepository:
     def get_escalated_logs_with_specific_status_for_supervisor_for_date(
         self, supervisor: str, state: str, date: str | datetime | date
     ) -> list[dict[str, Any]]:
-        """GSI2: entries in ``state`` escalated to ``supervisor`` on ``date``, the whole UTC day.
+        """GSI2: entries in ``state`` escalated to ``supervisor`` within ``date``, the whole span it gives.
 
-        ``date`` is a ``date``, ``YYYY-MM-DD`` text, any prefix of a stored timestamp as text
-        (``2020-04-24T14`` for one hour), or an aware ``datetime``, which means its UTC day (an entry at
-        23:30 on the 24th in UTC+02:00 was stored on the 24th in UTC at 21:30). A naive ``datetime`` is
-        refused (``ValueError``): whether it means local time or UTC decides which day is read, and
-        guessing wrong answers with another day's entries.
+        ``date`` is a ``date`` or ISO-8601 text, covering the span ISO 8601 gives it (``2020-04-24`` its
+        UTC day, ``2020-04-24T14`` one hour, ``2020-W17`` a week), or an aware ``datetime``, which means
+        its UTC day (an entry at 23:30 on the 24th in UTC+02:00 was stored on the 24th in UTC at 21:30).
+        A naive ``datetime`` is refused (``ValueError``): whether it means local time or UTC decides which
+        day is read, and guessing wrong answers with another day's entries.
         """
-        day = _day_prefix(date)
+        span = time_span(_utc_day(date) if isinstance(date, datetime) else date)
+        state = _require_state(state)
         return self._query(
             index=GSI_BY_SUPERVISOR,
-            key="EscalatedTo = :supervisor AND begins_with(#sd, :prefix)",
+            key="EscalatedTo = :supervisor AND #sd BETWEEN :low AND :high",
             values={
                 ":supervisor": _require_text("supervisor", supervisor),
-                ":prefix": f"{_require_state(state)}#{day}",
+                ":low": f"{state}#{span.first_text}",
+                ":high": f"{state}#{span.last_text}",
             },
         )
 
     def escalate(self, device_id: str, state: str, date: str | datetime, supervisor: str) -> dict[str, Any]:
-        """Set ``EscalatedTo`` on an existing entry (it then appears in GSI2); a missing entry is a LookupError."""
+        """Set ``EscalatedTo`` on an existing entry (it then appears in GSI2); a missing entry is a LookupError.
+
+        ``date`` names the entry's moment as it was written (to the second, with its fraction if it had one).
+        """
         key = {
             "DeviceID": _require_text("device_id", device_id),
-            "State#Date": f"{_require_state(state)}#{normalise_date(date)}",
+            "State#Date": f"{_require_state(state)}#{entry_time(date)}",
         }
         try:
             response = self.dynamodb.update_item(
@@ -287,23 +331,17 @@ class DeviceLogRepository:
         return query_all(self.dynamodb, request)
 
 
-def _day_prefix(value: str | datetime | date) -> str:
-    """A whole day stays ``YYYY-MM-DD`` (a prefix of every timestamp that day); a datetime is its UTC day."""
-    if isinstance(value, datetime):
-        if value.tzinfo is None or value.utcoffset() is None:
-            raise ValidationError(
-                f"datetime {value!r} has no time zone, so its day is ambiguous: pass an aware datetime "
-                "(e.g. datetime(..., tzinfo=UTC)), a date or 'YYYY-MM-DD'"
-            )
-        try:
-            return value.astimezone(UTC).date().isoformat()
-        except OverflowError:
-            raise ValidationError(f"date {value!r} is out of range once converted to UTC") from None
-    if isinstance(value, str) and _DATE_ONLY.fullmatch(value.strip()):
-        return value.strip()
-    if isinstance(value, date) and not isinstance(value, datetime):
-        return value.isoformat()
-    return normalise_date(value)
+def _utc_day(value: datetime) -> date:
+    """An aware datetime's UTC day; a naive one is refused, since its day depends on a zone it does not name."""
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValidationError(
+            f"datetime {value!r} has no time zone, so its day is ambiguous: pass an aware datetime "
+            "(e.g. datetime(..., tzinfo=UTC)), a date or 'YYYY-MM-DD'"
+        )
+    try:
+        return value.astimezone(UTC).date()
+    except OverflowError:
+        raise ValidationError(f"date {value!r} is out of range once converted to UTC") from None
 
 
 def _newest_first(items: list[dict[str, Any]]) -> list[dict[str, Any]]:

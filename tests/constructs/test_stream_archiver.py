@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from aws_cdk.assertions import Match, Template
 from cdk_ts import DeviceLogTable, FailureDestination, RotatingTimeSeriesTables, StreamArchiver
 from cdk_ts.stream_archiver import TTL_DELETIONS_ONLY, deduplicated_view_sql
 from cdk_ts_runtime.stream_consumer import STREAM_CONSUMER_ENV, StreamConsumer
+from tests.support.glue import presto_view
 from tests.support.iam import policy_statements
 from tests.support.nag import new_app, new_stack, unacknowledged_findings
 from tests.support.problems import raises_problems
@@ -213,13 +213,6 @@ def glue_tables(template):
             for t in template.find_resources("AWS::Glue::Table").values()}
 
 
-def presto_view(table_input):
-    """The Presto view JSON Athena keeps in ViewOriginalText."""
-    text = table_input["ViewOriginalText"]
-    assert text.startswith("/* Presto View: ") and text.endswith(" */")
-    return json.loads(base64.b64decode(text[len("/* Presto View: "):-len(" */")]))
-
-
 def test_glue_table_projects_table_dt_and_hour_partitions_with_the_hive_json_serde(fixed):
     template = fixed[3]
     table_input = glue_tables(template)["archive"]  # derived from the construct ID "Archive"
@@ -355,7 +348,7 @@ def test_sources_without_a_stream_fail_at_synth(make_source, message):
         ({"max_batching_window": Duration.minutes(6)}, "max_batching_window 6 minutes must be at most 300 seconds"),
         ({"max_record_age": Duration.days(8)}, "max_record_age 8 days must be 60 seconds to 7 days"),
         ({"prefix": "no-slash"}, "prefix 'no-slash' must end with '/'"),
-        ({"glue_table_name": "Bad-Name"}, "glue_table_name 'Bad-Name' must be"),
+        ({"glue_table_name": "Bad-Name"}, "glue_table_name 'Bad-Name' is not a name Glue and Athena accept"),
         ({"failure_destination": "sqs", "failure_bucket": "x"}, "failure_bucket is for"),
         ({"failure_destination": "kafka"}, "'kafka' is not a valid FailureDestination"),
     ],

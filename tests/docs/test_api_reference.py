@@ -54,6 +54,7 @@ PUBLIC_MODULES = [
     "cdk_ts_runtime.sharding.throttles",
     "cdk_ts_runtime.stream_consumer",
     "cdk_ts_runtime.table_layout",
+    "cdk_ts_runtime.time_spans",
     "cdk_ts_runtime.timestream",
 ]
 # Parameters whose meaning every CDK user knows, and parameters that are not values.

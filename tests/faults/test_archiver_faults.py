@@ -9,7 +9,7 @@ import pytest
 
 from cdk_ts_runtime.archive_lines import UnreadableRecordError, dynamodb_number
 from cdk_ts_runtime.archiver import StreamRecordArchiver
-from tests.support.streams import BUCKET, archived_lines, stream_records
+from tests.support.streams import BUCKET, archived_lines, lambda_event, stream_records
 
 
 @pytest.fixture
@@ -115,8 +115,13 @@ def deep_attribute(levels):
         ("plain", "is not an AttributeValue"),
         (deep_attribute(33), "nested deeper than DynamoDB's 32 levels"),
         (deep_attribute(5000), "nested deeper than DynamoDB's 32 levels"),  # far past Python's recursion limit
+        ({"B": "QQ"}, "binary value 'QQ' is not base64"),
+        ({"BS": [b"\x01", "not base64!"]}, "binary value 'not base64!' is not base64"),
+        ({"S": "a\ud800b"}, "holds U+D800 at 1, a lone surrogate"),
+        ({"M": {"\udfff": {"N": "1"}}}, "attribute name '\\udfff' holds U+DFFF at 0, a lone surrogate"),
     ],
-    ids=["bool-text", "bool-int", "bool-null", "null-false", "list-text", "two-types", "not-a-map", "33", "5000"],
+    ids=["bool-text", "bool-int", "bool-null", "null-false", "list-text", "two-types", "not-a-map", "33", "5000",
+         "b-unpadded", "bs-text", "s-surrogate", "name-surrogate"],
 )
 def test_values_dynamodb_streams_never_sends_are_refused_naming_the_record(records, attribute, message, caplog):
     broken = copy.deepcopy(records)
@@ -171,3 +176,45 @@ def test_a_batch_entry_that_is_not_a_record_is_refused_without_a_type_error(reco
     broken.insert(0, "not a record")
     with pytest.raises(UnreadableRecordError, match="is not a stream record"):
         archive(broken)
+
+
+def archived_keys(s3):
+    return [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET).get("Contents", [])]
+
+
+# What Lambda's JSON can carry that DynamoDB Streams never sends: (where in record 3, the JSON text put there).
+NEVER_SENT = [
+    ({"NewImage": {"v": {"B": "@"}}}, '"not base64!"'),
+    ({"NewImage": {"v": {"B": "@"}}}, '"QUJD\\n"'),  # a line break after the base64
+    ({"NewImage": {"v": {"B": "@"}}}, '"QR=="'),  # spare bits set: decodes, but DynamoDB writes QQ==
+    ({"NewImage": {"v": {"BS": ["QQ==", "@"]}}}, '"QQ"'),
+    ({"NewImage": {"v": {"S": "@"}}}, '"\\ud800"'),
+    ({"NewImage": {"v": {"S": "@"}}}, '"ok\\udfff"'),
+    ({"NewImage": {"v": {"SS": ["fine", "@"]}}}, '"\\ud83d"'),  # half of a surrogate pair
+    ({"NewImage": {"v": {"L": [{"M": {"w": {"S": "@"}}}]}}}, '"\\udc00"'),
+    ({"NewImage": {"@": {"S": "name"}}}, '"\\ud800"'),
+    ({"OldImage": {"v": {"B": "@"}}}, '"***"'),
+    ({"Keys": {"pk": {"S": "@"}}}, '"d\\ud800"'),
+]
+
+
+@pytest.mark.parametrize(("where", "fragment"), NEVER_SENT, ids=[f"{i}-{f}" for i, (_w, f) in enumerate(NEVER_SENT)])
+def test_values_only_json_can_carry_are_reported_for_retry_and_never_archived(records, where, fragment, monkeypatch):
+    from cdk_ts_runtime.handlers import archiver as handler
+
+    # given a batch as Lambda delivers it (JSON text, parsed) whose fourth record holds such a value
+    broken = copy.deepcopy(records)
+    for part, attributes in where.items():
+        broken[3]["dynamodb"].setdefault(part, {}).update(attributes)
+    event = lambda_event(broken, **{"@": fragment})
+    monkeypatch.setenv("ARCHIVE_BUCKET", BUCKET)
+
+    response = handler.handler(event, None)
+
+    # then the record is reported by its sequence number, the three before it are written, nothing after
+    bad = records[3]["dynamodb"]["SequenceNumber"]
+    assert response == {"batchItemFailures": [{"itemIdentifier": bad}]}
+    s3 = boto3.client("s3", region_name="us-east-1")
+    assert written(s3) == sorted(r["eventID"] for r in records[:3])
+    later = {r["dynamodb"]["SequenceNumber"] for r in records[3:]}
+    assert not [key for key in archived_keys(s3) if any(sequence in key for sequence in later)]

@@ -11,7 +11,7 @@ from cdk_ts_runtime.archive_lines import group_records
 from cdk_ts_runtime.archiver import StreamRecordArchiver
 from cdk_ts_runtime.handlers import archiver
 from tests.support.requests import client_error, inject_failure
-from tests.support.streams import BUCKET, archived_lines, spread_over_hours, stream_records
+from tests.support.streams import BUCKET, archived_lines, lambda_event, spread_over_hours, stream_records
 
 
 def every_type_item():
@@ -143,3 +143,23 @@ def test_handler_reads_bucket_and_prefix_when_invoked(stream_table, monkeypatch)
     assert archiver.handler({"Records": lambda_style}, None) == {"batchItemFailures": []}
     (obj,) = boto3.client("s3", region_name="us-east-1").list_objects_v2(Bucket=BUCKET)["Contents"]
     assert obj["Key"].startswith("cdc/table=readings/dt=")
+
+
+def test_base64_binary_and_non_ascii_text_from_lambda_json_are_archived_as_sent(stream_table):
+    # the values the archiver checks, in the form Lambda's JSON gives them: base64 text, escaped non-ASCII
+    dynamodb, stream = stream_table
+    dynamodb.put_item(TableName="readings", Item={
+        "pk": {"S": "d"}, "sk": {"N": "1"}, "raw": {"B": b"\x00\xff"}, "blobs": {"BS": [b"", b"\x01"]},
+        "name": {"S": "caf\u00e9 \U0001f600"}, "tags": {"SS": ["\u00fc"]}, "\u00e9t\u00e9": {"S": "summer"},
+    })
+    event = lambda_event(stream_records(stream))  # JSON escapes non-ASCII: the emoji travels as \\ud83d\\ude00
+    s3 = boto3.client("s3", region_name="us-east-1")
+
+    assert StreamRecordArchiver(BUCKET, s3_client=s3).archive(event["Records"]) == {"batchItemFailures": []}
+
+    (line,) = archived_lines(s3)
+    image = json.loads(line["newImage"])
+    assert base64.b64decode(image["raw"]["B"]) == b"\x00\xff"
+    assert sorted(base64.b64decode(b) for b in image["blobs"]["BS"]) == [b"", b"\x01"]
+    assert image["name"] == {"S": "caf\u00e9 \U0001f600"}  # a surrogate pair escape is one character
+    assert image["tags"] == {"SS": ["\u00fc"]} and image["\u00e9t\u00e9"] == {"S": "summer"}

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import base64
 import json
 import uuid
-from datetime import datetime
 
 import boto3
 import pytest
@@ -13,22 +11,9 @@ import pytest
 from cdk_ts_runtime.archiver import StreamRecordArchiver, failure_record_records, main
 from cdk_ts_runtime.handlers import archiver as archiver_handler
 from tests.support.requests import client_error, inject_failure
-from tests.support.streams import BUCKET, archived_lines, spread_over_hours, stream_records
+from tests.support.streams import BUCKET, archived_lines, lambda_style, spread_over_hours, stream_records
 
 FAILURES = "archive-failures"
-
-
-def lambda_style(value):
-    """A record as Lambda hands it over (and writes it into a failure record): epoch seconds, base64 binary."""
-    if isinstance(value, dict):
-        return {k: lambda_style(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [lambda_style(v) for v in value]
-    if isinstance(value, datetime):
-        return value.timestamp()
-    if isinstance(value, bytes):
-        return base64.b64encode(value).decode()
-    return value
 
 
 def failure_record(records, *, function_arn="arn:aws:lambda:us-east-1:123456789012:function:archiver", attempts=11):
@@ -246,3 +231,24 @@ def test_period_table_mappings_send_give_ups_to_the_failure_bucket(stream_table,
     # then the mapping's failure destination is the bucket, where Lambda keeps the whole batch
     (mapping,) = lambda_client.list_event_source_mappings(EventSourceArn=stream)["EventSourceMappings"]
     assert mapping["DestinationConfig"] == {"OnFailure": {"Destination": f"arn:aws:s3:::{FAILURES}"}}
+
+
+def test_a_failure_record_holding_a_value_streams_never_sends_stays_in_place_and_nothing_of_it_is_archived(
+    stream_table, s3
+):
+    dynamodb, stream = stream_table
+    for sk in range(3):
+        dynamodb.put_item(TableName="readings", Item={"pk": {"S": "d"}, "sk": {"N": str(sk)}})
+    records = lambda_style(stream_records(stream))
+    records[1]["dynamodb"]["NewImage"]["v"] = {"S": "@"}
+    document = {**failure_record(records), "payload": {"Records": records}}
+    key = failure_key()
+    s3.put_object(Bucket=FAILURES, Key=key, Body=json.dumps(document).replace('"@"', '"\\ud800"').encode())
+
+    report = StreamRecordArchiver(BUCKET, s3_client=s3).replay(FAILURES)
+
+    assert report["replayed"] == [] and report["records"] == 0
+    assert [f["failure"] for f in report["failed"]] == [key]
+    assert "lone surrogate" in report["failed"][0]["error"]
+    assert keys_under(s3, FAILURES, "aws/lambda/") == [key]
+    assert archived_lines(s3) == []

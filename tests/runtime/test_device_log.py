@@ -212,11 +212,12 @@ def test_bad_input_is_a_value_error_naming_the_value(call, message):
         call(repository)
 
 
-def test_dates_are_normalised_to_utc_seconds():
-    assert normalise_date("2020-04-24T14:40:00.123456Z") == "2020-04-24T14:40:00"
+def test_dates_are_normalised_to_utc_keeping_the_fraction_given():
+    assert normalise_date("2020-04-24T14:40:00.123456Z") == "2020-04-24T14:40:00.123456"
+    assert normalise_date("2020-04-24T16:40:00.500+02:00") == "2020-04-24T14:40:00.5"
     assert normalise_date("2020-04-24T16:40:00+02:00") == "2020-04-24T14:40:00"
     assert normalise_date("2020-04-24") == "2020-04-24T00:00:00"
-    assert normalise_date("2020-04-24", end_of_day=True) == "2020-04-24T23:59:59"
+    assert normalise_date("2020-04-24", end_of_day=True) == "2020-04-24T23:59:59.999999999"
 
 
 def test_from_env_names_the_missing_variable():

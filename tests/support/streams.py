@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import copy
 import gzip
 import io
@@ -49,6 +50,32 @@ def stream_records(stream_arn):
         )["ShardIterator"]
         records += streams.get_records(ShardIterator=iterator)["Records"]
     return [{**r, "eventSourceARN": stream_arn} for r in records]
+
+
+def lambda_style(value):
+    """A record as Lambda hands it over (and writes it into a failure record): epoch seconds, base64 binary."""
+    if isinstance(value, dict):
+        return {k: lambda_style(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [lambda_style(v) for v in value]
+    if isinstance(value, datetime):
+        return value.timestamp()
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode()
+    return value
+
+
+def lambda_event(records, **raw_json):
+    """The records as the Python runtime hands them to a handler: Lambda's JSON text (:func:`lambda_style`), parsed.
+
+    ``raw_json`` maps a placeholder string value to the JSON text that replaces it before parsing, so a
+    test can put in what only JSON text can carry (an escaped lone surrogate, ``"\\ud800"``).
+    """
+    text = json.dumps({"Records": lambda_style(records)})
+    for placeholder, fragment in raw_json.items():
+        assert json.dumps(placeholder) in text, f"placeholder {placeholder!r} is not in the records"
+        text = text.replace(json.dumps(placeholder), fragment)
+    return json.loads(text)
 
 
 def archived_lines(s3):
