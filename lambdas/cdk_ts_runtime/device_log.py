@@ -24,6 +24,7 @@ from cdk_ts_runtime._aws import LazyClient, client_property, error_code
 from cdk_ts_runtime._retries import DATA_PATH
 from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.items import from_attribute_values, query_all, to_attribute_values
+from cdk_ts_runtime.throttling import throttled_after_retries
 from cdk_ts_runtime.time_spans import time_span
 
 ENV_TABLE_NAME = "DEVICE_LOG_TABLE_NAME"
@@ -170,6 +171,8 @@ class DeviceLogRepository:
         :param attributes: further attributes stored with the entry (not the key attributes).
         :return: the item as written.
         :raises LogEntryExistsError: when the entry exists and ``overwrite`` is False.
+        :raises cdk_ts_runtime.throttling.ThrottledError: still throttled after the client's retries (a
+            ``ClientError``; its ``throttle`` says whether the table's partition, an index or a limit was hit).
         """
         _require_text("device_id", device_id)
         _require_state(state)
@@ -191,6 +194,8 @@ class DeviceLogRepository:
         except ClientError as error:
             if error_code(error) == "ConditionalCheckFailedException":
                 raise LogEntryExistsError({"DeviceID": device_id, "State#Date": item["State#Date"]}) from None
+            if (throttled := throttled_after_retries(error)) is not None:
+                raise throttled from error  # the base table's partition, or a GSI's: the reasons say which
             raise
         return item
 
@@ -307,6 +312,8 @@ class DeviceLogRepository:
         except ClientError as error:
             if error_code(error) == "ConditionalCheckFailedException":
                 raise LookupError(f"no log entry {key} to escalate") from None
+            if (throttled := throttled_after_retries(error)) is not None:
+                raise throttled from error
             raise
         return from_attribute_values(response["Attributes"])
 

@@ -23,7 +23,7 @@ from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.items import query_all, to_attribute_values
 from cdk_ts_runtime.periods import RotationPeriod, period_start, shift, table_name
 from cdk_ts_runtime.table_layout import TableLayout
-from cdk_ts_runtime.throttling import classify_throttle
+from cdk_ts_runtime.throttling import classify_throttle, throttled_after_retries
 
 BATCH_LIMIT = 25  # BatchWriteItem's maximum number of requests
 
@@ -214,6 +214,8 @@ class PeriodRouter:
         except ClientError as error:
             if error_code(error) == "ResourceNotFoundException":
                 raise MissingPeriodTableError(self._missing_table(table, item[self.layout.sort_key])) from None
+            if (throttled := throttled_after_retries(error)) is not None:
+                raise throttled from error
             raise
         return table
 

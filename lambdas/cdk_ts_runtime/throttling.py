@@ -185,3 +185,15 @@ class ThrottledError(ClientError, CdkTsError):
 
     def __str__(self) -> str:
         return f"{self.operation_name} still throttled after {self.attempts} attempts: {self.throttle.describe()}"
+
+
+def throttled_after_retries(error: BaseException) -> ThrottledError | None:
+    """``error`` as a :class:`ThrottledError` when it is a throttle the SDK's retries gave up on, else None.
+
+    The attempts are the SDK's, from the response's ``RetryAttempts``.
+    """
+    if classify_throttle(error) is None:
+        return None
+    assert isinstance(error, ClientError)
+    retries = error.response.get("ResponseMetadata", {}).get("RetryAttempts", 0)
+    return ThrottledError(error, int(retries) + 1)
