@@ -60,8 +60,11 @@ def test_proxy_answers_as_dynamodb(request, engine, case, unique_name):
 
     problems = mismatches(case.expect, answer, names)
     sources = "; ".join(source["url"] for source in case.sources)
-    assert not problems, f"case {case.id} ({CORPUS.rules[case.rule]['rule']}) on {engine}: " + " | ".join(
-        problems) + f" [sources: {sources}]"
+    assert not problems, (
+        f"case {case.id} ({CORPUS.rules[case.rule]['rule']}) on {engine}: "
+        + " | ".join(problems)
+        + f" [sources: {sources}]"
+    )
 
 
 def test_every_rule_of_the_corpus_has_a_case():

@@ -60,8 +60,12 @@ class Step:
         if len(kinds) != 1:
             raise CorpusError(f"{where}: a step is exactly one of call/advance/set_time/configure, got {kinds}")
         return cls(
-            call=data.get("call"), params=data.get("params", {}), repeat=int(data.get("repeat", 1)),
-            until_error=data.get("until_error"), advance=data.get("advance"), set_time=data.get("set_time"),
+            call=data.get("call"),
+            params=data.get("params", {}),
+            repeat=int(data.get("repeat", 1)),
+            until_error=data.get("until_error"),
+            advance=data.get("advance"),
+            set_time=data.get("set_time"),
             configure=data.get("configure"),
         )
 
@@ -89,9 +93,13 @@ class Expected:
             raise CorpusError(f"{where}: an error answer (status != 200) has a type; a success has none")
         reasons = data.get("throttling_reasons")
         return cls(
-            status=status, type=data.get("type"), members=tuple(data.get("members", ())),
-            message=data.get("message"), message_prefix=data.get("message_prefix"),
-            throttling_reasons=None if reasons is None else tuple(reasons), response=data.get("response"),
+            status=status,
+            type=data.get("type"),
+            members=tuple(data.get("members", ())),
+            message=data.get("message"),
+            message_prefix=data.get("message_prefix"),
+            throttling_reasons=None if reasons is None else tuple(reasons),
+            response=data.get("response"),
         )
 
 
@@ -139,17 +147,26 @@ def load_corpus(path: Path = CORPUS) -> Corpus:
         request = Step.parse(raw["request"], f"{where} request")
         if request.call is None:
             raise CorpusError(f"{where}: the request is an API call")
-        cases.append(Case(
-            id=raw["id"], rule=raw["rule"], request=request, expect=Expected.parse(raw["expect"], where),
-            sources=tuple(sources), setup=tuple(Step.parse(s, f"{where} setup") for s in raw.get("setup", ())),
-            settings=raw.get("settings", {}), needs=needs, note=raw.get("note"),
-        ))
+        cases.append(
+            Case(
+                id=raw["id"],
+                rule=raw["rule"],
+                request=request,
+                expect=Expected.parse(raw["expect"], where),
+                sources=tuple(sources),
+                setup=tuple(Step.parse(s, f"{where} setup") for s in raw.get("setup", ())),
+                settings=raw.get("settings", {}),
+                needs=needs,
+                note=raw.get("note"),
+            )
+        )
     return Corpus(rules=rules, cases=tuple(cases))
 
 
 def expand(value, names: dict[str, str]):
     """``value`` with ``${name}`` replaced from ``names`` and ``${pad:N}`` by N letters (large items stay short)."""
     if isinstance(value, str):
+
         def replace(match: re.Match) -> str:
             key, number = match.group(1), match.group(2)
             if key == "pad":
