@@ -8,20 +8,22 @@ where a source quotes it. A failure names the case, what differed, and the case'
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.support.conformance import (
     FEATURES,
     NO_RETRIES,
     Answer,
+    CorpusError,
     WireClient,
+    expand,
     load_corpus,
     mismatches,
     run_step,
     setup_failure,
 )
-
-pytestmark = pytest.mark.server
 
 CORPUS = load_corpus()
 #: The proxy fixture for each engine, and the features the engine lacks (DESIGN.md: dynalite has no TTL or
@@ -43,6 +45,7 @@ def _names_after(answer: Answer | None, names: dict[str, str]) -> None:
         names["table_arn"] = description["TableArn"]
 
 
+@pytest.mark.server
 @pytest.mark.parametrize(("engine", "case"), list(_params()))
 def test_proxy_answers_as_dynamodb(request, engine, case, unique_name):
     proxy = request.getfixturevalue(ENGINES[engine][0])
@@ -70,3 +73,41 @@ def test_proxy_answers_as_dynamodb(request, engine, case, unique_name):
 def test_every_rule_of_the_corpus_has_a_case():
     covered = {case.rule for case in CORPUS.cases}
     assert set(CORPUS.rules) - covered == set()
+
+
+def _corpus_file(tmp_path, **case_changes):
+    case = {
+        "id": "c",
+        "rule": "r",
+        "request": {"call": "DescribeTable", "params": {"TableName": "${table}"}},
+        "expect": {"status": 400, "type": "ResourceNotFoundException"},
+        "sources": [{"url": "https://x"}],
+    }
+    case.update(case_changes)
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps({"rules": {"r": {"rule": "a rule"}}, "cases": [case]}))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"sources": []}, "cites at least one source"),
+        ({"rule": "nowhere"}, "not among the corpus's rules"),
+        ({"expect": {"status": 400}}, "has a type"),
+        ({"expect": {"status": 200, "type": "ValidationException"}}, "has a type"),
+        ({"expect": {"status": 400, "type": "X", "mesage": "typo"}}, "unknown expect keys"),
+        ({"setup": [{"call": "CreateTable", "advance": 1}]}, "exactly one of"),
+        ({"needs": ["backups"]}, "known features"),
+    ],
+)
+def test_load_corpus_refuses_a_malformed_case_naming_it(tmp_path, change, problem):
+    with pytest.raises(CorpusError, match=problem) as excinfo:
+        load_corpus(_corpus_file(tmp_path, **change))
+    assert "case 'c'" in str(excinfo.value)
+
+
+def test_expand_fills_names_and_padding_and_refuses_unknown_placeholders():
+    assert expand({"${table}": ["${table}-a", "${pad:3}"]}, {"table": "t1"}) == {"t1": ["t1-a", "xxx"]}
+    with pytest.raises(CorpusError, match=r"unknown placeholder \$\{tabel\}"):
+        expand("${tabel}", {"table": "t1"})
