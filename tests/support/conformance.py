@@ -81,9 +81,10 @@ class Expected:
     message_prefix: str | None = None
     throttling_reasons: tuple[dict, ...] | None = None
     response: dict | None = None
+    wire_type: str | None = None  # ``__type`` on the wire; set by the loader from the corpus's ``wire_types``
 
     @classmethod
-    def parse(cls, data: dict, where: str) -> Expected:
+    def parse(cls, data: dict, where: str, wire_types: dict[str, str]) -> Expected:
         """The expected answer from its JSON form; an error needs its type, a success no type."""
         unknown = set(data) - _EXPECT_KEYS
         if unknown:
@@ -100,6 +101,9 @@ class Expected:
             message_prefix=data.get("message_prefix"),
             throttling_reasons=None if reasons is None else tuple(reasons),
             response=data.get("response"),
+            wire_type=None
+            if "type" not in data
+            else wire_types.get(data["type"], DYNAMODB_ERROR_PREFIX + data["type"]),
         )
 
 
@@ -124,12 +128,16 @@ class Corpus:
 
     rules: dict[str, dict]
     cases: tuple[Case, ...]
+    wire_types: dict[str, dict]
 
 
 def load_corpus(path: Path = CORPUS) -> Corpus:
     """Read and check ``cases.json``: every case names a known rule, a source, a request and an answer."""
     data = json.loads(path.read_text())
     rules = data["rules"]
+    # DynamoDB sends most errors as com.amazonaws.dynamodb.v20120810#Code; ``wire_types`` names those it sends under
+    # another namespace, each with its source.
+    wire_types = data.get("wire_types", {})
     cases, seen = [], set()
     for raw in data["cases"]:
         where = f"case {raw.get('id', '?')!r}"
@@ -152,7 +160,7 @@ def load_corpus(path: Path = CORPUS) -> Corpus:
                 id=raw["id"],
                 rule=raw["rule"],
                 request=request,
-                expect=Expected.parse(raw["expect"], where),
+                expect=Expected.parse(raw["expect"], where, {k: v["type"] for k, v in wire_types.items()}),
                 sources=tuple(sources),
                 setup=tuple(Step.parse(s, f"{where} setup") for s in raw.get("setup", ())),
                 settings=raw.get("settings", {}),
@@ -160,7 +168,7 @@ def load_corpus(path: Path = CORPUS) -> Corpus:
                 note=raw.get("note"),
             )
         )
-    return Corpus(rules=rules, cases=tuple(cases))
+    return Corpus(rules=rules, cases=tuple(cases), wire_types=wire_types)
 
 
 def expand(value, names: dict[str, str]):
@@ -268,8 +276,8 @@ def mismatches(expect: Expected, answer: Answer, names: dict[str, str]) -> list[
     if answer.code != expect.type:
         problems.append(f"botocore's Error.Code {answer.code!r}, DynamoDB answers {expect.type!r}")
     wire_type = answer.wire.get("__type")
-    if wire_type != DYNAMODB_ERROR_PREFIX + expect.type:
-        problems.append(f"__type on the wire {wire_type!r}, DynamoDB sends {DYNAMODB_ERROR_PREFIX + expect.type!r}")
+    if wire_type != expect.wire_type:
+        problems.append(f"__type on the wire {wire_type!r}, DynamoDB sends {expect.wire_type!r}")
     wire_members = sorted(set(answer.wire) - {"__type"})
     if wire_members != sorted(expect.members):
         problems.append(f"members on the wire {wire_members}, DynamoDB sends {sorted(expect.members)}")
