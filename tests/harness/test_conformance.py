@@ -26,8 +26,8 @@ from tests.support.conformance import (
 )
 
 CORPUS = load_corpus()
-#: The proxy fixture for each engine, and the features the engine lacks (DESIGN.md: dynalite has no TTL or
-#: streams; it has no continuous backups either).
+#: The proxy fixture for each engine, and the features the engine lacks: dynalite answers UnknownOperationException
+#: to UpdateTimeToLive and UpdateContinuousBackups, and has no streams (DESIGN.md).
 ENGINES = {"moto_server": ("rules_proxy", set()), "dynalite": ("rules_proxy_dynalite", set(FEATURES))}
 
 
