@@ -99,6 +99,7 @@ def _corpus_file(tmp_path, **case_changes):
         ({"expect": {"status": 400, "type": "X", "mesage": "typo"}}, "unknown expect keys"),
         ({"setup": [{"call": "CreateTable", "advance": 1}]}, "exactly one of"),
         ({"needs": ["backups"]}, "known features"),
+        ({"setup": [{"call": "CreateTable", "template": "provisoned"}]}, "unknown template"),
     ],
 )
 def test_load_corpus_refuses_a_malformed_case_naming_it(tmp_path, change, problem):

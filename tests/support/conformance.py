@@ -26,7 +26,7 @@ NO_RETRIES = Config(retries={"mode": "standard", "total_max_attempts": 1})
 FEATURES = ("ttl", "streams", "continuous_backups")
 _PLACEHOLDER = re.compile(r"\$\{([a-z_]+)(?::(\d+))?\}")
 _EXPECT_KEYS = {"status", "type", "members", "message", "message_prefix", "throttling_reasons", "response"}
-_STEP_KEYS = {"call", "params", "repeat", "until_error", "advance", "set_time", "configure"}
+_STEP_KEYS = {"call", "template", "params", "repeat", "until_error", "advance", "set_time", "configure"}
 
 
 class CorpusError(ValueError):
@@ -37,9 +37,10 @@ class CorpusError(ValueError):
 class Step:
     """One thing to do before (or as) the request: an API call, a clock move, or a settings change.
 
-    ``call`` with ``repeat`` N sends it N times (``${i}`` is the attempt, from 0); with ``until_error`` CODE it is
-    sent until DynamoDB answers CODE, at most ``repeat`` times (a throttle arrives after a count only the
-    service knows, so the case says which answer it waits for, not after how many calls).
+    A call's ``template`` names parameters in the corpus's ``templates`` that ``params`` complete or override (a
+    table's usual definition, written once). ``repeat`` N sends a call N times (``${i}`` is the attempt, from 0);
+    with ``until_error`` CODE it is sent until DynamoDB answers CODE, at most ``repeat`` times (a throttle arrives
+    after a count only the service knows, so the case says which answer it waits for, not after how many calls).
     """
 
     call: str | None = None
@@ -51,17 +52,22 @@ class Step:
     configure: dict | None = None
 
     @classmethod
-    def parse(cls, data: dict, where: str) -> Step:
-        """A step from its JSON form; unknown keys are refused."""
+    def parse(cls, data: dict, where: str, templates: dict[str, dict]) -> Step:
+        """A step from its JSON form, its template applied; unknown keys and templates are refused."""
         unknown = set(data) - _STEP_KEYS
         if unknown:
             raise CorpusError(f"{where}: unknown step keys {sorted(unknown)}; known: {sorted(_STEP_KEYS)}")
         kinds = [k for k in ("call", "advance", "set_time", "configure") if k in data]
         if len(kinds) != 1:
             raise CorpusError(f"{where}: a step is exactly one of call/advance/set_time/configure, got {kinds}")
+        params = data.get("params", {})
+        if "template" in data:
+            if data["template"] not in templates:
+                raise CorpusError(f"{where}: unknown template {data['template']!r}; known: {sorted(templates)}")
+            params = {**templates[data["template"]], **params}
         return cls(
             call=data.get("call"),
-            params=data.get("params", {}),
+            params=params,
             repeat=int(data.get("repeat", 1)),
             until_error=data.get("until_error"),
             advance=data.get("advance"),
@@ -138,6 +144,7 @@ def load_corpus(path: Path = CORPUS) -> Corpus:
     # DynamoDB sends most errors as com.amazonaws.dynamodb.v20120810#Code; ``wire_types`` names those it sends under
     # another namespace, each with its source.
     wire_types = data.get("wire_types", {})
+    templates = data.get("templates", {})
     cases, seen = [], set()
     for raw in data["cases"]:
         where = f"case {raw.get('id', '?')!r}"
@@ -152,7 +159,7 @@ def load_corpus(path: Path = CORPUS) -> Corpus:
         needs = tuple(raw.get("needs", ()))
         if set(needs) - set(FEATURES):
             raise CorpusError(f"{where}: needs {needs}; known features: {FEATURES}")
-        request = Step.parse(raw["request"], f"{where} request")
+        request = Step.parse(raw["request"], f"{where} request", templates)
         if request.call is None:
             raise CorpusError(f"{where}: the request is an API call")
         cases.append(
@@ -162,7 +169,7 @@ def load_corpus(path: Path = CORPUS) -> Corpus:
                 request=request,
                 expect=Expected.parse(raw["expect"], where, {k: v["type"] for k, v in wire_types.items()}),
                 sources=tuple(sources),
-                setup=tuple(Step.parse(s, f"{where} setup") for s in raw.get("setup", ())),
+                setup=tuple(Step.parse(s, f"{where} setup", templates) for s in raw.get("setup", ())),
                 settings=raw.get("settings", {}),
                 needs=needs,
                 note=raw.get("note"),
