@@ -335,6 +335,8 @@ class TestConfig:
             ({"tags": {"team": 7}}, "tags .* must map strings to strings"),
             ({"archive_bucket": ""}, "archive_bucket '' must be a non-empty string"),
             ({"bucket": "x"}, "unknown rotation settings: bucket"),
+            ({"missing_table_alarm_seconds": 901}, "missing_table_alarm_seconds 901 must be from 0 to create_lead"),
+            ({"missing_table_alarm_seconds": 30.5}, "missing_table_alarm_seconds 30.5 must be a whole number"),
         ],
     )
     def test_bad_config_is_refused_when_loaded(self, raw, message):
