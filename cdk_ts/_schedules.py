@@ -21,6 +21,7 @@ _LAST_MONTHS = {
 _DAY = timedelta(days=1)
 #: The shortest missing-table alarm lead: a one-minute datapoint, then the alarm's evaluation.
 MIN_ALARM_LEAD = timedelta(minutes=3)
+DEFAULT_ALARM_LEAD = timedelta(minutes=5)
 _MONTH_SAFE_DAYS = 28  # every month has a day 28, so 1 + delay days always exists
 
 
@@ -63,13 +64,24 @@ def before_boundary(period: RotationPeriod, lead: timedelta, name: str = "create
     }
 
 
-def check_alarm_lead(alarm_lead: timedelta, create_lead: timedelta) -> None:
+def default_alarm_lead(create_lead: timedelta) -> timedelta:
+    """5 minutes, or a minute less than ``create_lead`` when that is shorter (never under :data:`MIN_ALARM_LEAD`)."""
+    return max(MIN_ALARM_LEAD, min(DEFAULT_ALARM_LEAD, create_lead - timedelta(minutes=1)))
+
+
+def check_alarm_lead(alarm_lead: timedelta, create_lead: timedelta, *, given: bool = True) -> None:
     """The missing-table alarm lead leaves the alarm time to fire, and comes after the create_new run.
 
     A NextPeriodTableMissing datapoint is evaluated over a one-minute period, so the alarm changes state a
     minute or two after it is published: with less than :data:`MIN_ALARM_LEAD` it could fire after the
     boundary. It must also be shorter than ``create_lead``: the retry it schedules runs after create_new.
+    ``given`` is False for the default, so the error names ``create_lead``, the value to change.
     """
+    if not given and alarm_lead >= create_lead:
+        raise ValidationError(
+            f"create_lead {create_lead} leaves no time to retry a refused create and alarm before the boundary: "
+            f"use a create_lead of at least {MIN_ALARM_LEAD + timedelta(minutes=1)}"
+        )
     if alarm_lead < MIN_ALARM_LEAD:
         raise ValidationError(
             f"missing_table_alarm_lead {alarm_lead} must be at least {MIN_ALARM_LEAD}: the alarm needs a minute's "

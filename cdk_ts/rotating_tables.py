@@ -158,7 +158,8 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
             publishes ``NextPeriodTableMissing``, and the ``next_table_missing`` alarm, evaluated every minute,
             fires before the boundary while the table is missing. Whole minutes, at least 3 (a minute's
             datapoint and an evaluation), shorter than ``create_lead``.
-            Default: None — 5 minutes (a retry at 23:55 UTC on a daily rotation).
+            Default: None — 5 minutes (a retry at 23:55 UTC on a daily rotation), or a minute less than a
+            ``create_lead`` of 6 minutes or less.
         :param resize_delay: how long after each boundary older tables are moved down their tiers and
             expired tables are removed. Default: None — 15 minutes (00:15 UTC on a daily rotation).
         :param reconcile_every: how often the reconcile run converges any state (creates missing tables,
@@ -219,11 +220,15 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
                 check_derived_texts(problems, table_prefix, period_kind, archive_prefix if archive_bucket else None)
             layout = problems.collect(lambda: table_layout(table_prefix, layout_options))
         lead = problems.collect(lambda: _to_timedelta("create_lead", create_lead, Duration.minutes(15)))
-        alarm_lead = problems.collect(
-            lambda: _to_timedelta("missing_table_alarm_lead", missing_table_alarm_lead, Duration.minutes(5))
-        )
+        alarm_lead = None
+        if lead is not None:
+            default = Duration.seconds(_schedules.default_alarm_lead(lead).total_seconds())
+            alarm_lead = problems.collect(
+                lambda: _to_timedelta("missing_table_alarm_lead", missing_table_alarm_lead, default)
+            )
         if lead is not None and alarm_lead is not None:
-            problems.collect(lambda: _schedules.check_alarm_lead(alarm_lead, lead))
+            given = missing_table_alarm_lead is not None
+            problems.collect(lambda: _schedules.check_alarm_lead(alarm_lead, lead, given=given))
         delay = problems.collect(lambda: _to_timedelta("resize_delay", resize_delay, Duration.minutes(15)))
         every = reconcile_every or Duration.hours(1)
         if enable_reconcile_schedule:
@@ -238,7 +243,7 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
             archive_bucket=archive_bucket.bucket_name if archive_bucket else None,
             archive_prefix=archive_prefix,
             create_lead_seconds=int((lead or timedelta(minutes=15)).total_seconds()),
-            missing_table_alarm_seconds=int((alarm_lead or timedelta(minutes=5)).total_seconds()),
+            missing_table_alarm_seconds=int(alarm_lead.total_seconds()) if alarm_lead else None,
             point_in_time_recovery=point_in_time_recovery,
             kms_key_arn=encryption_key.key_arn if encryption_key else None,
             ttl_attribute=time_to_live_attribute,

@@ -458,7 +458,7 @@ class RotationConfig:
         missing counts as missing: every run from then on publishes ``NextPeriodTableMissing`` (1 while it is
         missing), a create still being retried publishes 1 as soon as this time passes, and the construct
         schedules a ``create_new`` retry then. At most ``create_lead_seconds``.
-        Default: 300 (5 minutes).
+        Default: None — 300 (5 minutes), or ``create_lead_seconds`` when that is shorter.
     :param point_in_time_recovery: enable point-in-time recovery on every table.
         Default: True.
     :param kms_key_arn: the KMS key new tables are encrypted with.
@@ -491,7 +491,7 @@ class RotationConfig:
     archive_bucket: str | None = None
     archive_prefix: str = ""
     create_lead_seconds: int = 900
-    missing_table_alarm_seconds: int = 300
+    missing_table_alarm_seconds: int | None = None
     point_in_time_recovery: bool = True
     kms_key_arn: str | None = None
     ttl_attribute: str | None = None
@@ -504,6 +504,8 @@ class RotationConfig:
     metric_namespace: str | None = "cdk-ts"
 
     def __post_init__(self) -> None:
+        if self.missing_table_alarm_seconds is None and isinstance(self.create_lead_seconds, int):
+            object.__setattr__(self, "missing_table_alarm_seconds", min(300, self.create_lead_seconds))
         self._check_types()
         for name in ("previous", "older"):
             if getattr(self, name).right_sizing is not None:

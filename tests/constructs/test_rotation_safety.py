@@ -79,3 +79,14 @@ def test_every_bad_lead_is_reported_with_the_other_problems():
     with pytest.raises(ValueError, match=r"(?s)missing_table_alarm_lead 0:20:00 must be shorter than create_lead.*"
                        r"reconcile_every 1 minute"):
         build(missing_table_alarm_lead=Duration.minutes(20), reconcile_every=Duration.minutes(1))
+
+
+def test_a_short_create_lead_gets_an_alarm_lead_a_minute_shorter_and_a_too_short_one_is_refused():
+    _app, stack, tables = build(create_lead=Duration.minutes(4), run_at_deploy=False)
+    assert tables.config.missing_table_alarm_seconds == 180
+    retry = Template.from_stack(stack).to_json()["Resources"][
+        stack.get_logical_id(tables.create_new_retry_rule.node.default_child)
+    ]
+    assert retry["Properties"]["ScheduleExpression"] == "cron(57 23 * * ? *)"
+    with pytest.raises(ValueError, match=r"create_lead 0:03:00 leaves no time .* at least 0:04:00"):
+        build(create_lead=Duration.minutes(3))

@@ -343,6 +343,10 @@ class TestConfig:
         with pytest.raises(ValueError, match=message):
             RotationConfig.from_env({ENV_ROTATION_CONFIG: json.dumps(raw)})
 
+    def test_the_missing_table_deadline_defaults_to_5_minutes_or_the_shorter_create_lead(self):
+        assert RotationConfig().missing_table_alarm_seconds == 300
+        assert RotationConfig(create_lead_seconds=120).missing_table_alarm_seconds == 120
+
     @pytest.mark.parametrize("raw", ["not json", "[1, 2]"])
     def test_config_that_is_not_a_json_object_is_refused(self, raw):
         with pytest.raises(ValueError, match="CDK_TS_ROTATION_CONFIG"):
