@@ -109,8 +109,8 @@ class RunLock:
     :param owner: this run's ID.
         Default: a random UUID.
     :param longest_hold: the longest any run holds the lock (the function's timeout plus
-        :data:`LOCK_MARGIN_SECONDS`); an item expiring further ahead is malformed.
-        Default: Lambda's longest timeout plus the margin, 960 s.
+        ``LOCK_MARGIN_SECONDS``); an item expiring further ahead is malformed.
+        Default: Lambda's longest timeout plus the margin — 960 s.
     """
 
     dynamodb: Any
