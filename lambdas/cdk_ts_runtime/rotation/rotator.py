@@ -54,6 +54,8 @@ OPERATIONS = ("create_new", "resize_old", "reconcile")
 #: releases it soon after).
 DEFAULT_LOCK_SECONDS = LONGEST_RUN_SECONDS
 LOCK_RETRY_SECONDS = 5
+#: How often one run tries to take over a malformed lock item that keeps changing under it.
+LOCK_TAKEOVER_TRIES = 3
 #: A CreateTable DynamoDB answers with "not now" (a throttle, ``LimitExceededException``, a same-named table
 #: still being deleted) is sent again after full-jitter backoff of up to ``base * 2**n`` s, capped, while
 #: the run has time for the wait, at most ``CREATE_ATTEMPTS`` times. The SDK's own retries (5 attempts,
@@ -238,9 +240,11 @@ class TableRotator:
         # never longer than the lock's longest hold: a longer one would look malformed to the other runs
         hold = min(timedelta(seconds=limit + LOCK_MARGIN_SECONDS), self.lock.longest_hold)
         waited = 0.0
+        takeovers = LOCK_TAKEOVER_TRIES
         while True:
             holder = self.lock.acquire(operation, hold)
-            if holder is not None and holder.problem:
+            if holder is not None and holder.problem and takeovers > 0:
+                takeovers -= 1
                 if self.lock.take_over(holder, operation, hold):
                     report.add(
                         "lock_taken_over", "-", item=holder.item,
@@ -417,7 +421,7 @@ class TableRotator:
         """CreateTable, sent again while DynamoDB answers "not now" and the run has time; True when the table is there.
 
         Waits follow :data:`CREATE_RETRY_BASE_SECONDS` and :data:`CREATE_RETRY_CAP_SECONDS` (full jitter), at
-        most :data:`CREATE_ATTEMPTS` tries, and never a wait the run's time cannot hold before its last margin.
+        most :data:`CREATE_ATTEMPTS` tries, and none once a wait of the cap would reach the run's last margin.
         Past the missing-table deadline the metric says so at once, while the tries go on. A create still
         refused when they end is deferred: the create-retry schedule and reconcile try again, and the alarm
         tells someone if the table is still missing at the deadline.
