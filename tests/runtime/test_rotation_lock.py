@@ -210,8 +210,10 @@ def test_the_handler_builds_the_lock_and_the_deadline_from_the_environment_and_c
         def get_remaining_time_in_millis(self):
             return 295_000
 
+    monkeypatch.setenv(RUN_TIMEOUT_ENV, "300")
     rotator = rotation.build_rotator(__import__("os").environ, Context())
     assert (rotator.lock.table_name, rotator.lock.lock_id) == ("rotation-lock", "telemetry")
+    assert rotator.lock.longest_hold == timedelta(seconds=360)  # the function's timeout plus the margin
     assert rotator.time_left() == 295.0
     assert rotator.dynamodb.meta.config.retries == {"mode": "standard", "total_max_attempts": 5}
 
@@ -329,3 +331,11 @@ def test_every_run_says_in_a_metric_whether_it_found_the_lock_held(dynamodb):
     )
     [point] = stats["Datapoints"]
     assert (point["Sum"], point["SampleCount"]) == (1.0, 2.0)
+
+
+@pytest.mark.parametrize("raw", ["five", "0", "901", "300.5"])
+def test_a_run_timeout_no_lambda_function_can_have_is_refused_by_name(raw):
+    env = {**TableLayout("telemetry").to_env(), LOCK_TABLE_ENV: "rotation-lock", RUN_TIMEOUT_ENV: raw}
+    message = f"CDK_TS_ROTATION_TIMEOUT_SECONDS '{raw}' must be whole seconds from 1 to 900"
+    with pytest.raises(ValueError, match=message):
+        TableRotator.from_env(env, dynamodb=object())
