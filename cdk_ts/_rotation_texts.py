@@ -32,6 +32,10 @@ def function_description(prefix: str, period: RotationPeriod) -> str:
     return f"Rotates the {period.value} DynamoDB tables {prefix}_*"
 
 
+#: What the rule that runs ``create_new`` again before the boundary is called in its description.
+CREATE_RETRY = "create_new retry"
+
+
 def rule_description(operation: str, prefix: str, period: RotationPeriod) -> str:
     """The description of the rule that runs ``operation``."""
     return f"{operation} for the {period.value} tables {prefix}_*"
@@ -41,13 +45,20 @@ def alarm_descriptions(prefix: str) -> dict[str, str]:
     """The default alarms' descriptions, by the alarm's name in ``alarms``."""
     return {
         "rotation_failures": f"The rotation of {prefix}_* failed (create_new, resize_old or reconcile)",
-        "next_table_missing": f"Inside the lead window the next period's {prefix} table does not exist yet",
+        "next_table_missing": (
+            f"The next period's {prefix} table is still missing shortly before its period starts (after create_new "
+            "and its retry): writers at the boundary will fail; see the README's rotation runbook"
+        ),
         "schedule_dead_letters": f"A rotation run of {prefix}_* could not be delivered after every retry",
         "function_dead_letters": (
             f"A rotation run of {prefix}_* failed on every attempt; its event is kept in the function's "
             "dead-letter queue"
         ),
         "future_tables": f"Tables named {prefix}_* are dated after the next period; rotation leaves them",
+        "lock_held": (
+            f"Every rotation run of {prefix}_* for two hours found the rotation lock held by another run and "
+            "changed nothing; see the README's rotation runbook"
+        ),
         "throttles": (
             f"DynamoDB throttled requests in the account, {prefix}_* period tables among them "
             "(the dashboard's SEARCH graph shows which table)"
@@ -86,7 +97,7 @@ def derived_texts(prefix: str, period: RotationPeriod, archive_prefix: str | Non
                 f"the {operation} rule's description", rule_description(operation, prefix, period),
                 RULE_DESCRIPTION_MAX, "EventBridge",
             )
-            for operation in OPERATIONS
+            for operation in (*OPERATIONS, CREATE_RETRY)
         ),
         *(
             DerivedText(f"the {name} alarm's description", text, ALARM_DESCRIPTION_MAX, "CloudWatch")

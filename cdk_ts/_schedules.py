@@ -19,6 +19,9 @@ _LAST_MONTHS = {
     RotationPeriod.YEARLY: "12",
 }
 _DAY = timedelta(days=1)
+#: The shortest missing-table alarm lead: a one-minute datapoint, then the alarm's evaluation.
+MIN_ALARM_LEAD = timedelta(minutes=3)
+DEFAULT_ALARM_LEAD = timedelta(minutes=5)
 _MONTH_SAFE_DAYS = 28  # every month has a day 28, so 1 + delay days always exists
 
 
@@ -32,9 +35,12 @@ def validate_offset(name: str, period: RotationPeriod, offset: timedelta) -> Non
         )
 
 
-def before_boundary(period: RotationPeriod, lead: timedelta) -> dict[str, str]:
-    """Cron fields firing ``lead`` before each boundary (e.g. 23:45 on the last day for a 15-minute lead)."""
-    validate_offset("create_lead", period, lead)
+def before_boundary(period: RotationPeriod, lead: timedelta, name: str = "create_lead") -> dict[str, str]:
+    """Cron fields firing ``lead`` before each boundary (e.g. 23:45 on the last day for a 15-minute lead).
+
+    ``name`` is the setting an error names.
+    """
+    validate_offset(name, period, lead)
     minutes_before = int(lead / timedelta(minutes=1))
     if period is RotationPeriod.DAILY:
         minute_of_day = 1440 - minutes_before
@@ -45,7 +51,7 @@ def before_boundary(period: RotationPeriod, lead: timedelta) -> dict[str, str]:
         return {"minute": str(minute_of_day % 60), "hour": str(minute_of_day // 60), "week_day": _WEEK_DAYS[day]}
     if lead >= _DAY:
         raise ValidationError(
-            f"create_lead {lead} must be under 1 day for a {period.value} rotation: EventBridge cron can name the "
+            f"{name} {lead} must be under 1 day for a {period.value} rotation: EventBridge cron can name the "
             "last day of a month but not a day before it. Reconcile runs still create the next table inside a "
             "longer lead window."
         )
@@ -56,6 +62,36 @@ def before_boundary(period: RotationPeriod, lead: timedelta) -> dict[str, str]:
         "day": "L",
         "month": _LAST_MONTHS[period],
     }
+
+
+def default_alarm_lead(create_lead: timedelta) -> timedelta:
+    """5 minutes, or a minute less than ``create_lead`` when that is shorter (never under :data:`MIN_ALARM_LEAD`)."""
+    return max(MIN_ALARM_LEAD, min(DEFAULT_ALARM_LEAD, create_lead - timedelta(minutes=1)))
+
+
+def check_alarm_lead(alarm_lead: timedelta, create_lead: timedelta, *, given: bool = True) -> None:
+    """The missing-table alarm lead leaves the alarm time to fire, and comes after the create_new run.
+
+    A NextPeriodTableMissing datapoint is evaluated over a one-minute period, so the alarm changes state a
+    minute or two after it is published: with less than :data:`MIN_ALARM_LEAD` it could fire after the
+    boundary. It must also be shorter than ``create_lead``: the retry it schedules runs after create_new.
+    ``given`` is False for the default, so the error names ``create_lead``, the value to change.
+    """
+    if not given and alarm_lead >= create_lead:
+        raise ValidationError(
+            f"create_lead {create_lead} leaves no time to retry a refused create and alarm before the boundary: "
+            f"use a create_lead of at least {MIN_ALARM_LEAD + timedelta(minutes=1)}"
+        )
+    if alarm_lead < MIN_ALARM_LEAD:
+        raise ValidationError(
+            f"missing_table_alarm_lead {alarm_lead} must be at least {MIN_ALARM_LEAD}: the alarm needs a minute's "
+            "datapoint and an evaluation to fire before the boundary"
+        )
+    if alarm_lead >= create_lead:
+        raise ValidationError(
+            f"missing_table_alarm_lead {alarm_lead} must be shorter than create_lead {create_lead}: the next table "
+            "is not missing before create_new runs; lengthen create_lead or shorten the alarm lead"
+        )
 
 
 def after_boundary(period: RotationPeriod, delay: timedelta) -> dict[str, str]:

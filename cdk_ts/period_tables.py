@@ -254,17 +254,21 @@ class PeriodTablesBase(Bindable, Construct):
         )
 
     def metric_next_table_missing(self, **props: Any) -> cloudwatch.Metric:
-        """1 when, inside the lead window, the next period's table does not exist yet (published by reconcile).
+        """1 while the next period's table is missing shortly before its boundary, else 0; Maximum.
 
-        The same as ``metric(RotationMetric.NEXT_PERIOD_TABLE_MISSING, **props)``; Maximum.
+        Published by every rotation run that ends less than ``missing_table_alarm_lead`` before the
+        boundary, and by a create still being retried then.
+
+        The same as ``metric(RotationMetric.NEXT_PERIOD_TABLE_MISSING, **props)``.
         """
         return self.metric(RotationMetric.NEXT_PERIOD_TABLE_MISSING, **props)
 
     def metric(self, metric_name: RotationMetric | str, **props: Any) -> cloudwatch.Metric:
         """A metric the rotation function publishes for this prefix (namespace ``cdk-ts``, dimension ``TablePrefix``).
 
-        ``RotationMetric`` names them: ``NEXT_PERIOD_TABLE_MISSING`` (1 or 0, inside the lead window) and the
-        counts every run publishes, ``FUTURE_PERIOD_TABLES``, ``FOREIGN_LOOKALIKE_TABLES`` and ``FAILED_TABLES``.
+        ``RotationMetric`` names them: ``NEXT_PERIOD_TABLE_MISSING`` (1 or 0, shortly before a boundary), the
+        counts every run publishes, ``FUTURE_PERIOD_TABLES``, ``FOREIGN_LOOKALIKE_TABLES`` and ``FAILED_TABLES``,
+        and ``LOCK_HELD_RUNS`` (1 when a run found the lock held, 0 when it took it).
 
         :param metric_name: a ``RotationMetric`` or its value (``"FailedTables"``).
         :param props: metric options (``period``, ``statistic``, ``label``...) over the default, the Maximum.

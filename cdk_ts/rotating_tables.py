@@ -29,7 +29,13 @@ from cdk_ts._rotation_lock import (
     grant_lock,
     lock_table,
 )
-from cdk_ts._rotation_texts import alarm_descriptions, check_derived_texts, function_description, rule_description
+from cdk_ts._rotation_texts import (
+    CREATE_RETRY,
+    alarm_descriptions,
+    check_derived_texts,
+    function_description,
+    rule_description,
+)
 from cdk_ts._validation import Problems, check_keywords, keyword_names
 from cdk_ts.period_tables import (
     LAYOUT_KEYWORDS,
@@ -42,7 +48,7 @@ from cdk_ts.period_tables import (
 )
 from cdk_ts_runtime.errors import ValidationError
 from cdk_ts_runtime.periods import RotationPeriod, globs_overlap, table_name_glob
-from cdk_ts_runtime.rotation.lock import LOCK_TABLE_ENV
+from cdk_ts_runtime.rotation.lock import LOCK_TABLE_ENV, RUN_TIMEOUT_ENV
 from cdk_ts_runtime.rotation_config import (
     DEFAULT_CURRENT,
     DEFAULT_OLDER,
@@ -67,9 +73,11 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
     """One DynamoDB table per period (``{table_prefix}_{label}``), rotated by a scheduled Lambda function.
 
     Before each boundary the function creates the next period's table at the current tier's
-    capacity; after it, it moves the previous table to the previous tier and older tables to the
-    older tier; with ``retain_periods`` it exports (when ``archive_bucket`` is given) and deletes
-    tables past retention. A reconcile run at deploy time and every ``reconcile_every`` converges
+    capacity (a refused create is tried again within the run, then by a second run at
+    ``missing_table_alarm_lead`` before the boundary, and the ``next_table_missing`` alarm fires before the
+    boundary if the table is still missing then); after it, it moves the previous table to the previous
+    tier and older tables to the older tier; with ``retain_periods`` it exports (when ``archive_bucket``
+    is given) and deletes tables past retention. A reconcile run at deploy time and every ``reconcile_every`` converges
     any state, so a missed run heals itself. Writers and readers use ``cdk_ts_runtime.router.PeriodRouter``.
 
     Runs are single-flight: each takes the lock of its table prefix in ``lock_table`` (a conditional
@@ -82,8 +90,9 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
     ``function_dead_letter_queue``. Both are encrypted, SSL-only SQS queues keeping messages 14 days.
 
     Exposes what it creates: ``function`` (the rotation function), ``lock_table``, ``layout``
-    (``TableLayout``), ``config`` (``RotationConfig``), the rules ``create_new_rule``, ``resize_old_rule``
-    and ``reconcile_rule`` (None when disabled) and ``deploy_time_run`` (None without ``run_at_deploy``).
+    (``TableLayout``), ``config`` (``RotationConfig``), the rules ``create_new_rule``,
+    ``create_new_retry_rule``, ``resize_old_rule`` and ``reconcile_rule`` (None when disabled) and
+    ``deploy_time_run`` (None without ``run_at_deploy``).
 
     Monitoring: ``metric_*()`` methods give the metrics (graph them, or alarm on them your way), and
     ``metric(RotationMetric...)`` any metric the rotation function publishes; each takes CloudWatch
@@ -91,7 +100,7 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
     and the statistic its docstring names. ``add_default_alarms()`` creates the recommended alarms,
     kept in ``alarms`` by name and as the attributes ``rotation_failures_alarm``,
     ``next_table_missing_alarm``, ``schedule_dead_letters_alarm``, ``function_dead_letters_alarm``,
-    ``future_tables_alarm`` and ``throttles_alarm`` (None until then).
+    ``future_tables_alarm``, ``lock_held_alarm`` and ``throttles_alarm`` (None until then).
     """
 
     def __init__(
@@ -101,6 +110,7 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
         previous_tier: CapacityTier = DEFAULT_PREVIOUS,
         older_tier: CapacityTier = DEFAULT_OLDER,
         create_lead: Duration | None = None,
+        missing_table_alarm_lead: Duration | None = None,
         resize_delay: Duration | None = None,
         reconcile_every: Duration | None = None,
         enable_reconcile_schedule: bool = True,
@@ -142,6 +152,14 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
             Default: the same on-demand Standard-IA tier (no second class change when a table ages).
         :param create_lead: how long before each boundary the next period's table is created.
             Default: None — 15 minutes (23:45 UTC on a daily rotation).
+        :param missing_table_alarm_lead: how long before each boundary a next period's table that is still
+            missing counts as missing: a second ``create_new`` run is scheduled then (a create refused for
+            longer than the first run could wait is tried again before the boundary), every run from then on
+            publishes ``NextPeriodTableMissing``, and the ``next_table_missing`` alarm, evaluated every minute,
+            fires before the boundary while the table is missing. Whole minutes, at least 3 (a minute's
+            datapoint and an evaluation), shorter than ``create_lead``.
+            Default: None — 5 minutes (a retry at 23:55 UTC on a daily rotation), or a minute less than a
+            ``create_lead`` of 6 minutes or less.
         :param resize_delay: how long after each boundary older tables are moved down their tiers and
             expired tables are removed. Default: None — 15 minutes (00:15 UTC on a daily rotation).
         :param reconcile_every: how often the reconcile run converges any state (creates missing tables,
@@ -187,7 +205,8 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
             ``partition_key``, ``sort_key``, ``time_unit``): how long one table covers, and the tables' keys.
         :raises ValueError: naming this construct's path and every problem at once, an unknown keyword (with
             the closest valid one), a token ``table_prefix``, an invalid prefix, period, key or time unit,
-            ``reconcile_every`` under 5 minutes, an inconsistent retention (see ``RotationConfig``) or
+            ``reconcile_every`` under 5 minutes, a ``missing_table_alarm_lead`` under 3 minutes or not shorter
+            than ``create_lead``, an inconsistent retention (see ``RotationConfig``) or
             ``reserved_concurrent_executions`` under 1.
         """
         problems = Problems(scope, construct_id)
@@ -201,6 +220,15 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
                 check_derived_texts(problems, table_prefix, period_kind, archive_prefix if archive_bucket else None)
             layout = problems.collect(lambda: table_layout(table_prefix, layout_options))
         lead = problems.collect(lambda: _to_timedelta("create_lead", create_lead, Duration.minutes(15)))
+        alarm_lead = None
+        if lead is not None:
+            default = Duration.seconds(_schedules.default_alarm_lead(lead).total_seconds())
+            alarm_lead = problems.collect(
+                lambda: _to_timedelta("missing_table_alarm_lead", missing_table_alarm_lead, default)
+            )
+        if lead is not None and alarm_lead is not None:
+            given = missing_table_alarm_lead is not None
+            problems.collect(lambda: _schedules.check_alarm_lead(alarm_lead, lead, given=given))
         delay = problems.collect(lambda: _to_timedelta("resize_delay", resize_delay, Duration.minutes(15)))
         every = reconcile_every or Duration.hours(1)
         if enable_reconcile_schedule:
@@ -215,6 +243,7 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
             archive_bucket=archive_bucket.bucket_name if archive_bucket else None,
             archive_prefix=archive_prefix,
             create_lead_seconds=int((lead or timedelta(minutes=15)).total_seconds()),
+            missing_table_alarm_seconds=int(alarm_lead.total_seconds()) if alarm_lead else None,
             point_in_time_recovery=point_in_time_recovery,
             kms_key_arn=encryption_key.key_arn if encryption_key else None,
             ttl_attribute=time_to_live_attribute,
@@ -233,6 +262,7 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
         self.config: RotationConfig = config
         self.archive_bucket = archive_bucket
         create_fields = _schedules.before_boundary(self.period, lead)
+        retry_fields = _schedules.before_boundary(self.period, alarm_lead, "missing_table_alarm_lead")
         resize_fields = _schedules.after_boundary(self.period, delay)
         if retain_periods is None and self.period in (RotationPeriod.DAILY, RotationPeriod.WEEKLY):
             self._warn_about_table_quota()
@@ -256,6 +286,8 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
                 **self.layout.to_env(),
                 ENV_ROTATION_CONFIG: Stack.of(self).to_json_string(self.config.to_dict()),
                 LOCK_TABLE_ENV: self.lock_table.table_name,
+                # the longest a run can hold the lock, so a lock item expiring further ahead counts as malformed
+                RUN_TIMEOUT_ENV: str(int(RUN_TIMEOUT.to_seconds())),
             },
             timeout=RUN_TIMEOUT,
             reserved_concurrent_executions=reserved_concurrent_executions,
@@ -270,6 +302,12 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
             self, "ScheduleDeadLetterQueue", "the rotation schedules' EventBridge targets"
         )
         self.create_new_rule = self._schedule("CreateNew", "create_new", events.Schedule.cron(**create_fields))
+        # The next table is needed at the boundary: a create DynamoDB refuses for longer than one run can wait
+        # (too many tables changing in the account) is tried again before it. The hourly reconcile is no such
+        # retry: a rate schedule runs at minutes set by the deploy time, rarely inside the lead window.
+        self.create_new_retry_rule = self._schedule(
+            "CreateNewRetry", "create_new", events.Schedule.cron(**retry_fields), described_as=CREATE_RETRY
+        )
         self.resize_old_rule = self._schedule("ResizeOld", "resize_old", events.Schedule.cron(**resize_fields))
         self.reconcile_rule: events.Rule | None = None
         if enable_reconcile_schedule:
@@ -292,6 +330,7 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
         self.schedule_dead_letters_alarm: cloudwatch.Alarm | None = None
         self.function_dead_letters_alarm: cloudwatch.Alarm | None = None
         self.future_tables_alarm: cloudwatch.Alarm | None = None
+        self.lock_held_alarm: cloudwatch.Alarm | None = None
         self.throttles_alarm: cloudwatch.Alarm | None = None
         if alarm_topic is not None:
             self.add_default_alarms(alarm_topic=alarm_topic)
@@ -361,7 +400,7 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
         """The period tables' throttled requests, then the rotation's health in one graph.
 
         Function errors, next table missing, undelivered runs, failed runs kept in the function's
-        dead-letter queue, future and failed tables.
+        dead-letter queue, future and failed tables, runs that found the lock held.
         """
         return [
             *super().dashboard_widgets(),
@@ -373,6 +412,7 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
                 self.metric_function_dead_letters(label="failed runs kept"),
                 self.metric(RotationMetric.FUTURE_PERIOD_TABLES, label="future tables"),
                 self.metric(RotationMetric.FAILED_TABLES, label="failed tables"),
+                self.metric(RotationMetric.LOCK_HELD_RUNS, label="runs that found the lock held"),
             ),
         ]
 
@@ -400,8 +440,10 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
             "rotation_failures": self._alarm_above(
                 "RotationFailuresAlarm", self.metric_rotation_errors(), described["rotation_failures"]
             ),
+            # One-minute periods: a datapoint published at the deadline is evaluated before the boundary.
             "next_table_missing": self._alarm_above(
-                "NextTableMissingAlarm", self.metric_next_table_missing(), described["next_table_missing"]
+                "NextTableMissingAlarm", self.metric_next_table_missing(period=Duration.minutes(1)),
+                described["next_table_missing"],
             ),
             "schedule_dead_letters": self._alarm_above(
                 "ScheduleDeadLettersAlarm", self.metric_schedule_dead_letters(), described["schedule_dead_letters"]
@@ -413,6 +455,13 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
                 "FuturePeriodTablesAlarm",
                 self.metric(RotationMetric.FUTURE_PERIOD_TABLES),
                 described["future_tables"],
+            ),
+            # Minimum over an hour is above 0 only when every run of that hour found the lock held.
+            "lock_held": self._alarm_above(
+                "LockHeldAlarm",
+                self.metric(RotationMetric.LOCK_HELD_RUNS, statistic="Minimum", period=Duration.hours(1)),
+                described["lock_held"],
+                evaluation_periods=2,
             ),
             "throttles": self._alarm_above(
                 "ThrottledRequestsAlarm",
@@ -426,17 +475,20 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
         self.schedule_dead_letters_alarm = alarms["schedule_dead_letters"]
         self.function_dead_letters_alarm = alarms["function_dead_letters"]
         self.future_tables_alarm = alarms["future_tables"]
+        self.lock_held_alarm = alarms["lock_held"]
         self.throttles_alarm = alarms["throttles"]
         return alarms
 
     # ---- internals ------------------------------------------------------------------------------
 
-    def _schedule(self, construct_id: str, operation: str, schedule: events.Schedule) -> events.Rule:
+    def _schedule(
+        self, construct_id: str, operation: str, schedule: events.Schedule, *, described_as: str | None = None
+    ) -> events.Rule:
         rule = events.Rule(
             self,
             construct_id,
             schedule=schedule,
-            description=rule_description(operation, self.table_prefix, self.period),
+            description=rule_description(described_as or operation, self.table_prefix, self.period),
         )
         rule.add_target(targets.LambdaFunction(
             self.function,

@@ -12,7 +12,9 @@ from botocore.config import Config
 
 #: Control plane (CreateTable, UpdateTable, DeleteTable, Describe*, ListTables, exports, auto scaling,
 #: event source mappings): the SDK's standard retries, 5 attempts. Throttles and ``LimitExceededException``
-#: that outlast them leave the table for the next scheduled run; nothing of ours loops on top.
+#: that outlast them leave the table for the next scheduled run; nothing of ours loops on top, except for the
+#: next period's CreateTable, which the rotator tries again with longer waits while its run has time (the
+#: table is needed at the boundary, see ``rotation.rotator.CREATE_ATTEMPTS``).
 CONTROL_PLANE = Config(retries={"mode": "standard", "total_max_attempts": 5})
 
 #: CloudWatch reads and metric publishing from the rotation: short timeouts and 2 attempts, so an

@@ -453,7 +453,12 @@ class RotationConfig:
     :param archive_prefix: key prefix of the exports; each goes under ``{archive_prefix}{table}/``.
         Default: ``""`` — at the top of the bucket.
     :param create_lead_seconds: how long before a boundary the next table is wanted; reconcile creates
-        it inside this window and reports a missing one. Default: 900 (15 minutes).
+        it inside this window. Default: 900 (15 minutes).
+    :param missing_table_alarm_seconds: how long before a boundary a next period's table that is still
+        missing counts as missing: every run from then on publishes ``NextPeriodTableMissing`` (1 while it is
+        missing), a create still being retried publishes 1 as soon as this time passes, and the construct
+        schedules a ``create_new`` retry then. At most ``create_lead_seconds``.
+        Default: None — 300 (5 minutes), or ``create_lead_seconds`` when that is shorter.
     :param point_in_time_recovery: enable point-in-time recovery on every table.
         Default: True.
     :param kms_key_arn: the KMS key new tables are encrypted with.
@@ -486,6 +491,7 @@ class RotationConfig:
     archive_bucket: str | None = None
     archive_prefix: str = ""
     create_lead_seconds: int = 900
+    missing_table_alarm_seconds: int | None = None
     point_in_time_recovery: bool = True
     kms_key_arn: str | None = None
     ttl_attribute: str | None = None
@@ -498,6 +504,8 @@ class RotationConfig:
     metric_namespace: str | None = "cdk-ts"
 
     def __post_init__(self) -> None:
+        if self.missing_table_alarm_seconds is None and isinstance(self.create_lead_seconds, int):
+            object.__setattr__(self, "missing_table_alarm_seconds", min(300, self.create_lead_seconds))
         self._check_types()
         for name in ("previous", "older"):
             if getattr(self, name).right_sizing is not None:
@@ -519,6 +527,11 @@ class RotationConfig:
             )
         if self.create_lead_seconds < 0:
             raise ValidationError(f"create_lead_seconds {self.create_lead_seconds} must be >= 0")
+        if not 0 <= self.missing_table_alarm_seconds <= self.create_lead_seconds:
+            raise ValidationError(
+                f"missing_table_alarm_seconds {self.missing_table_alarm_seconds} must be from 0 to create_lead_seconds "
+                f"({self.create_lead_seconds}): a table is not missing before it is due"
+            )
         if self.max_concurrency < 1 or self.max_changes_per_run < 1:
             raise ValidationError("max_concurrency and max_changes_per_run must be >= 1")
 
@@ -530,6 +543,7 @@ class RotationConfig:
         whole = {
             "retain_periods": (self.retain_periods, True),
             "create_lead_seconds": (self.create_lead_seconds, False),
+            "missing_table_alarm_seconds": (self.missing_table_alarm_seconds, False),
             "max_concurrency": (self.max_concurrency, False),
             "max_changes_per_run": (self.max_changes_per_run, False),
             "wait_for_new_tables_seconds": (self.wait_for_new_tables_seconds, False),

@@ -17,7 +17,8 @@ TABLE_PREFIX_DIMENSION = "TablePrefix"
 class RotationMetric(StrEnum):
     """A metric the rotation function publishes per table prefix (unit Count)."""
 
-    #: 1 when, inside the lead window, the next period's table does not exist yet (published by reconcile).
+    #: 1 when the next period's table does not exist yet, 0 when it does: published by every run that ends (and by
+    #: a create still being retried) less than ``missing_table_alarm_seconds`` before the boundary.
     NEXT_PERIOD_TABLE_MISSING = "NextPeriodTableMissing"
     #: Tables named like this rotation's but dated after the next period; rotation leaves them alone.
     FUTURE_PERIOD_TABLES = "FuturePeriodTables"
@@ -25,6 +26,8 @@ class RotationMetric(StrEnum):
     FOREIGN_LOOKALIKE_TABLES = "ForeignLookalikeTables"
     #: Tables a run could not bring to their target state (the run goes on with the others).
     FAILED_TABLES = "FailedTables"
+    #: 1 when a run found the rotation lock held by another run and changed nothing, 0 when it took the lock.
+    LOCK_HELD_RUNS = "LockHeldRuns"
 
 
 def publish(cloudwatch: Any, namespace: str, table_prefix: str, values: Mapping[RotationMetric, float]) -> None:

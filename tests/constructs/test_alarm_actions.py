@@ -40,9 +40,9 @@ def test_alarm_topic_creates_the_default_alarms_with_the_topic_as_their_action()
     StreamArchiver(stack, "TablesArchive", source=tables, alarm_topic=topic)
     StreamArchiver(stack, "LogArchive", source=log, alarm_topic=topic)
     actions = alarm_actions(stack)
-    # rotation: errors, next table missing, undelivered runs, failed runs kept, future tables, throttles;
+    # rotation: errors, next table missing, undelivered runs, failed runs kept, future tables, lock held, throttles;
     # each archiver: iterator age, failed batches, delivery failures, errors
-    assert len(actions) == 6 + 4 + 4
+    assert len(actions) == 7 + 4 + 4
     assert all(value == [stack.resolve(topic.topic_arn)] for value in actions.values()), actions
 
 
@@ -58,6 +58,7 @@ def test_add_default_alarms_returns_the_typed_attributes_by_name():
         "schedule_dead_letters": tables.schedule_dead_letters_alarm,
         "function_dead_letters": tables.function_dead_letters_alarm,
         "future_tables": tables.future_tables_alarm,
+        "lock_held": tables.lock_held_alarm,
         "throttles": tables.throttles_alarm,
     }
     assert archive == {
@@ -80,7 +81,7 @@ def test_a_second_call_creates_nothing_and_adds_a_new_topic_once():
     tables.add_default_alarms(alarm_topic=second)
     assert again == alarms
     actions = alarm_actions(stack)
-    assert len(actions) == 6
+    assert len(actions) == 7
     expected = [stack.resolve(first.topic_arn), stack.resolve(second.topic_arn)]
     assert all(value == expected for value in actions.values()), actions
 

@@ -54,7 +54,7 @@ def test_metric_props_override_the_documented_defaults(stack):
     assert tables.metric_rotation_errors(period=Duration.hours(1)).period.to_hours() == 1
     published = [tables.metric(name) for name in RotationMetric]
     assert [m.metric_name for m in published] == [
-        "NextPeriodTableMissing", "FuturePeriodTables", "ForeignLookalikeTables", "FailedTables",
+        "NextPeriodTableMissing", "FuturePeriodTables", "ForeignLookalikeTables", "FailedTables", "LockHeldRuns",
     ]
     assert all(m.dimensions == {"TablePrefix": "metrics"} and m.statistic == "Maximum" for m in published)
     assert tables.metric("FailedTables", statistic="Sum").statistic == "Sum"
@@ -109,7 +109,7 @@ def test_dashboard_graphs_each_construct_and_shows_their_alarms(stack):
     assert "TableName=metrics'" in body and "NextPeriodTableMissing" in body and "FailedTables" in body
     assert "IteratorAge" in body and "PutRequests" in body and "DestinationDeliveryFailures" in body
     shown = dashboard.alarms
-    assert len(shown) == 6 + 4
+    assert len(shown) == 7 + 4
     for alarm in (tables.throttles_alarm, archiver.iterator_age_alarm):
         # the alarm's own ARN (Fn::GetAtt), not one rebuilt for an emulator
         assert json.dumps(stack.resolve(alarm.alarm_arn)) in body

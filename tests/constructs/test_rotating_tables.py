@@ -50,18 +50,17 @@ def archived():
 
 
 class TestSchedules:
-    def test_daily_rules_run_at_2345_and_0015_and_hourly_reconcile(self, archived):
+    def test_daily_rules_run_at_2345_and_2355_and_0015_and_hourly_reconcile(self, archived):
         template = archived[3]
-        rules = template.find_resources("AWS::Events::Rule")
-        by_operation = {
-            json.loads(r["Properties"]["Targets"][0]["InputTransformer"]["InputTemplate"].replace("<time>", '"t"'))[
-                "Operation"
-            ]: r["Properties"]
-            for r in rules.values()
-        }
-        assert by_operation["create_new"]["ScheduleExpression"] == "cron(45 23 * * ? *)"
-        assert by_operation["resize_old"]["ScheduleExpression"] == "cron(15 0 * * ? *)"
-        assert by_operation["reconcile"]["ScheduleExpression"] == "rate(1 hour)"
+        by_operation: dict[str, list[str]] = {}
+        for rule in template.find_resources("AWS::Events::Rule").values():
+            target = rule["Properties"]["Targets"][0]["InputTransformer"]["InputTemplate"].replace("<time>", '"t"')
+            expression = rule["Properties"]["ScheduleExpression"]
+            by_operation.setdefault(json.loads(target)["Operation"], []).append(expression)
+        # create_new, then its retry at the missing-table alarm lead (5 minutes) before the boundary
+        assert sorted(by_operation["create_new"]) == ["cron(45 23 * * ? *)", "cron(55 23 * * ? *)"]
+        assert by_operation["resize_old"] == ["cron(15 0 * * ? *)"]
+        assert by_operation["reconcile"] == ["rate(1 hour)"]
 
     def test_rules_pass_the_scheduled_time_not_the_invocation_time(self, archived):
         for rule in archived[3].find_resources("AWS::Events::Rule").values():
@@ -70,25 +69,26 @@ class TestSchedules:
             assert target["RetryPolicy"]["MaximumRetryAttempts"] > 0
 
     @pytest.mark.parametrize(
-        ("period", "create", "resize"),
+        ("period", "create", "retry", "resize"),
         [
-            ("weekly", "cron(45 23 ? * SUN *)", "cron(15 0 ? * MON *)"),
-            ("monthly", "cron(45 23 L * ? *)", "cron(15 0 1 * ? *)"),
-            ("quarterly", "cron(45 23 L 3,6,9,12 ? *)", "cron(15 0 1 1,4,7,10 ? *)"),
-            ("yearly", "cron(45 23 L 12 ? *)", "cron(15 0 1 1 ? *)"),
+            ("weekly", "cron(45 23 ? * SUN *)", "cron(55 23 ? * SUN *)", "cron(15 0 ? * MON *)"),
+            ("monthly", "cron(45 23 L * ? *)", "cron(55 23 L * ? *)", "cron(15 0 1 * ? *)"),
+            ("quarterly", "cron(45 23 L 3,6,9,12 ? *)", "cron(55 23 L 3,6,9,12 ? *)", "cron(15 0 1 1,4,7,10 ? *)"),
+            ("yearly", "cron(45 23 L 12 ? *)", "cron(55 23 L 12 ? *)", "cron(15 0 1 1 ? *)"),
         ],
     )
-    def test_every_period_kind_is_scheduled_around_its_boundary(self, period, create, resize):
+    def test_every_period_kind_is_scheduled_around_its_boundary(self, period, create, retry, resize):
         _app, stack, _tables = build(period=period, retain_periods=4, run_at_deploy=False)
         expressions = {
             r["Properties"]["ScheduleExpression"]
             for r in Template.from_stack(stack).find_resources("AWS::Events::Rule").values()
         }
-        assert {create, resize} <= expressions
+        assert {create, retry, resize} <= expressions
 
     def test_lead_and_delay_are_configurable(self):
         _app, stack, _tables = build(
             create_lead=Duration.hours(2),
+            missing_table_alarm_lead=Duration.minutes(30),
             resize_delay=Duration.minutes(30),
             enable_reconcile_schedule=False,
             retain_periods=3,
@@ -98,7 +98,7 @@ class TestSchedules:
             r["Properties"]["ScheduleExpression"]
             for r in Template.from_stack(stack).find_resources("AWS::Events::Rule").values()
         }
-        assert expressions == {"cron(0 22 * * ? *)", "cron(30 0 * * ? *)"}
+        assert expressions == {"cron(0 22 * * ? *)", "cron(30 23 * * ? *)", "cron(30 0 * * ? *)"}
 
 
 class TestRotationFunction:
@@ -233,6 +233,15 @@ class TestDefaultsAndValidation:
             ({"retain_periods": 1}, "retain_periods 1 must be >= 2"),
             ({"create_lead": Duration.days(1)}, "create_lead 1 day, 0:00:00 must be shorter than a daily period"),
             ({"resize_delay": Duration.seconds(30)}, "resize_delay 0:00:30 must be a whole number of minutes"),
+            ({"missing_table_alarm_lead": Duration.minutes(2)}, "missing_table_alarm_lead 0:02:00 must be at least"),
+            (
+                {"missing_table_alarm_lead": Duration.minutes(15)},
+                "missing_table_alarm_lead 0:15:00 must be shorter than create_lead 0:15:00",
+            ),
+            (
+                {"missing_table_alarm_lead": Duration.seconds(270)},
+                "missing_table_alarm_lead 0:04:30 must be a whole number of minutes",
+            ),
             ({"reconcile_every": Duration.minutes(1)}, "reconcile_every 1 minute must be at least 5 minutes"),
             (
                 {"point_in_time_recovery": False, "retain_periods": 3, "archive_bucket": "B"},
@@ -307,7 +316,7 @@ def test_schedule_targets_retry_and_dead_letter_to_an_encrypted_queue_with_an_al
     template = Template.from_stack(stack)
     queue_arn = stack.resolve(tables.schedule_dead_letter_queue.queue_arn)
     rules = template.find_resources("AWS::Events::Rule")
-    assert len(rules) == 3
+    assert len(rules) == 4  # create_new, its retry, resize_old, reconcile
     for rule in rules.values():
         (target,) = rule["Properties"]["Targets"]
         assert target["RetryPolicy"] == {"MaximumRetryAttempts": 8, "MaximumEventAgeInSeconds": 7200}

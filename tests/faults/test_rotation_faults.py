@@ -335,11 +335,17 @@ class TestConfig:
             ({"tags": {"team": 7}}, "tags .* must map strings to strings"),
             ({"archive_bucket": ""}, "archive_bucket '' must be a non-empty string"),
             ({"bucket": "x"}, "unknown rotation settings: bucket"),
+            ({"missing_table_alarm_seconds": 901}, "missing_table_alarm_seconds 901 must be from 0 to create_lead"),
+            ({"missing_table_alarm_seconds": 30.5}, "missing_table_alarm_seconds 30.5 must be a whole number"),
         ],
     )
     def test_bad_config_is_refused_when_loaded(self, raw, message):
         with pytest.raises(ValueError, match=message):
             RotationConfig.from_env({ENV_ROTATION_CONFIG: json.dumps(raw)})
+
+    def test_the_missing_table_deadline_defaults_to_5_minutes_or_the_shorter_create_lead(self):
+        assert RotationConfig().missing_table_alarm_seconds == 300
+        assert RotationConfig(create_lead_seconds=120).missing_table_alarm_seconds == 120
 
     @pytest.mark.parametrize("raw", ["not json", "[1, 2]"])
     def test_config_that_is_not_a_json_object_is_refused(self, raw):

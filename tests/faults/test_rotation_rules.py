@@ -13,6 +13,7 @@ import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from botocore.config import Config
 
 from cdk_ts_runtime._retries import CONTROL_PLANE
 from cdk_ts_runtime.rotation import TableRotator
@@ -33,12 +34,16 @@ def at(days=0, hours=0, minutes=0):
 
 
 class Rotation:
-    """A rotation driven through the harness: each run at a scheduled time, the harness clock moved there first."""
+    """A rotation driven through the harness: each run at a scheduled time, the harness clock moved there first.
 
-    def __init__(self, proxy, prefix, **config):
+    ``client_config`` is the rotation's own control-plane retries unless a test isolates the rotation's retries
+    from the SDK's.
+    """
+
+    def __init__(self, proxy, prefix, client_config=CONTROL_PLANE, **config):
         self.proxy = proxy
         self.prefix = prefix
-        self.dynamodb = proxy.client("dynamodb", config=CONTROL_PLANE)
+        self.dynamodb = proxy.client("dynamodb", config=client_config)
         self.counter = RequestCounter(self.dynamodb)
         self.config = RotationConfig(**{"metric_namespace": None, "point_in_time_recovery": False, **config})
         self.layout = TableLayout(prefix)
@@ -52,10 +57,15 @@ class Rotation:
             **options,
         )
 
-    def run(self, operation, when, **options):
-        """One run at ``when``; it must succeed or defer (a RotationRunError fails the test)."""
+    def run(self, operation, when, *, lambda_seconds=None, **options):
+        """One run at ``when``; it must succeed or defer (a RotationRunError fails the test).
+
+        With ``lambda_seconds``, the run has that long from ``when`` on the harness clock, as a Lambda run would.
+        """
         if when > self.proxy.now():
             self.proxy.set_time(when)
+        if lambda_seconds is not None:
+            options["time_left"] = self.lambda_time_left(lambda_seconds)
         return self.rotator(when, **options).run(operation, when)
 
     def name(self, day):
@@ -98,6 +108,54 @@ class Rotation:
     def tags(self, day):
         arn = self.describe(day)["TableArn"]
         return {t["Key"]: t["Value"] for t in self.dynamodb.list_tags_of_resource(ResourceArn=arn)["Tags"]}
+
+    def lambda_time_left(self, seconds=300):
+        """The remaining time of a Lambda run of ``seconds`` that starts now, on the harness clock."""
+        started = self.proxy.now()
+        return lambda: seconds - (self.proxy.now() - started).total_seconds()
+
+    def block_creates_until(self, until):
+        """Refuse every CreateTable until ``until``: another table CREATING until then uses the account's whole
+        limit of tables changing at once (set to 1), as 500 other tables changing would."""
+        usual = self.proxy.settings.create_seconds
+        self.proxy.configure(create_seconds=(until - self.proxy.now()).total_seconds())
+        self.proxy.client("dynamodb").create_table(  # not counted among the rotation's requests
+            TableName=f"{self.prefix}-blocker-{until:%H%M%S}",  # never parses as a period table
+            BillingMode="PAY_PER_REQUEST",
+            KeySchema=[{"AttributeName": "k", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "k", "AttributeType": "S"}],
+        )
+        self.proxy.configure(create_seconds=usual, control_plane_limit=1)
+
+
+class MetricLog:
+    """Every PutMetricData of a rotation, with the harness time it was sent at: what the alarms would evaluate."""
+
+    def __init__(self, proxy, moto_server):
+        from tests.support.emulators import server_client_for
+
+        self.sent: list[tuple[datetime, str, float]] = []
+        self.cloudwatch = server_client_for(moto_server, "cloudwatch")
+
+        def record(params, **_kwargs):
+            self.sent += [(proxy.now(), d["MetricName"], d["Value"]) for d in params["MetricData"]]
+
+        self.cloudwatch.meta.events.register("provide-client-params.cloudwatch.PutMetricData", record)
+
+    def values(self, metric):
+        return [(when, value) for when, name, value in self.sent if name == metric]
+
+
+def default_schedule(days):
+    """The default schedules over ``days`` days from DAY0: create_new at 23:45 and its retry at 23:55, resize_old
+    at 00:15, reconcile hourly (at :30, as a rate schedule deployed at a half hour runs), after a deploy-time run."""
+    events = [("reconcile", at(0, 0, 5))]  # the deploy-time run
+    for day in range(days):
+        events += [("reconcile", at(day, hour, 30)) for hour in range(24)]
+        events += [("resize_old", at(day, 0, 15)), ("create_new", at(day, 23, 45)), ("create_new", at(day, 23, 55))]
+    events.append(("resize_old", at(days, 0, 15)))
+    events += [("reconcile", at(days, hour, 30)) for hour in range(3)]
+    return sorted(events, key=lambda event: event[1])
 
 
 HOT = ("PROVISIONED", (300, 1000), "STANDARD", "ACTIVE")
@@ -375,16 +433,9 @@ def test_three_days_of_the_default_schedules_every_run_succeeds_or_defers_and_ta
     """The default RotatingTimeSeriesTables schedules: create_new at 23:45, resize_old at 00:15, reconcile hourly."""
     rotation = Rotation(rules_proxy, unique_name)
     rules_proxy.configure(update_seconds=600, create_seconds=60)
-    events = [("reconcile", at(0, 0, 5))]  # the deploy-time run
-    for day in range(3):
-        events += [("reconcile", at(day, hour, 30)) for hour in range(24)]
-        events += [("resize_old", at(day, 0, 15)), ("create_new", at(day, 23, 45))]
-    events.append(("resize_old", at(3, 0, 15)))
-    events += [("reconcile", at(3, hour, 30)) for hour in range(3)]
-    events.sort(key=lambda event: event[1])
 
     converged_at = {}
-    for operation, when in events:
+    for operation, when in default_schedule(3):
         report = rotation.run(operation, when)  # a RotationRunError would fail the test here
         assert not actions(report, "error")
         for day in (0, 1, 2):
@@ -484,3 +535,134 @@ class TestWhatSettlesAfterAMoment:
         rules_proxy.advance(3600)
         assert rotation.ttl(0) == {"TimeToLiveStatus": "ENABLED", "AttributeName": "expires"}
         assert rotation.tier(0) == HOT
+
+#: One request a call, so a refused CreateTable reaches the rotation at once: these tests are about the
+#: rotation's own retries, and botocore's (5 attempts, seconds of real backoff each) would only slow them.
+ONE_ATTEMPT = Config(retries={"mode": "standard", "total_max_attempts": 1})
+LIMIT = "CreateTable:LimitExceededException"
+
+
+class TestTheNextTableBeforeItsBoundary:
+    """Refused creates are tried again before the boundary; a table still missing then raises the alarm's metric."""
+
+    def test_a_create_refused_for_a_while_is_tried_again_in_the_run_and_made(self, rules_proxy, unique_name):
+        rotation = Rotation(rules_proxy, unique_name, client_config=ONE_ATTEMPT)
+        rules_proxy.set_time(at(0, 23, 45))
+        rotation.block_creates_until(at(0, 23, 45) + timedelta(seconds=25))
+
+        report = rotation.run("create_new", at(0, 23, 45), rng=lambda: 1.0, lambda_seconds=300)
+
+        # refused at 23:45:00 and 23:45:10 (waits of 10 and 20 s), made at 23:45:30
+        assert rules_proxy.stats()["refusals"][LIMIT] == 2
+        [created] = actions(report, "create")
+        assert (created["table"], created["attempts"]) == (rotation.name(1), 3)
+        assert rotation.tier(1) == HOT
+        assert not actions(report, "defer")
+
+    def test_a_create_refused_for_the_whole_run_is_deferred_and_the_retry_run_makes_it(
+        self, rules_proxy, moto_server, unique_name
+    ):
+        rotation = Rotation(rules_proxy, unique_name, client_config=ONE_ATTEMPT, metric_namespace="cdk-ts")
+        metrics = MetricLog(rules_proxy, moto_server)
+        rules_proxy.set_time(at(0, 23, 45))
+        rotation.block_creates_until(at(0, 23, 55))
+
+        first = rotation.run(
+            "create_new", at(0, 23, 45), rng=lambda: 1.0, lambda_seconds=300,
+            cloudwatch=metrics.cloudwatch,
+        )
+
+        # tries at 23:45:00, :10, :30, 23:46:10, 23:47:10, 23:48:10, 23:49:10; a 60 s wait would reach the margin
+        [deferred] = actions(first, "defer")
+        assert (deferred["table"], deferred["attempts"]) == (rotation.name(1), 7)
+        assert deferred["reason"].startswith("LimitExceededException: Subscriber limit exceeded")
+        assert rotation.name(1) not in rotation.dynamodb.list_tables()["TableNames"]
+        assert metrics.values("NextPeriodTableMissing") == []  # not missing yet: 23:55 is the deadline
+
+        second = rotation.run(
+            "create_new", at(0, 23, 55), rng=lambda: 1.0, lambda_seconds=300,
+            cloudwatch=metrics.cloudwatch,
+        )
+
+        assert actions(second, "create")[0]["table"] == rotation.name(1)
+        assert rotation.tier(1) == HOT
+        assert [value for when, value in metrics.values("NextPeriodTableMissing") if when < at(1)] == [0]
+
+    def test_a_table_still_refused_at_the_deadline_is_told_before_the_boundary(
+        self, rules_proxy, moto_server, unique_name
+    ):
+        rotation = Rotation(rules_proxy, unique_name, client_config=ONE_ATTEMPT, metric_namespace="cdk-ts")
+        metrics = MetricLog(rules_proxy, moto_server)
+        rules_proxy.set_time(at(0, 23, 45))
+        rotation.block_creates_until(at(1, 0, 10))
+
+        for when in (at(0, 23, 45), at(0, 23, 55)):
+            rotation.run(
+                "create_new", when, rng=lambda: 1.0, lambda_seconds=300,
+                cloudwatch=metrics.cloudwatch,
+            )
+
+        missing = metrics.values("NextPeriodTableMissing")
+        # the retry run said so at its first refusal, 23:55, and again as it ended: both before midnight
+        assert missing and all(value == 1 for _when, value in missing)
+        assert missing[0][0] == at(0, 23, 55) and all(when < at(1) for when, _value in missing)
+        assert rotation.name(1) not in rotation.dynamodb.list_tables()["TableNames"]
+
+        # once DynamoDB takes creates again, the next run makes it (as the current table) and says so
+        report = rotation.run("reconcile", at(1, 0, 30), cloudwatch=metrics.cloudwatch)
+        assert actions(report, "create")[0]["table"] == rotation.name(1)
+        assert rotation.tier(1) == HOT
+
+    def test_a_same_named_table_still_being_deleted_is_waited_out_not_taken_for_the_new_one(
+        self, rules_proxy, unique_name
+    ):
+        rotation = Rotation(rules_proxy, unique_name, client_config=ONE_ATTEMPT)
+        rotation.make_table(1)
+        rules_proxy.set_time(at(0, 23, 45))
+        rules_proxy.configure(delete_seconds=25)
+        rotation.dynamodb.delete_table(TableName=rotation.name(1))  # DELETING for 25 s (someone cleaning up)
+
+        report = rotation.run("create_new", at(0, 23, 45), rng=lambda: 1.0, lambda_seconds=300)
+
+        # CreateTable answered ResourceInUseException while the old table was DELETING: tried again, not "exists"
+        assert rules_proxy.stats()["refusals"] == {} and not actions(report, "exists")
+        [created] = actions(report, "create")
+        assert created["attempts"] == 3  # 23:45:00 and :10 refused by the engine, made at :30
+        assert rotation.tier(1) == HOT
+
+
+@pytest.mark.slow  # three days of schedules, a refused night through botocore's own retries: ~15 s
+def test_three_days_of_the_default_schedules_with_creates_refused_one_night_have_every_table_before_midnight(
+    rules_proxy, moto_server, unique_name
+):
+    """The night of day 1, CreateTable is refused for 25 s from 23:45 (its first attempts), SDK retries included."""
+    rotation = Rotation(rules_proxy, unique_name, metric_namespace="cdk-ts")
+    metrics = MetricLog(rules_proxy, moto_server)
+    rules_proxy.configure(update_seconds=600, create_seconds=60)
+
+    first_create_of = {}
+    for operation, when in default_schedule(3):
+        if when == at(1, 23, 45):
+            rules_proxy.set_time(when)
+            rotation.block_creates_until(when + timedelta(seconds=25))
+        # a RotationRunError fails here; rng=1.0: the create's waits are 10 s, then 20 s
+        report = rotation.run(operation, when, cloudwatch=metrics.cloudwatch, rng=lambda: 1.0)
+        assert not actions(report, "error")
+        for created in actions(report, "create"):
+            first_create_of.setdefault(created["table"], (when, created.get("attempts", 1)))
+        if when == at(1, 23, 55):
+            rules_proxy.configure(control_plane_limit=500)
+
+    # the night's first two CreateTables were refused, botocore's 5 attempts each; the run's third made it
+    assert rules_proxy.stats()["refusals"][LIMIT] == 2 * 5
+    assert first_create_of[rotation.name(2)] == (at(1, 23, 45), 3)  # made by the 23:45 run, at its third try
+    for day in (1, 2, 3):  # each next table before its midnight; otherwise the alarm's metric said 1 before it
+        made_in_time = first_create_of.get(rotation.name(day), (at(day), 0))[0] < at(day)
+        told = any(value == 1 and at(day) - timedelta(minutes=5) <= when < at(day)
+                   for when, value in metrics.values("NextPeriodTableMissing"))
+        assert made_in_time or told, (day, first_create_of, metrics.values("NextPeriodTableMissing"))
+    assert all(first_create_of[rotation.name(day)][0] < at(day) for day in (1, 2, 3))
+    # the alarm's inputs: every night's retry run said 0 before midnight, never 1
+    assert [value for _when, value in metrics.values("NextPeriodTableMissing")] == [0, 0, 0]
+    assert rotation.tier(3) == HOT
+    assert [rotation.tier(day) for day in (0, 1, 2)] == [CLOSED] * 3

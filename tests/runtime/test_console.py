@@ -152,7 +152,10 @@ def test_rotate_dry_run_reports_the_changes_and_changes_nothing(moto_server, rot
     assert report["dry_run"] is True and report["operation"] == "reconcile"
     done = {(a["action"], a["table"]) for a in report["actions"]}
     assert {("create", f"{prefix}_2026-03-02"), ("update", f"{prefix}_2026-03-01"), ("update", f"{prefix}_2026-02-28"),
-            ("export", f"{prefix}_2026-02-01"), ("not_owned", f"{prefix}_2026-02-27")} <= done
+            ("export_failed", f"{prefix}_2026-02-01"), ("not_owned", f"{prefix}_2026-02-27")} <= done
+    # the expired table has no point-in-time recovery: the real run's export would be refused, and the dry run says so
+    [refused] = [a for a in report["actions"] if a["action"] == "export_failed"]
+    assert refused["reason"].startswith("PointInTimeRecoveryUnavailableException")
     assert "Dry run of reconcile at 2026-03-02T10:00:00+00:00: nothing was changed." in human.stdout
     assert f"create                   {prefix}_2026-03-02" in human.stdout
     assert sorted(n for n in dynamodb.list_tables()["TableNames"] if n.startswith(prefix)) == before

@@ -291,15 +291,16 @@ class TestReconcile:
         assert autoscaling.describe_scalable_targets(ServiceNamespace="dynamodb")["ScalableTargets"] == []
         assert capacity(dynamodb, "telemetry_2026-03-02") == (100, 1)
 
-    def test_next_table_metric_reports_a_failed_create(self, dynamodb):
+    def test_next_table_metric_reports_a_create_still_failing_past_the_deadline(self, dynamodb):
         cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
         fail_on_table(dynamodb, "CreateTable", "telemetry_2026-03-02", "LimitExceededException", "too many tables")
-        rotator = TableRotator(
+        rotator = TableRotator(  # 23:56: less than the default 5 minutes before the boundary
             TableLayout(PREFIX), RotationConfig(), dynamodb=dynamodb, cloudwatch=cloudwatch, sleep=lambda _s: None,
-            clock=lambda: utc(2026, 3, 1, 23, 50),
+            clock=lambda: utc(2026, 3, 1, 23, 56),
         )
-        report = rotator.run("reconcile", utc(2026, 3, 1, 23, 50))  # "later" from DynamoDB: no error
-        assert [a["action"] for a in report["actions"] if a["table"] == "telemetry_2026-03-02"][0] == "defer"
+        report = rotator.run("reconcile", utc(2026, 3, 1, 23, 56))  # "later" from DynamoDB: no error
+        [deferred] = [a for a in report["actions"] if a["table"] == "telemetry_2026-03-02" and a["action"] == "defer"]
+        assert deferred["attempts"] == 8  # no time limit here: every try the rotation allows itself
         assert "telemetry_2026-03-01" in table_names(dynamodb)
         assert "telemetry_2026-03-02" not in table_names(dynamodb)
         stats = cloudwatch.get_metric_statistics(

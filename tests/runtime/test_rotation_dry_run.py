@@ -5,6 +5,7 @@ from __future__ import annotations
 import boto3
 import pytest
 
+from cdk_ts_runtime.rotation import TableRotator
 from cdk_ts_runtime.rotation_config import CapacityTier, RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.requests import RequestCounter
@@ -120,3 +121,52 @@ def test_a_dry_run_defers_an_updating_table_as_a_real_run_does(estate):
     estate.meta.events.register("after-call.dynamodb.DescribeTable", updating)
     dry = rotator(estate).run("resize_old", utc(2026, 3, 2, 0, 15), dry_run=True)
     assert [a["action"] for a in dry["actions"] if a["table"] == f"{PREFIX}_2026-03-01"] == ["defer"]
+
+
+def test_a_dry_run_inside_a_real_run_of_the_same_rotator_changes_neither_the_rotator_nor_that_run(estate):
+    """Run state lives in the run: a dry run started while a real one acts leaves the real one real."""
+    when = utc(2026, 3, 2, 23, 50)
+    shared = TableRotator(
+        TableLayout(PREFIX), RotationConfig(previous=CapacityTier.provisioned(100, 1), retain_periods=3,
+                                            archive_bucket="archive"),
+        dynamodb=estate, sleep=lambda _s: None, clock=lambda: when,
+    )
+    before = dict(vars(shared))
+    dry_reports = []
+
+    def dry_run_now(**_kwargs):
+        if not dry_reports:
+            dry_reports.append(shared.run("reconcile", when, dry_run=True))
+
+    estate.meta.events.register("after-call.dynamodb.CreateTable", dry_run_now)  # the real run has begun
+    real = shared.run("reconcile", when)
+
+    assert vars(shared) == before
+    assert "dry_run" not in real and not any(a.get("dry_run") for a in real["actions"])
+    [dry] = dry_reports
+    assert dry["dry_run"] is True
+    # the real run went on making its changes after the dry run: resize, export, the second table
+    assert capacity(estate, f"{PREFIX}_2026-03-01") == (100, 1)
+    assert {f"{PREFIX}_2026-03-02", f"{PREFIX}_2026-03-03"} <= set(table_names(estate))
+    assert ("export", f"{PREFIX}_2026-02-01") in actions(real)
+
+
+def test_a_dry_run_names_the_export_a_table_without_pitr_would_fail(estate):
+    estate.update_continuous_backups(
+        TableName=f"{PREFIX}_2026-02-01", PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": False}
+    )
+    counters = [RequestCounter(estate)]
+
+    dry = rotator(estate).run("resize_old", utc(2026, 3, 2, 0, 15), dry_run=True)
+
+    assert {name for name in calls(counters) if not name.startswith(READS)} == set()
+    [failed] = [a for a in dry["actions"] if a["table"] == f"{PREFIX}_2026-02-01"]
+    assert failed["action"] == "export_failed"
+    assert failed["reason"].startswith("PointInTimeRecoveryUnavailableException: ")
+    real = rotator(estate).run("resize_old", utc(2026, 3, 2, 0, 15))
+    [real_failed] = [a for a in real["actions"] if a["table"] == f"{PREFIX}_2026-02-01"]
+    assert (real_failed["action"], real_failed["reason"].split(":")[0]) == (
+        "export_failed", "PointInTimeRecoveryUnavailableException"
+    )
+    assert actions(real) == actions(dry)
+    assert f"{PREFIX}_2026-02-01" in table_names(estate)  # kept: never deleted unexported

@@ -285,3 +285,27 @@ def test_a_failure_to_remove_mappings_is_reported_and_never_blocks_deletion(mapp
     (reply,) = cloudformation.replies
     assert reply["Status"] == "SUCCESS"
     assert "could not be removed (ConnectionError: cloudformation endpoint unreachable)" in reply["Reason"]
+
+
+def test_stack_deletion_leaves_the_mapping_of_a_lookalike_table_that_has_only_the_name(mapped_rotation, cloudformation):
+    # given a table named like a period table of this rotation, without its tags, whose stream feeds the consumer
+    arn, other = mapped_rotation
+    dynamodb, lambda_client = boto3.client("dynamodb"), boto3.client("lambda")
+    lookalike = dynamodb.create_table(
+        TableName="telemetry_2026-03-05", BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "N"}],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
+        Tags=[{"Key": "cdk-ts:prefix", "Value": "someone-elses"}],
+    )["TableDescription"]["LatestStreamArn"]
+    lambda_client.create_event_source_mapping(EventSourceArn=lookalike, FunctionName=arn, StartingPosition="LATEST")
+
+    _delete_request(cloudformation, "DELETE_IN_PROGRESS")
+
+    # then only the two tagged period tables' mappings are removed
+    assert sorted(m["EventSourceArn"] for m in _consumer_mappings(lambda_client, arn)) == sorted([other, lookalike])
+    (reply,) = cloudformation.replies
+    assert reply["Status"] == "SUCCESS"
+    assert "removed 2 event source mapping(s)" in reply["Reason"]
+    assert "kept the mappings of 1 table(s) named like period tables but without this rotation's tags: " \
+        "telemetry_2026-03-05" in reply["Reason"]

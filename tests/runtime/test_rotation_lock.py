@@ -8,7 +8,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from cdk_ts_runtime.rotation import TableRotator
-from cdk_ts_runtime.rotation.lock import LOCK_EXPIRY_ATTRIBUTE, LOCK_KEY, LOCK_TABLE_ENV, RunLock
+from cdk_ts_runtime.rotation.lock import (
+    LOCK_EXPIRY_ATTRIBUTE,
+    LOCK_KEY,
+    LOCK_TABLE_ENV,
+    RUN_TIMEOUT_ENV,
+    LockTableMissingError,
+    RunLock,
+)
 from cdk_ts_runtime.rotation_config import RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.requests import RequestCounter
@@ -135,17 +142,17 @@ class TestRotatorWithLock:
             rotator.run("reconcile", NOW)
         assert "Item" not in dynamodb.get_item(TableName="rotation-lock", Key={LOCK_KEY: {"S": "telemetry"}})
 
-    def test_the_lock_is_held_for_the_functions_time_left_plus_a_margin(self, setup):
+    def test_the_lock_is_held_for_the_functions_time_left_plus_a_margin(self, setup, monkeypatch):
         dynamodb = setup
         seen = []
         rotator = self.rotator(dynamodb, time_left=lambda: 300.0)
-        original = rotator.reconcile
+        original = TableRotator.reconcile
 
-        def look(when, report):
+        def look(self, when, report):  # on the run's own copy of the rotator
             seen.append(dynamodb.get_item(TableName="rotation-lock", Key={LOCK_KEY: {"S": "telemetry"}})["Item"])
-            original(when, report)
+            original(self, when, report)
 
-        rotator.reconcile = look
+        monkeypatch.setattr(TableRotator, "reconcile", look)
         rotator.run("reconcile", NOW)
         assert int(seen[0][LOCK_EXPIRY_ATTRIBUTE]["N"]) == int((NOW + timedelta(seconds=360)).timestamp())
 
@@ -203,7 +210,132 @@ def test_the_handler_builds_the_lock_and_the_deadline_from_the_environment_and_c
         def get_remaining_time_in_millis(self):
             return 295_000
 
+    monkeypatch.setenv(RUN_TIMEOUT_ENV, "300")
     rotator = rotation.build_rotator(__import__("os").environ, Context())
     assert (rotator.lock.table_name, rotator.lock.lock_id) == ("rotation-lock", "telemetry")
+    assert rotator.lock.longest_hold == timedelta(seconds=360)  # the function's timeout plus the margin
     assert rotator.time_left() == 295.0
     assert rotator.dynamodb.meta.config.retries == {"mode": "standard", "total_max_attempts": 5}
+
+
+class TestMalformedLock:
+    """A lock item no run of ours could have written never blocks the rotation: it is taken over and reported.
+
+    On dynalite: its conditional writes compare as DynamoDB's do (in-process moto raises comparing a String
+    expiry with a Number).
+    """
+
+    FAR = str(int((NOW + timedelta(hours=2)).timestamp()))
+
+    @pytest.fixture
+    def setup(self, dynalite, unique_name):
+        from tests.support.emulators import server_client_for
+
+        dynamodb = server_client_for(dynalite)
+        create_lock_table(dynamodb, f"{unique_name}-lock")
+        return dynamodb, unique_name
+
+    def key(self, prefix):
+        return {LOCK_KEY: {"S": prefix}}
+
+    def put(self, dynamodb, prefix, **attributes):
+        item = {**self.key(prefix), "owner": {"S": "someone"}, "operation": {"S": "reconcile"}, **attributes}
+        dynamodb.put_item(TableName=f"{prefix}-lock", Item=item)
+        return item
+
+    def item(self, dynamodb, prefix):
+        return dynamodb.get_item(TableName=f"{prefix}-lock", Key=self.key(prefix), ConsistentRead=True).get("Item")
+
+    def rotator(self, dynamodb, prefix, **options):
+        env = {**TableLayout(prefix).to_env(), LOCK_TABLE_ENV: f"{prefix}-lock", RUN_TIMEOUT_ENV: "300"}
+        return TableRotator.from_env(env, dynamodb=dynamodb, sleep=lambda _s: None, clock=lambda: NOW, **options)
+
+    @pytest.mark.parametrize(("expiry", "problem"), [
+        ({}, "has no expires_at"),
+        ({LOCK_EXPIRY_ATTRIBUTE: {"S": "tomorrow"}}, "is not a number"),
+        ({LOCK_EXPIRY_ATTRIBUTE: {"N": str(NOW.timestamp() + 60.5)}}, "is not a whole number"),
+        ({LOCK_EXPIRY_ATTRIBUTE: {"N": FAR}}, "further ahead than any run holds the lock (360 s"),
+    ], ids=["missing", "not-a-number", "fractional", "too-far-ahead"])
+    def test_is_taken_over_reported_and_the_run_acts(self, setup, expiry, problem):
+        dynamodb, prefix = setup
+        malformed = self.put(dynamodb, prefix, **expiry)
+        seen = []
+        dynamodb.meta.events.register(  # the lock item while the run acts: the run's own
+            "before-call.dynamodb.ListTables", lambda **_kw: seen.append(self.item(dynamodb, prefix))
+        )
+        rotator = self.rotator(dynamodb, prefix, time_left=lambda: 290.0)
+
+        report = rotator.run("resize_old", NOW)
+
+        [taken] = actions(report, "lock_taken_over")
+        assert problem in taken["reason"] and taken["item"] == malformed
+        assert not actions(report, "busy")
+        assert seen[0]["owner"]["S"] == rotator.lock.owner
+        assert int(seen[0][LOCK_EXPIRY_ATTRIBUTE]["N"]) == int((NOW + timedelta(seconds=350)).timestamp())
+        assert self.item(dynamodb, prefix) is None  # released at the end like any lock of ours
+
+    def test_a_lock_within_the_functions_timeout_plus_the_margin_is_well_formed_and_holds(self, setup):
+        dynamodb, prefix = setup
+        expires = str(int((NOW + timedelta(seconds=360)).timestamp()))
+        held = self.put(dynamodb, prefix, **{LOCK_EXPIRY_ATTRIBUTE: {"N": expires}})
+        report = self.rotator(dynamodb, prefix).run("resize_old", NOW)
+        assert [a["action"] for a in report["actions"]] == ["busy"]
+        assert self.item(dynamodb, prefix) == held
+
+    def test_a_malformed_item_changed_after_it_was_read_is_not_overwritten(self, setup):
+        dynamodb, prefix = setup
+        self.put(dynamodb, prefix)  # no expiry
+        lock = make_lock(dynamodb, f"{prefix}-lock", lock_id=prefix)
+        holder = lock.acquire("reconcile", timedelta(minutes=6))
+        assert holder.problem == "it has no expires_at"
+        # meanwhile another run takes the item over first
+        other = make_lock(dynamodb, f"{prefix}-lock", lock_id=prefix)
+        assert other.take_over(holder, "resize_old", timedelta(minutes=6)) is True
+
+        assert lock.take_over(holder, "reconcile", timedelta(minutes=6)) is False
+        item = self.item(dynamodb, prefix)
+        assert (item["owner"]["S"], item["operation"]["S"]) == (other.owner, "resize_old")
+        assert lock.acquire("reconcile", timedelta(minutes=6)).owner == other.owner
+
+
+def test_a_missing_lock_table_is_an_error_naming_it_and_the_way_out(dynamodb):
+    env = {**TableLayout("telemetry").to_env(), LOCK_TABLE_ENV: "no-such-lock-table"}
+    rotator = TableRotator.from_env(env, dynamodb=dynamodb, sleep=lambda _s: None, clock=lambda: NOW)
+    message = r"'no-such-lock-table' \(CDK_TS_ROTATION_LOCK_TABLE\) does not exist.*deploy the stack again.*unset "
+    with pytest.raises(LockTableMissingError, match=message + "CDK_TS_ROTATION_LOCK_TABLE"):
+        rotator.run("reconcile", NOW)
+    assert dynamodb.list_tables()["TableNames"] == []
+
+
+def test_every_run_says_in_a_metric_whether_it_found_the_lock_held(dynamodb):
+    import boto3
+
+    create_lock_table(dynamodb, "rotation-lock")
+    cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
+    env = {**TableLayout("telemetry").to_env(), LOCK_TABLE_ENV: "rotation-lock"}
+
+    def run():
+        rotator = TableRotator.from_env(
+            env, dynamodb=dynamodb, cloudwatch=cloudwatch, sleep=lambda _s: None, clock=lambda: NOW
+        )
+        return rotator.run("reconcile", NOW)
+
+    run()  # takes the lock: 0
+    make_lock(dynamodb, "rotation-lock").acquire("resize_old", timedelta(minutes=6))
+    assert [a["action"] for a in run()["actions"]] == ["busy"]  # finds it held: 1
+
+    stats = cloudwatch.get_metric_statistics(
+        Namespace="cdk-ts", MetricName="LockHeldRuns", Dimensions=[{"Name": "TablePrefix", "Value": "telemetry"}],
+        StartTime=datetime.now(UTC) - timedelta(hours=1), EndTime=datetime.now(UTC) + timedelta(hours=1),
+        Period=3600, Statistics=["Sum", "SampleCount"],
+    )
+    [point] = stats["Datapoints"]
+    assert (point["Sum"], point["SampleCount"]) == (1.0, 2.0)
+
+
+@pytest.mark.parametrize("raw", ["five", "0", "901", "300.5"])
+def test_a_run_timeout_no_lambda_function_can_have_is_refused_by_name(raw):
+    env = {**TableLayout("telemetry").to_env(), LOCK_TABLE_ENV: "rotation-lock", RUN_TIMEOUT_ENV: raw}
+    message = f"CDK_TS_ROTATION_TIMEOUT_SECONDS '{raw}' must be whole seconds from 1 to 900"
+    with pytest.raises(ValueError, match=message):
+        TableRotator.from_env(env, dynamodb=object())

@@ -2,7 +2,7 @@ from datetime import timedelta
 
 import pytest
 
-from cdk_ts._schedules import after_boundary, before_boundary
+from cdk_ts._schedules import after_boundary, before_boundary, check_alarm_lead
 from cdk_ts_runtime.periods import RotationPeriod
 
 MIN = timedelta(minutes=1)
@@ -57,3 +57,22 @@ def test_bad_leads_are_rejected_with_the_value_and_the_rule(period, lead, messag
 def test_delays_past_the_28th_cannot_be_scheduled_for_quarters():
     with pytest.raises(ValueError, match="resize_delay 30 days, 0:00:00 must be under 28 days for a quarterly"):
         after_boundary(RotationPeriod.QUARTERLY, timedelta(days=30))
+
+
+def test_the_missing_table_alarm_lead_is_named_in_its_own_errors():
+    with pytest.raises(ValueError, match="missing_table_alarm_lead 0:05:30 must be a whole number of minutes"):
+        before_boundary(RotationPeriod.DAILY, timedelta(minutes=5, seconds=30), "missing_table_alarm_lead")
+
+
+@pytest.mark.parametrize(
+    ("alarm_lead", "create_lead", "message"),
+    [
+        (timedelta(minutes=2), timedelta(minutes=15), "must be at least 0:03:00"),
+        (timedelta(minutes=15), timedelta(minutes=15), "must be shorter than create_lead 0:15:00"),
+        (timedelta(hours=1), timedelta(minutes=15), "must be shorter than create_lead"),
+    ],
+)
+def test_the_alarm_lead_leaves_time_to_fire_and_follows_create_new(alarm_lead, create_lead, message):
+    with pytest.raises(ValueError, match=message):
+        check_alarm_lead(alarm_lead, create_lead)
+    check_alarm_lead(timedelta(minutes=3), create_lead)  # the shortest, accepted

@@ -3,7 +3,8 @@
 Create and Update run ``reconcile`` now, so the current period's table exists once ``cdk deploy``
 finishes. Delete keeps the period tables (they hold data and outlive the stack); when the stack itself
 is being deleted it removes the event source mappings the rotation created from its period tables'
-streams to its own stream consumer, and answers SUCCESS whatever happens. The reply is sent with the
+streams to its own stream consumer (a table proves it is the rotation's by its tags, never by its name
+alone), and answers SUCCESS whatever happens. The reply is sent with the
 standard library only, like AWS's cfn-response module.
 """
 
@@ -24,6 +25,8 @@ from cdk_ts_runtime._retries import CONTROL_PLANE
 from cdk_ts_runtime.errors import CdkTsError, deprecated_alias
 from cdk_ts_runtime.periods import parse_table_name
 from cdk_ts_runtime.rotation import TableRotator
+from cdk_ts_runtime.rotation.ownership import is_owned
+from cdk_ts_runtime.rotation.report import describe_table
 from cdk_ts_runtime.table_layout import ENV_TABLE_PREFIX
 
 logger = logging.getLogger(__name__)
@@ -102,8 +105,10 @@ def remove_stream_mappings(
 
     Only while the stack is ``DELETE_IN_PROGRESS``: a Delete during an update (the resource replaced,
     ``run_at_deploy`` turned off) leaves the running rotation's mappings alone. Only mappings of the
-    consumer function on tables named ``{prefix}_{label}`` by this rotation's layout are removed, never
-    anyone else's. Never raises: the outcome, a failure included, is the returned reason (and logged).
+    consumer function on tables named ``{prefix}_{label}`` by this rotation's layout AND carrying this
+    rotation's ``cdk-ts:prefix``/``cdk-ts:period`` tags are removed: a look-alike table with the name but
+    not the tags, or a table that can no longer be described, keeps its mapping, and the reason says how
+    many were kept. Never raises: the outcome, a failure included, is the returned reason (and logged).
     """
     try:
         status = stack_status(stack_id)
@@ -114,14 +119,26 @@ def remove_stream_mappings(
         if consumer is None:
             return "stack deleted: period tables are kept; no stream consumer, so no mappings to remove"
         layout = rotator.layout
-        removed = consumer.detach_all(
-            rotator.lambda_client,
-            lambda name: parse_table_name(layout.table_prefix, layout.period, name) is not None,
-        )
+        not_ours: list[str] = []
+
+        def ours(name: str) -> bool:
+            if parse_table_name(layout.table_prefix, layout.period, name) is None:
+                return False
+            description = describe_table(rotator.dynamodb, name)
+            if description and is_owned(rotator.dynamodb, description, layout):
+                return True
+            not_ours.append(name)
+            return False
+
+        removed = consumer.detach_all(rotator.lambda_client, ours)
         logger.info("removed %d event source mappings of %s: %s", len(removed), consumer.function_name, removed)
+        kept = (
+            f"; kept the mappings of {len(not_ours)} table(s) named like period tables but without this rotation's "
+            f"tags: {', '.join(sorted(not_ours)[:10])}" if not_ours else ""
+        )
         return (
             f"stack deleted: period tables are kept; removed {len(removed)} event source mapping(s) of "
-            f"{consumer.function_name} from {layout.table_prefix}_* streams"
+            f"{consumer.function_name} from {layout.table_prefix}_* streams{kept}"
         )
     except Exception as error:  # a failed reply would block stack deletion; report and let it go on
         logger.exception("could not remove the rotation's event source mappings")

@@ -21,6 +21,9 @@ from cdk_ts_runtime.rotation.report import ChangeBudget, PeriodTable, RunReport,
 from cdk_ts_runtime.rotation_config import RotationConfig
 from cdk_ts_runtime.stream_consumer import StreamConsumer
 
+#: What ExportTableToPointInTime answers for a table without point-in-time recovery (API_ExportTableToPointInTime).
+PITR_MISSING = "PointInTimeRecoveryUnavailableException"
+
 
 @dataclass(eq=False, kw_only=True)
 class TableExpiry:
@@ -97,6 +100,12 @@ class TableExpiry:
             return False
         failed = proof["failed"]
         if self.dry_run:
+            if not self._point_in_time_recovery(table.name):  # what ExportTableToPointInTime would answer
+                report.add("export_failed", table.name, reason=(
+                    f"{PITR_MISSING}: point-in-time recovery is not enabled on the table, so the real run's export "
+                    "is refused; table kept"
+                ))
+                return False
             report.add("export", table.name, bucket=self.config.archive_bucket, retry=failed)
             return False
         try:
@@ -113,6 +122,11 @@ class TableExpiry:
             return False
         report.add("export", table.name, bucket=self.config.archive_bucket, retry=failed)
         return False
+
+    def _point_in_time_recovery(self, name: str) -> bool:
+        """True when PITR is ENABLED on ``name`` (DescribeContinuousBackups, a read)."""
+        backups = self.dynamodb.describe_continuous_backups(TableName=name)["ContinuousBackupsDescription"]
+        return backups.get("PointInTimeRecoveryDescription", {}).get("PointInTimeRecoveryStatus") == "ENABLED"
 
     def export_proof(self, table: PeriodTable, description: dict[str, Any]) -> dict[str, Any]:
         """What the exports of ``table`` to the configured bucket and prefix prove (reads only).

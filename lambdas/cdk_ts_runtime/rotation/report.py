@@ -103,6 +103,10 @@ class ChangeBudget:
         """True when the run has no more than ``margin`` seconds left."""
         return self._time_left is not None and self._time_left() <= self._margin
 
+    def has_time_for(self, seconds: float) -> bool:
+        """True when a wait of ``seconds`` still ends before the run's last ``margin`` (always, without a limit)."""
+        return self._time_left is None or self._time_left() - seconds > self._margin
+
 
 class RotationRunError(CdkTsError, RuntimeError):
     """A run in which some tables failed; the others were done. ``report`` says which and why."""
@@ -140,17 +144,17 @@ def retry_later(error: BaseException) -> bool:
     return code == "ValidationException" and error_message(error).startswith(RETRY_LATER_MESSAGES)
 
 
-def record_failure(report: RunReport, table: str, step: str, error: BaseException) -> None:
-    """Report one table's failed step (the run goes on with the other tables).
+def record_failure(report: RunReport, table: str, step: str, error: BaseException, **details: Any) -> None:
+    """Report one table's failed step (the run goes on with the other tables), with any ``details``.
 
     DynamoDB answers that mean "later" (:func:`retry_later`) are deferrals, retried by the next run; anything
     else is an ``error``, which makes the run end in :class:`RotationRunError`.
     """
     reason = f"{error_code(error) or type(error).__name__}: {error_message(error)}"
     if retry_later(error):
-        report.add("defer", table, step=step, reason=f"{reason}; retried next run")
+        report.add("defer", table, step=step, reason=f"{reason}; retried next run", **details)
     else:
-        report.add("error", table, step=step, reason=reason)
+        report.add("error", table, step=step, reason=reason, **details)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,9 @@ Every operation takes its reference time from the scheduled event, never from th
 
 from __future__ import annotations
 
+import copy
 import math
+import random
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import KW_ONLY, dataclass, field
@@ -17,13 +19,21 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from cdk_ts_runtime._aws import error_code
+from cdk_ts_runtime._aws import Backoff, error_code
 from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.periods import next_start, parse_table_name, period_start, require_utc, shift, table_name
 from cdk_ts_runtime.rotation.expiry import TableExpiry
-from cdk_ts_runtime.rotation.lock import LOCK_TABLE_ENV, LockHolder, RunLock
+from cdk_ts_runtime.rotation.lock import (
+    LOCK_MARGIN_SECONDS,
+    LOCK_TABLE_ENV,
+    LONGEST_RUN_SECONDS,
+    RUN_TIMEOUT_ENV,
+    LockHolder,
+    RunLock,
+)
 from cdk_ts_runtime.rotation.ownership import RunOwnership, is_owned, ownership_tags
 from cdk_ts_runtime.rotation.report import (
+    RETRY_LATER_CODES,
     ChangeBudget,
     PeriodTable,
     RotationRunError,
@@ -39,11 +49,21 @@ from cdk_ts_runtime.stream_consumer import StreamConsumer
 from cdk_ts_runtime.table_layout import TableLayout
 
 OPERATIONS = ("create_new", "resize_old", "reconcile")
-#: How long a run holds the lock when it does not know its own time limit, and what is added to the limit
-#: when it does (so the lock outlives the run, and a run that died releases it soon after).
-DEFAULT_LOCK_SECONDS = 900
-LOCK_MARGIN_SECONDS = 60
+#: How long a run holds the lock when it does not know its own time limit (Lambda's longest timeout); the
+#: lock's ``LOCK_MARGIN_SECONDS`` is added to the limit (so the lock outlives the run, and a run that died
+#: releases it soon after).
+DEFAULT_LOCK_SECONDS = LONGEST_RUN_SECONDS
 LOCK_RETRY_SECONDS = 5
+#: How often one run tries to take over a malformed lock item that keeps changing under it.
+LOCK_TAKEOVER_TRIES = 3
+#: A CreateTable DynamoDB answers with "not now" (a throttle, ``LimitExceededException``, a same-named table
+#: still being deleted) is sent again after full-jitter backoff of up to ``base * 2**n`` s, capped, while
+#: the run has time for the wait, at most ``CREATE_ATTEMPTS`` times. The SDK's own retries (5 attempts,
+#: ``_retries.CONTROL_PLANE``) come first and last seconds; these waits are longer, because the next
+#: period's table is wanted before its boundary and the next scheduled try may come too late.
+CREATE_RETRY_BASE_SECONDS = 5.0
+CREATE_RETRY_CAP_SECONDS = 60.0
+CREATE_ATTEMPTS = 8
 #: How often a run looks whether a table it created is ACTIVE yet.
 WAIT_STEP_SECONDS = 2
 #: How far outside its expected window an event time may be: clock skew, late delivery, retries.
@@ -91,6 +111,12 @@ class TableRotator:
     :param time_left: returns the seconds the run has left (in Lambda, the context's remaining time); no
         change starts in the last ``ChangeBudget`` margin, so the run reports before it is cut off.
         Default: None — no time limit.
+    :param rng: a source of floats in [0, 1) for the jitter of CreateTable retries (tests pass a fixed one).
+        Default: ``random.random``.
+
+    A run never changes the rotator: each acts through a copy of it that holds that run's state (its
+    report's budget, tier and expiry steps, dry-run flag), so one rotator can serve runs one after the
+    other or at once, a dry run among them.
     """
 
     layout: TableLayout
@@ -105,8 +131,10 @@ class TableRotator:
     clock: Callable[[], datetime] = _utc_now
     lock: RunLock | None = None
     time_left: Callable[[], float] | None = None
+    rng: Callable[[], float] = random.random
     _dry_run: bool = field(default=False, init=False, repr=False)
     _ownership: RunOwnership | None = field(default=None, init=False, repr=False)
+    _told_missing: bool = field(default=False, init=False, repr=False)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], **clients) -> TableRotator:
@@ -119,9 +147,10 @@ class TableRotator:
         """
         layout = TableLayout.from_env(env)
         if env.get(LOCK_TABLE_ENV) and "lock" not in clients:
+            timeout = _run_timeout(env)
             clients["lock"] = RunLock(
                 dynamodb=clients["dynamodb"], table_name=env[LOCK_TABLE_ENV], lock_id=layout.table_prefix,
-                clock=clients.get("clock", _utc_now),
+                clock=clients.get("clock", _utc_now), longest_hold=timedelta(seconds=timeout + LOCK_MARGIN_SECONDS),
             )
         return cls(layout, RotationConfig.from_env(env), **clients)
 
@@ -158,16 +187,24 @@ class TableRotator:
             raise ValidationError(f"unknown Operation {operation!r}; use one of {', '.join(OPERATIONS)}")
         when = self.check_window(when)
         report = RunReport(operation, when.isoformat(), dry_run=dry_run)
-        self._dry_run = dry_run
-        if dry_run:
+        this_run = copy.copy(self)  # the run's state lives on its own copy: the shared rotator never changes
+        this_run._dry_run = dry_run
+        this_run._told_missing = False
+        return this_run._execute(operation, when, report, wait_for_lock)
+
+    def _execute(self, operation: str, when: datetime, report: RunReport, wait_for_lock: float) -> dict[str, Any]:
+        """The body of :meth:`run`, on the run's own copy of the rotator."""
+        if self._dry_run:
             self._run(operation, when, report)
             return report.as_dict()
         if self.lock is not None:
-            holder = self._acquire(operation, wait_for_lock)
+            holder = self._acquire(operation, wait_for_lock, report)
+            self._publish(report, "-", {RotationMetric.LOCK_HELD_RUNS: 0 if holder is None else 1})
             if holder is not None:
+                until = holder.expires_at.isoformat() if holder.expires_at else "it lapses"
                 report.add(
                     "busy", "-", reason=f"another run ({holder.operation}, {holder.owner}) holds the rotation lock "
-                    f"until {holder.expires_at.isoformat()}; this run changed nothing",
+                    f"until {until}; this run changed nothing",
                 )
                 return report.as_dict()
         try:
@@ -194,13 +231,30 @@ class TableRotator:
         )
         self._budget = budget
         getattr(self, operation)(when, report)
+        self._report_next_table(when, report)
 
-    def _acquire(self, operation: str, wait_for_lock: float) -> LockHolder | None:
-        """Take the lock, trying every :data:`LOCK_RETRY_SECONDS` for up to ``wait_for_lock`` s; the holder if not."""
-        hold = timedelta(seconds=(self.time_left() if self.time_left else DEFAULT_LOCK_SECONDS) + LOCK_MARGIN_SECONDS)
+    def _acquire(self, operation: str, wait_for_lock: float, report: RunReport) -> LockHolder | None:
+        """Take the lock, trying every :data:`LOCK_RETRY_SECONDS` for up to ``wait_for_lock`` s; the holder if not.
+
+        A malformed lock item (see ``LockHolder.problem``) counts as lapsed: it is taken over, if still
+        unchanged, and the takeover is reported with the item as it was.
+        """
+        limit = self.time_left() if self.time_left else DEFAULT_LOCK_SECONDS
+        # never longer than the lock's longest hold: a longer one would look malformed to the other runs
+        hold = min(timedelta(seconds=limit + LOCK_MARGIN_SECONDS), self.lock.longest_hold)
         waited = 0.0
+        takeovers = LOCK_TAKEOVER_TRIES
         while True:
             holder = self.lock.acquire(operation, hold)
+            if holder is not None and holder.problem and takeovers > 0:
+                takeovers -= 1
+                if self.lock.take_over(holder, operation, hold):
+                    report.add(
+                        "lock_taken_over", "-", item=holder.item,
+                        reason=f"the lock item was malformed ({holder.problem}): treated as lapsed and taken over",
+                    )
+                    return None
+                continue  # it changed meanwhile: read it again
             if holder is None or waited >= wait_for_lock:
                 return holder
             self.sleep(LOCK_RETRY_SECONDS)
@@ -267,21 +321,25 @@ class TableRotator:
         kept, expired = self._expiry.split(list(tables.values()), current)
         self._tiers.apply(kept, lambda t: self.tier_for(t.start, current), when, report)
         self._expiry.expire(expired, report)
-        self._publish_next_table_metric(upcoming, when, tables, report)
 
     def _publish_run_metrics(self, report: RunReport) -> None:
         """Tables left alone (future-dated, foreign look-alikes) and failed, so alarms can watch them."""
-        if self.cloudwatch is None or not self.config.metric_namespace or self._dry_run:
-            return
-        counts = {
+        self._publish(report, "-", {
             RotationMetric.FUTURE_PERIOD_TABLES: report.count("future"),
             RotationMetric.FOREIGN_LOOKALIKE_TABLES: report.count("not_owned"),
             RotationMetric.FAILED_TABLES: report.count("error"),
-        }
+        })
+
+    def _publish(self, report: RunReport, table: str, values: Mapping[RotationMetric, float]) -> bool:
+        """Publish ``values`` (never in a dry run); a failure is reported, never raised. True when sent."""
+        if self.cloudwatch is None or not self.config.metric_namespace or self._dry_run:
+            return False
         try:
-            publish(self.cloudwatch, self.config.metric_namespace, self.layout.table_prefix, counts)
+            publish(self.cloudwatch, self.config.metric_namespace, self.layout.table_prefix, values)
         except Exception as error:  # noqa: BLE001 - the run's own outcome is reported either way
-            record_failure(report, "-", "metrics", error)
+            record_failure(report, table, "metrics", error)
+            return False
+        return True
 
     def _report_future(self, tables: list[PeriodTable], when: datetime, report: RunReport) -> list[PeriodTable]:
         """Tables dated after the next period: reported every run, never treated as current or resized."""
@@ -356,19 +414,46 @@ class TableRotator:
         if self._dry_run:
             self._report_dry_create(name, tier, report)
             return
-        try:
-            created = self.dynamodb.create_table(**request)["TableDescription"]
-            self._ownership.created(created)
-            report.add("create", name, tier=tier.describe())
-            self._wait_active(name)
-        except ClientError as error:
-            if error_code(error) != "ResourceInUseException":
-                record_failure(report, name, "create", error)
-                return
-            report.add("exists", name, reason="table already exists")
+        if not self._send_create(name, request, tier, report):
+            return
         self._ensure_settings([name], report)
         if tier.auto_scaling and self._owned(describe_table(self.dynamodb, name)):
             self._tiers.register_scaling(name, tier, self._tiers.autoscaled_tables([name]), report)
+
+    def _send_create(self, name: str, request: dict[str, Any], tier: CapacityTier, report: RunReport) -> bool:
+        """CreateTable, sent again while DynamoDB answers "not now" and the run has time; True when the table is there.
+
+        Waits follow :data:`CREATE_RETRY_BASE_SECONDS` and :data:`CREATE_RETRY_CAP_SECONDS` (full jitter), at
+        most :data:`CREATE_ATTEMPTS` tries, and none once a wait of the cap would reach the run's last margin.
+        Past the missing-table deadline the metric says so at once, while the tries go on. A create still
+        refused when they end is deferred: the create-retry schedule and reconcile try again, and the alarm
+        tells someone if the table is still missing at the deadline.
+        """
+        backoff = Backoff(base=CREATE_RETRY_BASE_SECONDS, cap=CREATE_RETRY_CAP_SECONDS, sleep=self.sleep, rng=self.rng)
+        for attempt in range(1, CREATE_ATTEMPTS + 1):
+            try:
+                self._ownership.created(self.dynamodb.create_table(**request)["TableDescription"])
+            except ClientError as error:
+                if error_code(error) == "ResourceInUseException" and self._table_there(name):
+                    report.add("exists", name, reason="table already exists")
+                    return True
+                if error_code(error) not in RETRY_LATER_CODES:
+                    record_failure(report, name, "create", error)
+                    return False
+                self._tell_if_late(name, report)
+                if attempt == CREATE_ATTEMPTS or not self._budget.has_time_for(CREATE_RETRY_CAP_SECONDS):
+                    record_failure(report, name, "create", error, attempts=attempt)
+                    return False
+                backoff.wait(attempt)
+                continue
+            report.add("create", name, tier=tier.describe(), **({"attempts": attempt} if attempt > 1 else {}))
+            self._wait_active(name)
+            return True
+        return False
+
+    def _table_there(self, name: str) -> bool:
+        """True when ``name`` exists and is not being deleted (CreateTable's ResourceInUseException means either)."""
+        return describe_table(self.dynamodb, name).get("TableStatus") in ("CREATING", "ACTIVE", "UPDATING")
 
     def _report_dry_create(self, name: str, tier: CapacityTier, report: RunReport) -> None:
         """What creating ``name`` would record, without a call: create, then the new table's settings."""
@@ -465,31 +550,52 @@ class TableRotator:
         elif self.stream_consumer.attach(self.lambda_client, stream_arn):
             report.add("attach_stream_consumer", name, stream=stream_arn)
 
-    # ---- metrics ----------------------------------------------------------------------------
+    # ---- the next period's table: metric and deadline -------------------------------------
 
-    def _publish_next_table_metric(
-        self, upcoming: datetime, when: datetime, tables: Mapping[str, PeriodTable], report: RunReport
-    ) -> None:
-        """Publish ``NextPeriodTableMissing`` (1/0) inside the lead window so an alarm can catch a failed create."""
+    def _deadline(self, upcoming: datetime) -> datetime:
+        """When a still-missing next table starts to count as missing: ``missing_table_alarm_seconds`` before it."""
+        return upcoming - timedelta(seconds=self.config.missing_table_alarm_seconds)
+
+    def _tell_if_late(self, name: str, report: RunReport) -> None:
+        """Past the deadline, publish ``NextPeriodTableMissing`` 1 now (once a run), before the tries go on."""
+        start = parse_table_name(self.layout.table_prefix, self.layout.period, name)
+        if self._told_missing or start is None or self.clock() < self._deadline(start):
+            return
+        if self._publish(report, name, {RotationMetric.NEXT_PERIOD_TABLE_MISSING: 1}):
+            self._told_missing = True
+            report.add("metric", name, **{RotationMetric.NEXT_PERIOD_TABLE_MISSING: 1})
+
+    def _report_next_table(self, when: datetime, report: RunReport) -> None:
+        """Publish ``NextPeriodTableMissing`` (1 or 0) from every run that ends past the deadline.
+
+        The deadline is ``missing_table_alarm_seconds`` before the next boundary, by the later of the event
+        time and the clock (a run that retried its create for minutes may end past it). A dry run reports
+        what the real run would publish.
+        """
         if self.cloudwatch is None or not self.config.metric_namespace:
             return
-        if upcoming - when > timedelta(seconds=self.config.create_lead_seconds):
+        upcoming = next_start(self.layout.period, when)
+        if max(when, require_utc(self.clock())) < self._deadline(upcoming):
             return
         name = self._name(upcoming)
-        missing = 0 if name in tables or describe_table(self.dynamodb, name).get("TableStatus") else 1
+        missing = 0 if describe_table(self.dynamodb, name).get("TableStatus") else 1
         if self._dry_run:  # what the real run would publish: 0 once it has created the table
             created = any(a["action"] == "create" and a["table"] == name for a in report.actions)
             report.add("metric", name, **{RotationMetric.NEXT_PERIOD_TABLE_MISSING: 0 if created else missing})
             return
-        try:
-            publish(
-                self.cloudwatch, self.config.metric_namespace, self.layout.table_prefix,
-                {RotationMetric.NEXT_PERIOD_TABLE_MISSING: missing},
-            )
-        except Exception as error:  # noqa: BLE001 - the tables were converged; only the metric is missing
-            record_failure(report, name, "metrics", error)
-            return
-        report.add("metric", name, **{RotationMetric.NEXT_PERIOD_TABLE_MISSING: missing})
+        if self._publish(report, name, {RotationMetric.NEXT_PERIOD_TABLE_MISSING: missing}):
+            report.add("metric", name, **{RotationMetric.NEXT_PERIOD_TABLE_MISSING: missing})
+
+
+def _run_timeout(env: Mapping[str, str]) -> int:
+    """The function's timeout from :data:`RUN_TIMEOUT_ENV`, or Lambda's longest when unset."""
+    raw = env.get(RUN_TIMEOUT_ENV)
+    if not raw:
+        return LONGEST_RUN_SECONDS
+    if not raw.isdigit() or not 1 <= int(raw) <= LONGEST_RUN_SECONDS:
+        raise ValidationError(f"{RUN_TIMEOUT_ENV} {raw!r} must be whole seconds from 1 to {LONGEST_RUN_SECONDS}")
+    return int(raw)
+
 
 def scheduled_time(event: Mapping[str, Any], clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> datetime:
     """The event's ``time`` (EventBridge's scheduled time) as aware UTC; the clock only when it is absent.
