@@ -10,6 +10,7 @@ import re
 from datetime import UTC, date, datetime, timedelta
 from enum import StrEnum
 
+from cdk_ts_runtime._inputs import MAX_YEAR, MIN_YEAR, table_time, whole
 from cdk_ts_runtime.errors import ValidationError
 
 TABLE_NAME_PATTERN = re.compile(r"[A-Za-z0-9_.-]+")
@@ -77,13 +78,19 @@ def require_utc(when: datetime) -> datetime:
     """Return ``when`` converted to UTC; a naive datetime is an error, not a guess."""
     if when.tzinfo is None or when.utcoffset() is None:
         raise ValidationError(f"datetime {when.isoformat()} has no time zone; pass an aware datetime (UTC)")
-    return when.astimezone(UTC)
+    try:
+        return when.astimezone(UTC)
+    except OverflowError:
+        raise ValidationError(f"datetime {when.isoformat()} is outside the years 1-9999 in UTC") from None
 
 
 def period_start(period: RotationPeriod | str, when: datetime) -> datetime:
-    """Start (inclusive, UTC midnight) of the period that contains ``when``."""
+    """Start (inclusive, UTC midnight) of the period that contains ``when``.
+
+    :raises ValueError: for a naive ``when``, or one outside the years 1000-9999 a table label holds.
+    """
     period = RotationPeriod.parse(period)
-    day = require_utc(when).date()
+    day = table_time("when", when).date()
     if period is RotationPeriod.DAILY:
         start = day
     elif period is RotationPeriod.WEEKLY:
@@ -100,14 +107,25 @@ def period_start(period: RotationPeriod | str, when: datetime) -> datetime:
 def shift(period: RotationPeriod | str, start: datetime, count: int) -> datetime:
     """The start of the period ``count`` periods after (negative: before) the one containing ``start``."""
     period = RotationPeriod.parse(period)
+    whole("count", count, minimum=None)
     start = period_start(period, start)
-    if period is RotationPeriod.DAILY:
-        return start + timedelta(days=count)
-    if period is RotationPeriod.WEEKLY:
-        return start + timedelta(weeks=count)
-    months = {RotationPeriod.MONTHLY: 1, RotationPeriod.QUARTERLY: 3, RotationPeriod.YEARLY: 12}[period]
-    index = start.year * 12 + (start.month - 1) + count * months
-    return datetime(index // 12, index % 12 + 1, 1, tzinfo=UTC)
+    try:
+        if period is RotationPeriod.DAILY:
+            shifted = start + timedelta(days=count)
+        elif period is RotationPeriod.WEEKLY:
+            shifted = start + timedelta(weeks=count)
+        else:
+            months = {RotationPeriod.MONTHLY: 1, RotationPeriod.QUARTERLY: 3, RotationPeriod.YEARLY: 12}[period]
+            index = start.year * 12 + (start.month - 1) + count * months
+            shifted = datetime(index // 12, index % 12 + 1, 1, tzinfo=UTC)
+    except (OverflowError, ValueError):
+        shifted = None
+    if shifted is None or not MIN_YEAR <= shifted.year <= MAX_YEAR:
+        raise ValidationError(
+            f"{count} {period.value} period(s) from {start.date().isoformat()} is outside the years "
+            f"{MIN_YEAR}-{MAX_YEAR} that period table names hold"
+        )
+    return shifted
 
 
 def next_start(period: RotationPeriod | str, when: datetime) -> datetime:
@@ -123,6 +141,9 @@ def label(period: RotationPeriod | str, when: datetime) -> str:
         return start.strftime("%Y-%m-%d")
     if period is RotationPeriod.WEEKLY:
         year, week, _ = start.isocalendar()
+        if year < MIN_YEAR:  # the first days of 1000 belong to an ISO week of 999
+            raise ValidationError(f"when {when.isoformat()} falls in ISO week {year}-W{week:02d}, before the year "
+                                  f"{MIN_YEAR} that period table names hold")
         return f"{year:04d}-W{week:02d}"
     if period is RotationPeriod.MONTHLY:
         return start.strftime("%Y-%m")

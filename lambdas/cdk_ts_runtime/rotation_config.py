@@ -17,6 +17,7 @@ from enum import StrEnum
 from types import MethodType
 from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypedDict, Unpack, overload
 
+from cdk_ts_runtime._inputs import number
 from cdk_ts_runtime._keywords import unknown_keyword
 from cdk_ts_runtime.errors import ValidationError
 
@@ -130,6 +131,7 @@ class RightSizing:
 
     def size(self, peak: float) -> int:
         """Units per second for an observed ``peak``: ``ceil(peak × headroom)`` within floor..ceiling."""
+        number("peak", peak)
         return max(self.floor, min(self.ceiling, math.ceil(peak * self.headroom)))
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from cdk_ts_runtime._inputs import whole
 from cdk_ts_runtime.errors import ValidationError
 
 STREAM_CONSUMER_ENV = "CDK_TS_STREAM_CONSUMER"
@@ -56,6 +57,13 @@ class StreamConsumer:
     on_failure_destination_arn: str | None = None
     filter_patterns: list[str] = field(default_factory=list)
     report_batch_item_failures: bool = True
+
+    def __post_init__(self) -> None:
+        # Lambda's ranges (CreateEventSourceMapping); -1 ("forever") is refused, as StreamArchiver refuses it
+        whole("batch_size", self.batch_size, maximum=10_000)
+        whole("maximum_batching_window_seconds", self.maximum_batching_window_seconds, minimum=0, maximum=300)
+        whole("maximum_retry_attempts", self.maximum_retry_attempts, minimum=0, maximum=10_000)
+        whole("maximum_record_age_seconds", self.maximum_record_age_seconds, minimum=60, maximum=604_800)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> StreamConsumer | None:

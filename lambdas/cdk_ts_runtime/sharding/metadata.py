@@ -18,6 +18,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import error_code
+from cdk_ts_runtime._inputs import number, whole
 from cdk_ts_runtime.errors import CdkTsError, deprecated_alias
 from cdk_ts_runtime.items import from_attribute_values, to_attribute_values
 from cdk_ts_runtime.sharding.policy import SHARD_CEILING
@@ -91,6 +92,8 @@ class ShardMetadataStore:
         cache_ttl_seconds: float,
         clock: Callable[[], float],
     ) -> None:
+        number("cooldown_seconds", cooldown_seconds)
+        number("cache_ttl_seconds", cache_ttl_seconds)
         self.table_name = table_name
         self.partition_key = partition_key
         self.dynamodb = dynamodb
@@ -112,6 +115,7 @@ class ShardMetadataStore:
         :param max_age: the oldest cached copy accepted, in seconds.
             Default: None — ``cache_ttl_seconds``.
         """
+        number("max_age", max_age, optional=True)
         now = self.clock()
         limit = self.cache_ttl_seconds if max_age is None else min(max_age, self.cache_ttl_seconds)
         with self._lock:
@@ -193,6 +197,7 @@ class ShardMetadataStore:
 
     def ensure(self, logical: str, info: ShardInfo, *, cap: int) -> ShardInfo:
         """The first writer of a key records it: 1 shard, history {"<epoch>:1"} (conditional put)."""
+        whole("cap", cap, maximum=SHARD_CEILING)
         if info.last_updated is not None:
             return info
         now = self.clock()
@@ -225,6 +230,8 @@ class ShardMetadataStore:
         The update is conditioned on the version read (``last_updated`` for an item without one), so of
         many writers growing at once exactly one succeeds; the growing writer records its ``cap``.
         """
+        whole("target", target, minimum=2, maximum=SHARD_CEILING)
+        whole("cap", cap, maximum=SHARD_CEILING)
         now = self.clock()
         epoch = int(now)
         if current.version is None:  # an item written before 0.2: no version yet

@@ -14,6 +14,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import Backoff, LazyClient, client_property
+from cdk_ts_runtime._inputs import number, whole
 from cdk_ts_runtime._retries import DATA_PATH, METRICS, WRITE_PATH
 from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.items import from_attribute_values, query_all, to_attribute_values
@@ -153,13 +154,13 @@ class ShardedTable:
         ceiling = policy.SHARD_CEILING
         if isinstance(max_shards, bool) or not isinstance(max_shards, int) or not 1 <= max_shards <= ceiling:
             raise ValidationError(f"max_shards {max_shards!r} must be a whole number >= 1 and <= {ceiling}")
-        if isinstance(cooldown_seconds, bool) or not isinstance(cooldown_seconds, int | float) or cooldown_seconds < 1:
-            raise ValidationError(
-                f"cooldown_seconds {cooldown_seconds!r} must be >= 1: a shorter cooldown lets one burst of throttles "
-                "grow a key several times"
-            )
-        if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
-            raise ValidationError(f"max_attempts {max_attempts!r} must be a whole number >= 1")
+        number("cooldown_seconds", cooldown_seconds, minimum=1,
+               hint="a shorter cooldown lets one burst of throttles grow a key several times")
+        whole("max_attempts", max_attempts)
+        number("cache_ttl_seconds", cache_ttl_seconds)
+        number("max_backoff_seconds", max_backoff_seconds)
+        number("table_headroom", table_headroom, minimum=0, maximum=1, above=True)
+        whole("max_workers", max_workers)
         if not separator or separator.isdigit():
             raise ValidationError(f"separator {separator!r} must be non-empty and not a digit")
         if sort_key_time_unit not in (None, "s", "ms"):
@@ -251,6 +252,7 @@ class ShardedTable:
 
     def physical_key(self, logical: str, shard: int) -> str:
         """The stored partition key of shard ``shard`` (1-based) of ``logical``."""
+        whole("shard", shard)
         return f"{logical}{self.separator}{shard}"
 
     def logical_key(self, physical: str) -> str:
@@ -291,6 +293,7 @@ class ShardedTable:
             not taken (see ``growth``), capped by ``max_shards``.
         """
         logical = self._logical(logical_value)
+        whole("target", target, optional=True, maximum=policy.SHARD_CEILING)
         if seen.number_of_shards >= self.max_shards or self._cooling(logical, seen, target):
             return False  # a writer never grows a key past its own cap; another fleet's larger count stands
         if target is None and self.throttles.settling(logical, seen.number_of_shards):
