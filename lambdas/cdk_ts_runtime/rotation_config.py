@@ -592,4 +592,7 @@ class RotationConfig:
             raise ValidationError(f"{ENV_ROTATION_CONFIG} is not JSON: {error}") from None
         if not isinstance(data, dict):
             raise ValidationError(f"{ENV_ROTATION_CONFIG} must be a JSON object, got {type(data).__name__}")
-        return cls.from_dict(data)
+        try:
+            return cls.from_dict(data)
+        except ValidationError as error:
+            raise ValidationError(f"environment variable {ENV_ROTATION_CONFIG}: {error}") from None

@@ -71,11 +71,22 @@ class StreamConsumer:
         raw = env.get(STREAM_CONSUMER_ENV)
         if not raw:
             return None
-        data = json.loads(raw)
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as error:
+            raise ValidationError(f"environment variable {STREAM_CONSUMER_ENV} is not JSON: {error}") from None
+        if not isinstance(data, dict):
+            raise ValidationError(f"environment variable {STREAM_CONSUMER_ENV} must be a JSON object")
         unknown = set(data) - set(cls.__dataclass_fields__)
         if unknown:
-            raise ValidationError(f"unknown stream consumer settings: {', '.join(sorted(unknown))}")
-        return cls(**data)
+            raise ValidationError(
+                f"environment variable {STREAM_CONSUMER_ENV}: unknown stream consumer settings: "
+                f"{', '.join(sorted(unknown))}"
+            )
+        try:
+            return cls(**data)
+        except (ValidationError, TypeError) as error:
+            raise ValidationError(f"environment variable {STREAM_CONSUMER_ENV}: {error}") from None
 
     def mapping_request(self, stream_arn: str) -> dict[str, Any]:
         """CreateEventSourceMapping arguments for one stream."""

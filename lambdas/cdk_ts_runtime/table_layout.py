@@ -7,6 +7,7 @@ below are the one definition both sides share.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -99,13 +100,24 @@ class TableLayout:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> TableLayout:
-        """Read a layout written by :meth:`to_env`: an unset field has its default; no prefix is a clear error."""
+        """Read a layout written by :meth:`to_env`: an unset field has its default; no prefix is a clear error.
+
+        :raises KeyError: when ``CDK_TS_TABLE_PREFIX`` is not set.
+        :raises ValueError: for a variable that does not parse, naming the variable and its value.
+        """
         if not env.get(ENV_TABLE_PREFIX):
             raise KeyError(
                 f"environment variable {ENV_TABLE_PREFIX} is not set; bind the function with "
                 "RotatingTimeSeriesTables.bind(function) or set it yourself"
             )
-        return cls(**{field: env[variable] for field, variable in ENV_VARIABLES.items() if variable in env})
+        given = {field: env[variable] for field, variable in ENV_VARIABLES.items() if variable in env}
+        try:
+            return cls(**given)
+        except ValidationError as error:
+            words = set(re.findall(r"\w+", str(error)))  # the fields the message names
+            named = [f"{ENV_VARIABLES[field]}={value!r}" for field, value in given.items() if field in words]
+            source = f"environment variable {', '.join(named)}" if named else "the layout's environment variables"
+            raise ValidationError(f"{source}: {error}") from None
 
     def key_schema(self) -> tuple[list[dict], list[dict]]:
         """``(KeySchema, AttributeDefinitions)`` for CreateTable."""

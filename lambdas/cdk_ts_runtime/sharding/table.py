@@ -212,12 +212,17 @@ class ShardedTable:
         missing = [n for n in (ENV_TABLE, ENV_METADATA_TABLE, ENV_PARTITION_KEY, ENV_SORT_KEY) if not env.get(n)]
         if missing:
             raise KeyError(f"environment variables {', '.join(missing)} are not set; use ShardMetadataTable.bind")
+        strategy = env.get(ENV_STRATEGY, ShardStrategy.RANDOM)
+        if strategy not in policy.STRATEGIES:
+            raise ValidationError(
+                f"environment variable {ENV_STRATEGY}={strategy!r} is not one of {', '.join(policy.STRATEGIES)}"
+            )
         return cls(
             env[ENV_TABLE],
             env[ENV_METADATA_TABLE],
             partition_key=env[ENV_PARTITION_KEY],
             sort_key=env[ENV_SORT_KEY],
-            strategy=env.get(ENV_STRATEGY, ShardStrategy.RANDOM),
+            strategy=strategy,
             **kwargs,
         )
 
