@@ -122,20 +122,21 @@ def table_time(name: str, when: datetime) -> datetime:
 def flag_type(convert: Callable[[str], object], check: Callable[[str, object], object], flag: str) -> Callable:
     """An argparse ``type=`` that converts a flag's text, then checks it; a refusal is a usage error naming ``flag``.
 
-    argparse turns the ``ArgumentTypeError`` into ``error: argument --flag: ...`` and exit status 2.
+    argparse reports an ``ArgumentTypeError`` as ``error: argument --flag: <message>`` with exit status 2.
     """
+    kind = {int: "a whole number", float: "a number"}.get(convert, convert.__name__)  # type: ignore[call-overload]
 
     def parse(text: str) -> object:
         try:
             value = convert(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a {convert.__name__}") from None
+            raise argparse.ArgumentTypeError(f"{text!r} is not {kind}") from None
         try:
             return check(flag, value)
         except ValidationError as error:
-            raise argparse.ArgumentTypeError(str(error)) from None
+            raise argparse.ArgumentTypeError(str(error).removeprefix(f"{flag} ")) from None
 
-    parse.__name__ = convert.__name__  # argparse names the type in its own messages
+    parse.__name__ = kind  # argparse names the type in its own messages
     return parse
 
 
@@ -149,6 +150,11 @@ def share_float(flag: str) -> Callable:
     return flag_type(float, lambda name, value: number(name, value, minimum=0, maximum=1), flag)
 
 
-def positive_int(flag: str) -> Callable:
-    """An argparse ``type=`` for a whole number >= 1 (counts)."""
-    return flag_type(int, lambda name, value: whole(name, value, minimum=1), flag)
+def positive_float(flag: str) -> Callable:
+    """An argparse ``type=`` for a finite number > 0 (sizes)."""
+    return flag_type(float, lambda name, value: number(name, value, minimum=0, above=True), flag)
+
+
+def whole_flag(flag: str, *, minimum: int = 1) -> Callable:
+    """An argparse ``type=`` for a whole number >= ``minimum`` (counts)."""
+    return flag_type(int, lambda name, value: whole(name, value, minimum=minimum), flag)
