@@ -23,9 +23,13 @@ def _is_number(value: object) -> bool:
     return isinstance(value, int | float | Decimal) and not isinstance(value, bool)
 
 
+def _shown(bound: float) -> str:
+    return str(bound) if isinstance(bound, int) else f"{bound:g}"
+
+
 def _range_text(minimum: float | None, maximum: float | None, above: bool) -> str:
-    low = "" if minimum is None else (f"> {minimum:g}" if above else f">= {minimum:g}")
-    high = "" if maximum is None else f"<= {maximum:g}"
+    low = "" if minimum is None else (f"> {_shown(minimum)}" if above else f">= {_shown(minimum)}")
+    high = "" if maximum is None else f"<= {_shown(maximum)}"
     return " and ".join(part for part in (low, high) if part)
 
 

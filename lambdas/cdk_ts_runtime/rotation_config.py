@@ -17,7 +17,7 @@ from enum import StrEnum
 from types import MethodType
 from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypedDict, Unpack, overload
 
-from cdk_ts_runtime._inputs import number
+from cdk_ts_runtime._inputs import number, whole
 from cdk_ts_runtime._keywords import unknown_keyword
 from cdk_ts_runtime.errors import ValidationError
 
@@ -26,6 +26,8 @@ NEW_ON_DEMAND_WARM_READS = 12000
 NEW_ON_DEMAND_WARM_WRITES = 4000
 
 ENV_ROTATION_CONFIG = "CDK_TS_ROTATION_CONFIG"
+#: The longest create lead (and wait) that means something: a yearly period's 366 days.
+MAX_LEAD_SECONDS = 366 * 86_400
 STREAM_VIEW_TYPES = ("KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES")
 
 
@@ -519,8 +521,8 @@ class RotationConfig:
             raise ValidationError(
                 f"stream_view_type {self.stream_view_type!r} is not one of {', '.join(STREAM_VIEW_TYPES)}"
             )
-        if self.create_lead_seconds < 0:
-            raise ValidationError(f"create_lead_seconds {self.create_lead_seconds} must be >= 0")
+        whole("create_lead_seconds", self.create_lead_seconds, minimum=0, maximum=MAX_LEAD_SECONDS,
+              hint="a lead longer than the longest period (a year) is no lead")
         if self.max_concurrency < 1 or self.max_changes_per_run < 1:
             raise ValidationError("max_concurrency and max_changes_per_run must be >= 1")
 
@@ -529,20 +531,19 @@ class RotationConfig:
         for name in ("current", "previous", "older"):
             if not isinstance(getattr(self, name), CapacityTier):
                 raise ValidationError(f"{name} {getattr(self, name)!r} must be a CapacityTier")
-        whole = {
+        whole_numbers = {
             "retain_periods": (self.retain_periods, True),
             "create_lead_seconds": (self.create_lead_seconds, False),
             "max_concurrency": (self.max_concurrency, False),
             "max_changes_per_run": (self.max_changes_per_run, False),
             "wait_for_new_tables_seconds": (self.wait_for_new_tables_seconds, False),
         }
-        for name, (value, optional) in whole.items():
+        for name, (value, optional) in whole_numbers.items():
             if value is None and optional:
                 continue
             if not isinstance(value, int) or isinstance(value, bool):
                 raise ValidationError(f"{name} {value!r} must be a whole number")
-        if self.wait_for_new_tables_seconds < 0:
-            raise ValidationError(f"wait_for_new_tables_seconds {self.wait_for_new_tables_seconds} must be >= 0")
+        whole("wait_for_new_tables_seconds", self.wait_for_new_tables_seconds, minimum=0, maximum=MAX_LEAD_SECONDS)
         for name in ("point_in_time_recovery", "deletion_protection"):
             if not isinstance(getattr(self, name), bool):
                 raise ValidationError(f"{name} {getattr(self, name)!r} must be true or false")

@@ -35,6 +35,16 @@ def _numeric_flags(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()
 
 
 CONSOLE_FLAGS = _numeric_flags(console_parser())
+
+
+def no_aws(monkeypatch):
+    """A Region and an endpoint where nothing listens: a test that reached AWS would fail with exit 3."""
+    from tests.support.emulators import free_port
+
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{free_port()}")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
 PLAN_FLAGS = _numeric_flags(plan_parser())
 
 
@@ -84,7 +94,7 @@ def test_a_time_out_of_range_is_a_usage_error_naming_at(at, capsys):
 
 
 def test_a_time_whose_next_period_has_no_name_is_a_usage_error(capsys, monkeypatch):
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    no_aws(monkeypatch)
     code = console_main(["status", "--table-prefix", "x_y", "--at", "9999-12-31T12:00:00Z"])
     err = capsys.readouterr().err
     assert code == 2 and "outside the years 1000-9999" in err and "Traceback" not in err
@@ -110,3 +120,17 @@ def test_ctrl_c_ends_quietly_with_a_shells_status(capsys):
 
     assert quiet_on_closed_pipe(interrupted) == EXIT_INTERRUPTED
     assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("config", "named"),
+    [('{"create_lead_seconds": 100000000000000000000}', "create_lead_seconds"),
+     ('{"wait_for_new_tables_seconds": 1e300}', "wait_for_new_tables_seconds")],
+    ids=["lead", "wait"],
+)
+def test_a_duration_past_what_a_date_can_hold_is_a_usage_error_not_an_overflow(config, named, capsys, monkeypatch):
+    no_aws(monkeypatch)
+    code = console_main(["status", "--table-prefix", "x_y", "--rotation-config", config, "--at", "2026-01-01"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert named in err and "Traceback" not in err
