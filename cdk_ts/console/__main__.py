@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -115,13 +116,31 @@ def _reporting_errors(command: str, run: Callable[[], int]) -> int:
     try:
         return run()
     except (ConsoleError, ValueError, KeyError) as error:
-        print(f"cdk-ts {command}: error: {error.args[0] if error.args else error}", file=sys.stderr)
+        message = str(error.args[0] if error.args else error)
+        print(f"cdk-ts {command}: error: {_with_aws_variables(message)}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         raise  # the reader went away: main ends quietly
     except Exception as error:  # noqa: BLE001 - botocore's errors: credentials, permissions, endpoint
         print(f"cdk-ts {command}: AWS error: {type(error).__name__}: {error}", file=sys.stderr)
         return EXIT_AWS
+
+
+#: Variables botocore reads and reports a bad value of without naming them ("Invalid endpoint: not a url").
+_AWS_VARIABLES = {
+    "endpoint": ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_LAMBDA", "AWS_ENDPOINT_URL_S3"),
+    "region": ("AWS_REGION", "AWS_DEFAULT_REGION"),
+}
+
+
+def _with_aws_variables(message: str) -> str:
+    """``message``, naming the set AWS variables it is about (an endpoint or a Region botocore refused)."""
+    named = [
+        f"{variable}={os.environ[variable]!r}"
+        for word, variables in _AWS_VARIABLES.items() if word in message.lower()
+        for variable in variables if variable in os.environ
+    ]
+    return f"{message} (from the environment: {', '.join(named)})" if named else message
 
 
 def _rotator(args: argparse.Namespace):

@@ -134,3 +134,25 @@ def test_a_duration_past_what_a_date_can_hold_is_a_usage_error_not_an_overflow(c
     err = capsys.readouterr().err
     assert code == 2, err
     assert named in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [("AWS_ENDPOINT_URL", "not a url"), ("AWS_DEFAULT_REGION", "us east")],
+    ids=["endpoint", "region"],
+)
+def test_an_aws_variable_botocore_refuses_is_named_with_its_value(variable, value, capsys, monkeypatch):
+    no_aws(monkeypatch)
+    monkeypatch.delenv("AWS_REGION", raising=False)
+    monkeypatch.setenv(variable, value)
+    code = console_main(["status", "--table-prefix", "x_y", "--at", "2026-01-01"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert f"{variable}={value!r}" in err and "Traceback" not in err
+
+
+def test_a_plot_that_cannot_be_written_is_a_usage_error(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    code = plan_main(["--writes-per-second", "10", "--item-size", "100", "--plot", str(tmp_path / "no" / "such.png")])
+    err = capsys.readouterr().err
+    assert code == 2 and "--plot" in err and "cannot be written" in err and "Traceback" not in err
