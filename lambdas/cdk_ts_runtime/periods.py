@@ -10,7 +10,7 @@ import re
 from datetime import UTC, date, datetime, timedelta
 from enum import StrEnum
 
-from cdk_ts_runtime._inputs import MAX_YEAR, MIN_YEAR, table_time, whole
+from cdk_ts_runtime._inputs import MAX_YEAR, MIN_YEAR, whole
 from cdk_ts_runtime.errors import ValidationError
 
 TABLE_NAME_PATTERN = re.compile(r"[A-Za-z0-9_.-]+")
@@ -87,10 +87,11 @@ def require_utc(when: datetime) -> datetime:
 def period_start(period: RotationPeriod | str, when: datetime) -> datetime:
     """Start (inclusive, UTC midnight) of the period that contains ``when``.
 
-    :raises ValueError: for a naive ``when``, or one outside the years 1000-9999 a table label holds.
+    :raises ValueError: for a naive ``when``, or one in a period whose label's year is outside 1000-9999 (a
+        label holds four digits; the first days of a week may lie in the year before its label's).
     """
     period = RotationPeriod.parse(period)
-    day = table_time("when", when).date()
+    day = require_utc(when).date()
     if period is RotationPeriod.DAILY:
         start = day
     elif period is RotationPeriod.WEEKLY:
@@ -101,6 +102,11 @@ def period_start(period: RotationPeriod | str, when: datetime) -> datetime:
         start = date(day.year, 3 * ((day.month - 1) // 3) + 1, 1)
     else:
         start = date(day.year, 1, 1)
+    if not MIN_YEAR <= label_year(period, start) <= MAX_YEAR:
+        raise ValidationError(
+            f"when {when.isoformat()} is outside the years {MIN_YEAR}-{MAX_YEAR} that period table names hold "
+            "(four-digit years)"
+        )
     return datetime(start.year, start.month, start.day, tzinfo=UTC)
 
 
@@ -120,12 +126,17 @@ def shift(period: RotationPeriod | str, start: datetime, count: int) -> datetime
             shifted = datetime(index // 12, index % 12 + 1, 1, tzinfo=UTC)
     except (OverflowError, ValueError):
         shifted = None
-    if shifted is None or not MIN_YEAR <= shifted.year <= MAX_YEAR:
+    if shifted is None or not MIN_YEAR <= label_year(period, shifted) <= MAX_YEAR:
         raise ValidationError(
-            f"{count} {period.value} period(s) from {start.date().isoformat()} is outside the years "
+            f"the {period.value} period {count:+d} from the one of {start.date().isoformat()} is outside the years "
             f"{MIN_YEAR}-{MAX_YEAR} that period table names hold"
         )
     return shifted
+
+
+def label_year(period: RotationPeriod | str, start: datetime) -> int:
+    """The year a period's label shows: the ISO year for a week (its first days may lie in the year before)."""
+    return start.isocalendar()[0] if RotationPeriod.parse(period) is RotationPeriod.WEEKLY else start.year
 
 
 def next_start(period: RotationPeriod | str, when: datetime) -> datetime:
@@ -141,9 +152,6 @@ def label(period: RotationPeriod | str, when: datetime) -> str:
         return start.strftime("%Y-%m-%d")
     if period is RotationPeriod.WEEKLY:
         year, week, _ = start.isocalendar()
-        if year < MIN_YEAR:  # the first days of 1000 belong to an ISO week of 999
-            raise ValidationError(f"when {when.isoformat()} falls in ISO week {year}-W{week:02d}, before the year "
-                                  f"{MIN_YEAR} that period table names hold")
         return f"{year:04d}-W{week:02d}"
     if period is RotationPeriod.MONTHLY:
         return start.strftime("%Y-%m")

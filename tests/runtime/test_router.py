@@ -248,6 +248,14 @@ def test_times_before_the_year_1000_are_refused_never_routed_to_a_name_the_rotat
     assert router.table_for(utc(1000, 1, 1)) == f"readings_{label(period, utc(1000, 1, 1))}"
 
 
+def test_the_first_week_of_the_year_1000_is_routed_though_it_starts_in_999():
+    # 1000-01-01 is a Wednesday: its ISO week 1000-W01 starts on 999-12-30
+    router = PeriodRouter("readings", period="weekly", dynamodb_client=object())
+    assert router.tables_between(utc(1000, 1, 1), utc(1000, 1, 8)) == ["readings_1000-W01", "readings_1000-W02"]
+    with pytest.raises(ValueError, match="outside the years 1000-9999"):
+        shift("weekly", utc(1000, 1, 1), -1)
+
+
 @pytest.mark.parametrize("period", ["daily", "weekly", "monthly", "quarterly", "yearly"])
 def test_the_last_period_of_the_year_9999_is_routed_and_nothing_overflows(period):
     router = PeriodRouter("readings", period=period, dynamodb_client=object())
