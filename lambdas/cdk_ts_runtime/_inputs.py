@@ -7,7 +7,6 @@ or a table name the rotation cannot parse.
 
 from __future__ import annotations
 
-import argparse
 import math
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -47,8 +46,10 @@ def number(
 
     :param name: the parameter's name, as the caller spells it.
     :param value: what was given.
-    :param minimum: the smallest value that means something. Default: 0. None: no lower bound.
-    :param maximum: the largest. Default: None — no upper bound.
+    :param minimum: the smallest value that means something (None for no lower bound).
+        Default: 0.
+    :param maximum: the largest.
+        Default: None — no upper bound.
     :param above: ``minimum`` itself is refused (a strict bound).
         Default: False.
     :param optional: None is accepted (and returned).
@@ -58,7 +59,9 @@ def number(
     """
     if value is None and optional:
         return None
-    ok = _is_number(value) and (not isinstance(value, float | Decimal) or math.isfinite(value))
+    ok = _is_number(value) and (
+        value.is_finite() if isinstance(value, Decimal) else not isinstance(value, float) or math.isfinite(value)
+    )
     if ok and minimum is not None:
         ok = value > minimum if above else value >= minimum  # type: ignore[operator]
     if ok and maximum is not None:
@@ -83,10 +86,14 @@ def whole(
 
     :param name: the parameter's name.
     :param value: what was given.
-    :param minimum: the smallest value that means something. Default: 1. None: no lower bound.
-    :param maximum: the largest. Default: None — no upper bound.
-    :param optional: None is accepted (and returned). Default: False.
-    :param hint: what the value is for (the way out). Default: none.
+    :param minimum: the smallest value that means something (None for no lower bound).
+        Default: 1.
+    :param maximum: the largest.
+        Default: None — no upper bound.
+    :param optional: None is accepted (and returned).
+        Default: False.
+    :param hint: what the value is for (the way out).
+        Default: none.
     """
     if value is None and optional:
         return None
@@ -128,6 +135,8 @@ def flag_type(convert: Callable[[str], object], check: Callable[[str, object], o
 
     argparse reports an ``ArgumentTypeError`` as ``error: argument --flag: <message>`` with exit status 2.
     """
+    import argparse  # only command lines need it; the runtime's Lambda functions never import it
+
     kind = {int: "a whole number", float: "a number"}.get(convert, convert.__name__)  # type: ignore[call-overload]
 
     def parse(text: str) -> object:

@@ -25,16 +25,16 @@ class StreamConsumer:
     The fields are CreateEventSourceMapping's settings (see :meth:`mapping_request`).
 
     :param function_name: the consumer function's name or ARN.
-    :param batch_size: most records per invocation.
+    :param batch_size: most records per invocation (1-10,000).
         Default: 1000.
-    :param maximum_batching_window_seconds: how long records are gathered before an invocation.
+    :param maximum_batching_window_seconds: how long records are gathered before an invocation (0-300).
         Default: 60.
     :param starting_position: where a new mapping starts reading.
         Default: ``"TRIM_HORIZON"`` — the
         oldest record in the stream, so nothing written before the mapping is missed.
     :param maximum_retry_attempts: retries of a failing batch before it is discarded or sent to
-        ``on_failure_destination_arn``. Default: 10.
-    :param maximum_record_age_seconds: records older than this are not retried.
+        ``on_failure_destination_arn`` (0-10,000). Default: 10.
+    :param maximum_record_age_seconds: records older than this are not retried (60-604,800).
         Default: 86400 (24 hours, the stream's retention).
     :param bisect_batch_on_function_error: split a failing batch in two and retry the halves.
         Default: True.
@@ -45,6 +45,9 @@ class StreamConsumer:
         delivered. Default: an empty list — every record.
     :param report_batch_item_failures: the function reports partial failures
         (``ReportBatchItemFailures``). Default: True.
+    :raises ValueError: for a number outside Lambda's range for it (CreateEventSourceMapping), named; Lambda's
+        ``-1`` (retry or keep forever) is refused: a failing batch would block its shard for the stream's
+        whole retention.
     """
 
     function_name: str

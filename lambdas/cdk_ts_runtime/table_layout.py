@@ -170,8 +170,8 @@ class TableLayout:
         """The sort-key value for an aware datetime: an epoch integer in ``time_unit`` or an ISO-8601 string.
 
         :param when: the time (aware).
-        :param last: the value of the last instant ``when`` stands for, to be an inclusive upper bound: a
-            datetime counts whole microseconds, so in nanoseconds it covers up to ``+999`` ns.
+        :param last: the value of the last instant ``when`` stands for, to be an inclusive upper bound (a
+            datetime counts whole microseconds, so in nanoseconds it covers up to ``+999`` ns).
             Default: False — the first instant.
         """
         if when.tzinfo is None:

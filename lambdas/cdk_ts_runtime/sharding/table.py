@@ -114,8 +114,8 @@ class ShardedTable:
         :param sort_key_time_unit: ``"s"`` or ``"ms"`` when the sort key is an epoch time; then a
             ``computed`` point read picks the shard count in force at the item's time. Default: None — the
             sort key is not a time; the current count is used (other shards are read as a fallback).
-        :param table_headroom: without throttling reasons, a table consuming less than this share of its
-            provisioned WCU is taken to have one hot partition. Default: 0.8.
+        :param table_headroom: without throttling reasons, a table consuming less than this share (above 0, at
+            most 1) of its provisioned WCU is taken to have one hot partition. Default: 0.8.
         :param on_table_throttle: called with the table name when a throttle is the table's, not one
             partition's (more shards would not help). Default: None — such throttles are only retried.
         :param dynamodb_client: the boto3 DynamoDB client for writes to the main table, used as given (and
