@@ -300,10 +300,9 @@ def discover() -> dict[str, list[str]]:
         module = importlib.import_module(module_name)
         for name in _public_names(module):
             for qualified, function in _callables(name, getattr(module, name)):
-                try:
-                    numeric = _numeric_parameters(function)
-                except (TypeError, ValueError):
-                    continue
+                if not inspect.isfunction(function):
+                    continue  # a constructor inherited from a builtin (Exception, dict): nothing of ours to check
+                numeric = _numeric_parameters(function)
                 if numeric:
                     found.setdefault(qualified, [])
                     found[qualified] += [p for p in numeric if p not in found[qualified]]
