@@ -53,10 +53,11 @@ def table_capacity_options(
     """
     values = {name: capacity.get(name) for name in CAPACITY_KEYWORDS if name != "table_class"}
     for name, value in values.items():
-        problems.check(
+        if not problems.check(
             value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1),
             f"{name} {value!r} must be a whole number >= 1 (or None)",
-        )
+        ):
+            values[name] = None  # reported; the props built below must not carry it into jsii
     caps = {k: v for k, v in values.items() if k.startswith("max_") and v is not None}
     if not on_demand:
         for name, value in caps.items():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -118,7 +119,13 @@ def table_protection(encryption_key: kms.IKey | None, point_in_time_recovery: bo
 
 
 def is_unresolved(value: object) -> bool:
-    """True for a deploy-time token, which synth-time validation must skip."""
+    """True for a deploy-time token, which synth-time validation must skip.
+
+    NaN and the infinities are never tokens (a number token is a finite encoded float), and asking jsii about
+    one would stop its kernel (JSON has no NaN), so they are answered here and left to the caller's checks.
+    """
+    if isinstance(value, float) and not math.isfinite(value):
+        return False
     return isinstance(value, str | int | float) and Token.is_unresolved(value)
 
 

@@ -6,6 +6,7 @@ import inspect
 from collections.abc import Callable, Collection, Iterable
 from typing import TypeVar
 
+from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
 from cdk_ts_runtime._keywords import unknown_keyword
@@ -100,6 +101,21 @@ def check_keywords(
     for name in given:
         if name not in accepted:
             problems.add(unknown_keyword(name, valid))
+
+
+def attribute_problem(name: str, value: object) -> str | None:
+    """Why ``value``, given for the ``dynamodb.Attribute`` parameter ``name``, is not one; None when it is.
+
+    A plain string names an attribute but not its key type (String, Number or Binary), which the tables and
+    the runtime need, so it is refused with the ``Attribute`` to write instead, never guessed.
+    """
+    if isinstance(value, dynamodb.Attribute):
+        return None
+    shown = repr(value) if isinstance(value, str) else "'name'"
+    return (
+        f"{name} {value!r} is a {type(value).__name__}, not a dynamodb.Attribute (a name and a key type): pass "
+        f"{name}=dynamodb.Attribute(name={shown}, type=dynamodb.AttributeType.STRING), or NUMBER or BINARY"
+    )
 
 
 def require_access(construct: Construct, function: Construct, *, read: bool, write: bool) -> None:

@@ -22,7 +22,7 @@ from cdk_ts._binding import Bindable
 from cdk_ts._defaults import table_arn_pattern
 from cdk_ts._metrics import DEFAULT_PERIOD, graph, metric_options
 from cdk_ts._nag import acknowledge_wildcard_resources, grant_unscoped
-from cdk_ts._validation import Problems, describe
+from cdk_ts._validation import Problems, attribute_problem, describe
 from cdk_ts_runtime.errors import ValidationError
 from cdk_ts_runtime.periods import RotationPeriod, table_name_glob
 from cdk_ts_runtime.rotation_metrics import TABLE_PREFIX_DIMENSION, RotationMetric
@@ -85,6 +85,10 @@ def table_layout(table_prefix: str, options: Mapping[str, Any]) -> TableLayout:
     """
     partition_key = options.get("partition_key") or dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.NUMBER)
     sort_key = options.get("sort_key") or dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.NUMBER)
+    problems = [p for p in (attribute_problem("partition_key", partition_key), attribute_problem("sort_key", sort_key))
+                if p]
+    if problems:
+        raise ValidationError("; ".join(problems))
     return TableLayout(
         table_prefix=table_prefix,
         period=layout_period(options),

@@ -18,7 +18,7 @@ from cdk_ts._capacity import CAPACITY_KEYWORDS, TableCapacityOptions, table_capa
 from cdk_ts._defaults import table_protection
 from cdk_ts._metrics import TableThrottleWidgets, metric_options
 from cdk_ts._nag import grant_unscoped
-from cdk_ts._validation import Problems, check_keywords, keyword_names
+from cdk_ts._validation import Problems, attribute_problem, check_keywords, keyword_names
 from cdk_ts.protocols import HasTable
 from cdk_ts_runtime.sharding import (
     ENV_METADATA_TABLE,
@@ -228,6 +228,8 @@ class ShardMetadataTable(ShardMetadataTableBase):
             partition_key is not None,
             f"cannot read the partition key of main_table {table.node.path} (an imported table, or a key of "
             "several attributes); pass partition_key=dynamodb.Attribute(...)",
+        ) and problems.check(
+            (problem := attribute_problem("partition_key", partition_key)) is None, str(problem)
         ):
             problems.check(
                 partition_key.type == dynamodb.AttributeType.STRING,
@@ -283,10 +285,11 @@ class ShardMetadataTable(ShardMetadataTableBase):
         """
         problems = Problems(scope, construct_id)
         problems.check(strategy in STRATEGIES, f"strategy {strategy!r} is not one of {', '.join(STRATEGIES)}")
-        problems.check(
-            partition_key.type == dynamodb.AttributeType.STRING,
-            f"partition key {partition_key.name!r} is {partition_key.type.name}; the main table's must be a String",
-        )
+        if problems.check((problem := attribute_problem("partition_key", partition_key)) is None, str(problem)):
+            problems.check(
+                partition_key.type == dynamodb.AttributeType.STRING,
+                f"partition key {partition_key.name!r} is {partition_key.type.name}; the main table's must be a String",
+            )
         problems.raise_if_any()
         imported = ShardMetadataTableBase(
             scope, construct_id, main_table=main_table, partition_key=partition_key, sort_key_name=sort_key_name,

@@ -32,6 +32,7 @@ from cdk_ts.archive_catalog import PARTITION_COLUMNS as PARTITION_COLUMNS
 from cdk_ts.archive_catalog import ArchiveCatalog
 from cdk_ts.archive_catalog import deduplicated_view_sql as deduplicated_view_sql
 from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
+from cdk_ts_runtime._inputs import whole
 from cdk_ts_runtime.archiver import DONE_PREFIX, ENV_BUCKET, ENV_FAILURE_BUCKET, ENV_PREFIX, FAILURE_PREFIX
 from cdk_ts_runtime.errors import ValidationError
 from cdk_ts_runtime.stream_consumer import StreamConsumer
@@ -170,10 +171,8 @@ class StreamArchiver(AlarmActions, Construct):
         :raises TypeError: when ``source`` is not a table, ``DeviceLogTable`` or ``RotatingTimeSeriesTables``.
         """
         problems = Problems(scope, construct_id)
-        problems.check(
-            1 <= batch_size <= 10_000, f"batch_size {batch_size} must be 1-10000 (the DynamoDB Streams limit)"
-        )
-        problems.check(0 <= retry_attempts <= 10_000, f"retry_attempts {retry_attempts} must be 0-10000")
+        problems.collect(lambda: whole("batch_size", batch_size, maximum=10_000, hint="the DynamoDB Streams limit"))
+        problems.collect(lambda: whole("retry_attempts", retry_attempts, minimum=0, maximum=10_000))
         window = max_batching_window or Duration.seconds(60)
         problems.check(
             window.to_seconds() <= 300, f"max_batching_window {window.to_human_string()} must be at most 300 seconds"

@@ -18,7 +18,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from cdk_ts_runtime.errors import CdkTsError
+from cdk_ts_runtime._inputs import table_time
+from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.periods import next_start, period_start, shift, table_name
 from cdk_ts_runtime.rotation.expiry import TableExpiry
 from cdk_ts_runtime.rotation.ownership import is_owned
@@ -237,7 +238,7 @@ def parse_time(text: str | None, now: datetime | None = None) -> datetime:
     :param text: the flag's value.
     :param now: what None means.
         Default: None — the clock, in UTC.
-    :raises ConsoleError: when the text is not ISO-8601.
+    :raises ConsoleError: when the text is not ISO-8601, or is outside the years 1000-9999 a table name holds.
     """
     if text is None:
         return now or datetime.now(UTC)
@@ -245,7 +246,10 @@ def parse_time(text: str | None, now: datetime | None = None) -> datetime:
         parsed = datetime.fromisoformat(text.strip())
     except ValueError:
         raise ConsoleError(f"--at {text!r} is not ISO-8601 (e.g. 2026-03-01T23:45:00Z)") from None
-    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).astimezone(UTC)
+    try:
+        return table_time("--at", parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC))
+    except ValidationError as error:
+        raise ConsoleError(str(error)) from None
 
 
 def status_exit_code(state: Mapping[str, Any]) -> int:

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
+from cdk_ts._cli import quiet_on_closed_pipe
 from cdk_ts.console import (
     EXIT_AWS,
     EXIT_USAGE,
@@ -23,6 +26,7 @@ from cdk_ts.console import (
     status,
     status_exit_code,
 )
+from cdk_ts_runtime._inputs import whole_flag
 
 #: Subcommands handed whole to the commands they replace (their own flags and help).
 DELEGATED = ("plan", "replay")
@@ -66,7 +70,8 @@ def _rotation_flags(p: argparse.ArgumentParser) -> None:
     given.add_argument("--partition-key-type", choices=["S", "N", "B"], help="default N")
     given.add_argument("--sort-key", help="default sk")
     given.add_argument("--sort-key-type", choices=["S", "N"], help="default N")
-    given.add_argument("--retain-periods", type=int, help="periods kept, the current one included")
+    given.add_argument("--retain-periods", type=whole_flag("--retain-periods", minimum=2),
+                       help="periods kept, the current one included (>= 2)")
     given.add_argument("--archive-bucket", help="where expired tables are exported before deletion")
     given.add_argument("--archive-prefix", help="key prefix of the exports")
     given.add_argument("--rotation-config", help="the whole RotationConfig as JSON (CDK_TS_ROTATION_CONFIG)")
@@ -75,33 +80,67 @@ def _rotation_flags(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run ``cdk-ts``; returns the exit code (see the module's docstring).
+    """Run ``cdk-ts``; returns the exit code (see the module's docstring). It never shows a traceback.
+
+    A closed stdout (``| head``) ends quietly with 141 (as a shell reports SIGPIPE), Ctrl-C with 130.
 
     :param argv: the command-line arguments.
         Default: None — ``sys.argv[1:]``.
     """
-    argv = list(sys.argv[1:] if argv is None else argv)
+    return quiet_on_closed_pipe(lambda: _main(list(sys.argv[1:] if argv is None else argv)))
+
+
+def _main(argv: list[str]) -> int:
     if argv and argv[0] in DELEGATED:
-        return _delegate(argv[0], argv[1:])
+        return _reporting_errors(argv[0], lambda: _delegate(argv[0], argv[1:]))
     args = parser().parse_args(argv)
-    try:
-        rotator = _rotator(args)
-        when = parse_time(args.at)
-        if args.command == "status":
-            answer: dict[str, Any] = status(rotator, when)
-            code, text = status_exit_code(answer), format_status
-        else:
-            rotator.clock = lambda: when  # a dry run may look at any time: nothing it decides is acted on
-            answer = rotator.run(args.operation, when, dry_run=True)
-            code, text = dry_run_exit_code(answer), format_report
-    except (ConsoleError, ValueError, KeyError) as error:
-        print(f"cdk-ts {args.command}: error: {error.args[0] if error.args else error}", file=sys.stderr)
-        return EXIT_USAGE
-    except Exception as error:  # noqa: BLE001 - botocore's errors: credentials, permissions, endpoint
-        print(f"cdk-ts {args.command}: AWS error: {type(error).__name__}: {error}", file=sys.stderr)
-        return EXIT_AWS
+    return _reporting_errors(args.command, lambda: _run(args))
+
+
+def _run(args: argparse.Namespace) -> int:
+    when = parse_time(args.at)  # a usage error before any AWS call
+    rotator = _rotator(args)
+    if args.command == "status":
+        answer: dict[str, Any] = status(rotator, when)
+        code, text = status_exit_code(answer), format_status
+    else:
+        rotator.clock = lambda: when  # a dry run may look at any time: nothing it decides is acted on
+        answer = rotator.run(args.operation, when, dry_run=True)
+        code, text = dry_run_exit_code(answer), format_report
     print(json.dumps(answer, indent=2, default=str) if args.json else text(answer))
     return code
+
+
+def _reporting_errors(command: str, run: Callable[[], int]) -> int:
+    """``run()``'s exit code; an error is one line on stderr and its exit code (2 usage, 3 AWS), never a traceback."""
+    try:
+        return run()
+    except (ConsoleError, ValueError, KeyError) as error:
+        message = str(error.args[0] if error.args else error)
+        print(f"cdk-ts {command}: error: {_with_aws_variables(message)}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        raise  # the reader went away: main ends quietly
+    except Exception as error:  # noqa: BLE001 - botocore's errors: credentials, permissions, endpoint
+        print(f"cdk-ts {command}: AWS error: {type(error).__name__}: {error}", file=sys.stderr)
+        return EXIT_AWS
+
+
+#: Variables botocore reads and reports a bad value of without naming them ("Invalid endpoint: not a url").
+_AWS_VARIABLES = {
+    "endpoint": ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_LAMBDA", "AWS_ENDPOINT_URL_S3"),
+    "region": ("AWS_REGION", "AWS_DEFAULT_REGION"),
+}
+
+
+def _with_aws_variables(message: str) -> str:
+    """``message``, naming the set AWS variables it is about (an endpoint or a Region botocore refused)."""
+    named = [
+        f"{variable}={os.environ[variable]!r}"
+        for word, variables in _AWS_VARIABLES.items() if word in message.lower()
+        for variable in variables if variable in os.environ
+    ]
+    return f"{message} (from the environment: {', '.join(named)})" if named else message
 
 
 def _rotator(args: argparse.Namespace):

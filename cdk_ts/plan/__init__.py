@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 
 from cdk_ts.plan.prices import HOURS_PER_MONTH, SECONDS_PER_MONTH, US_EAST_1, Prices
+from cdk_ts_runtime._inputs import number
 from cdk_ts_runtime.errors import ValidationError
 from cdk_ts_runtime.periods import RotationPeriod
 from cdk_ts_runtime.rotation_config import NEW_ON_DEMAND_WARM_READS, NEW_ON_DEMAND_WARM_WRITES
@@ -29,11 +30,7 @@ AVERAGE_PERIOD_DAYS = {
 
 
 def _positive(name: str, value: float, *, allow_zero: bool = True) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-        raise ValidationError(f"{name} {value!r} must be a number")
-    if value < 0 or (value == 0 and not allow_zero):
-        raise ValidationError(f"{name} {value!r} must be {'>= 0' if allow_zero else '> 0'}")
-    return value
+    return number(name, value, minimum=0, above=not allow_zero)  # type: ignore[return-value]
 
 
 def write_units_per_item(item_size_bytes: float) -> int:
@@ -239,8 +236,14 @@ def compare_strategies(
     period = RotationPeriod.parse(period)
     if not isinstance(retain_periods, int) or isinstance(retain_periods, bool) or retain_periods < 2:
         raise ValidationError(f"retain_periods {retain_periods!r} must be a whole number >= 2")
-    _positive("average_writes_per_second", average_writes_per_second)
-    _positive("average_reads_per_second", average_reads_per_second)
+    for name, value in (
+        ("peak_writes_per_second", peak_writes_per_second),
+        ("average_writes_per_second", average_writes_per_second),
+        ("peak_reads_per_second", peak_reads_per_second),
+        ("average_reads_per_second", average_reads_per_second),
+    ):
+        _positive(name, value)
+    _positive("item_size_bytes", item_size_bytes, allow_zero=False)
     if average_writes_per_second > peak_writes_per_second or average_reads_per_second > peak_reads_per_second:
         raise ValidationError("average rates must not exceed the peak rates")
     period_hours = AVERAGE_PERIOD_DAYS[period] * 24

@@ -7,8 +7,10 @@ import dataclasses
 import sys
 from pathlib import Path
 
+from cdk_ts._cli import quiet_on_closed_pipe
 from cdk_ts.plan import capacity, compare_strategies
 from cdk_ts.plan.prices import US_EAST_1
+from cdk_ts_runtime._inputs import non_negative_float, positive_float, share_float, whole_flag
 from cdk_ts_runtime.periods import RotationPeriod
 
 
@@ -21,19 +23,26 @@ class _Parser(argparse.ArgumentParser):
 def parser() -> argparse.ArgumentParser:
     """The command line; every rate is per second."""
     p = _Parser(prog="cdk-ts-plan", description=__doc__)
-    p.add_argument("--writes-per-second", type=float, required=True, help="peak writes/s")
-    p.add_argument("--average-writes-per-second", type=float, help="average writes/s (default: the peak)")
-    p.add_argument("--reads-per-second", type=float, default=0.0, help="peak reads/s")
-    p.add_argument("--average-reads-per-second", type=float, help="average reads/s (default: the peak)")
-    p.add_argument("--item-size", type=float, required=True, help="item size in bytes")
+    rate, price = non_negative_float, non_negative_float  # each refuses NaN, infinities and negatives, naming the flag
+    p.add_argument("--writes-per-second", type=rate("--writes-per-second"), required=True, help="peak writes/s")
+    p.add_argument("--average-writes-per-second", type=rate("--average-writes-per-second"),
+                   help="average writes/s (default: the peak)")
+    p.add_argument("--reads-per-second", type=rate("--reads-per-second"), default=0.0, help="peak reads/s")
+    p.add_argument("--average-reads-per-second", type=rate("--average-reads-per-second"),
+                   help="average reads/s (default: the peak)")
+    p.add_argument("--item-size", type=positive_float("--item-size"), required=True, help="item size in bytes")
     p.add_argument("--consistent-reads", action="store_true", help="strongly consistent reads (default: eventual)")
-    p.add_argument("--hot-key-share", type=float, default=0.0, help="share of writes on the hottest key (0-1)")
+    p.add_argument("--hot-key-share", type=share_float("--hot-key-share"), default=0.0,
+                   help="share of writes on the hottest key (0-1)")
     p.add_argument("--period", default="daily", help="rotation period: " + ", ".join(x.value for x in RotationPeriod))
-    p.add_argument("--retain-periods", type=int, default=30, help="periods kept, the current one included")
+    p.add_argument("--retain-periods", type=whole_flag("--retain-periods", minimum=2), default=30,
+                   help="periods kept, the current one included (>= 2)")
     p.add_argument("--archive", action="store_true", help="expired tables are exported to S3 (export cost)")
-    p.add_argument("--warm-write-price", type=float, help="USD to raise warm throughput by 1,000 writes/s (unpriced)")
-    p.add_argument("--warm-read-price", type=float, help="USD to raise warm throughput by 1,000 reads/s (unpriced)")
-    p.add_argument("--export-price", type=float, help="USD per GB of a full export to S3 (unpriced)")
+    p.add_argument("--warm-write-price", type=price("--warm-write-price"),
+                   help="USD to raise warm throughput by 1,000 writes/s (unpriced)")
+    p.add_argument("--warm-read-price", type=price("--warm-read-price"),
+                   help="USD to raise warm throughput by 1,000 reads/s (unpriced)")
+    p.add_argument("--export-price", type=price("--export-price"), help="USD per GB of a full export to S3 (unpriced)")
     p.add_argument("--plot", type=Path, help="write a PNG of monthly cost over retention to this file")
     return p
 
@@ -41,9 +50,15 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Print the plan; exit code 2 for bad input (with the reason on stderr).
 
+    A closed stdout (``| head``) ends quietly (exit 141, as a shell reports SIGPIPE): never a traceback.
+
     :param argv: the command-line arguments.
         Default: None — ``sys.argv[1:]``.
     """
+    return quiet_on_closed_pipe(lambda: _main(argv))
+
+
+def _main(argv: list[str] | None) -> int:
     args = parser().parse_args(argv)
     prices = dataclasses.replace(
         US_EAST_1,
@@ -130,6 +145,10 @@ def main(argv: list[str] | None = None) -> int:
             _plot(comparisons, period, args.plot)
         except ImportError:
             print("cdk-ts-plan: error: --plot needs matplotlib: pip install 'cdk-ts[plot]'", file=sys.stderr)
+            return 2
+        except OSError as error:
+            print(f"cdk-ts-plan: error: --plot {str(args.plot)!r} cannot be written: {error.strerror or error}",
+                  file=sys.stderr)
             return 2
         print(f"\nplot: {args.plot}")
     return 0

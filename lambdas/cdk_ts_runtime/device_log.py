@@ -21,6 +21,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import LazyClient, client_property, error_code
+from cdk_ts_runtime._inputs import whole
 from cdk_ts_runtime._retries import DATA_PATH
 from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.items import from_attribute_values, query_all, to_attribute_values
@@ -121,8 +122,7 @@ class DeviceLogRepository:
         :raises ValueError: for an empty table name or ``page_size`` below 1.
         """
         self.table_name = _require_text("table_name", table_name)
-        if page_size is not None and page_size < 1:
-            raise ValidationError(f"page_size {page_size} must be >= 1 or None")
+        whole("page_size", page_size, optional=True)
         self.page_size = page_size
         self._client = LazyClient("dynamodb", dynamodb_client, config=DATA_PATH)
 

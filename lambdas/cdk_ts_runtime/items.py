@@ -9,6 +9,7 @@ from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
+from cdk_ts_runtime._inputs import whole
 from cdk_ts_runtime.errors import CdkTsError, ValidationError
 
 _serializer = TypeSerializer()
@@ -56,6 +57,7 @@ def query_all(dynamodb, request: dict[str, Any], *, max_pages: int = MAX_PAGES) 
     :raises PageLimitError: after ``max_pages`` pages, or when a page repeats the previous page's
         ``LastEvaluatedKey`` (the loop would never end).
     """
+    whole("max_pages", max_pages)
     request = dict(request)
     items: list[dict[str, Any]] = []
     for _page in range(max_pages):

@@ -10,6 +10,7 @@ import re
 from datetime import UTC, date, datetime, timedelta
 from enum import StrEnum
 
+from cdk_ts_runtime._inputs import MAX_YEAR, MIN_YEAR, whole
 from cdk_ts_runtime.errors import ValidationError
 
 TABLE_NAME_PATTERN = re.compile(r"[A-Za-z0-9_.-]+")
@@ -77,11 +78,18 @@ def require_utc(when: datetime) -> datetime:
     """Return ``when`` converted to UTC; a naive datetime is an error, not a guess."""
     if when.tzinfo is None or when.utcoffset() is None:
         raise ValidationError(f"datetime {when.isoformat()} has no time zone; pass an aware datetime (UTC)")
-    return when.astimezone(UTC)
+    try:
+        return when.astimezone(UTC)
+    except OverflowError:
+        raise ValidationError(f"datetime {when.isoformat()} is outside the years 1-9999 in UTC") from None
 
 
 def period_start(period: RotationPeriod | str, when: datetime) -> datetime:
-    """Start (inclusive, UTC midnight) of the period that contains ``when``."""
+    """Start (inclusive, UTC midnight) of the period that contains ``when``.
+
+    :raises ValueError: for a naive ``when``, or one in a period whose label's year is outside 1000-9999 (a
+        label holds four digits; the first days of a week may lie in the year before its label's).
+    """
     period = RotationPeriod.parse(period)
     day = require_utc(when).date()
     if period is RotationPeriod.DAILY:
@@ -94,20 +102,41 @@ def period_start(period: RotationPeriod | str, when: datetime) -> datetime:
         start = date(day.year, 3 * ((day.month - 1) // 3) + 1, 1)
     else:
         start = date(day.year, 1, 1)
+    if not MIN_YEAR <= label_year(period, start) <= MAX_YEAR:
+        raise ValidationError(
+            f"when {when.isoformat()} is outside the years {MIN_YEAR}-{MAX_YEAR} that period table names hold "
+            "(four-digit years)"
+        )
     return datetime(start.year, start.month, start.day, tzinfo=UTC)
 
 
 def shift(period: RotationPeriod | str, start: datetime, count: int) -> datetime:
     """The start of the period ``count`` periods after (negative: before) the one containing ``start``."""
     period = RotationPeriod.parse(period)
+    whole("count", count, minimum=None)
     start = period_start(period, start)
-    if period is RotationPeriod.DAILY:
-        return start + timedelta(days=count)
-    if period is RotationPeriod.WEEKLY:
-        return start + timedelta(weeks=count)
-    months = {RotationPeriod.MONTHLY: 1, RotationPeriod.QUARTERLY: 3, RotationPeriod.YEARLY: 12}[period]
-    index = start.year * 12 + (start.month - 1) + count * months
-    return datetime(index // 12, index % 12 + 1, 1, tzinfo=UTC)
+    try:
+        if period is RotationPeriod.DAILY:
+            shifted = start + timedelta(days=count)
+        elif period is RotationPeriod.WEEKLY:
+            shifted = start + timedelta(weeks=count)
+        else:
+            months = {RotationPeriod.MONTHLY: 1, RotationPeriod.QUARTERLY: 3, RotationPeriod.YEARLY: 12}[period]
+            index = start.year * 12 + (start.month - 1) + count * months
+            shifted = datetime(index // 12, index % 12 + 1, 1, tzinfo=UTC)
+    except (OverflowError, ValueError):
+        shifted = None
+    if shifted is None or not MIN_YEAR <= label_year(period, shifted) <= MAX_YEAR:
+        raise ValidationError(
+            f"the {period.value} period {count:+d} from the one of {start.date().isoformat()} is outside the years "
+            f"{MIN_YEAR}-{MAX_YEAR} that period table names hold"
+        )
+    return shifted
+
+
+def label_year(period: RotationPeriod | str, start: datetime) -> int:
+    """The year a period's label shows: the ISO year for a week (its first days may lie in the year before)."""
+    return start.isocalendar()[0] if RotationPeriod.parse(period) is RotationPeriod.WEEKLY else start.year
 
 
 def next_start(period: RotationPeriod | str, when: datetime) -> datetime:

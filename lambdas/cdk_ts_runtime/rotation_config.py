@@ -17,6 +17,7 @@ from enum import StrEnum
 from types import MethodType
 from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypedDict, Unpack, overload
 
+from cdk_ts_runtime._inputs import number, whole
 from cdk_ts_runtime._keywords import unknown_keyword
 from cdk_ts_runtime.errors import ValidationError
 
@@ -25,6 +26,8 @@ NEW_ON_DEMAND_WARM_READS = 12000
 NEW_ON_DEMAND_WARM_WRITES = 4000
 
 ENV_ROTATION_CONFIG = "CDK_TS_ROTATION_CONFIG"
+#: The longest create lead (and wait) that means something: a yearly period's 366 days.
+MAX_LEAD_SECONDS = 366 * 86_400
 STREAM_VIEW_TYPES = ("KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES")
 
 
@@ -130,6 +133,7 @@ class RightSizing:
 
     def size(self, peak: float) -> int:
         """Units per second for an observed ``peak``: ``ceil(peak × headroom)`` within floor..ceiling."""
+        number("peak", peak)
         return max(self.floor, min(self.ceiling, math.ceil(peak * self.headroom)))
 
 
@@ -525,8 +529,8 @@ class RotationConfig:
             raise ValidationError(
                 f"stream_view_type {self.stream_view_type!r} is not one of {', '.join(STREAM_VIEW_TYPES)}"
             )
-        if self.create_lead_seconds < 0:
-            raise ValidationError(f"create_lead_seconds {self.create_lead_seconds} must be >= 0")
+        whole("create_lead_seconds", self.create_lead_seconds, minimum=0, maximum=MAX_LEAD_SECONDS,
+              hint="a lead longer than the longest period (a year) is no lead")
         if not 0 <= self.missing_table_alarm_seconds <= self.create_lead_seconds:
             raise ValidationError(
                 f"missing_table_alarm_seconds {self.missing_table_alarm_seconds} must be from 0 to create_lead_seconds "
@@ -540,7 +544,7 @@ class RotationConfig:
         for name in ("current", "previous", "older"):
             if not isinstance(getattr(self, name), CapacityTier):
                 raise ValidationError(f"{name} {getattr(self, name)!r} must be a CapacityTier")
-        whole = {
+        whole_numbers = {
             "retain_periods": (self.retain_periods, True),
             "create_lead_seconds": (self.create_lead_seconds, False),
             "missing_table_alarm_seconds": (self.missing_table_alarm_seconds, False),
@@ -548,13 +552,12 @@ class RotationConfig:
             "max_changes_per_run": (self.max_changes_per_run, False),
             "wait_for_new_tables_seconds": (self.wait_for_new_tables_seconds, False),
         }
-        for name, (value, optional) in whole.items():
+        for name, (value, optional) in whole_numbers.items():
             if value is None and optional:
                 continue
             if not isinstance(value, int) or isinstance(value, bool):
                 raise ValidationError(f"{name} {value!r} must be a whole number")
-        if self.wait_for_new_tables_seconds < 0:
-            raise ValidationError(f"wait_for_new_tables_seconds {self.wait_for_new_tables_seconds} must be >= 0")
+        whole("wait_for_new_tables_seconds", self.wait_for_new_tables_seconds, minimum=0, maximum=MAX_LEAD_SECONDS)
         for name in ("point_in_time_recovery", "deletion_protection"):
             if not isinstance(getattr(self, name), bool):
                 raise ValidationError(f"{name} {getattr(self, name)!r} must be true or false")
@@ -604,4 +607,7 @@ class RotationConfig:
             raise ValidationError(f"{ENV_ROTATION_CONFIG} is not JSON: {error}") from None
         if not isinstance(data, dict):
             raise ValidationError(f"{ENV_ROTATION_CONFIG} must be a JSON object, got {type(data).__name__}")
-        return cls.from_dict(data)
+        try:
+            return cls.from_dict(data)
+        except ValidationError as error:
+            raise ValidationError(f"environment variable {ENV_ROTATION_CONFIG}: {error}") from None

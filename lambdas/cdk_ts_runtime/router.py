@@ -18,6 +18,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import Backoff, LazyClient, client_property, error_code, error_message
+from cdk_ts_runtime._inputs import number, table_time, whole
 from cdk_ts_runtime._retries import BATCH_PATH, DATA_PATH
 from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.items import query_all, to_attribute_values
@@ -111,8 +112,8 @@ class PeriodRouter:
             Default: ``time.sleep``.
         :param rng: a source of floats in [0, 1) for the jitter (tests pass a fixed one).
             Default: ``random.random``.
-        :raises ValueError: for an invalid layout, ``max_workers`` or ``max_batch_attempts`` below 1, or
-            ``page_size`` below 1.
+        :raises ValueError: for an invalid layout, ``max_workers``, ``max_batch_attempts`` or ``page_size`` that is
+            not a whole number >= 1, or a backoff that is not a finite number >= 0 (each named).
         """
         self.layout = TableLayout(
             table_prefix=table_prefix,
@@ -123,10 +124,11 @@ class PeriodRouter:
             sort_key_type=sort_key_type,
             time_unit=time_unit,
         )
-        if max_workers < 1 or max_batch_attempts < 1:
-            raise ValidationError("max_workers and max_batch_attempts must be >= 1")
-        if page_size is not None and page_size < 1:
-            raise ValidationError(f"page_size {page_size} must be >= 1 (or None for DynamoDB's 1 MB pages)")
+        whole("max_workers", max_workers)
+        whole("max_batch_attempts", max_batch_attempts)
+        whole("page_size", page_size, optional=True, hint="None reads DynamoDB's 1 MB pages")
+        number("backoff_base_seconds", backoff_base_seconds)
+        number("backoff_cap_seconds", backoff_cap_seconds)
         self._client = LazyClient("dynamodb", dynamodb_client, config=DATA_PATH)
         self._batch_client = LazyClient("dynamodb", dynamodb_client, config=BATCH_PATH)
         self.max_workers = max_workers
@@ -161,23 +163,30 @@ class PeriodRouter:
 
     # ---- routing --------------------------------------------------------------------------------
 
-    def _as_time(self, when: datetime | int | Decimal | str) -> datetime:
-        return when if isinstance(when, datetime) else self.layout.time_of(when)
+    def _as_time(self, when: datetime | int | Decimal | str, name: str | None = "when") -> datetime:
+        """``when`` as an aware UTC datetime a period table can be named for; a refusal names ``name``."""
+        try:
+            return table_time(name or "item time", when if isinstance(when, datetime) else self.layout.time_of(when))
+        except ValidationError as error:
+            message = str(error)
+            raise ValidationError(message if not name or message.startswith(name) else f"{name}: {message}") from None
 
     def table_for(self, when: datetime | int | Decimal | str) -> str:
-        """The period table for an aware datetime or a sort-key value."""
+        """The period table for an aware datetime or a sort-key value (years 1000-9999)."""
         return table_name(self.layout.table_prefix, self.layout.period, self._as_time(when))
 
     def tables_between(self, start: datetime | int | str, end: datetime | int | str) -> list[str]:
         """Every period table overlapping ``[start, end]`` (both inclusive), oldest first."""
-        first, last = self._as_time(start), self._as_time(end)
+        first, last = self._as_time(start, "start"), self._as_time(end, "end")
         if first > last:
             raise ValidationError(f"start {first.isoformat()} is after end {last.isoformat()}")
         names, cursor = [], period_start(self.layout.period, first)
-        while cursor <= last:
+        final = period_start(self.layout.period, last)
+        while True:  # stops at the last period, never stepping past it (the period after 9999 has no name)
             names.append(table_name(self.layout.table_prefix, self.layout.period, cursor))
+            if cursor >= final:
+                return names
             cursor = shift(self.layout.period, cursor, 1)
-        return names
 
     # ---- writes ---------------------------------------------------------------------------------
 
@@ -188,7 +197,8 @@ class PeriodRouter:
         sort_value = self._normalised(item[self.layout.sort_key])
         if sort_value != item[self.layout.sort_key]:
             item = {**item, self.layout.sort_key: sort_value}
-        return self.table_for(sort_value), to_attribute_values(item)
+        table = table_name(self.layout.table_prefix, self.layout.period, self._as_time(sort_value, None))
+        return table, to_attribute_values(item)
 
     def _normalised(self, value: Any) -> Any:
         """ISO-8601 sort keys in one UTC form (so any offset sorts and compares right); numbers as given."""
@@ -339,9 +349,10 @@ class PeriodRouter:
         :param newest_first: return the items in descending sort-key order.
             Default: False — oldest first.
         """
-        low = self._normalised(start) if not isinstance(start, datetime) else self.layout.sort_value(start)
-        high = self._normalised(end) if not isinstance(end, datetime) else self.layout.sort_value(end)
         tables = self.tables_between(start, end)
+        low = self._normalised(start) if not isinstance(start, datetime) else self.layout.sort_value(start)
+        # a datetime end covers its whole microsecond: in ns keys, up to its last nanosecond
+        high = self._normalised(end) if not isinstance(end, datetime) else self.layout.sort_value(end, last=True)
         with ThreadPoolExecutor(max_workers=min(self.max_workers, len(tables))) as pool:
             per_table = list(pool.map(lambda t: self._query_table(t, partition_value, low, high), tables))
         items = [item for chunk in per_table for item in chunk]

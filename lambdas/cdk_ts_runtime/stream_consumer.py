@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from cdk_ts_runtime._inputs import whole
 from cdk_ts_runtime.errors import ValidationError
 
 STREAM_CONSUMER_ENV = "CDK_TS_STREAM_CONSUMER"
@@ -24,16 +25,16 @@ class StreamConsumer:
     The fields are CreateEventSourceMapping's settings (see :meth:`mapping_request`).
 
     :param function_name: the consumer function's name or ARN.
-    :param batch_size: most records per invocation.
+    :param batch_size: most records per invocation (1-10,000).
         Default: 1000.
-    :param maximum_batching_window_seconds: how long records are gathered before an invocation.
+    :param maximum_batching_window_seconds: how long records are gathered before an invocation (0-300).
         Default: 60.
     :param starting_position: where a new mapping starts reading.
         Default: ``"TRIM_HORIZON"`` — the
         oldest record in the stream, so nothing written before the mapping is missed.
     :param maximum_retry_attempts: retries of a failing batch before it is discarded or sent to
-        ``on_failure_destination_arn``. Default: 10.
-    :param maximum_record_age_seconds: records older than this are not retried.
+        ``on_failure_destination_arn`` (0-10,000). Default: 10.
+    :param maximum_record_age_seconds: records older than this are not retried (60-604,800).
         Default: 86400 (24 hours, the stream's retention).
     :param bisect_batch_on_function_error: split a failing batch in two and retry the halves.
         Default: True.
@@ -44,6 +45,9 @@ class StreamConsumer:
         delivered. Default: an empty list — every record.
     :param report_batch_item_failures: the function reports partial failures
         (``ReportBatchItemFailures``). Default: True.
+    :raises ValueError: for a number outside Lambda's range for it (CreateEventSourceMapping), named; Lambda's
+        ``-1`` (retry or keep forever) is refused: a failing batch would block its shard for the stream's
+        whole retention.
     """
 
     function_name: str
@@ -57,17 +61,35 @@ class StreamConsumer:
     filter_patterns: list[str] = field(default_factory=list)
     report_batch_item_failures: bool = True
 
+    def __post_init__(self) -> None:
+        # Lambda's ranges (CreateEventSourceMapping); -1 ("forever") is refused, as StreamArchiver refuses it
+        whole("batch_size", self.batch_size, maximum=10_000)
+        whole("maximum_batching_window_seconds", self.maximum_batching_window_seconds, minimum=0, maximum=300)
+        whole("maximum_retry_attempts", self.maximum_retry_attempts, minimum=0, maximum=10_000)
+        whole("maximum_record_age_seconds", self.maximum_record_age_seconds, minimum=60, maximum=604_800)
+
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> StreamConsumer | None:
         """The consumer configured for this function, or None when no consumer is attached."""
         raw = env.get(STREAM_CONSUMER_ENV)
         if not raw:
             return None
-        data = json.loads(raw)
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as error:
+            raise ValidationError(f"environment variable {STREAM_CONSUMER_ENV} is not JSON: {error}") from None
+        if not isinstance(data, dict):
+            raise ValidationError(f"environment variable {STREAM_CONSUMER_ENV} must be a JSON object")
         unknown = set(data) - set(cls.__dataclass_fields__)
         if unknown:
-            raise ValidationError(f"unknown stream consumer settings: {', '.join(sorted(unknown))}")
-        return cls(**data)
+            raise ValidationError(
+                f"environment variable {STREAM_CONSUMER_ENV}: unknown stream consumer settings: "
+                f"{', '.join(sorted(unknown))}"
+            )
+        try:
+            return cls(**data)
+        except (ValidationError, TypeError) as error:
+            raise ValidationError(f"environment variable {STREAM_CONSUMER_ENV}: {error}") from None
 
     def mapping_request(self, stream_arn: str) -> dict[str, Any]:
         """CreateEventSourceMapping arguments for one stream."""

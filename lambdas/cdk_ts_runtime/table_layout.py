@@ -7,6 +7,7 @@ below are the one definition both sides share.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -99,13 +100,24 @@ class TableLayout:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> TableLayout:
-        """Read a layout written by :meth:`to_env`: an unset field has its default; no prefix is a clear error."""
+        """Read a layout written by :meth:`to_env`: an unset field has its default; no prefix is a clear error.
+
+        :raises KeyError: when ``CDK_TS_TABLE_PREFIX`` is not set.
+        :raises ValueError: for a variable that does not parse, naming the variable and its value.
+        """
         if not env.get(ENV_TABLE_PREFIX):
             raise KeyError(
                 f"environment variable {ENV_TABLE_PREFIX} is not set; bind the function with "
                 "RotatingTimeSeriesTables.bind(function) or set it yourself"
             )
-        return cls(**{field: env[variable] for field, variable in ENV_VARIABLES.items() if variable in env})
+        given = {field: env[variable] for field, variable in ENV_VARIABLES.items() if variable in env}
+        try:
+            return cls(**given)
+        except ValidationError as error:
+            words = set(re.findall(r"\w+", str(error)))  # the fields the message names
+            named = [f"{ENV_VARIABLES[field]}={value!r}" for field, value in given.items() if field in words]
+            source = f"environment variable {', '.join(named)}" if named else "the layout's environment variables"
+            raise ValidationError(f"{source}: {error}") from None
 
     def key_schema(self) -> tuple[list[dict], list[dict]]:
         """``(KeySchema, AttributeDefinitions)`` for CreateTable."""
@@ -142,7 +154,7 @@ class TableLayout:
             exact = Decimal(sort_value)  # a float's exact binary value, never its rounded repr
             if not exact.is_finite():
                 raise ValidationError(
-                    f"sort key {self.sort_key!r} value {sort_value!r} is not a finite time in {self.time_unit}"
+                    f"sort_value {sort_value!r} of sort key {self.sort_key!r} is not a finite time in {self.time_unit}"
                 )
             with localcontext(Context(prec=80)):
                 micros = int((exact * 1_000_000 / per_second).to_integral_value(rounding=ROUND_FLOOR))
@@ -154,16 +166,28 @@ class TableLayout:
                 "the years 1-9999: is the unit right?"
             ) from None
 
-    def sort_value(self, when: datetime) -> int | str:
-        """The sort-key value for an aware datetime: an epoch integer in ``time_unit`` or an ISO-8601 string."""
+    def sort_value(self, when: datetime, *, last: bool = False) -> int | str:
+        """The sort-key value for an aware datetime: an epoch integer in ``time_unit`` or an ISO-8601 string.
+
+        :param when: the time (aware).
+        :param last: the value of the last instant ``when`` stands for, to be an inclusive upper bound (a
+            datetime counts whole microseconds, so in nanoseconds it covers up to ``+999`` ns).
+            Default: False — the first instant.
+        """
         if when.tzinfo is None:
             raise ValidationError(f"datetime {when.isoformat()} has no time zone; pass an aware datetime (UTC)")
-        when = when.astimezone(UTC)
+        try:
+            when = when.astimezone(UTC)
+        except OverflowError:
+            raise ValidationError(f"datetime {when.isoformat()} is outside the years 1-9999 in UTC") from None
         if self.sort_key_type == "S":
             return when.isoformat()
         delta = when - _EPOCH
         micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-        return micros * TIME_UNITS[self.time_unit] // 1_000_000
+        per_second = TIME_UNITS[self.time_unit]
+        if last:  # the last unit that starts within [when, when + 1 us)
+            return ((micros + 1) * per_second - 1) // 1_000_000
+        return micros * per_second // 1_000_000
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -20,6 +20,7 @@ import boto3
 from botocore.exceptions import ClientError, ConnectionClosedError, EndpointConnectionError, ReadTimeoutError
 
 from cdk_ts_runtime._aws import Backoff, error_code
+from cdk_ts_runtime._inputs import whole
 from cdk_ts_runtime._retries import TIMESTREAM_WRITE
 from cdk_ts_runtime.errors import ValidationError
 
@@ -129,6 +130,7 @@ class TimestreamWriter:
                 "pass client= (a timestream-write client with endpoint_url) or endpoint_url=: find it with "
                 "boto3.client('timestream-write').describe_endpoints()"
             )
+        whole("max_attempts", max_attempts)
         self.database_name = database_name
         self.table_name = table_name
         self.dimensions = list(dimensions)

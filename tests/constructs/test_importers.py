@@ -208,3 +208,31 @@ def test_importer_refuses_a_misspelt_layout_keyword_with_the_closest_name():
     with pytest.raises(ValueError, match=expected):
         RotatingTimeSeriesTables.from_table_prefix(stack, "Readings", table_prefix="readings", time_units="s")
     assert stack.node.try_find_child("Readings") is None
+
+
+@pytest.mark.parametrize(
+    ("make", "parameter"),
+    [
+        (lambda s: RotatingTimeSeriesTables.from_table_prefix(s, "I", table_prefix="r", partition_key="device_id"),
+         "partition_key"),
+        (lambda s: RotatingTimeSeriesTables.from_table_prefix(s, "I", table_prefix="r", sort_key="at"), "sort_key"),
+        (lambda s: RotatingTimeSeriesTables(s, "R", table_prefix="r", partition_key="device_id"), "partition_key"),
+        (lambda s: ShardMetadataTable.from_table_name(
+            s, "I", table_name="m", main_table=dynamodb.Table.from_table_name(s, "T", "t"), partition_key="device_id",
+            sort_key_name="at"), "partition_key"),
+        (lambda s: ShardMetadataTable(
+            s, "M", main_table=dynamodb.Table.from_table_name(s, "T", "t"), partition_key="device_id",
+            sort_key_name="at"), "partition_key"),
+    ],
+    ids=["rotation-importer-pk", "rotation-importer-sk", "rotation-pk", "shard-importer", "shard-metadata"],
+)
+def test_a_plain_string_where_an_attribute_is_expected_is_refused_naming_the_parameter_and_the_type(make, parameter):
+    with pytest.raises(ValueError, match=rf"{parameter} '\w+' is a str, not a dynamodb.Attribute .* pass "
+                                         rf"{parameter}=dynamodb.Attribute\(name='\w+', type="):
+        make(Stack(new_app(), "S"))
+
+
+def test_the_device_log_importer_names_a_key_it_does_not_take():
+    # the device log's keys are fixed (DeviceID, State#Date): its importer takes no key at all
+    with pytest.raises(TypeError, match="unexpected keyword argument 'partition_key'"):
+        DeviceLogTable.from_table_name(Stack(new_app(), "S"), "I", table_name="log", partition_key="device_id")

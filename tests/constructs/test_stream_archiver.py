@@ -344,7 +344,7 @@ def test_sources_without_a_stream_fail_at_synth(make_source, message):
 @pytest.mark.parametrize(
     ("props", "message"),
     [
-        ({"batch_size": 0}, "batch_size 0 must be 1-10000"),
+        ({"batch_size": 0}, "batch_size 0 must be a whole number >= 1 and <= 10000"),
         ({"max_batching_window": Duration.minutes(6)}, "max_batching_window 6 minutes must be at most 300 seconds"),
         ({"max_record_age": Duration.days(8)}, "max_record_age 8 days must be 60 seconds to 7 days"),
         ({"prefix": "no-slash"}, "prefix 'no-slash' must end with '/'"),

@@ -120,7 +120,7 @@ def test_a_cloudwatch_failure_while_classifying_is_no_growth_and_the_throttle_is
     assert metadata_item(sharded_tables, "/quiet")["number_of_shards"] == {"N": "1"}
 
 
-@pytest.mark.parametrize("cooldown", [0, 0.5, -1, True])
+@pytest.mark.parametrize("cooldown", [0, 0.5, -1, True, float("nan"), float("inf")])
 def test_a_cooldown_under_one_second_is_refused(cooldown):
-    with pytest.raises(ValueError, match="cooldown_seconds .* must be >= 1"):
+    with pytest.raises(ValueError, match="cooldown_seconds .* must be a finite number >= 1"):
         ShardedTable("t", "m", partition_key="p", sort_key="s", cooldown_seconds=cooldown)

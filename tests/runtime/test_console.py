@@ -216,3 +216,23 @@ def test_an_aws_failure_exits_3_and_says_so(unique_name):
     result = console(closed, "status", "--table-prefix", f"{unique_name}_x")
     assert result.returncode == 3, result.stderr
     assert "cdk-ts status: AWS error: EndpointConnectionError" in result.stderr and result.stdout == ""
+
+
+def test_a_function_whose_environment_does_not_parse_names_the_variable(moto_server, unique_name):
+    env = {"CDK_TS_TABLE_PREFIX": "x_y", "CDK_TS_PERIOD": "hourly"}
+    create_rotation_function(moto_server, f"{unique_name}-bad", env)
+    result = console(moto_server, "status", "--function", f"{unique_name}-bad")
+    assert result.returncode == 2, result.stderr
+    assert "environment variable CDK_TS_PERIOD='hourly'" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_replay_that_cannot_reach_aws_exits_3_without_a_traceback(unique_name):
+    from types import SimpleNamespace
+
+    from tests.support.emulators import free_port
+
+    closed = SimpleNamespace(endpoint_url=f"http://127.0.0.1:{free_port()}")  # nothing listens there
+    result = console(closed, "replay", "--bucket", f"{unique_name}-failures", "--archive-bucket", "x")
+    assert result.returncode == 3, result.stderr
+    assert "cdk-ts replay: AWS error: EndpointConnectionError" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from decimal import Decimal
 
 import pytest
 
+from cdk_ts_runtime.periods import label, parse_table_name, shift
 from cdk_ts_runtime.router import BatchWriteError, PeriodRouter
 from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.requests import RequestCounter
@@ -209,5 +210,73 @@ def test_a_write_one_unit_before_midnight_goes_to_the_day_it_ends(unit):
 
 def test_a_sort_key_that_is_not_a_finite_time_is_refused_before_any_request():
     router = PeriodRouter("readings", time_unit="ns", dynamodb_client=object())
-    with pytest.raises(ValueError, match=r"sort key 'sk' value Decimal\('NaN'\) is not a finite time in ns"):
+    with pytest.raises(ValueError, match=r"sort_value Decimal\('NaN'\) of sort key 'sk' is not a finite time in ns"):
         router.put_item({"pk": 1, "sk": Decimal("NaN")})
+
+
+@pytest.mark.parametrize(("unit", "per_second"), [("s", 1), ("ms", 10**3), ("us", 10**6), ("ns", 10**9)])
+def test_a_datetime_end_covers_its_last_unit_of_the_sort_key(any_dynamodb, unique_name, unit, per_second):
+    # given items in the first and last unit of one microsecond, and in the next microsecond
+    router = PeriodRouter(unique_name, time_unit=unit, dynamodb_client=any_dynamodb)
+    create_tables(any_dynamodb, router.layout, [router.table_for(utc(2026, 3, 2))])
+    end = utc(2026, 3, 2, 12, 0, 0, 500_001)
+    first = router.layout.sort_value(end)
+    last_of_end = ((int(end.timestamp()) * 10**6 + end.microsecond + 1) * per_second - 1) // 10**6
+    after = last_of_end + 1
+    for value in sorted({first, last_of_end, after}):
+        router.put_item({"pk": 1, "sk": value})
+    # when the end bound is that microsecond, as a datetime
+    found = [item["sk"] for item in router.query(1, utc(2026, 3, 2), end)]
+    # then every item of the unit that holds the end's last instant is in, the next unit's are not
+    assert found == sorted({first, last_of_end})
+    assert (after in found) is False
+    if unit == "ns":  # the whole microsecond, to its last nanosecond
+        assert last_of_end - first == 999
+
+
+@pytest.mark.parametrize(
+    ("when", "period"),
+    [(utc(999, 12, 31, 23, 59), "daily"), (utc(1, 1, 1), "daily"), (utc(999, 12, 31), "weekly"),
+     (utc(999, 6, 1), "yearly")],
+)
+def test_times_before_the_year_1000_are_refused_never_routed_to_a_name_the_rotation_cannot_parse(when, period):
+    router = PeriodRouter("readings", period=period, dynamodb_client=object())
+    with pytest.raises(ValueError, match=r"^when .* outside the years 1000-9999"):
+        router.table_for(when)
+    with pytest.raises(ValueError, match=r"^when .* outside the years 1000-9999"):
+        router.table_for(router.layout.sort_value(when))  # the same time as a sort-key value
+    assert router.table_for(utc(1000, 1, 1)) == f"readings_{label(period, utc(1000, 1, 1))}"
+
+
+def test_the_first_week_of_the_year_1000_is_routed_though_it_starts_in_999():
+    # 1000-01-01 is a Wednesday: its ISO week 1000-W01 starts on 999-12-30
+    router = PeriodRouter("readings", period="weekly", dynamodb_client=object())
+    assert router.tables_between(utc(1000, 1, 1), utc(1000, 1, 8)) == ["readings_1000-W01", "readings_1000-W02"]
+    with pytest.raises(ValueError, match="outside the years 1000-9999"):
+        shift("weekly", utc(1000, 1, 1), -1)
+
+
+@pytest.mark.parametrize("period", ["daily", "weekly", "monthly", "quarterly", "yearly"])
+def test_the_last_period_of_the_year_9999_is_routed_and_nothing_overflows(period):
+    router = PeriodRouter("readings", period=period, dynamodb_client=object())
+    last = datetime.max.replace(tzinfo=UTC)
+    name = router.table_for(last)
+    assert parse_table_name("readings", period, name) is not None
+    assert router.tables_between(last - timedelta(days=1), last)[-1] == name
+    with pytest.raises(ValueError, match="outside the years 1000-9999"):
+        shift(period, last, 1)
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "named"),
+    [
+        (datetime.min.replace(tzinfo=UTC), datetime.max.replace(tzinfo=UTC), "start"),
+        (utc(2026, 1, 1), datetime(9999, 12, 31, 23, tzinfo=timezone(timedelta(hours=-5))), "end"),
+        (utc(2026, 1, 1), 10**30, "end"),
+        (-(10**30), utc(2026, 1, 1), "start"),
+    ],
+)
+def test_a_query_range_outside_the_years_a_table_name_holds_is_a_clear_error_naming_the_bound(start, end, named):
+    router = PeriodRouter("readings", dynamodb_client=object())
+    with pytest.raises(ValueError, match=rf"^{named}"):
+        router.query(1, start, end)

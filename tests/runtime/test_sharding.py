@@ -324,7 +324,7 @@ def test_computed_point_reads_touch_the_shard_in_force_at_the_items_time(aws):
         ({"max_shards": 0}, "max_shards 0 must be a whole number >= 1 and <= 1024"),
         ({"max_shards": 2000}, "max_shards 2000 must be a whole number >= 1 and <= 1024"),
         ({"max_attempts": 0}, "max_attempts 0 must be a whole number >= 1"),
-        ({"cooldown_seconds": 0.5}, "cooldown_seconds 0.5 must be >= 1"),
+        ({"cooldown_seconds": 0.5}, "cooldown_seconds 0.5 must be a finite number >= 1"),
         ({"strategy": "hash"}, "strategy 'hash' is not one of random, computed"),
         ({"growth": "triple"}, "growth 'triple' is not one of increment, double"),
     ],

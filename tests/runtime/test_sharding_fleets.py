@@ -7,7 +7,7 @@ import random
 import pytest
 
 from cdk_ts_runtime.sharding import ShardReadError
-from tests.support.sharding import KEY_RANGE, Clock, metadata_item, sharded, throttle_puts
+from tests.support.sharding import KEY_RANGE, Clock, metadata_item, shard_history, sharded, throttle_puts
 from tests.support.wire import answer, on_demand_throttle
 
 
@@ -67,6 +67,68 @@ def test_a_growth_stamped_in_the_future_holds_others_back_one_cooldown_at_most(s
     slow_clock.now += 0.2
     assert slow.grow("/skew", seen, target=4)
     assert slow.shard_count("/skew") == 4
+
+
+def test_a_writer_whose_clock_runs_behind_cannot_shorten_another_writers_cooldown(sharded_tables):
+    # given two writers of one key, one on the right clock and one 5 minutes behind, both having read it
+    right_clock, behind_clock = Clock(), Clock()
+    behind_clock.now -= 300
+    right = writer(sharded_tables, right_clock, cooldown_seconds=10)
+    behind = writer(sharded_tables, behind_clock, cooldown_seconds=10)
+    right.put_item({"file_path": "/skew", "timestamp": 0})
+    behind.put_item({"file_path": "/skew", "timestamp": 1})
+    right_clock.now += 30
+    behind_clock.now += 30
+    right.shard_info("/skew", fresh=True)
+    # when the writer behind grows the key (its stamp says 5 minutes ago, by the right clock)
+    assert behind.grow("/skew", behind.shard_info("/skew", fresh=True), target=2)
+    seen = right.shard_info("/skew", fresh=True)
+    assert right_clock.now * 1000 - seen.updated_ms > 10_000  # the stamp alone says the cooldown is over
+    # then the writer on the right clock still waits one whole cooldown from when it saw the growth
+    assert not right.grow("/skew", seen, target=4)
+    right_clock.now += 9.9
+    assert not right.grow("/skew", seen, target=4)
+    right_clock.now += 0.2
+    assert right.grow("/skew", seen, target=4)
+    assert right.shard_count("/skew") == 4
+
+
+def test_stamps_never_go_backward_so_the_history_keeps_the_order_of_the_growths(sharded_tables):
+    # given a key grown to 2 by a writer on the right clock
+    right_clock, behind_clock = Clock(), Clock()
+    behind_clock.now -= 300
+    right = writer(sharded_tables, right_clock, cooldown_seconds=1)
+    right.put_item({"file_path": "/order", "timestamp": 0})
+    right_clock.now += 5
+    assert right.grow("/order", right.shard_info("/order", fresh=True), target=2)
+    # when a writer 5 minutes behind grows it next, to 4
+    behind = writer(sharded_tables, behind_clock, cooldown_seconds=1)
+    seen = behind.shard_info("/order", fresh=True)  # stamped ahead of its clock: a cooldown from now
+    behind_clock.now += 1.1
+    assert behind.grow("/order", seen, target=4)
+    # then its stamp follows the growth it replaced: read by stamp, the history goes 1, 2, 4
+    history = shard_history(metadata_item(sharded_tables, "/order"))
+    assert [count for _epoch, count in history] == [1, 2, 4]
+    info = right.shard_info("/order", fresh=True)
+    assert info.updated_ms > right_clock.now * 1000 - 10_000  # not stamped 5 minutes back
+    assert info.count_at(history[-1][0]) == 4
+
+
+def test_a_growth_decided_on_a_stamp_fails_when_the_stamp_changed_under_the_same_version(sharded_tables):
+    client, _main, metadata = sharded_tables
+    table, clock = first_writer(sharded_tables, "/mixed", cooldown_seconds=1)
+    clock.now += 5
+    seen = table.shard_info("/mixed", fresh=True)
+    # given a writer of 0.1 (which knows no version) grows the key to 8 after this writer read it
+    client.update_item(
+        TableName=metadata, Key={"file_path": {"S": "/mixed"}},
+        UpdateExpression="SET number_of_shards = :n, last_updated = :t",
+        ExpressionAttributeValues={":n": {"N": "8"}, ":t": {"N": str(int(clock.now))}},
+    )
+    # when this writer grows on what it read
+    assert not table.metadata.grow("/mixed", seen, 2, cap=64)
+    # then the other writer's count stands
+    assert metadata_item(sharded_tables, "/mixed")["number_of_shards"] == {"N": "8"}
 
 
 def test_growth_goes_in_one_step_to_the_count_the_observed_throttled_share_implies(sharded_tables):

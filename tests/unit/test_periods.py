@@ -2,6 +2,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
+from cdk_ts_runtime.errors import ValidationError
 from cdk_ts_runtime.periods import (
     RotationPeriod,
     label,
@@ -103,3 +104,27 @@ def test_prefixes_that_cannot_make_valid_table_names_are_rejected(prefix):
 def test_longest_valid_prefix_is_accepted():
     validate_table_prefix("x" * 244, "daily")
     validate_table_prefix("x" * 250, "yearly")
+
+
+@pytest.mark.parametrize("period", list(RotationPeriod))
+@pytest.mark.parametrize(
+    "when",
+    [datetime(999, 12, 1, tzinfo=UTC), datetime.min.replace(tzinfo=UTC),
+     datetime(9999, 12, 31, 23, tzinfo=timezone(timedelta(hours=-5)))],
+    ids=["year-999", "datetime.min", "past-9999-in-utc"],
+)
+def test_a_time_no_table_name_can_hold_is_refused_not_labelled(period, when):
+    for name_of in (lambda: table_name("readings", period, when), lambda: period_start(period, when)):
+        with pytest.raises(ValidationError, match="outside the years"):
+            name_of()
+
+
+@pytest.mark.parametrize("period", list(RotationPeriod))
+@pytest.mark.parametrize("count", [1, 10**6, 10**30])
+def test_shifting_past_the_year_9999_is_a_clear_error_not_an_overflow(period, count):
+    last = datetime.max.replace(tzinfo=UTC)
+    assert parse_table_name("readings", period, table_name("readings", period, last)) == period_start(period, last)
+    with pytest.raises(ValidationError, match="outside the years 1000-9999"):
+        shift(period, last, count)
+    with pytest.raises(ValidationError, match="outside the years 1000-9999"):
+        shift(period, datetime(1000, 1, 1, tzinfo=UTC), -count)

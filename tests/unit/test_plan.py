@@ -57,8 +57,8 @@ WORKLOAD = dict(
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: capacity(-1, 0, 100), "writes_per_second -1 must be >= 0"),
-        (lambda: capacity(1, 0, 0), "item_size_bytes 0 must be > 0"),
+        (lambda: capacity(-1, 0, 100), "writes_per_second -1 must be a finite number >= 0"),
+        (lambda: capacity(1, 0, 0), "item_size_bytes 0 must be a finite number > 0"),
         (lambda: capacity(1, 0, 10, hot_key_share=1.5), "hot_key_share 1.5 must be between 0 and 1"),
         (lambda: compare_strategies(**{**WORKLOAD, "period": "hourly"}), "period 'hourly' is not one of"),
         (

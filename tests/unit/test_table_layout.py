@@ -65,7 +65,7 @@ def test_a_sort_key_that_is_not_a_finite_time_is_refused_naming_key_value_and_un
 
     layout = TableLayout("readings", sort_key="ts", time_unit="ns")
     value = Decimal(value) if isinstance(value, str) else value
-    with pytest.raises(ValueError, match=r"sort key 'ts' value .* is not a finite time in ns"):
+    with pytest.raises(ValueError, match=r"sort_value .* of sort key 'ts' is not a finite time in ns"):
         layout.time_of(value)
 
 

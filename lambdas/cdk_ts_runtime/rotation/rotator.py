@@ -20,6 +20,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import Backoff, error_code
+from cdk_ts_runtime._inputs import number
 from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.periods import next_start, parse_table_name, period_start, require_utc, shift, table_name
 from cdk_ts_runtime.rotation.expiry import TableExpiry
@@ -185,6 +186,7 @@ class TableRotator:
         """
         if operation not in OPERATIONS:
             raise ValidationError(f"unknown Operation {operation!r}; use one of {', '.join(OPERATIONS)}")
+        number("wait_for_lock", wait_for_lock, hint="seconds to keep trying for the lock (0: try once)")
         when = self.check_window(when)
         report = RunReport(operation, when.isoformat(), dry_run=dry_run)
         this_run = copy.copy(self)  # the run's state lives on its own copy: the shared rotator never changes

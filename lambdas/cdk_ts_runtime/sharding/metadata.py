@@ -18,6 +18,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import error_code
+from cdk_ts_runtime._inputs import number, whole
 from cdk_ts_runtime.errors import CdkTsError, deprecated_alias
 from cdk_ts_runtime.items import from_attribute_values, to_attribute_values
 from cdk_ts_runtime.sharding.policy import SHARD_CEILING
@@ -91,6 +92,8 @@ class ShardMetadataStore:
         cache_ttl_seconds: float,
         clock: Callable[[], float],
     ) -> None:
+        number("cooldown_seconds", cooldown_seconds)
+        number("cache_ttl_seconds", cache_ttl_seconds)
         self.table_name = table_name
         self.partition_key = partition_key
         self.dynamodb = dynamodb
@@ -98,7 +101,9 @@ class ShardMetadataStore:
         self.cache_ttl_seconds = cache_ttl_seconds
         self.clock = clock
         self._cache: dict[str, tuple[float, ShardInfo]] = {}
-        self._future_seen: dict[tuple[str, int | None, int], float] = {}
+        #: per key, the latest change this writer saw: ((version, stamp ms), first seen in epoch ms by this
+        #: writer's clock, whether this writer had seen the key in an earlier state)
+        self._sightings: dict[str, tuple[tuple[int, int], float, bool]] = {}
         self._lock = threading.Lock()
 
     # ---- reading --------------------------------------------------------------------------------
@@ -112,6 +117,7 @@ class ShardMetadataStore:
         :param max_age: the oldest cached copy accepted, in seconds.
             Default: None — ``cache_ttl_seconds``.
         """
+        number("max_age", max_age, optional=True)
         now = self.clock()
         limit = self.cache_ttl_seconds if max_age is None else min(max_age, self.cache_ttl_seconds)
         with self._lock:
@@ -128,7 +134,26 @@ class ShardMetadataStore:
         )
         with self._lock:
             self._cache[logical] = (now, info)
+        self._sighted(logical, info, now * 1000)
         return info
+
+    def _sighted(self, logical: str, info: ShardInfo, now_ms: float) -> tuple[int, float, bool]:
+        """The latest change of ``logical`` this writer has seen, as ``(stamp ms, first seen ms, saw it happen)``.
+
+        First seen is by this writer's clock; "saw it happen" when it had seen the key in an earlier state first.
+
+        Seeing the key in an earlier state first proves the change came after that: no earlier than this first
+        sight of it, whatever its stamp says. A copy older than the latest change seen (a stale cache) is
+        answered with the latest change, which is the one the cooldown runs from.
+        """
+        change = (info.version or 0, info.updated_ms or 0)
+        with self._lock:
+            seen = self._sightings.get(logical)
+            if seen is None or seen[0] < change:
+                if len(self._sightings) > 4096:
+                    self._sightings.clear()
+                seen = self._sightings[logical] = (change, now_ms, seen is not None)
+        return seen[0][1], seen[1], seen[2]
 
     def parse(self, logical: str, item: Mapping[str, Any]) -> ShardInfo:
         """A metadata item as :class:`ShardInfo`, checked: a corrupt item is an error naming key and attribute.
@@ -175,24 +200,29 @@ class ShardMetadataStore:
     def cooling(self, logical: str, info: ShardInfo) -> bool:
         """True while ``info`` changed less than ``cooldown_seconds`` ago (millisecond precision).
 
-        A change stamped in the future (a writer whose clock runs ahead) counts from the moment this writer
-        first saw it, so a fast clock elsewhere holds growth back by one cooldown at most.
+        The stamp is another writer's clock, so it is compared with this writer's clock only where that is safe:
+
+        - a stamp ahead of this writer's first sight of the change (a writer whose clock runs ahead) counts
+          from that first sight, so a fast clock elsewhere holds growth back by one cooldown at most;
+        - a change this writer saw happen (it had seen the key in an earlier state) counts from its first sight
+          of it, never from an older stamp: a writer whose clock runs behind stamps its growth in the past, and
+          counting from that stamp would end this writer's cooldown early (at once, for a clock a cooldown
+          behind). First sight is never before the change, so the cooldown is never shorter than configured;
+          it is longer by how late this writer saw the change.
+        - a writer that never saw the key before counts from the stamp (a key grown long ago may grow at once).
         """
-        updated_ms = info.updated_ms
-        if updated_ms is None:
+        if info.updated_ms is None:
             return False
         now_ms = self.clock() * 1000
-        if updated_ms > now_ms:
-            with self._lock:
-                if len(self._future_seen) > 4096:
-                    self._future_seen.clear()
-                updated_ms = self._future_seen.setdefault((logical, info.version, updated_ms), now_ms)
-        return now_ms - updated_ms < self.cooldown_seconds * 1000
+        updated_ms, first_seen_ms, saw_it_happen = self._sighted(logical, info, now_ms)
+        since_ms = first_seen_ms if saw_it_happen or updated_ms > first_seen_ms else updated_ms
+        return now_ms - since_ms < self.cooldown_seconds * 1000
 
     # ---- writing --------------------------------------------------------------------------------
 
     def ensure(self, logical: str, info: ShardInfo, *, cap: int) -> ShardInfo:
         """The first writer of a key records it: 1 shard, history {"<epoch>:1"} (conditional put)."""
+        whole("cap", cap, maximum=SHARD_CEILING)
         if info.last_updated is not None:
             return info
         now = self.clock()
@@ -222,17 +252,24 @@ class ShardMetadataStore:
     def grow(self, logical: str, current: ShardInfo, target: int, *, cap: int) -> bool:
         """Set the count to ``target`` if the item is still at ``current``'s version; True when this call did.
 
-        The update is conditioned on the version read (``last_updated`` for an item without one), so of
-        many writers growing at once exactly one succeeds; the growing writer records its ``cap``.
+        The update is conditioned on the version and the stamp read (the stamp alone for an item without a
+        version), so of many writers growing at once exactly one succeeds, and a decision taken on a stamp
+        holds only while the stamp is still that one (a writer of 0.1 changes ``last_updated`` and no version).
+        The growing writer records its ``cap``. Its stamps never go backward: a writer whose clock runs behind
+        stamps just after the change it replaces, so the history stays in the order the changes happened.
         """
-        now = self.clock()
-        epoch = int(now)
+        whole("target", target, minimum=2, maximum=SHARD_CEILING)
+        whole("cap", cap, maximum=SHARD_CEILING)
+        latest = max([current.last_updated or 0, *(since for since, _count in current.history)])
+        now_ms = max(int(self.clock() * 1000), (current.updated_ms or 0) + 1, latest * 1000)
+        epoch = now_ms // 1000
         if current.version is None:  # an item written before 0.2: no version yet
             condition, seen_values = "attribute_not_exists(version) AND last_updated = :seen", {
                 ":seen": current.last_updated
             }
         else:
-            condition, seen_values = "version = :seen", {":seen": current.version}
+            condition = "version = :seen AND last_updated = :seen_updated"
+            seen_values = {":seen": current.version, ":seen_updated": current.last_updated}
         try:
             self.dynamodb().update_item(
                 TableName=self.table_name,
@@ -246,7 +283,7 @@ class ShardMetadataStore:
                     {
                         ":count": target,
                         ":now": epoch,
-                        ":now_ms": int(now * 1000),
+                        ":now_ms": now_ms,
                         ":version": (current.version or 0) + 1,
                         ":cap": cap,
                         ":entry": {f"{epoch}:{target}"},

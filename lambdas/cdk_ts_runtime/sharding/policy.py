@@ -6,6 +6,8 @@ import math
 from enum import StrEnum
 from typing import Literal
 
+from cdk_ts_runtime._inputs import number, whole
+
 
 class ShardStrategy(StrEnum):
     """How a writer picks the shard of a hot key."""
@@ -72,6 +74,10 @@ def shards_needed(
     :param headroom: how much more than the observed need to grow to.
         Default: :data:`GROWTH_HEADROOM`.
     """
+    whole("count", count, maximum=SHARD_CEILING)
+    number("throttled_share", throttled_share, maximum=1, optional=True)
+    whole("cap", cap, maximum=SHARD_CEILING)
+    number("headroom", headroom, minimum=1)
     if throttled_share is None:
         need = float(count + 1)
     elif throttled_share < MIN_THROTTLED_SHARE:

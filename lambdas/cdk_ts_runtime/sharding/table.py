@@ -14,6 +14,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import Backoff, LazyClient, client_property
+from cdk_ts_runtime._inputs import number, whole
 from cdk_ts_runtime._retries import DATA_PATH, METRICS, WRITE_PATH
 from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.items import from_attribute_values, query_all, to_attribute_values
@@ -114,8 +115,8 @@ class ShardedTable:
         :param sort_key_time_unit: ``"s"`` or ``"ms"`` when the sort key is an epoch time; then a
             ``computed`` point read picks the shard count in force at the item's time. Default: None — the
             sort key is not a time; the current count is used (other shards are read as a fallback).
-        :param table_headroom: without throttling reasons, a table consuming less than this share of its
-            provisioned WCU is taken to have one hot partition. Default: 0.8.
+        :param table_headroom: without throttling reasons, a table consuming less than this share (above 0, at
+            most 1) of its provisioned WCU is taken to have one hot partition. Default: 0.8.
         :param on_table_throttle: called with the table name when a throttle is the table's, the account's or an
             index's, not one partition's of the base table (more shards would not help). Default: None — such
             throttles are only backed off and retried.
@@ -155,13 +156,13 @@ class ShardedTable:
         ceiling = policy.SHARD_CEILING
         if isinstance(max_shards, bool) or not isinstance(max_shards, int) or not 1 <= max_shards <= ceiling:
             raise ValidationError(f"max_shards {max_shards!r} must be a whole number >= 1 and <= {ceiling}")
-        if isinstance(cooldown_seconds, bool) or not isinstance(cooldown_seconds, int | float) or cooldown_seconds < 1:
-            raise ValidationError(
-                f"cooldown_seconds {cooldown_seconds!r} must be >= 1: a shorter cooldown lets one burst of throttles "
-                "grow a key several times"
-            )
-        if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
-            raise ValidationError(f"max_attempts {max_attempts!r} must be a whole number >= 1")
+        number("cooldown_seconds", cooldown_seconds, minimum=1,
+               hint="a shorter cooldown lets one burst of throttles grow a key several times")
+        whole("max_attempts", max_attempts)
+        number("cache_ttl_seconds", cache_ttl_seconds)
+        number("max_backoff_seconds", max_backoff_seconds)
+        number("table_headroom", table_headroom, minimum=0, maximum=1, above=True)
+        whole("max_workers", max_workers)
         if not separator or separator.isdigit():
             raise ValidationError(f"separator {separator!r} must be non-empty and not a digit")
         if sort_key_time_unit not in (None, "s", "ms"):
@@ -213,12 +214,17 @@ class ShardedTable:
         missing = [n for n in (ENV_TABLE, ENV_METADATA_TABLE, ENV_PARTITION_KEY, ENV_SORT_KEY) if not env.get(n)]
         if missing:
             raise KeyError(f"environment variables {', '.join(missing)} are not set; use ShardMetadataTable.bind")
+        strategy = env.get(ENV_STRATEGY, ShardStrategy.RANDOM)
+        if strategy not in policy.STRATEGIES:
+            raise ValidationError(
+                f"environment variable {ENV_STRATEGY}={strategy!r} is not one of {', '.join(policy.STRATEGIES)}"
+            )
         return cls(
             env[ENV_TABLE],
             env[ENV_METADATA_TABLE],
             partition_key=env[ENV_PARTITION_KEY],
             sort_key=env[ENV_SORT_KEY],
-            strategy=env.get(ENV_STRATEGY, ShardStrategy.RANDOM),
+            strategy=strategy,
             **kwargs,
         )
 
@@ -253,6 +259,7 @@ class ShardedTable:
 
     def physical_key(self, logical: str, shard: int) -> str:
         """The stored partition key of shard ``shard`` (1-based) of ``logical``."""
+        whole("shard", shard)
         return f"{logical}{self.separator}{shard}"
 
     def logical_key(self, physical: str) -> str:
@@ -293,6 +300,7 @@ class ShardedTable:
             not taken (see ``growth``), capped by ``max_shards``.
         """
         logical = self._logical(logical_value)
+        whole("target", target, optional=True, maximum=policy.SHARD_CEILING)
         if seen.number_of_shards >= self.max_shards or self._cooling(logical, seen, target):
             return False  # a writer never grows a key past its own cap; another fleet's larger count stands
         if target is None and self.throttles.settling(logical, seen.number_of_shards):

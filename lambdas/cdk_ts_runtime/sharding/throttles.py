@@ -15,6 +15,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from cdk_ts_runtime._inputs import number, whole
 from cdk_ts_runtime.throttling import ThrottleScope, throttle_scope
 
 __all__ = ["CloudWatchScope", "ThrottleScope", "ThrottleWindow", "throttle_scope"]
@@ -55,6 +56,9 @@ class ThrottleWindow:
     def __init__(
         self, window_seconds: float, clock: Callable[[], float], *, max_samples: int = 4096, max_keys: int = 1024
     ) -> None:
+        number("window_seconds", window_seconds, above=True)
+        whole("max_samples", max_samples)
+        whole("max_keys", max_keys)
         self.window_seconds = window_seconds
         #: a window of under two seconds (a cooldown that short) judges after half of it
         self.saturation_seconds = min(self.SATURATION_SECONDS, window_seconds / 2)
@@ -66,6 +70,7 @@ class ThrottleWindow:
 
     def record(self, key: str, count: int, *, first: bool, accepted: bool) -> None:
         """Note one attempt at writing to ``key`` at ``count`` shards: a write's first attempt or not, stored or not."""
+        whole("count", count)
         with self._lock:
             samples = self._keys.get(key)
             if samples is None:
@@ -78,6 +83,7 @@ class ThrottleWindow:
 
     def settling(self, key: str, count: int) -> bool:
         """True while the first throttle at ``count`` shards in the window is younger than ``saturation_seconds``."""
+        whole("count", count)
         since = self._since_first_throttle(self._recent(key, count))
         return since is not None and since[0] < self.saturation_seconds
 
@@ -93,6 +99,7 @@ class ThrottleWindow:
         :param cautious: count one standard deviation fewer accepted writes, as ``share`` does.
             Default: False.
         """
+        whole("count", count)
         return self._saturated_share(self._recent(key, count), cautious)
 
     def share(self, key: str, count: int, *, cautious: bool = False) -> float | None:
@@ -108,6 +115,7 @@ class ThrottleWindow:
             a 10x load look like 6x; growth is sized with this, and judged necessary without it.
             Default: False.
         """
+        whole("count", count)
         recent = self._recent(key, count)
         saturated = self._saturated_share(recent, cautious)
         return saturated if saturated is not None else self._share(recent, cautious)
@@ -152,6 +160,7 @@ class CloudWatchScope:
     def __init__(
         self, table_name: str, cloudwatch: Callable[[], Any], clock: Callable[[], float], table_headroom: float
     ) -> None:
+        number("table_headroom", table_headroom, minimum=0, maximum=1, above=True)
         self.table_name = table_name
         self.cloudwatch = cloudwatch
         self.clock = clock
