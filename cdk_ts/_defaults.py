@@ -65,8 +65,8 @@ def runtime_function(
     is removed with the stack's other non-data resources. The role may write to that log group
     only: no AWS managed policy, so every permission the function has is one a construct granted.
     ``function_props`` (``handler``, ``environment``, ``timeout``...) are ``lambda_.Function`` props,
-    merged over :data:`FUNCTION_DEFAULTS`; the runtime, the code, the log group and the role are this
-    function's.
+    merged over :data:`FUNCTION_DEFAULTS`; the code, the log group and the role are this function's, and
+    the runtime is :data:`LAMBDA_RUNTIME` unless ``runtime`` says otherwise (a layer built for another Python).
     """
     log_group = logs.LogGroup(
         scope,
@@ -84,7 +84,7 @@ def runtime_function(
     return lambda_.Function(
         scope,
         construct_id,
-        runtime=LAMBDA_RUNTIME,
+        runtime=function_props.pop("runtime", LAMBDA_RUNTIME),
         code=lambda_code(),
         description=description,
         log_group=log_group,

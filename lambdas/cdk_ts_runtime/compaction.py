@@ -135,8 +135,60 @@ def column_value(spec: ColumnSpec, attribute: Mapping[str, Any] | None) -> Any:
     return exact if exact == number and len(exact.as_tuple().digits) <= precision else None
 
 
+def attribute_from_column(spec: ColumnSpec, value: Any) -> dict[str, Any] | None:
+    """The DynamoDB JSON attribute a column value stands for, or None when the column cannot say it exactly.
+
+    Only an attribute of the column's own kind (``S`` for string, ``BOOL`` for boolean, ``N`` for the
+    numbers) whose text the value gives back character for character: ``"20.50"`` in a ``decimal(6,2)``,
+    ``"41.5"`` in a ``double``, ``"7"`` in a ``bigint``; ``"20.5"`` in a ``decimal(6,2)`` reads back as
+    ``"20.50"``, so it is not.
+    """
+    if value is None:
+        return None
+    if spec.type == "string":
+        return {"S": value}
+    if spec.type == "boolean":
+        return {"BOOL": value}
+    return {"N": repr(value) if spec.type == "double" else str(value)}
+
+
+def split_image(image: dict[str, Any], columns: tuple[ColumnSpec, ...]) -> tuple[list[Any], bool]:
+    """Each declared column's value, and whether attributes were taken out of ``image`` (changed in place).
+
+    An attribute moves out of the image into its column only when :func:`attribute_from_column` gives
+    it back exactly; anything else stays in the image (and the column holds what it can, or None).
+    """
+    values = [column_value(spec, image.get(spec.source)) for spec in columns]
+    exact = {spec.source for spec, value in zip(columns, values, strict=True)
+             if value is not None and attribute_from_column(spec, value) == image.get(spec.source)}
+    for name in exact:
+        del image[name]
+    return values, bool(exact)
+
+
+def restore_image(row: Mapping[str, Any], columns: tuple[ColumnSpec, ...]) -> tuple[dict | None, dict | None]:
+    """A compacted row's new and old images as the JSON Lines held them (DynamoDB JSON, attribute order aside).
+
+    The declared columns' attributes go back into the image they came from: the new image, or the old
+    one for a REMOVE (no new image).
+    """
+    new = json.loads(row["newimage"]) if row.get("newimage") is not None else None
+    old = json.loads(row["oldimage"]) if row.get("oldimage") is not None else None
+    target = new if new is not None else old
+    if target is not None:
+        for spec in columns:
+            attribute = attribute_from_column(spec, row.get(spec.name))
+            if attribute is not None and spec.source not in target:
+                target[spec.source] = attribute
+    return new, old
+
+
 def compact_lines(bodies: Iterable[bytes], settings: CompactionSettings) -> tuple[Any, int]:
     """The Arrow table of the given raw objects' lines, one row per ``eventID``, sorted; and the duplicates dropped.
+
+    Each declared column is read from the new image (the old one for a REMOVE; the keys without
+    images); an attribute its column gives back exactly leaves that image (:func:`split_image`), so
+    values are stored once, and :func:`restore_image` puts them back.
 
     Sorted by ``keys`` (the item's key as DynamoDB JSON text), then time, then sequence number as a number.
 
@@ -161,13 +213,20 @@ def compact_lines(bodies: Iterable[bytes], settings: CompactionSettings) -> tupl
             columns["eventname"].append(line["eventName"])
             columns["sequencenumber"].append(line["sequenceNumber"])
             columns["approximatecreationdatetime"].append(line["approximateCreationDateTime"])
-            for name, key in (("keys", "keys"), ("newimage", "newImage"), ("oldimage", "oldImage"),
-                              ("useridentity", "userIdentity")):
-                columns[name].append(line.get(key))
+            new_image, old_image = line.get("newImage"), line.get("oldImage")
             if declared:
-                image = json.loads(line.get("newImage") or line.get("oldImage") or line.get("keys") or "{}")
-                for spec in declared:
-                    columns[spec.name].append(column_value(spec, image.get(spec.source)))
+                source = "new" if new_image is not None else "old" if old_image is not None else "keys"
+                image = json.loads({"new": new_image, "old": old_image, "keys": line.get("keys") or "{}"}[source])
+                values, moved = split_image(image, declared)
+                for spec, value in zip(declared, values, strict=True):
+                    columns[spec.name].append(value)
+                if moved and source != "keys":
+                    rest = json.dumps(image, separators=(",", ":"), ensure_ascii=False)
+                    new_image, old_image = (rest, old_image) if source == "new" else (new_image, rest)
+            columns["keys"].append(line.get("keys"))
+            columns["newimage"].append(new_image)
+            columns["oldimage"].append(old_image)
+            columns["useridentity"].append(line.get("userIdentity"))
             if settings.granularity is Granularity.DAY:
                 columns["hour"].append(line["approximateCreationDateTime"][11:13])
     times = pa.array(columns.pop("approximatecreationdatetime"), pa.string())
