@@ -15,7 +15,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from cdk_ts_runtime.archiver import StreamRecordArchiver
 from cdk_ts_runtime.compaction import ArchiveCompactor, CompactionFailedError, restore_image
 from cdk_ts_runtime.compaction_plan import (
     ArchiveInventory,
@@ -25,18 +24,14 @@ from cdk_ts_runtime.compaction_plan import (
     Partition,
     PartitionState,
 )
-from tests.support.streams import BUCKET, spread_over_hours, stream_records
+from tests.support.compaction import BIG, COLUMNS, archive, compaction_settings, sample_changes
+from tests.support.streams import BUCKET
 
 LATER = datetime(2026, 3, 5, tzinfo=UTC)  # every partition of the fixture closed long ago
-BIG = "12345678901234567890123456789012345678"
-COLUMNS = (ColumnSpec("device", "string", attribute="pk"), ColumnSpec("sk", "bigint"),
-           ColumnSpec("temperature", "decimal(10,2)"), ColumnSpec("humidity", "double"),
-           ColumnSpec("big", "decimal(38,0)"))
 
 
 def settings(**kwargs):
-    return CompactionSettings(bucket=BUCKET, prefix="dynamodb/", compacted_prefix="parquet/dynamodb/",
-                              columns=COLUMNS, row_group_rows=1000, **kwargs)
+    return compaction_settings(**kwargs)
 
 
 @pytest.fixture
@@ -46,22 +41,7 @@ def s3(stream_table):
 
 @pytest.fixture
 def records(stream_table):
-    """Eight real stream records (puts and an update and a delete), created over three hours across midnight."""
-    ddb, stream = stream_table
-    for i in range(6):
-        ddb.put_item(TableName="readings", Item={
-            "pk": {"S": f"d-{i % 2}"}, "sk": {"N": str(1000 + i)}, "temperature": {"N": f"2{i}.5"},
-            "humidity": {"N": "41.5"}, "big": {"N": BIG}, "Url": {"S": "A"}, "url": {"S": "a"},
-        })
-    ddb.update_item(TableName="readings", Key={"pk": {"S": "d-0"}, "sk": {"N": "1000"}},
-                    UpdateExpression="SET temperature = :t", ExpressionAttributeValues={":t": {"N": "19.25"}})
-    ddb.delete_item(TableName="readings", Key={"pk": {"S": "d-1"}, "sk": {"N": "1001"}})
-    # 22:30 and 23:30 on 1 March, 00:30 on 2 March
-    return spread_over_hours(stream_records(stream), [0, 0, 0, 1, 1, 1, 2, 2])
-
-
-def archive(s3, records):
-    assert StreamRecordArchiver(BUCKET, "dynamodb/", s3_client=s3).archive(records) == {"batchItemFailures": []}
+    return sample_changes(*stream_table)
 
 
 def raw_lines(s3):
