@@ -14,6 +14,7 @@ Needs pyiceberg (and pyarrow), imported when the sink is built: the runtime pack
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -99,8 +100,11 @@ class IcebergSink:
         condition = None
         for name, value in extra.items():
             condition = EqualTo(name, value) if condition is None else And(condition, EqualTo(name, value))
-        table.overwrite(rows, overwrite_filter=condition,
-                        snapshot_properties={"cdk-ts.generation": generation, "cdk-ts.partition": partition.path})
+        with warnings.catch_warnings():
+            # a partition's first compaction deletes nothing, which pyiceberg reports as a warning
+            warnings.filterwarnings("ignore", "Delete operation did not match any records")
+            table.overwrite(rows, overwrite_filter=condition,
+                            snapshot_properties={"cdk-ts.generation": generation, "cdk-ts.partition": partition.path})
         snapshot = table.current_snapshot()
         return [], f"iceberg:{self.identifier}@{snapshot.snapshot_id}"
 
