@@ -42,6 +42,8 @@ from cdk_ts_runtime.errors import CdkTsError
 logger = logging.getLogger(__name__)
 
 _INT64 = (-(2**63), 2**63 - 1)
+#: Rows gathered as Python objects before they become an Arrow batch: bounds the interpreter's share of memory.
+_BATCH_ROWS = 16_384
 
 
 class PyarrowMissingError(CdkTsError, ImportError):
@@ -198,6 +200,7 @@ def compact_lines(bodies: Iterable[bytes], settings: CompactionSettings) -> tupl
     pa, pc, _pq = pyarrow_modules()
     schema = compacted_schema(settings)
     columns: dict[str, list[Any]] = {name: [] for name in schema.names}
+    batches = []
     seen: set[str] = set()
     duplicates = 0
     declared = settings.columns
@@ -229,19 +232,31 @@ def compact_lines(bodies: Iterable[bytes], settings: CompactionSettings) -> tupl
             columns["useridentity"].append(line.get("userIdentity"))
             if settings.granularity is Granularity.DAY:
                 columns["hour"].append(line["approximateCreationDateTime"][11:13])
-    times = pa.array(columns.pop("approximatecreationdatetime"), pa.string())
-    arrays = {
-        name: pa.array(values, schema.field(name).type) for name, values in columns.items()
-    }
-    arrays["approximatecreationdatetime"] = pc.cast(times, pa.timestamp("us", tz="UTC"))
-    table = pa.table({name: arrays[name] for name in schema.names}, schema=schema)
+            if len(columns["eventid"]) == _BATCH_ROWS:
+                batches.append(_record_batch(columns, schema))
+    batches.append(_record_batch(columns, schema))
+    table = pa.Table.from_batches(batches, schema=schema)
+    del batches
     digits = pc.utf8_length(table["sequencenumber"])
     order = pc.sort_indices(
         table.append_column("_digits", digits),
         sort_keys=[("keys", "ascending"), ("approximatecreationdatetime", "ascending"),
                    ("_digits", "ascending"), ("sequencenumber", "ascending")],
     )
-    return table.take(order), duplicates
+    return table.take(order).combine_chunks(), duplicates
+
+
+def _record_batch(columns: dict[str, list[Any]], schema: Any) -> Any:
+    """The rows gathered so far as one Arrow batch; the lists are emptied (Python objects cost ~4x Arrow's bytes)."""
+    pa, pc, _pq = pyarrow_modules()
+    arrays = []
+    for name in schema.names:
+        if name == "approximatecreationdatetime":
+            arrays.append(pc.cast(pa.array(columns[name], pa.string()), schema.field(name).type))
+        else:
+            arrays.append(pa.array(columns[name], schema.field(name).type))
+        columns[name].clear()
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def parquet_files(table: Any, settings: CompactionSettings) -> list[bytes]:
@@ -349,7 +364,7 @@ class ArchiveCompactor:
     s3 = client_property("_s3", "The S3 client (created on first use).")
 
     def run(self, *, now: datetime, since: datetime | None = None) -> dict[str, Any]:
-        """Compact what is due: closed partitions never compacted, and compacted ones with late raw objects.
+        """Compact what is due: closed partitions never compacted, compacted ones with late raw objects or old settings.
 
         Each partition is done on its own; one that fails is reported and the run goes on, then raises
         :class:`CompactionFailedError` so the invocation fails (and reaches the on-failure destination).
@@ -369,7 +384,7 @@ class ArchiveCompactor:
                              "Parquet was built from have expired: the Parquet is kept; raise the raw layer's "
                              "expiration above the lookback",
                 })
-            if status.state not in (PartitionState.PENDING, PartitionState.LATE):
+            if status.state not in (PartitionState.PENDING, PartitionState.LATE, PartitionState.STALE):
                 continue
             try:
                 report["compacted"].append(self.compact(status))

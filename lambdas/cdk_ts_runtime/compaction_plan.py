@@ -58,6 +58,8 @@ class PartitionState(StrEnum):
     COMPACTED = "compacted"
     #: Compacted, but raw objects arrived since (late records): the next run compacts it again.
     LATE = "late"
+    #: Compacted with other settings (columns, granularity, file or row-group sizes): the next run rebuilds it.
+    STALE = "stale"
     #: The manifest lists raw objects that are gone (the raw layer's lifecycle expired them): the Parquet
     #: is kept as it is, and late objects, if any, cannot be merged without them.
     RAW_EXPIRED = "raw-expired"
@@ -329,9 +331,9 @@ class PartitionStatus:
 
 def partition_state(
     partition: Partition, raw: Mapping[str, str], manifest: Manifest | None, *, now: datetime,
-    grace: timedelta, fingerprint: str,
+    grace: timedelta, fingerprint: str | None,
 ) -> PartitionStatus:
-    """Classify one partition (see :class:`PartitionState`); a changed ``fingerprint`` counts as late."""
+    """Classify one partition (see :class:`PartitionState`); ``fingerprint`` None does not judge the settings."""
     if manifest is None:
         state = PartitionState.PENDING if partition.closed(now, grace) else PartitionState.OPEN
         return PartitionStatus(partition, state, dict(raw))
@@ -339,8 +341,10 @@ def partition_state(
     missing = sorted(set(manifest.raw) - set(raw))
     if missing:
         state = PartitionState.RAW_EXPIRED
-    elif late or manifest.fingerprint != fingerprint:
+    elif late:
         state = PartitionState.LATE
+    elif fingerprint is not None and manifest.fingerprint != fingerprint:
+        state = PartitionState.STALE
     else:
         state = PartitionState.COMPACTED
     return PartitionStatus(partition, state, dict(raw), manifest, late, missing)
@@ -359,11 +363,15 @@ class ArchiveInventory:
 
     s3 = client_property("_s3", "The S3 client (created on first use).")
 
-    def statuses(self, *, now: datetime, since: datetime | None = None) -> list[PartitionStatus]:
+    def statuses(
+        self, *, now: datetime, since: datetime | None = None, check_settings: bool = True
+    ) -> list[PartitionStatus]:
         """Every partition with raw objects or a manifest created from ``since`` on, oldest first.
 
         :param now: the reference time (a scheduled run's time, not the clock).
         :param since: the earliest day to look at. Default: None — ``now`` minus the settings' lookback.
+        :param check_settings: report partitions compacted with other settings as ``STALE`` (only the
+            function's own settings can say). Default: True.
         """
         start = (since or now - self.settings.lookback).astimezone(UTC).date()
         days = [(start + timedelta(days=n)).isoformat() for n in range((now.astimezone(UTC).date() - start).days + 1)]
@@ -380,7 +388,7 @@ class ArchiveInventory:
                     if key.endswith(".json") and (key == base + ".json" or key.startswith(base + "/")):
                         manifest = self.manifest_at(key)
                         manifests[manifest.partition] = manifest
-        fingerprint = self.settings.fingerprint()
+        fingerprint = self.settings.fingerprint() if check_settings else None
         return [
             partition_state(p, raw.get(p, {}), manifests.get(p), now=now, grace=self.settings.grace,
                             fingerprint=fingerprint)

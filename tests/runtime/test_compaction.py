@@ -268,3 +268,15 @@ def test_the_runtime_package_imports_without_pyarrow_and_compaction_says_where_t
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "AWS SDK for pandas layer" in out
+
+
+def test_changed_columns_make_every_partition_stale_and_the_next_run_rebuilds_them(s3, records):
+    archive(s3, records)
+    ArchiveCompactor(settings(), s3_client=s3).run(now=LATER, since=datetime(2026, 3, 1, tzinfo=UTC))
+    wider = ArchiveCompactor(settings(columns=COLUMNS + (ColumnSpec("url"),)), s3_client=s3)
+
+    states = {s.state for s in wider.inventory.statuses(now=LATER, since=datetime(2026, 3, 1, tzinfo=UTC))}
+    report = wider.run(now=LATER, since=datetime(2026, 3, 1, tzinfo=UTC))
+
+    assert states == {PartitionState.STALE} and len(report["compacted"]) == 3
+    assert set(read_compacted(s3, wider).column("url").to_pylist()) == {"a"}  # a REMOVE: from its old image

@@ -17,8 +17,8 @@ COLUMNS = (ColumnSpec("device", "string", attribute="pk"), ColumnSpec("sk", "big
 
 def compaction_settings(**kwargs) -> CompactionSettings:
     """Hourly compaction of ``BUCKET``'s ``dynamodb/`` into ``parquet/dynamodb/`` with :data:`COLUMNS`."""
-    return CompactionSettings(bucket=BUCKET, prefix="dynamodb/", compacted_prefix="parquet/dynamodb/",
-                              columns=COLUMNS, row_group_rows=1000, **kwargs)
+    return CompactionSettings(**{"bucket": BUCKET, "prefix": "dynamodb/", "compacted_prefix": "parquet/dynamodb/",
+                                 "columns": COLUMNS, "row_group_rows": 1000, **kwargs})
 
 
 def sample_changes(ddb, stream) -> list[dict]:
