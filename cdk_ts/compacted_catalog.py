@@ -3,8 +3,10 @@
 The view ``<table>_all`` is what a query should read: every compacted partition from the Parquet table,
 and every partition not yet compacted from the raw layer's ``<table>_deduplicated`` view, with the same
 typed columns; a partition is on one side or the other, never both, because the Parquet table's
-partitions (``"<compacted>$partitions"``) decide. A compaction registers a partition only after its
-files are written, so at any moment a query sees each event once.
+partitions decide: Athena lists them as the metadata table ``"<table>$partitions"`` ("List partitions for a
+specific table", https://docs.aws.amazon.com/athena/latest/ug/querying-glue-catalog-listing-partitions.html).
+A compaction registers a partition only after its files are written, so at any moment a query sees each
+event once.
 """
 
 from __future__ import annotations

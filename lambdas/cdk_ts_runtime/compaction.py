@@ -295,7 +295,7 @@ class ParquetSink:
     """Parquet files under the compacted prefix; with a Glue table, each partition's location is switched.
 
     :param settings: the compacted layer's settings.
-    :param s3_client: the boto3 S3 client.
+    :param s3_client: the boto3 S3 client. Default: None — created on first use.
     :param glue_client: the boto3 Glue client. Default: None — created on first use (only with a Glue table).
     """
 
@@ -352,6 +352,8 @@ class ArchiveCompactor:
     :param settings: the compacted layer's settings.
     :param s3_client: the boto3 S3 client. Default: None — created on first use.
     :param sink: where the rows go. Default: None — :class:`ParquetSink` over the same bucket.
+    :param glue_client: the boto3 Glue client of the default sink (with a Glue table). Default: None — created on
+        first use.
     """
 
     def __init__(self, settings: CompactionSettings, *, s3_client=None, sink: CompactedLayerSink | None = None,

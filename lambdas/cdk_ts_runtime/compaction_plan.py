@@ -71,6 +71,7 @@ class ColumnSpec:
 
     :param name: the column's name (lower case: Glue and Athena fold names).
     :param type: ``string``, ``bigint``, ``double``, ``boolean`` or ``decimal(P,S)`` (P at most 38).
+        Default: ``"string"``.
     :param attribute: the item attribute it comes from.
         Default: None — the attribute called ``name``.
     """
@@ -120,8 +121,9 @@ class CompactionSettings:
     """What the compacted layer looks like and when a partition is compacted.
 
     :param bucket: the archive bucket (raw and compacted layers).
-    :param prefix: the raw layer's prefix (the archiver's ``prefix``).
+    :param prefix: the raw layer's prefix (the archiver's ``prefix``). Default: ``"dynamodb/"``.
     :param compacted_prefix: where Parquet files and manifests go; must not lie under ``prefix``.
+        Default: ``"parquet/dynamodb/"``.
     :param granularity: one compaction unit: an hour or a day. Default: ``Granularity.HOUR``.
     :param grace: how long after its end a partition is left open for late records.
         Default: one hour.
@@ -205,7 +207,12 @@ class CompactionSettings:
 
 @dataclass(frozen=True, order=True)
 class Partition:
-    """One compaction unit: a table's day, or one hour of it (``hour`` None with day granularity)."""
+    """One compaction unit: a table's day, or one hour of it.
+
+    :param table: the source table's name.
+    :param dt: the day, ``YYYY-MM-DD``.
+    :param hour: the hour, ``HH``. Default: None — the whole day (day granularity).
+    """
 
     table: str
     dt: str
@@ -259,6 +266,7 @@ class Manifest:
     :param duplicates: lines dropped because their ``eventID`` was already there.
     :param fingerprint: the settings' :meth:`CompactionSettings.fingerprint`.
     :param location: where the files are (a Parquet generation prefix, or ``iceberg:<table>@<snapshot>``).
+        Default: ``""``.
     """
 
     partition: Partition
@@ -306,9 +314,9 @@ class PartitionStatus:
     :param partition: the partition.
     :param state: its :class:`PartitionState`.
     :param raw: raw object key to ETag, as listed.
-    :param manifest: the current manifest, or None.
-    :param late: raw objects the manifest does not cover (new keys or changed ETags).
-    :param missing: raw objects the manifest lists that are gone.
+    :param manifest: the current manifest. Default: None — never compacted.
+    :param late: raw objects the manifest does not cover (new keys or changed ETags). Default: none.
+    :param missing: raw objects the manifest lists that are gone. Default: none.
     """
 
     partition: Partition
