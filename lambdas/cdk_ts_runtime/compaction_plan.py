@@ -158,7 +158,9 @@ class CompactionSettings:
         problems += [f"column {n!r} is declared twice" for n in sorted({n for n in names if names.count(n) > 1})]
         if not self.bucket:
             problems.append("bucket must be a bucket name")
-        if self.compacted_prefix.startswith(self.prefix) or not self.compacted_prefix.endswith("/"):
+        # with an empty raw prefix the raw layer is table=... at the bucket's root
+        under_raw = self.compacted_prefix.startswith(self.prefix or "table=")
+        if under_raw or not self.compacted_prefix.endswith("/"):
             problems.append(
                 f"compacted_prefix {self.compacted_prefix!r} must end with '/' and lie outside the raw prefix "
                 f"{self.prefix!r} (e.g. 'parquet/{self.prefix}')"

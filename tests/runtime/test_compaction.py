@@ -248,6 +248,7 @@ def test_the_partition_of_a_raw_key_follows_the_granularity():
 def test_bad_settings_are_refused_naming_the_value():
     with pytest.raises(ValueError, match="compacted_prefix 'dynamodb/parquet/' must .* lie outside"):
         CompactionSettings(bucket=BUCKET, prefix="dynamodb/", compacted_prefix="dynamodb/parquet/")
+    assert CompactionSettings(bucket=BUCKET, prefix="", compacted_prefix="parquet/").prefix == ""  # raw at the root
     with pytest.raises(ValueError, match="type 'float' must be"):
         CompactionSettings(bucket=BUCKET, columns=[ColumnSpec("v", "float")])
     with pytest.raises(ValueError, match="'eventid' is one of the compacted layer's own columns"):
