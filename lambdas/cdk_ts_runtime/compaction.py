@@ -37,7 +37,7 @@ from cdk_ts_runtime.compaction_plan import (
     PartitionStatus,
     generation_name,
 )
-from cdk_ts_runtime.errors import CdkTsError
+from cdk_ts_runtime.errors import CdkTsError, ValidationError
 
 logger = logging.getLogger(__name__)
 
@@ -403,7 +403,7 @@ class ArchiveCompactor:
         """Build the partition's generation from its raw objects, switch readers, then the manifest, then clean up."""
         partition, raw = status.partition, status.raw
         if not raw:
-            raise CompactionFailedError({"failed": [{"partition": partition.path, "error": "no raw objects"}]})
+            raise ValidationError(f"partition {partition.path} has no raw objects to compact")
         generation = generation_name(raw, self.settings.fingerprint())
         bodies = (self.s3.get_object(Bucket=self.settings.bucket, Key=key, IfMatch=raw[key])["Body"].read()
                   for key in sorted(raw))

@@ -281,3 +281,24 @@ def test_changed_columns_make_every_partition_stale_and_the_next_run_rebuilds_th
 
     assert states == {PartitionState.STALE} and len(report["compacted"]) == 3
     assert set(read_compacted(s3, wider).column("url").to_pylist()) == {"a"}  # a REMOVE: from its old image
+
+
+def test_the_handler_compacts_as_of_the_scheduled_time_and_fails_the_invocation_on_a_failed_partition(
+    s3, records, monkeypatch
+):
+    from cdk_ts_runtime.handlers import compaction
+
+    monkeypatch.setenv("COMPACTION_SETTINGS", json.dumps(settings().as_json()))
+    archive(s3, records)
+    # 00:30 on 2 March: only the 22:00 partition has ended more than an hour ago
+    report = compaction.handler({"time": "2026-03-02T00:30:00Z", "Since": "2026-03-01"}, None)
+    assert [c["partition"][-7:] for c in report["compacted"]] == ["hour=22"]
+
+    s3.put_object(Bucket=BUCKET, Key="dynamodb/table=readings/dt=2026-03-01/hour=23/s-9-9.jsonl.gz", Body=b"not gzip")
+    with pytest.raises(CompactionFailedError, match="table=readings/dt=2026-03-01/hour=23: BadGzipFile"):
+        compaction.handler({"time": "2026-03-05T00:00:00Z", "Since": "2026-03-01"}, None)
+    assert [s.state for s in ArchiveInventory(settings(), s3_client=s3).statuses(
+        now=LATER, since=datetime(2026, 3, 1, tzinfo=UTC))] == [
+        PartitionState.COMPACTED, PartitionState.PENDING, PartitionState.COMPACTED]  # the others went on
+    with pytest.raises(ValueError, match="Since 'yesterday' is not an ISO day"):
+        compaction.handler({"Since": "yesterday"}, None)
