@@ -21,6 +21,7 @@ from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from cdk_ts._alarms import AlarmActions
+from cdk_ts._assets import compaction_code
 from cdk_ts._defaults import LAMBDA_RUNTIME, MIN_RUNTIME_MINOR, dead_letter_queue, runtime_function
 from cdk_ts._metrics import graph, metric_options
 from cdk_ts._nag import acknowledge_wildcard_resources
@@ -168,6 +169,7 @@ class ArchiveCompaction(AlarmActions, Construct):
             self,
             "Function",
             handler="cdk_ts_runtime.handlers.compaction.handler",
+            code=compaction_code(),
             description="Compacts closed DynamoDB stream archive partitions to Parquet",
             environment=environment,
             **({"runtime": runtime, "architecture": architecture} if runtime is not None else {}),

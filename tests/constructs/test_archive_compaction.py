@@ -10,6 +10,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk.assertions import Match, Template
 
 from cdk_ts import DeviceLogTable, StreamArchiver
+from cdk_ts._assets import staged_asset_dir
 from cdk_ts.archive_compaction import CompactionOptions, IcebergOptions
 from cdk_ts_runtime.compaction_plan import ColumnSpec, CompactionSettings
 from tests.support.iam import actions_of, policy_statements
@@ -174,3 +175,14 @@ def test_bad_options_are_refused_together_naming_each():
         "Test/Archive2/Compaction", "is not an AWS SDK for pandas layer", "type 'float' must be",
         "memory_size 20000 must be 128-10240",
     )
+
+
+def test_only_the_compaction_function_carries_the_compaction_modules(fixed):
+    _app, _stack, _archiver, template = fixed
+    shared, own = staged_asset_dir(), staged_asset_dir(compaction=True)
+    assert not (shared / "cdk_ts_runtime/handlers/compaction.py").exists()
+    assert not (shared / "cdk_ts_runtime/compaction.py").exists()
+    assert (own / "cdk_ts_runtime/handlers/compaction.py").exists() and (own / "cdk_ts_runtime/router.py").exists()
+    keys = {f["Properties"]["Handler"]: json.dumps(f["Properties"]["Code"])
+            for f in template.find_resources("AWS::Lambda::Function").values() if "Handler" in f["Properties"]}
+    assert keys["cdk_ts_runtime.handlers.compaction.handler"] != keys["cdk_ts_runtime.handlers.archiver.handler"]
