@@ -361,10 +361,14 @@ def _settings(
 
 
 def _runtime_for_layer(problems: Problems, arn: str) -> tuple[lambda_.Runtime | None, lambda_.Architecture | None]:
-    """The Python and architecture an AWS SDK for pandas layer is built for (its compiled pyarrow needs them)."""
-    if Token.is_unresolved(arn):
-        return None, None
+    """The Python and architecture an AWS SDK for pandas layer is built for (its compiled pyarrow needs them).
+
+    The layer's name is read even when the ARN holds deploy-time values (``Stack.region``); an ARN that is
+    a token as a whole cannot be checked, and the function keeps cdk-ts's runtime and architecture.
+    """
     match = _PANDAS_LAYER.search(arn)
+    if match is None and Token.is_unresolved(arn):
+        return None, None
     if not problems.check(
         match is not None and arn.startswith("arn:"),
         f"pyarrow_layer_arn {arn!r} is not an AWS SDK for pandas layer version ARN "

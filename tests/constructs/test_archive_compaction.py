@@ -186,3 +186,12 @@ def test_only_the_compaction_function_carries_the_compaction_modules(fixed):
     keys = {f["Properties"]["Handler"]: json.dumps(f["Properties"]["Code"])
             for f in template.find_resources("AWS::Lambda::Function").values() if "Handler" in f["Properties"]}
     assert keys["cdk_ts_runtime.handlers.compaction.handler"] != keys["cdk_ts_runtime.handlers.archiver.handler"]
+
+
+def test_a_layer_arn_naming_the_stacks_region_still_sets_python_and_architecture():
+    _app, stack = new_stack()
+    log = DeviceLogTable(stack, "Log", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
+    arn = f"arn:aws:lambda:{stack.region}:336392948345:layer:AWSSDKPandas-Python312:9"
+    StreamArchiver(stack, "Archive", source=log, compaction=CompactionOptions(pyarrow_layer_arn=arn))
+    props = compaction_function(Template.from_stack(stack))
+    assert (props["Runtime"], props["Architectures"]) == ("python3.12", ["x86_64"])
