@@ -72,7 +72,8 @@ class StreamArchiver(AlarmActions, Construct):
 
     Exposes ``bucket``, ``function``, ``failure_bucket`` (None with SQS), ``dead_letter_queue`` (None
     with S3), ``glue_table`` and ``glue_view`` (None without ``glue_database``), ``glue_database`` (the
-    ``CfnDatabase`` it created or shares, None when it uses an existing one) and ``glue_database_name``.
+    ``CfnDatabase`` it created or shares, None when it uses an existing one), ``glue_database_name`` and
+    ``compaction`` (the ``ArchiveCompaction`` compacting closed partitions to Parquet; None without ``compaction=``).
 
     Monitoring: ``metric_*()`` methods give the metrics, each taking CloudWatch metric options
     (``period``, ``statistic``, ``label``...) over its defaults, a five-minute period and the statistic

@@ -17,7 +17,6 @@ compaction function gets pyarrow from the AWS SDK for pandas layer (``ArchiveCom
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import logging
 from collections.abc import Iterable, Mapping
@@ -420,15 +419,3 @@ class ArchiveCompactor:
         logger.info("compacted %s", partition.path, extra=result)
         return result
 
-
-def read_manifest_files(manifests: Iterable[Manifest]) -> list[str]:
-    """Every Parquet key the given manifests make current: what a reader outside Glue should read."""
-    return sorted(key for m in manifests for key in m.files)
-
-
-def parquet_bytes(table: Any) -> bytes:
-    """``table`` as one zstd Parquet file in memory (for tests and tools)."""
-    _pa, _pc, pq = pyarrow_modules()
-    buffer = io.BytesIO()
-    pq.write_table(table, buffer, compression="zstd")
-    return buffer.getvalue()
