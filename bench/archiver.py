@@ -22,10 +22,14 @@ BATCH_SIZE = 1000  # StreamArchiver's default batch_size
 STREAM = "arn:aws:dynamodb:us-east-1:123456789012:table/telemetry_2026-03-01/stream/2026-03-01T00:00:00.000"
 
 
-def telemetry_record(i: int, rng: random.Random) -> dict:
-    """A realistic stream record: one multi-measure reading of one of 500 devices."""
+def telemetry_record(i: int, rng: random.Random, *, per_second: int = 50, start: int = 1772323200) -> dict:
+    """A realistic stream record: one multi-measure reading of one of 500 devices.
+
+    ``per_second`` readings a second from ``start`` (2026-03-01 00:00 UTC): at the default 50, the first
+    180,000 fall in one hour; ``bench.archive_scan`` spreads a million over a day.
+    """
     device = f"device-{i % 500:04d}"
-    at = 1772323200 + i // 50  # 50 readings a second, all in one hour for the first 180,000
+    at = start + i // per_second
     image = {
         "pk": {"S": device},
         "sk": {"N": str(at * 1000 + i % 1000)},

@@ -10,6 +10,7 @@ import importlib
 from importlib import metadata as _metadata
 from typing import TYPE_CHECKING, Any
 
+from cdk_ts_runtime.compaction_plan import ColumnSpec, Granularity
 from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.periods import RotationPeriod
 from cdk_ts_runtime.rotation_config import AutoScaling, CapacityTier, RightSizing
@@ -21,7 +22,9 @@ if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time
     from cdk_ts._defaults import LAMBDA_RUNTIME
     from cdk_ts._validation import ConstructValidationError
     from cdk_ts.archive_catalog import ARCHIVE_COLUMNS, PARTITION_COLUMNS, ArchiveCatalog, deduplicated_view_sql
+    from cdk_ts.archive_compaction import ArchiveCompaction, CompactionOptions, IcebergOptions
     from cdk_ts.buckets import access_logs_bucket, secure_bucket, stack_access_logs_bucket
+    from cdk_ts.compacted_catalog import CompactedCatalog
     from cdk_ts.device_log import DeviceLogTable
     from cdk_ts.monitoring import MonitoringDashboard
     from cdk_ts.period_tables import PeriodTableOptions, PeriodTablesBase
@@ -57,6 +60,10 @@ _LAZY = {
     "PeriodTablesBase": "cdk_ts.period_tables",
     "PeriodTableOptions": "cdk_ts.period_tables",
     "ArchiveCatalog": "cdk_ts.archive_catalog",
+    "ArchiveCompaction": "cdk_ts.archive_compaction",
+    "CompactionOptions": "cdk_ts.archive_compaction",
+    "IcebergOptions": "cdk_ts.archive_compaction",
+    "CompactedCatalog": "cdk_ts.compacted_catalog",
     "StreamArchiver": "cdk_ts.stream_archiver",
     "FailureDestination": "cdk_ts.stream_archiver",
     "TTL_DELETIONS_ONLY": "cdk_ts.stream_archiver",
@@ -73,13 +80,19 @@ __all__ = [
     "PARTITION_COLUMNS",
     "TTL_DELETIONS_ONLY",
     "ArchiveCatalog",
+    "ArchiveCompaction",
     "ArchiverSource",
     "CdkTsError",
     "ConstructValidationError",
     "AutoScaling",
     "CapacityTier",
+    "ColumnSpec",
+    "CompactedCatalog",
+    "CompactionOptions",
     "DeviceLogTable",
     "FailureDestination",
+    "Granularity",
+    "IcebergOptions",
     "MonitoringDashboard",
     "HasTable",
     "PeriodTableOptions",

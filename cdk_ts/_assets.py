@@ -16,6 +16,11 @@ from pathlib import Path
 from aws_cdk import aws_lambda as lambda_
 
 RUNTIME_PACKAGE = "cdk_ts_runtime"
+#: Modules only the compaction function runs (with pyarrow from its own layer): left out of the code every other
+#: function shares and of the RuntimeLayer, which stay within their 100 KB.
+COMPACTION_MODULES = frozenset(
+    {"compaction.py", "compaction_iceberg.py", "compaction_plan.py", "handlers/compaction.py"}
+)
 
 
 def runtime_package_dir() -> Path:
@@ -26,19 +31,23 @@ def runtime_package_dir() -> Path:
     return Path(spec.origin).parent
 
 
-def _source_files(package_dir: Path) -> list[Path]:
-    return sorted(p for p in package_dir.rglob("*.py") if "__pycache__" not in p.parts)
+def _source_files(package_dir: Path, *, compaction: bool) -> list[Path]:
+    files = sorted(p for p in package_dir.rglob("*.py") if "__pycache__" not in p.parts)
+    if compaction:
+        return files
+    return [p for p in files if p.relative_to(package_dir).as_posix() not in COMPACTION_MODULES]
 
 
 @functools.cache
-def staged_asset_dir(parent: str = "") -> Path:
+def staged_asset_dir(parent: str = "", compaction: bool = False) -> Path:
     """A directory holding only ``{parent}/cdk_ts_runtime/**.py``, named by content hash so it is built once.
 
     ``parent=""`` is a function's code (handlers import ``cdk_ts_runtime``); ``parent="python"`` is a
-    layer, which Lambda extracts to ``/opt`` and whose ``/opt/python`` is on ``sys.path``.
+    layer, which Lambda extracts to ``/opt`` and whose ``/opt/python`` is on ``sys.path``. The
+    :data:`COMPACTION_MODULES` are in it only with ``compaction=True`` (the compaction function's code).
     """
     package_dir = runtime_package_dir()
-    files = _source_files(package_dir)
+    files = _source_files(package_dir, compaction=compaction)
     digest = hashlib.sha256(parent.encode())
     for path in files:
         digest.update(str(path.relative_to(package_dir)).encode())
@@ -61,6 +70,11 @@ def staged_asset_dir(parent: str = "") -> Path:
 def lambda_code() -> lambda_.Code:
     """The one code asset all cdk-ts functions share (handlers are ``cdk_ts_runtime.handlers.<module>.handler``)."""
     return lambda_.Code.from_asset(str(staged_asset_dir()))
+
+
+def compaction_code() -> lambda_.Code:
+    """The compaction function's code: the shared code plus :data:`COMPACTION_MODULES`."""
+    return lambda_.Code.from_asset(str(staged_asset_dir(compaction=True)))
 
 
 def layer_code() -> lambda_.Code:

@@ -66,8 +66,9 @@ def runtime_function(
     is removed with the stack's other non-data resources. The role may write to that log group
     only: no AWS managed policy, so every permission the function has is one a construct granted.
     ``function_props`` (``handler``, ``environment``, ``timeout``...) are ``lambda_.Function`` props,
-    merged over :data:`FUNCTION_DEFAULTS`; the runtime, the code, the log group and the role are this
-    function's.
+    merged over :data:`FUNCTION_DEFAULTS`; the log group and the role are this function's, the code is the
+    shared runtime asset unless ``code`` says otherwise, and the runtime is :data:`LAMBDA_RUNTIME` unless
+    ``runtime`` says otherwise (a layer built for another Python).
     """
     log_group = logs.LogGroup(
         scope,
@@ -85,8 +86,8 @@ def runtime_function(
     return lambda_.Function(
         scope,
         construct_id,
-        runtime=LAMBDA_RUNTIME,
-        code=lambda_code(),
+        runtime=function_props.pop("runtime", LAMBDA_RUNTIME),
+        code=function_props.pop("code", None) or lambda_code(),
         description=description,
         log_group=log_group,
         role=role,

@@ -31,6 +31,7 @@ from cdk_ts.archive_catalog import ARCHIVE_COLUMNS as ARCHIVE_COLUMNS  # re-expo
 from cdk_ts.archive_catalog import PARTITION_COLUMNS as PARTITION_COLUMNS
 from cdk_ts.archive_catalog import ArchiveCatalog
 from cdk_ts.archive_catalog import deduplicated_view_sql as deduplicated_view_sql
+from cdk_ts.archive_compaction import ArchiveCompaction, CompactionOptions
 from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
 from cdk_ts_runtime._inputs import whole
 from cdk_ts_runtime.archiver import DONE_PREFIX, ENV_BUCKET, ENV_FAILURE_BUCKET, ENV_PREFIX, FAILURE_PREFIX
@@ -70,7 +71,8 @@ class StreamArchiver(AlarmActions, Construct):
 
     Exposes ``bucket``, ``function``, ``failure_bucket`` (None with SQS), ``dead_letter_queue`` (None
     with S3), ``glue_table`` and ``glue_view`` (None without ``glue_database``), ``glue_database`` (the
-    ``CfnDatabase`` it created or shares, None when it uses an existing one) and ``glue_database_name``.
+    ``CfnDatabase`` it created or shares, None when it uses an existing one), ``glue_database_name`` and
+    ``compaction`` (the ``ArchiveCompaction`` compacting closed partitions to Parquet; None without ``compaction=``).
 
     Monitoring: ``metric_*()`` methods give the metrics, each taking CloudWatch metric options
     (``period``, ``statistic``, ``label``...) over its defaults, a five-minute period and the statistic
@@ -102,6 +104,8 @@ class StreamArchiver(AlarmActions, Construct):
         failure_bucket: s3.IBucket | None = None,
         noncurrent_version_expiration: Duration | None = None,
         access_logs_bucket: s3.IBucket | None = None,
+        compaction: CompactionOptions | None = None,
+        raw_expiration: Duration | None = None,
     ) -> None:
         """Create the archiver function, its bucket (unless given) and failure destination.
 
@@ -164,6 +168,12 @@ class StreamArchiver(AlarmActions, Construct):
             ``{construct path}/archive/`` and ``.../failures/``).
             Default: None — the stack's one access-log bucket, shared by every cdk-ts construct in the stack
             (``stack_access_logs_bucket``: logs expire after 365 days, delivery granted by bucket policy).
+        :param compaction: compact closed partitions to Parquet (or Iceberg) with an ``ArchiveCompaction``
+            (exposed as ``compaction``; with ``glue_database``, also the Parquet table and the ``<table>_all``
+            view). Default: None — JSON Lines only.
+        :param raw_expiration: delete raw JSON Lines objects this long after they are written (a rule on the
+            archive prefix of the bucket this construct creates; with ``compaction`` it must exceed its
+            lookback plus grace plus a day). Default: None — kept (and moved to colder classes).
         :raises ValueError: naming this construct's path and every problem at once, limits out of range, a
             prefix without a trailing ``/``, a source without a stream, a failure bucket with SQS, a bad Glue
             table or database name, or a failure bucket that is the archive bucket with an empty prefix
@@ -195,6 +205,7 @@ class StreamArchiver(AlarmActions, Construct):
         database_name = _glue_database_name(problems, glue_database, create_glue_database, glue_database_name)
         table_name = _glue_table_name(problems, construct_id, glue_table_name, database_name is not None)
         _check_source(problems, source)
+        _check_raw_expiration(problems, raw_expiration, compaction, bucket)
         problems.raise_if_any()
         super().__init__(scope, construct_id)
         self._init_alarm_actions()
@@ -223,7 +234,8 @@ class StreamArchiver(AlarmActions, Construct):
                             ),
                         ],
                         noncurrent_version_expiration=noncurrent,
-                    )
+                    ),
+                    *([s3.LifecycleRule(prefix=prefix or None, expiration=raw_expiration)] if raw_expiration else []),
                 ],
             )
         self.bucket = bucket
@@ -297,6 +309,14 @@ class StreamArchiver(AlarmActions, Construct):
                 database=self.glue_database if self.glue_database is not None else _cfn_database(glue_database),
             )
             self.glue_table, self.glue_view = self.catalog.table, self.catalog.view
+        #: The ``ArchiveCompaction`` (None without ``compaction``).
+        self.compaction: ArchiveCompaction | None = None
+        if compaction is not None:
+            self.compaction = ArchiveCompaction(
+                self, "Compaction", bucket=self.bucket, prefix=self.prefix, options=compaction,
+                glue_database_name=database_name, raw_glue_table_name=table_name if database_name else None,
+                database=self.glue_database or _cfn_database(glue_database), alarm_topic=alarm_topic,
+            )
         if alarm_topic is not None:
             self.add_default_alarms(alarm_topic=alarm_topic)
 
@@ -597,6 +617,24 @@ def _dynamo_event_source(
         on_failure=on_failure,
         filters=[{"pattern": p} for p in delivery.filter_patterns] or None,
     )
+
+
+def _check_raw_expiration(
+    problems: Problems, expiration: Duration | None, compaction: CompactionOptions | None, bucket: object
+) -> None:
+    """Raw objects must outlive the compaction's reach: a late record in an expired partition cannot be merged."""
+    if expiration is None:
+        return
+    problems.check(bucket is None, "raw_expiration is a rule on the bucket this construct creates; give your "
+                   "bucket its own lifecycle rule instead")
+    if compaction is not None:
+        reach = (compaction.lookback or Duration.days(3)).to_seconds() + (
+            compaction.grace or Duration.hours(1)).to_seconds() + 86_400
+        problems.check(
+            expiration.to_seconds() > reach,
+            f"raw_expiration {expiration.to_human_string()} must exceed the compaction's lookback plus grace plus "
+            "a day: a late record in a partition whose raw objects expired cannot be compacted",
+        )
 
 
 def _check_source(problems: Problems, source: object) -> None:

@@ -19,7 +19,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # The modules users import: the constructs (and the planner) and the runtime's clients and contracts.
 PUBLIC_MODULES = [
     "cdk_ts",
+    "cdk_ts.archive_compaction",
     "cdk_ts.buckets",
+    "cdk_ts.compacted_catalog",
     "cdk_ts.device_log",
     "cdk_ts.monitoring",
     "cdk_ts.plan",
@@ -32,9 +34,13 @@ PUBLIC_MODULES = [
     "cdk_ts.timestream",
     "cdk_ts_runtime",
     "cdk_ts_runtime.archiver",
+    "cdk_ts_runtime.compaction",
+    "cdk_ts_runtime.compaction_iceberg",
+    "cdk_ts_runtime.compaction_plan",
     "cdk_ts_runtime.device_log",
     "cdk_ts_runtime.handlers",
     "cdk_ts_runtime.handlers.archiver",
+    "cdk_ts_runtime.handlers.compaction",
     "cdk_ts_runtime.handlers.custom_resource",
     "cdk_ts_runtime.handlers.rotation",
     "cdk_ts_runtime.items",

@@ -23,7 +23,11 @@ Blocks that need tables or environment variables first are preceded in README.md
 - ``handler_module``: the ``user-handler: code`` block importable as ``handler`` (what a user's
   pytest ``pythonpath = ["src/ingest"]`` does);
 - ``archive``: the block runs in a fresh folder holding ``archive/``, objects the real archiver wrote
-  (``tests/support/archive.py``: INSERT, MODIFY and REMOVE records, DynamoDB-sized sequence numbers).
+  (``tests/support/archive.py``: INSERT, MODIFY and REMOVE records, DynamoDB-sized sequence numbers);
+- ``compacted``: the same, plus ``parquet/`` as the compaction wrote it (``write_compacted``: columns
+  ``device_id``, ``sk``, ``v``);
+- ``iceberg``: the same rows compacted into the Iceberg table ``archive.changes`` of a local pyiceberg SQL
+  catalog, and ``COMPACTION_ICEBERG`` describing it as the function's environment would.
 
 The block marked ``<!-- user-handler: code -->`` only defines ``handler``; its test calls it with the
 environment the ``user-handler: construct`` block's ``bind`` sets, against moto.
@@ -41,10 +45,11 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from cdk_ts_runtime.compaction_iceberg import ENV_ICEBERG
 from cdk_ts_runtime.device_log import ENV_TABLE_NAME as DEVICE_LOG_ENV
 from cdk_ts_runtime.sharding import ENV_METADATA_TABLE, ENV_PARTITION_KEY, ENV_SORT_KEY, ENV_STRATEGY, ENV_TABLE
 from cdk_ts_runtime.table_layout import TableLayout
-from tests.support.archive import write_archive
+from tests.support.archive import write_archive, write_compacted
 from tests.support.assembly import synth_app
 from tests.support.device_log import create_device_log_table
 from tests.support.environment import REGION
@@ -102,6 +107,17 @@ def setup_archive(monkeypatch, tmp_path) -> None:
     write_archive(tmp_path / "archive")
 
 
+def setup_compacted(monkeypatch, tmp_path) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_compacted(tmp_path)
+
+
+def setup_iceberg(monkeypatch, tmp_path) -> None:
+    catalog = {"type": "sql", "uri": f"sqlite:///{tmp_path}/catalog.db", "warehouse": f"file://{tmp_path}/warehouse"}
+    write_compacted(tmp_path, iceberg_catalog=catalog)
+    monkeypatch.setenv(ENV_ICEBERG, json.dumps({"identifier": "archive.changes", "catalog": catalog}))
+
+
 SETUPS: dict[str, Callable] = {
     "router": setup_router,
     "device_log": setup_device_log,
@@ -109,6 +125,8 @@ SETUPS: dict[str, Callable] = {
     "timestream": setup_timestream,
     "handler_module": setup_handler_module,
     "archive": setup_archive,
+    "compacted": setup_compacted,
+    "iceberg": setup_iceberg,
 }
 
 

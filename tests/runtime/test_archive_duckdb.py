@@ -15,6 +15,7 @@ from aws_cdk.assertions import Template
 
 from cdk_ts import DeviceLogTable, StreamArchiver
 from cdk_ts_runtime.archiver import StreamRecordArchiver
+from tests.support.compaction import create_raw_view
 from tests.support.nag import new_app
 from tests.support.streams import BUCKET, spread_over_hours, stream_records
 
@@ -71,18 +72,7 @@ def archive(stream_table, tmp_path):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(s3.get_object(Bucket=BUCKET, Key=obj["Key"])["Body"].read())
     connection = duckdb.connect()
-    # The Glue table's equivalent: the same string columns (lowercase names) and the three partitions.
-    connection.execute(f"""
-        CREATE VIEW stream_archive AS
-        SELECT eventID AS eventid, eventName AS eventname, sequenceNumber AS sequencenumber,
-               approximateCreationDateTime AS approximatecreationdatetime, keys, newImage AS newimage,
-               oldImage AS oldimage, userIdentity AS useridentity, "table", dt, hour
-        FROM read_json('{root}/**/*.jsonl.gz', format = 'newline_delimited', hive_partitioning = true,
-                       hive_types = {{'table': 'VARCHAR', 'dt': 'VARCHAR', 'hour': 'VARCHAR'}},
-                       columns = {{eventID: 'VARCHAR', eventName: 'VARCHAR', sequenceNumber: 'VARCHAR',
-                                   approximateCreationDateTime: 'VARCHAR', keys: 'VARCHAR', newImage: 'VARCHAR',
-                                   oldImage: 'VARCHAR', userIdentity: 'VARCHAR'}})
-    """)
+    create_raw_view(connection, root)
     return connection, records, root
 
 

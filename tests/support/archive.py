@@ -72,3 +72,34 @@ def _stream_records(stream_arn: str) -> list[dict]:
         )["ShardIterator"]
         records += streams.get_records(ShardIterator=iterator, Limit=1000)["Records"]
     return copy.deepcopy([{**r, "eventSourceARN": stream_arn} for r in records])
+
+
+#: What the README's compacted-layer recipes declare: the device (``pk``), the time (``sk``) and the measure ``v``.
+COMPACTED_COLUMNS = ({"name": "device_id", "type": "string", "attribute": "pk"}, {"name": "sk", "type": "bigint"},
+                     {"name": "v", "type": "bigint"})
+
+
+def write_compacted(root: Path, *, iceberg_catalog: dict | None = None) -> None:
+    """:func:`write_archive`, compacted as the function does, with ``parquet/`` copied under ``root`` too.
+
+    Must run inside ``moto.mock_aws()``. With ``iceberg_catalog`` (pyiceberg catalog properties) the rows go
+    into the Iceberg table ``archive.changes`` of that catalog instead of Parquet files.
+    """
+    from cdk_ts_runtime.compaction import ArchiveCompactor
+    from cdk_ts_runtime.compaction_iceberg import IcebergSink
+    from cdk_ts_runtime.compaction_plan import CompactionSettings
+
+    write_archive(root)
+    settings = CompactionSettings(bucket=BUCKET, columns=COMPACTED_COLUMNS)
+    sink = None
+    if iceberg_catalog is not None:
+        from pyiceberg.catalog import load_catalog
+
+        sink = IcebergSink(load_catalog("archive", **iceberg_catalog), "archive.changes", settings)
+    s3 = boto3.client("s3", region_name="us-east-1")
+    ArchiveCompactor(settings, s3_client=s3, sink=sink).run(now=datetime(2026, 3, 5, tzinfo=UTC),
+                                                            since=datetime(2026, 3, 1, tzinfo=UTC))
+    for obj in s3.list_objects_v2(Bucket=BUCKET, Prefix="parquet/").get("Contents", []):
+        path = root / obj["Key"]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(s3.get_object(Bucket=BUCKET, Key=obj["Key"])["Body"].read())

@@ -1,0 +1,388 @@
+"""ArchiveCompaction: a scheduled function rewriting a StreamArchiver's closed partitions as Parquet (or Iceberg)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from aws_cdk import Acknowledgment, Duration, Stack, Token, Validations
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_glue as glue
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_s3tables as s3tables
+from aws_cdk import aws_sns as sns
+from constructs import Construct
+
+from cdk_ts._alarms import AlarmActions
+from cdk_ts._assets import compaction_code
+from cdk_ts._defaults import LAMBDA_RUNTIME, MIN_RUNTIME_MINOR, dead_letter_queue, runtime_function
+from cdk_ts._metrics import graph, metric_options
+from cdk_ts._nag import acknowledge_wildcard_resources
+from cdk_ts._validation import Problems
+from cdk_ts.compacted_catalog import CompactedCatalog
+from cdk_ts_runtime.compaction_iceberg import ENV_ICEBERG, s3_tables_catalog_properties
+from cdk_ts_runtime.compaction_plan import ENV_SETTINGS, ColumnSpec, CompactionSettings, Granularity
+
+#: The AWS SDK for pandas layer's name: ``AWSSDKPandas-Python313`` (x86_64) or ``AWSSDKPandas-Python313-Arm64``.
+_PANDAS_LAYER = re.compile(r":layer:AWSSDKPandas-Python3(?P<minor>\d+)(?P<arm>-Arm64)?:\d+$")
+_ICEBERG_TYPES = {"string": "string", "bigint": "long", "double": "double", "boolean": "boolean"}
+
+
+@dataclass(frozen=True)
+class IcebergOptions:
+    """Write the compacted layer as an Apache Iceberg table in an S3 Tables table bucket instead of Parquet + Glue.
+
+    The construct creates the table bucket, the namespace and the table (schema and identity partitions
+    ``table``, ``dt``, and ``hour`` by hour); each compaction is one commit through the bucket's Iceberg
+    REST endpoint. The function needs pyiceberg: pass a layer holding it in ``CompactionOptions.extra_layers``.
+
+    :param table_bucket_name: the S3 Tables table bucket to create (3-63 of ``[a-z0-9-]``).
+    :param namespace: the namespace. Default: ``"archive"``.
+    :param table_name: the table. Default: ``"changes"``.
+    """
+
+    table_bucket_name: str
+    namespace: str = "archive"
+    table_name: str = "changes"
+
+
+@dataclass(frozen=True)
+class CompactionOptions:
+    """How ``StreamArchiver(compaction=...)`` compacts its closed partitions (see ``ArchiveCompaction``).
+
+    :param pyarrow_layer_arn: the AWS SDK for pandas layer (AWS-managed, holds pyarrow) for the function's
+        Region, e.g. ``arn:aws:lambda:eu-west-1:336392948345:layer:AWSSDKPandas-Python313-Arm64:4``; its name
+        sets the function's Python version and architecture. Nothing is downloaded or bundled at synth.
+    :param columns: typed columns taken from the items (``ColumnSpec`` or ``{"name", "type", "attribute"}``).
+        Default: none — the event's fields and images only.
+    :param granularity: one compaction unit: ``"hour"`` or ``"day"``. Default: ``"hour"``.
+    :param grace: how long after its end a partition waits for late records. Default: None — 1 hour.
+    :param lookback: how far back each run looks for late raw objects. Default: None — 3 days.
+    :param schedule: when the function runs. Default: None — every hour at minute 20.
+    :param compacted_prefix: where Parquet files and manifests go. Default: None — ``"parquet/" + prefix``.
+    :param target_file_size_mib: a new Parquet file once one reaches this size. Default: 128.
+    :param row_group_rows: rows per Parquet row group. Default: 65,536.
+    :param memory_size: the function's memory in MB (bench/README.md: what fits). Default: 3008.
+    :param timeout: the function's timeout. Default: None — 15 minutes.
+    :param iceberg: write an Iceberg table instead (``IcebergOptions``). Default: None — Parquet + Glue.
+    :param extra_layers: more layers (pyiceberg for the Iceberg option). Default: none.
+    """
+
+    pyarrow_layer_arn: str
+    columns: Sequence[ColumnSpec | Mapping[str, Any]] = ()
+    granularity: Granularity | str = Granularity.HOUR
+    grace: Duration | None = None
+    lookback: Duration | None = None
+    schedule: events.Schedule | None = None
+    compacted_prefix: str | None = None
+    target_file_size_mib: int = 128
+    row_group_rows: int = 65_536
+    memory_size: int = 3008
+    timeout: Duration | None = None
+    iceberg: IcebergOptions | None = None
+    extra_layers: Sequence[lambda_.ILayerVersion] = field(default_factory=tuple)
+
+
+class ArchiveCompaction(AlarmActions, Construct):
+    """Compacts a StreamArchiver's closed partitions to zstd Parquet sorted by key and time, hourly.
+
+    Each run (an EventBridge schedule, every hour at minute 20 by default) compacts the partitions whose
+    hour or day ended more than ``grace`` ago and that have no Parquet yet, or that received raw objects
+    since (late records, replays), within ``lookback``: one row per ``eventID``, the keys, event and
+    time, the images as JSON text and the declared columns typed. The raw JSON Lines stay (their own
+    lifecycle: ``StreamArchiver(raw_expiration=...)``). With a Glue database it creates the Parquet table
+    ``<raw>_compacted`` (partitions registered by the function) and the view ``<raw>_all``, which reads
+    compacted partitions from Parquet and the others from the raw layer, each event once.
+
+    A run that fails (any partition) is retried twice by Lambda, then lands in ``dead_letter_queue``
+    (encrypted SQS, 14 days; also the schedule's delivery DLQ); ``add_default_alarms()`` watches it and
+    the function's errors. Exposes ``function``, ``rule``, ``dead_letter_queue``, ``settings``,
+    ``catalog`` (None without Glue), ``table_bucket``/``iceberg_namespace``/``iceberg_table`` (None
+    without ``iceberg``); alarms ``dead_letter_alarm`` and ``errors_alarm`` (None until
+    ``add_default_alarms``).
+    """
+
+    def __init__(
+        self, scope: Construct, construct_id: str, *,
+        bucket: s3.IBucket,
+        prefix: str,
+        options: CompactionOptions,
+        glue_database_name: str | None = None,
+        raw_glue_table_name: str | None = None,
+        database: glue.CfnDatabase | None = None,
+        alarm_topic: sns.ITopic | None = None,
+    ) -> None:
+        """Create the function, its schedule and failure queue, and the catalog entries.
+
+        :param scope: the parent construct.
+        :param construct_id: the construct ID.
+        :param bucket: the archive bucket (raw and compacted layers).
+        :param prefix: the raw layer's prefix (the archiver's).
+        :param options: how to compact (``CompactionOptions``).
+        :param glue_database_name: register the Parquet table and view here. Default: None — no Glue entries.
+        :param raw_glue_table_name: the raw layer's Glue table (the view reads its ``_deduplicated`` view).
+            Default: None.
+        :param database: the database resource when this app creates it. Default: None.
+        :param alarm_topic: create the default alarms now, notifying this topic. Default: None.
+        :raises ValueError: naming every bad option at once.
+        """
+        problems = Problems(scope, construct_id)
+        settings = problems.collect(lambda: _settings(bucket, prefix, options, glue_database_name,
+                                                      raw_glue_table_name))
+        runtime, architecture = _runtime_for_layer(problems, options.pyarrow_layer_arn)
+        problems.check(128 <= options.memory_size <= 10_240, f"memory_size {options.memory_size} must be 128-10240")
+        timeout = options.timeout or Duration.minutes(15)
+        problems.check(timeout.to_seconds() <= 900, f"timeout {timeout.to_human_string()} must be at most 15 minutes")
+        problems.check(
+            (glue_database_name is None) == (raw_glue_table_name is None),
+            "glue_database_name and raw_glue_table_name go together (the view reads the raw table's view)",
+        )
+        if options.iceberg is not None:
+            problems.check(
+                bool(re.fullmatch(r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]", options.iceberg.table_bucket_name)),
+                f"iceberg table_bucket_name {options.iceberg.table_bucket_name!r} must be 3-63 of [a-z0-9-]",
+            )
+        problems.raise_if_any()
+        super().__init__(scope, construct_id)
+        self._init_alarm_actions()
+        self.settings: CompactionSettings = settings
+        self.bucket = bucket
+        self.dead_letter_queue = dead_letter_queue(
+            self, "DeadLetterQueue", "the compaction function's failed runs and undelivered schedule events"
+        )
+        # the bucket's name may be a deploy-time value: CloudFormation fills it into the JSON
+        settings_json = Stack.of(self).to_json_string({**settings.as_json(), "bucket": bucket.bucket_name})
+        environment = {ENV_SETTINGS: settings_json}
+        self.table_bucket: s3tables.CfnTableBucket | None = None
+        self.iceberg_namespace: s3tables.CfnNamespace | None = None
+        self.iceberg_table: s3tables.CfnTable | None = None
+        if options.iceberg is not None:
+            environment[ENV_ICEBERG] = self._create_iceberg_table(options.iceberg, settings)
+        self.function = runtime_function(
+            self,
+            "Function",
+            handler="cdk_ts_runtime.handlers.compaction.handler",
+            code=compaction_code(),
+            description="Compacts closed DynamoDB stream archive partitions to Parquet",
+            environment=environment,
+            **({"runtime": runtime, "architecture": architecture} if runtime is not None else {}),
+            layers=[lambda_.LayerVersion.from_layer_version_arn(self, "Pyarrow", options.pyarrow_layer_arn),
+                    *options.extra_layers],
+            memory_size=options.memory_size,
+            timeout=timeout,
+            dead_letter_queue=self.dead_letter_queue,
+            retry_attempts=2,
+        )
+        if runtime is not None and runtime.name != LAMBDA_RUNTIME.name:
+            Validations.of(self.function).acknowledge(Acknowledgment(
+                id="AwsSolutions-L1",
+                reason=f"the function runs on {runtime.name} because the AWS SDK for pandas layer it uses for "
+                "pyarrow is built for that Python (compiled extensions); a layer for a newer Python moves it there",
+            ))
+        self._grant_archive(bucket, settings)
+        self.catalog: CompactedCatalog | None = None
+        if glue_database_name is not None and options.iceberg is None:
+            self.catalog = CompactedCatalog(
+                self, "Catalog", bucket=bucket, compacted_prefix=settings.compacted_prefix,
+                database_name=glue_database_name, raw_table_name=raw_glue_table_name, columns=settings.columns,
+                granularity=settings.granularity, table_name=settings.glue_table, database=database,
+            )
+            self._grant_glue_partitions(glue_database_name, self.catalog.table_name)
+        if self.iceberg_table is not None:
+            self._grant_iceberg()
+        self.rule = events.Rule(
+            self, "Schedule",
+            schedule=options.schedule or events.Schedule.cron(minute="20"),
+            description=f"Compacts closed partitions of s3://.../{prefix} (cdk-ts ArchiveCompaction)",
+        )
+        self.rule.add_target(targets.LambdaFunction(
+            self.function,
+            # the scheduled time, so a retried run decides what is closed as the scheduled one would
+            event=events.RuleTargetInput.from_object({"time": events.EventField.time}),
+            retry_attempts=8,
+            max_event_age=Duration.hours(2),
+            dead_letter_queue=self.dead_letter_queue,
+        ))
+        self.dead_letter_alarm: cloudwatch.Alarm | None = None
+        self.errors_alarm: cloudwatch.Alarm | None = None
+        if alarm_topic is not None:
+            self.add_default_alarms(alarm_topic=alarm_topic)
+
+    # ---- permissions ----------------------------------------------------------------------------
+
+    def _grant_archive(self, bucket: s3.IBucket, settings: CompactionSettings) -> None:
+        raw = bucket.arn_for_objects(f"{settings.prefix}*")
+        compacted = bucket.arn_for_objects(f"{settings.compacted_prefix}*")
+        self.function.add_to_role_policy(iam.PolicyStatement(actions=["s3:GetObject"], resources=[raw]))
+        self.function.add_to_role_policy(iam.PolicyStatement(
+            actions=["s3:GetObject", "s3:PutObject", "s3:DeleteObject"], resources=[compacted]))
+        self.function.add_to_role_policy(iam.PolicyStatement(
+            actions=["s3:ListBucket"], resources=[bucket.bucket_arn],
+            conditions={"StringLike": {"s3:prefix": [f"{settings.prefix}*", f"{settings.compacted_prefix}*"]}},
+        ))
+        if bucket.encryption_key is not None:
+            bucket.encryption_key.grant_encrypt_decrypt(self.function)
+        acknowledge_wildcard_resources(
+            self.function, self, [raw, compacted],
+            f"reads the raw objects under {settings.prefix} (keys per table, day and hour) and writes, reads and "
+            f"deletes Parquet generations and manifests under {settings.compacted_prefix} only",
+        )
+
+    def _grant_glue_partitions(self, database: str, table: str) -> None:
+        stack = Stack.of(self)
+        self.function.add_to_role_policy(iam.PolicyStatement(
+            actions=["glue:GetTable", "glue:GetPartition", "glue:CreatePartition", "glue:UpdatePartition"],
+            resources=[
+                stack.format_arn(service="glue", resource="catalog"),
+                stack.format_arn(service="glue", resource="database", resource_name=database),
+                stack.format_arn(service="glue", resource="table", resource_name=f"{database}/{table}"),
+            ],
+        ))
+
+    def _create_iceberg_table(self, options: IcebergOptions, settings: CompactionSettings) -> str:
+        self.table_bucket = s3tables.CfnTableBucket(
+            self, "TableBucket", table_bucket_name=options.table_bucket_name,
+            encryption_configuration=s3tables.CfnTableBucket.EncryptionConfigurationProperty(sse_algorithm="AES256"),
+        )
+        self.iceberg_namespace = s3tables.CfnNamespace(
+            self, "Namespace", namespace=options.namespace, table_bucket_arn=self.table_bucket.attr_table_bucket_arn,
+        )
+        fields = iceberg_fields(settings)
+        partitions = ["table", "dt"] + (["hour"] if settings.granularity is Granularity.HOUR else [])
+        ids = {name: number for number, (name, _type, _required) in enumerate(fields, start=1)}
+        self.iceberg_table = s3tables.CfnTable(
+            self, "Table",
+            table_bucket_arn=self.table_bucket.attr_table_bucket_arn,
+            namespace=options.namespace,
+            table_name=options.table_name,
+            open_table_format="ICEBERG",
+            iceberg_metadata=s3tables.CfnTable.IcebergMetadataProperty(
+                iceberg_schema=s3tables.CfnTable.IcebergSchemaProperty(schema_field_list=[
+                    s3tables.CfnTable.SchemaFieldProperty(name=n, type=t, required=r, id=ids[n]) for n, t, r in fields
+                ]),
+                iceberg_partition_spec=s3tables.CfnTable.IcebergPartitionSpecProperty(fields=[
+                    s3tables.CfnTable.IcebergPartitionFieldProperty(
+                        source_id=ids[name], transform="identity", name=name, field_id=1000 + number)
+                    for number, name in enumerate(partitions)
+                ]),
+            ),
+        )
+        self.iceberg_table.add_dependency(self.iceberg_namespace)
+        region = Stack.of(self).region
+        return Stack.of(self).to_json_string({
+            "identifier": f"{options.namespace}.{options.table_name}",
+            "catalog": s3_tables_catalog_properties(self.table_bucket.attr_table_bucket_arn, region),
+        })
+
+    def _grant_iceberg(self) -> None:
+        bucket_arn = self.table_bucket.attr_table_bucket_arn
+        tables = f"{bucket_arn}/table/*"
+        self.function.add_to_role_policy(iam.PolicyStatement(
+            actions=["s3tables:GetTableBucket", "s3tables:GetNamespace", "s3tables:GetTable",
+                     "s3tables:GetTableMetadataLocation", "s3tables:UpdateTableMetadataLocation",
+                     "s3tables:GetTableData", "s3tables:PutTableData"],
+            resources=[bucket_arn, tables],
+        ))
+        acknowledge_wildcard_resources(
+            self.function, self, [tables],
+            "S3 Tables names a table by an ID it chooses at creation (bucket/table/<id>): the grant covers the "
+            "tables of this construct's own table bucket",
+        )
+
+    # ---- monitoring -----------------------------------------------------------------------------
+
+    def metric_dead_letters(self, **props: Any) -> cloudwatch.Metric:
+        """Runs that failed after Lambda's retries, or schedule events not delivered (queue depth; Maximum)."""
+        return self.dead_letter_queue.metric_approximate_number_of_messages_visible(**metric_options(props, "Maximum"))
+
+    def metric_errors(self, **props: Any) -> cloudwatch.Metric:
+        """Invocations of the compaction function that raised (``AWS/Lambda`` ``Errors``; Sum)."""
+        return self.function.metric_errors(**metric_options(props, "Sum"))
+
+    def dashboard_widgets(self) -> list[cloudwatch.IWidget]:
+        """One graph: failed runs waiting in the queue, and errors."""
+        return [graph(f"{self.node.id}: failed compaction runs, errors",
+                      self.metric_dead_letters(label="failed runs"), self.metric_errors(label="errors"))]
+
+    def _default_alarms(self) -> dict[str, cloudwatch.Alarm]:
+        alarms = {
+            "dead_letter_queue": self._alarm_above(
+                "DeadLetterQueueAlarm", self.metric_dead_letters(),
+                "Compaction runs failed after Lambda's retries (or were not delivered): the raw layer is intact and "
+                "the view reads it; see the function's log for the partition and error, fix, then invoke the "
+                "function again (a later run compacts what is due)",
+            ),
+            "errors": self._alarm_above("ErrorsAlarm", self.metric_errors(), "The compaction function raised errors"),
+        }
+        self.dead_letter_alarm = alarms["dead_letter_queue"]
+        self.errors_alarm = alarms["errors"]
+        return alarms
+
+
+def iceberg_fields(settings: CompactionSettings) -> list[tuple[str, str, bool]]:
+    """The Iceberg table's fields ``(name, Iceberg type, required)``: the compacted columns, then the partitions."""
+    fields = [("eventid", "string", True), ("eventname", "string", True), ("sequencenumber", "string", True),
+              ("approximatecreationdatetime", "timestamptz", True), ("keys", "string", False),
+              ("newimage", "string", False), ("oldimage", "string", False), ("useridentity", "string", False)]
+    fields += [(c.name, _ICEBERG_TYPES.get(c.type, c.type), False) for c in settings.columns]
+    if settings.granularity is Granularity.DAY:
+        fields.append(("hour", "string", True))
+    fields += [("table", "string", True), ("dt", "string", True)]
+    if settings.granularity is Granularity.HOUR:
+        fields.append(("hour", "string", True))
+    return fields
+
+
+def _settings(
+    bucket: s3.IBucket, prefix: str, options: CompactionOptions, database: str | None, raw_table: str | None
+) -> CompactionSettings:
+    name = bucket.bucket_name
+    return CompactionSettings(
+        # a deploy-time bucket name is filled in by CloudFormation in the environment variable
+        bucket=name if not Token.is_unresolved(name) else "deploy-time",
+        prefix=prefix,
+        compacted_prefix=options.compacted_prefix or f"parquet/{prefix}",
+        granularity=Granularity(options.granularity),
+        grace=timedelta(seconds=(options.grace or Duration.hours(1)).to_seconds()),
+        lookback=timedelta(seconds=(options.lookback or Duration.days(3)).to_seconds()),
+        columns=tuple(options.columns),
+        target_file_bytes=options.target_file_size_mib * 1024 * 1024,
+        row_group_rows=options.row_group_rows,
+        glue_database=database if options.iceberg is None else None,
+        glue_table=f"{raw_table}_compacted" if database and options.iceberg is None else None,
+    )
+
+
+def _runtime_for_layer(problems: Problems, arn: str) -> tuple[lambda_.Runtime | None, lambda_.Architecture | None]:
+    """The Python and architecture an AWS SDK for pandas layer is built for (its compiled pyarrow needs them).
+
+    The layer's name is read even when the ARN holds deploy-time values (``Stack.region``); an ARN that is
+    a token as a whole cannot be checked, and the function keeps cdk-ts's runtime and architecture.
+    """
+    match = _PANDAS_LAYER.search(arn)
+    if match is None and Token.is_unresolved(arn):
+        return None, None
+    if not problems.check(
+        match is not None and arn.startswith("arn:"),
+        f"pyarrow_layer_arn {arn!r} is not an AWS SDK for pandas layer version ARN "
+        "(arn:aws:lambda:<region>:336392948345:layer:AWSSDKPandas-Python3NN[-Arm64]:<version>, see "
+        "https://aws-sdk-pandas.readthedocs.io/en/stable/layers.html)",
+    ):
+        return None, None
+    minor = int(match["minor"])
+    if not problems.check(
+        minor >= MIN_RUNTIME_MINOR and hasattr(lambda_.Runtime, f"PYTHON_3_{minor}"),
+        f"pyarrow_layer_arn is built for Python 3.{minor}; the compaction needs 3.{MIN_RUNTIME_MINOR} or newer "
+        "that this aws-cdk-lib knows",
+    ):
+        return None, None
+    architecture = lambda_.Architecture.ARM_64 if match["arm"] else lambda_.Architecture.X86_64
+    return getattr(lambda_.Runtime, f"PYTHON_3_{minor}"), architecture
+

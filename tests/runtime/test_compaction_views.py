@@ -1,0 +1,167 @@
+"""The Glue views the construct writes parse as Athena SQL, and DuckDB runs them: each event once, before, during
+and after compaction, with the same typed values from either layer."""
+
+from __future__ import annotations
+
+import base64
+import json
+from datetime import UTC, datetime
+from decimal import Decimal
+
+import boto3
+import duckdb
+import pytest
+import sqlglot
+from aws_cdk import Stack
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk.assertions import Template
+
+from cdk_ts import DeviceLogTable, StreamArchiver
+from cdk_ts.archive_compaction import CompactionOptions
+from cdk_ts_runtime.compaction import ArchiveCompactor
+from tests.support.compaction import (
+    COLUMNS,
+    archive,
+    compaction_settings,
+    create_raw_view,
+    download,
+    sample_changes,
+)
+from tests.support.nag import new_app
+from tests.support.streams import BUCKET, spread_over_hours, stream_records
+
+pytestmark = pytest.mark.slow  # one synth for the module
+
+LAYER = "arn:aws:lambda:us-east-1:336392948345:layer:AWSSDKPandas-Python313-Arm64:4"
+SINCE = datetime(2026, 3, 1, tzinfo=UTC)
+#: Glue names in the views' text, longest first, and the DuckDB relations standing for them.
+RELATIONS = {
+    '"archive_db"."archive_compacted$partitions"': "compacted_partitions",
+    '"archive_db"."archive_compacted"': "archive_compacted",
+    '"archive_db"."archive_deduplicated"': "archive_deduplicated",
+    '"archive_db"."archive"': "stream_archive",
+}
+TYPED = ("eventid", "eventname", "sequencenumber", "approximatecreationdatetime", "device", "sk", "temperature",
+         "humidity", "big", "table", "dt", "hour")
+
+
+@pytest.fixture(scope="module")
+def views():
+    """Both views' SQL exactly as the construct writes them into Glue (Presto view JSON), by view name."""
+    stack = Stack(new_app(), "Test")
+    log = DeviceLogTable(stack, "Log", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
+    StreamArchiver(stack, "Archive", source=log, glue_database="archive_db", create_glue_database=True,
+                   compaction=CompactionOptions(pyarrow_layer_arn=LAYER, columns=COLUMNS))
+    found = {}
+    for table in Template.from_stack(stack).find_resources("AWS::Glue::Table").values():
+        table_input = table["Properties"]["TableInput"]
+        if table_input["TableType"] == "VIRTUAL_VIEW":
+            text = table_input["ViewOriginalText"]
+            found[table_input["Name"]] = json.loads(base64.b64decode(text[len("/* Presto View: "):-len(" */")]))
+    return {name: view["originalSql"] for name, view in found.items()}
+
+
+def in_duckdb(sql: str) -> str:
+    """Athena's text transpiled by sqlglot, the Glue relations replaced by the DuckDB ones defined below."""
+    text = sqlglot.transpile(sql, read="athena", write="duckdb")[0]
+    for glue_name, local in RELATIONS.items():
+        text = text.replace(glue_name, local)
+    assert '"archive_db"' not in text, text
+    return text
+
+
+def test_both_views_parse_as_athena_sql(views):
+    assert set(views) == {"archive_deduplicated", "archive_all"}
+    for sql in views.values():
+        (statement,) = sqlglot.parse(sql, read="athena")
+        assert statement is not None
+    union = sqlglot.parse_one(views["archive_all"], read="athena")
+    assert isinstance(union, sqlglot.exp.Union) and not union.args.get("distinct")  # UNION ALL
+
+
+class Layers:
+    """The archive in moto S3 and, after each step, the same layers on local disk as DuckDB relations."""
+
+    def __init__(self, s3, views, root):
+        self.s3, self.views, self.root = s3, views, root
+        self.compactor = ArchiveCompactor(compaction_settings(), s3_client=s3)
+        self.step = 0
+
+    def query(self, sql: str) -> list[tuple]:
+        self.step += 1
+        root = self.root / str(self.step)
+        listing = self.s3.list_objects_v2(Bucket=BUCKET).get("Contents", [])
+        download(self.s3, [o["Key"] for o in listing if o["Key"].startswith("dynamodb/")], root / "raw")
+        statuses = self.compactor.inventory.statuses(now=datetime(2026, 3, 9, tzinfo=UTC), since=SINCE)
+        current = [key for s in statuses if s.manifest for key in s.manifest.files]
+        parquet = download(self.s3, current, root / "parquet")
+        connection = duckdb.connect()
+        connection.execute("SET TimeZone = 'UTC'")
+        create_raw_view(connection, root / "raw")
+        connection.execute(f"CREATE VIEW archive_deduplicated AS {in_duckdb(self.views['archive_deduplicated'])}")
+        # the Parquet table: the files the manifests name (what the Glue partitions point at)
+        if parquet:
+            files = [str(p) for p in parquet]
+            connection.execute(
+                f"CREATE VIEW archive_compacted AS SELECT * EXCLUDE (gen) FROM read_parquet({files!r},"
+                " hive_partitioning = true,"
+                " hive_types = {'table': 'VARCHAR', 'dt': 'VARCHAR', 'hour': 'VARCHAR', 'gen': 'VARCHAR'})"
+            )
+        else:
+            self._empty_compacted(connection)
+        connection.execute('CREATE TABLE compacted_partitions ("table" VARCHAR, dt VARCHAR, hour VARCHAR)')
+        for status in statuses:
+            if status.manifest:
+                connection.execute("INSERT INTO compacted_partitions VALUES (?, ?, ?)", status.partition.values())
+        connection.execute(f"CREATE VIEW archive_all AS {in_duckdb(self.views['archive_all'])}")
+        return connection.execute(sql).fetchall()
+
+    def _empty_compacted(self, connection):
+        columns = ", ".join(f"NULL::{t} AS \"{n}\"" for n, t in (
+            ("eventid", "VARCHAR"), ("eventname", "VARCHAR"), ("sequencenumber", "VARCHAR"),
+            ("approximatecreationdatetime", "TIMESTAMPTZ"), ("keys", "VARCHAR"), ("newimage", "VARCHAR"),
+            ("oldimage", "VARCHAR"), ("useridentity", "VARCHAR"), ("device", "VARCHAR"), ("sk", "BIGINT"),
+            ("temperature", "DECIMAL(10,2)"), ("humidity", "DOUBLE"), ("big", "DECIMAL(38,0)"),
+            ("table", "VARCHAR"), ("dt", "VARCHAR"), ("hour", "VARCHAR")))
+        connection.execute(f"CREATE VIEW archive_compacted AS SELECT {columns} WHERE false")
+
+
+@pytest.fixture
+def layers(stream_table, views, tmp_path):
+    return Layers(boto3.client("s3", region_name="us-east-1"), views, tmp_path)
+
+
+def typed_rows(layers):
+    columns = ", ".join(f'"{c}"' for c in TYPED)
+    return layers.query(f"SELECT {columns} FROM archive_all ORDER BY length(sequencenumber), sequencenumber")
+
+
+def test_the_all_view_shows_each_event_once_with_the_same_values_before_during_and_after_compaction(
+    stream_table, layers
+):
+    ddb, stream = stream_table
+    records = sample_changes(ddb, stream)
+    archive(layers.s3, records)
+    archive(layers.s3, records[1:2] + records[4:6])  # redeliveries in other objects
+
+    before = typed_rows(layers)  # nothing compacted: all from the raw layer's deduplicated view
+    assert [r[0] for r in before] == [r["eventID"] for r in records]
+
+    # 01:20 on 2 March: the 22:00 and 23:00 partitions are compacted, 00:00 is still open
+    report = layers.compactor.run(now=datetime(2026, 3, 2, 1, 20, tzinfo=UTC))
+    assert len(report["compacted"]) == 2
+    during = typed_rows(layers)
+    assert during == before  # the same rows and typed values, from Parquet for two partitions and raw for one
+
+    # a late record for 23:00, which is compacted already: not shown until the next run, never twice
+    ddb.put_item(TableName="readings", Item={"pk": {"S": "d-9"}, "sk": {"N": "9"}, "temperature": {"N": "30.25"}})
+    late = spread_over_hours(stream_records(stream)[-1:], [1])
+    archive(layers.s3, late)
+    assert typed_rows(layers) == before
+
+    layers.compactor.run(now=datetime(2026, 3, 9, tzinfo=UTC), since=SINCE)
+    after = typed_rows(layers)
+    assert sorted(r[0] for r in after) == sorted([r["eventID"] for r in records] + [late[0]["eventID"]])
+    assert [r for r in after if r[0] != late[0]["eventID"]] == before
+    (row,) = [r for r in after if r[0] == late[0]["eventID"]]
+    assert (row[4], row[6], row[-1]) == ("d-9", Decimal("30.25"), "23")
