@@ -31,11 +31,19 @@ def runtime_package_dir() -> Path:
     return Path(spec.origin).parent
 
 
-def _source_files(package_dir: Path, *, compaction: bool) -> list[Path]:
+#: What only cdk-ts's own functions run (their entry points and the rotation): left out of the RuntimeLayer, which
+#: holds the clients users' functions import (router, sharding, device log, Timestream, archive replay) and what
+#: they import, within 100 KB zipped. cdk-ts's functions get the whole package as their own code.
+FUNCTION_ONLY = ("handlers/", "rotation/", "rotation_config.py", "rotation_metrics.py")
+
+
+def _source_files(package_dir: Path, *, compaction: bool, layer: bool = False) -> list[Path]:
     files = sorted(p for p in package_dir.rglob("*.py") if "__pycache__" not in p.parts)
-    if compaction:
-        return files
-    return [p for p in files if p.relative_to(package_dir).as_posix() not in COMPACTION_MODULES]
+    if not compaction:
+        files = [p for p in files if p.relative_to(package_dir).as_posix() not in COMPACTION_MODULES]
+    if layer:
+        files = [p for p in files if not p.relative_to(package_dir).as_posix().startswith(FUNCTION_ONLY)]
+    return files
 
 
 @functools.cache
@@ -43,11 +51,12 @@ def staged_asset_dir(parent: str = "", compaction: bool = False) -> Path:
     """A directory holding only ``{parent}/cdk_ts_runtime/**.py``, named by content hash so it is built once.
 
     ``parent=""`` is a function's code (handlers import ``cdk_ts_runtime``); ``parent="python"`` is a
-    layer, which Lambda extracts to ``/opt`` and whose ``/opt/python`` is on ``sys.path``. The
-    :data:`COMPACTION_MODULES` are in it only with ``compaction=True`` (the compaction function's code).
+    layer, which Lambda extracts to ``/opt`` and whose ``/opt/python`` is on ``sys.path``, without
+    :data:`FUNCTION_ONLY`. The :data:`COMPACTION_MODULES` are in it only with ``compaction=True`` (the compaction
+    function's code).
     """
     package_dir = runtime_package_dir()
-    files = _source_files(package_dir, compaction=compaction)
+    files = _source_files(package_dir, compaction=compaction, layer=parent == "python")
     digest = hashlib.sha256(parent.encode())
     for path in files:
         digest.update(str(path.relative_to(package_dir)).encode())
