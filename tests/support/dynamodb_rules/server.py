@@ -116,7 +116,7 @@ class Engine:
 
 
 class RulesState:
-    """Everything the proxy knows: settings, clock, control-plane state, partition buckets, request counts."""
+    """Everything the proxy knows: settings, clock, control-plane state, throughput buckets, request counts."""
 
     def __init__(self, engine_url: str, settings: RulesSettings, start: datetime | None) -> None:
         self.settings = settings
@@ -125,7 +125,6 @@ class RulesState:
         self.throughput = Throughput(settings)
         self.engine = Engine(engine_url)
         self.lock = threading.RLock()  # control plane and admin: one at a time
-        self.bucket_lock = threading.Lock()
         self.table_info: dict[str, TableShape] = {}  # keys, ARN, indexes learnt from the engine's DescribeTable
         self.pending_deletes: dict[str, tuple[bytes, dict]] = {}  # name -> the DeleteTable to replay
         self.requests: Counter[str] = Counter()
@@ -416,10 +415,11 @@ class Rules:
         shape = s.shape(name, headers)
         if shape is None:
             return s.forward(operation, body, headers)
-        key = shape.key_of(request["Item"]) if operation == "PutItem" else (request.get("Key") or {})
+        # A request without its Item or Key goes on to the engine, whose ValidationException is the answer.
+        key = shape.key_of(request.get("Item") or {}) if operation == "PutItem" else (request.get("Key") or {})
         old = self._stored(shape, key, headers)
         if operation == "PutItem":
-            new = request["Item"]
+            new = request.get("Item") or {}
         elif operation == "UpdateItem":
             new = updated_item(old or key, request)
         else:
