@@ -312,7 +312,7 @@ def test_on_demand_maximum_throughput_caps_the_table(proxy, ddb, unique_name):
 
 
 def test_per_table_account_quota_throttles_an_on_demand_table(proxy, ddb, unique_name):
-    proxy.configure(table_write_units_quota=3)  # 40,000 scaled down
+    proxy.configure(table_write_units_quota=3, table_read_units_quota=1)  # 40,000 scaled down
     name = create_active(proxy, ddb, f"{unique_name}-quota")
     arn = table_arn(ddb, name)
     ddb.put_item(TableName=name, Item=item("a", size=2500))  # 3 units
@@ -321,6 +321,15 @@ def test_per_table_account_quota_throttles_an_on_demand_table(proxy, ddb, unique
     assert throttle_of(excinfo, "PAY_PER_REQUEST") == [
         {"reason": "TableWriteAccountLimitExceeded", "resource": arn}]
     assert stored_keys(ddb, name) == [("a", "s")]
+
+    ddb.get_item(TableName=name, Key=item("a"), ConsistentRead=True)  # 1 unit: the quota's second is spent
+    ddb.get_item(TableName=name, Key=item("b"), ConsistentRead=True)  # at 0, not below: overdraws
+    with pytest.raises(ClientError) as excinfo:
+        ddb.query(TableName=name, KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "a"}})
+    assert throttle_of(excinfo, "PAY_PER_REQUEST") == [
+        {"reason": "TableReadAccountLimitExceeded", "resource": arn}]
+    assert proxy.stats()["table_refusals"] == {f"{name}:PutItem:ThrottlingException": 1,
+                                               f"{name}:Query:ThrottlingException": 1}
 
 
 # -- global secondary indexes ---------------------------------------------------------------------------------------
