@@ -220,6 +220,8 @@ DATA_PLANE = {"PutItem", "UpdateItem", "DeleteItem", "GetItem", "Query", "Scan",
 
 def _tables_of(request: dict) -> list[str]:
     """The table names a data-plane request touches."""
+    if not isinstance(request, dict):  # a body that is JSON but not an object: the engine's to refuse
+        return []
     if "TableName" in request:
         return [table_name_of(request["TableName"])]
     if "RequestItems" in request:
@@ -265,10 +267,10 @@ class Rules:
         """Answer one DynamoDB API call: refuse it, forward it, or forward it and rewrite the answer."""
         s = self.s
         s.count(s.requests, operation)
-        s.finish_deletes(headers)
         handler = getattr(self, "op_" + operation, None)
         request: dict = {}
         try:
+            s.finish_deletes(headers)
             request = json.loads(body or b"{}") if handler is not None or operation in DATA_PLANE else {}
             if operation in DATA_PLANE and s.control.tables:
                 s.control.check_data_plane(_tables_of(request), s.clock.now())
@@ -283,7 +285,7 @@ class Rules:
             return _error(error)
         except Exception as error:  # noqa: BLE001 - a harness fault: say so, in an answer botocore does not retry
             traceback.print_exc()  # to the proxy's log
-            s.count_refusal(operation, HARNESS_FAULT, tables=_tables_of(request) if isinstance(request, dict) else [])
+            s.count_refusal(operation, HARNESS_FAULT, tables=_tables_of(request))
             return _harness_fault(error)
 
     # -- control plane -------------------------------------------------------------------------------------
