@@ -6,7 +6,7 @@ Run: .venv/bin/python -m bench.router [--tables 12] [--items-per-table 200] [--w
 The proxy (``tests/support/dynamodb_rules``, the one import from ``tests``: see bench/README.md) sits in front
 of moto_server and throttles each partition key past ``--write-units``/``--read-units`` per second (DynamoDB's
 1,000/3,000 scaled down by 10, so the limits bind on a 2-core machine), on the real clock, as DynamoDB
-does: PutItem/Query get ``ProvisionedThroughputExceededException`` with ``ThrottlingReasons``,
+does on these on-demand tables: PutItem/Query get ``ThrottlingException`` with ``throttlingReasons``,
 BatchWriteItem returns the throttled items in ``UnprocessedItems``. The routers create their own clients
 (``AWS_ENDPOINT_URL_DYNAMODB`` points them at the proxy), so their retry settings are the library's.
 """
@@ -45,7 +45,7 @@ class Refusals:
     def share(self, operation: str) -> str:
         stats = self.proxy.stats()
         requests = stats["requests"].get(operation, 0)
-        throttled = stats["refusals"].get(f"{operation}:ProvisionedThroughputExceededException", 0)
+        throttled = stats["refusals"].get(f"{operation}:ThrottlingException", 0)
         unprocessed = stats["refusals"].get(f"{operation}:UnprocessedItems", 0)
         text = f"{throttled}/{requests} throttled ({throttled / requests:.1%})" if requests else "no requests"
         return text + (f", {unprocessed} with UnprocessedItems" if unprocessed else "")
@@ -68,7 +68,8 @@ def main() -> None:
     os.environ.update(AWS_ACCESS_KEY_ID="bench", AWS_SECRET_ACCESS_KEY="bench", AWS_DEFAULT_REGION="us-east-1")
     engine = start_moto_server()
     proxy = start_rules_proxy(
-        engine, create_seconds=0, write_units_per_second=args.write_units, read_units_per_second=args.read_units
+        engine, create_seconds=0, write_units_per_second=args.write_units, read_units_per_second=args.read_units,
+        partition_per_key_value=True,  # each key its own partition, as the results in bench/README.md were measured
     )
     os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = proxy.endpoint_url
     try:

@@ -4,8 +4,8 @@ Run: .venv/bin/python -m bench.sharding [--seconds 60] [--limit 3] [--plot bench
 
 Part 1 offers one logical key 10x one partition's write throughput, open loop (write n is due at n / rate),
 from a pool of threads over 4 ``ShardedTable`` instances (as a fleet of processes would), through the
-harness's rules proxy on the real clock: a write over a partition key's units per second is answered with
-``ProvisionedThroughputExceededException`` and ``TableWriteKeyRangeThroughputExceeded``, so botocore runs
+harness's rules proxy on the real clock: a write over a partition key's units per second is answered (the
+tables are on-demand) with ``ThrottlingException`` and ``TableWriteKeyRangeThroughputExceeded``, so botocore runs
 unmodified, its retries included. The engine is dynalite (conditional updates are atomic there, as in
 DynamoDB). The proxy lives in ``tests/support/dynamodb_rules``; this is the one import from ``tests`` (see
 bench/README.md). Each PutItem request's outcome is counted per write through botocore's ``needs-retry`` event
@@ -69,7 +69,8 @@ def offer(engine, label: str, *, seconds: int, rate: float, limit: float, proces
 
     ``existing``: the key was recorded an hour before (a key that goes viral), not by the first write.
     """
-    proxy = start_rules_proxy(engine, create_seconds=0, write_units_per_second=limit)
+    # one partition per key value: shards are measured against a key's limit, not against hash collisions
+    proxy = start_rules_proxy(engine, create_seconds=0, write_units_per_second=limit, partition_per_key_value=True)
     try:
         admin = proxy.client()
         main, metadata = create_tables(admin, re.sub(r"[^A-Za-z0-9]+", "-", label).strip("-"))
@@ -91,7 +92,7 @@ def offer(engine, label: str, *, seconds: int, rate: float, limit: float, proces
             """botocore's needs-retry event, once per request (the SDK's retries included); never retries itself."""
             error = (response[1].get("Error", {}) if response else {}).get("Code", "")
             with lock:
-                attempts.setdefault(current.serial, []).append(error == "ProvisionedThroughputExceededException")
+                attempts.setdefault(current.serial, []).append(error == "ThrottlingException")
 
         for writer in writers:
             writer.dynamodb.meta.events.register("needs-retry.dynamodb.PutItem", note_attempt)
@@ -118,7 +119,7 @@ def offer(engine, label: str, *, seconds: int, rate: float, limit: float, proces
                 item = admin.get_item(TableName=metadata, Key={"pk": {"S": KEY}}, ConsistentRead=True).get("Item")
                 stats = proxy.stats()
                 puts = stats["requests"].get("PutItem", 0)
-                throttled = stats["refusals"].get("PutItem:ProvisionedThroughputExceededException", 0)
+                throttled = stats["refusals"].get("PutItem:ThrottlingException", 0)
                 samples.append((offset, int(item["number_of_shards"]["N"]) if item else 1, puts, throttled))
                 done.wait(0.5)
 

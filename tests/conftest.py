@@ -115,9 +115,12 @@ def limited(request, unique_name):
     dynalite, with a ShardedTable's tables (a test may lower or raise the limit with ``proxy.configure``).
 
     dynalite, because it applies a conditional update atomically as DynamoDB does (moto_server does not).
+    Each key value is its own partition (``partition_per_key_value``): the writers are tested against one
+    key's limit, as on a table whose hot keys adaptive capacity has isolated, not against hash collisions.
     """
     engine = request.getfixturevalue("dynalite")
-    proxy = start_rules_proxy(engine, start_time=SHARDING_START, create_seconds=0, write_units_per_second=10)
+    proxy = start_rules_proxy(engine, start_time=SHARDING_START, create_seconds=0, write_units_per_second=10,
+                              partition_per_key_value=True)
     main, metadata = create_tables(proxy.client(), unique_name)
     yield proxy, main, metadata
     proxy.stop()
@@ -125,8 +128,12 @@ def limited(request, unique_name):
 
 @pytest.fixture
 def router_proxy(moto_server):
-    """A rules proxy (frozen clock at ``ROUTER_START``, 10 write units/s per partition key) in front of moto_server."""
-    proxy = start_rules_proxy(moto_server, start_time=ROUTER_START, create_seconds=0, write_units_per_second=10)
+    """A rules proxy (frozen clock at ``ROUTER_START``, 10 write units/s per partition key) in front of moto_server.
+
+    Each key value is its own partition (``partition_per_key_value``), as in ``limited``.
+    """
+    proxy = start_rules_proxy(moto_server, start_time=ROUTER_START, create_seconds=0, write_units_per_second=10,
+                              partition_per_key_value=True)
     yield proxy
     proxy.stop()
 

@@ -1,7 +1,7 @@
 """ShardedTable under DynamoDB's per-partition write limit, through the rules proxy: botocore's own retries run.
 
-The proxy (tests/support/dynamodb_rules) answers a write over a partition key's units per second with
-``ProvisionedThroughputExceededException`` and ``ThrottlingReasons`` ``TableWriteKeyRangeThroughputExceeded``,
+The proxy (tests/support/dynamodb_rules) answers a write over a partition key's units per second on these
+on-demand tables with ``ThrottlingException`` and ``throttlingReasons`` ``TableWriteKeyRangeThroughputExceeded``,
 as DynamoDB does. Its clock is frozen: time moves only when a test (or a writer's ``sleep``) moves it, so the
 token buckets refill deterministically. Every test asserts what was written and what the metadata holds.
 """
@@ -34,7 +34,7 @@ def test_a_partition_throttle_reaches_the_writer_on_the_first_request(limited):
         table.put_item({"file_path": "/hot", "timestamp": 10})
     # three attempts of ours, one request each: the SDK retried none of them on the hot shard
     assert main_table_puts(proxy) == 3
-    assert raised.value.response["ThrottlingReasons"][0]["reason"] == "TableWriteKeyRangeThroughputExceeded"
+    assert raised.value.response["throttlingReasons"][0]["reason"] == "TableWriteKeyRangeThroughputExceeded"
     assert [i["timestamp"] for i in table.query("/hot")] == list(range(10))
 
 
@@ -56,7 +56,7 @@ def test_a_burst_of_writers_grows_a_new_key_once_as_soon_as_its_load_is_measured
             try:
                 w.put_item({"file_path": "/viral", "timestamp": stamp})
             except ClientError as error:
-                assert error.response["Error"]["Code"] == "ProvisionedThroughputExceededException"
+                assert error.response["Error"]["Code"] == "ThrottlingException"  # the tables are on-demand
                 with lock:
                     refused.append(stamp)
             else:

@@ -2,11 +2,11 @@
 
 ``tests/runtime/test_sharding_fleets.py`` and ``tests/faults/test_router_throttling.py`` show the same
 properties on the engines directly or with injected throttles; here DynamoDB's per-partition limits are the
-proxy's (``ProvisionedThroughputExceededException`` with ``TableWriteKeyRangeThroughputExceeded``, reads over
-a partition's units left in ``UnprocessedKeys``). The proxy's clock is frozen: time moves only when a test
-moves it. dynalite is the engine wherever writers grow a key (its conditional updates are atomic). Every test
-asserts what was written (each item read back exactly once under its logical key) and what the shard
-metadata holds afterwards.
+proxy's (the tables are on-demand: ``ThrottlingException`` with ``throttlingReasons``
+``TableWriteKeyRangeThroughputExceeded``, reads over a partition's units left in ``UnprocessedKeys``). The
+proxy's clock is frozen: time moves only when a test moves it. dynalite is the engine wherever writers grow a
+key (its conditional updates are atomic). Every test asserts what was written (each item read back exactly
+once under its logical key) and what the shard metadata holds afterwards.
 """
 
 from __future__ import annotations
@@ -60,8 +60,8 @@ def offer(table, key, stamps, accepted, refused):
         try:
             accepted[stamp] = table.put_item({"file_path": key, "timestamp": stamp})
         except ClientError as error:
-            assert error.response["Error"]["Code"] == "ProvisionedThroughputExceededException"
-            assert error.response["ThrottlingReasons"][0]["reason"] == KEY_RANGE
+            assert error.response["Error"]["Code"] == "ThrottlingException"
+            assert error.response["throttlingReasons"][0]["reason"] == KEY_RANGE
             refused.append(stamp)
 
 
@@ -333,15 +333,15 @@ def test_a_point_read_whose_retry_the_proxy_refuses_whole_raises_the_throttle_af
     assert table.get_item("/one", 0)["timestamp"] == 0  # overdraws the partition of /one_1 by 6 units
     proxy.reset_stats()
     # when a point read's only unprocessed shard is that one: the retry asks for it alone, and DynamoDB
-    # refuses a BatchGetItem none of whose keys it can read with ProvisionedThroughputExceededException
+    # refuses a BatchGetItem none of whose keys it can read with its throttle (ThrottlingException: on-demand)
     with pytest.raises(ClientError) as raised:
         table.get_item("/one", 6)
     # then the read stopped: one call answered in part, one call the SDK tried 3 times, then the throttle
-    assert raised.value.response["Error"]["Code"] == "ProvisionedThroughputExceededException"
+    assert raised.value.response["Error"]["Code"] == "ThrottlingException"
     stats = proxy.stats()
     assert stats["requests"]["BatchGetItem"] == 4
     assert stats["refusals"] == {
-        "BatchGetItem:UnprocessedKeys": 1, "BatchGetItem:ProvisionedThroughputExceededException": 3,
+        "BatchGetItem:UnprocessedKeys": 1, "BatchGetItem:ThrottlingException": 3,
     }
     # and nothing written was lost or doubled, the metadata untouched
     clock.advance(30)
@@ -389,8 +389,8 @@ def test_router_single_puts_are_retried_by_the_sdk_then_written_or_raised_with_t
     with pytest.raises(ClientError) as raised:
         router.put_item(items[10])
     assert attempts.calls == [1] * 10 + [3]
-    assert raised.value.response["Error"]["Code"] == "ProvisionedThroughputExceededException"
-    assert raised.value.response["ThrottlingReasons"][0]["reason"] == KEY_RANGE
+    assert raised.value.response["Error"]["Code"] == "ThrottlingException"
+    assert raised.value.response["throttlingReasons"][0]["reason"] == KEY_RANGE
     # when the partition refills while the SDK waits (0.15 s per retry: 1.5 units), the retry writes it
     attempts.refill = 0.15
     for item in items[10:]:
@@ -399,7 +399,7 @@ def test_router_single_puts_are_retried_by_the_sdk_then_written_or_raised_with_t
     assert attempts.calls[-2:] == [2, 2]
     # then every item the router reported written is stored once, and the refused one is not there twice
     assert [i["i"] for i in router.query(7, utc(2026, 3, 2), utc(2026, 3, 2, 23))] == written == list(range(12))
-    assert proxy.stats()["refusals"]["PutItem:ProvisionedThroughputExceededException"] >= 3
+    assert proxy.stats()["refusals"]["PutItem:ThrottlingException"] >= 3
 
 
 def test_router_queries_of_a_throttled_partition_are_retried_by_the_sdk_and_lose_nothing(router_proxy, unique_name):
@@ -417,10 +417,10 @@ def test_router_queries_of_a_throttled_partition_are_retried_by_the_sdk_and_lose
     # when it is queried again with the clock still, the SDK's 3 attempts are refused and the throttle raised
     with pytest.raises(ClientError) as raised:
         router.query(7, *window)
-    assert raised.value.response["Error"]["Code"] == "ProvisionedThroughputExceededException"
+    assert raised.value.response["Error"]["Code"] == "ThrottlingException"
     assert attempts.calls == [1, 3]
     # when the partition refills while the SDK waits, its retry reads every item, once, in order
     attempts.refill = 2.0
     assert [i["i"] for i in router.query(7, *window, newest_first=True)] == list(range(14, -1, -1))
     assert attempts.calls[-1] == 2
-    assert proxy.stats()["refusals"]["Query:ProvisionedThroughputExceededException"] >= 4
+    assert proxy.stats()["refusals"]["Query:ThrottlingException"] >= 4

@@ -25,7 +25,7 @@ from tests.support.dynamodb_rules.rules import (
     read_units,
     write_units,
 )
-from tests.support.dynamodb_rules.server import HOT_KEY_MESSAGE
+from tests.support.dynamodb_rules.throughput import ON_DEMAND_TABLE_MESSAGE
 from tests.support.environment import RULES_START_TIME
 
 pytestmark = pytest.mark.server
@@ -461,9 +461,9 @@ def test_writes_are_limited_per_partition_key_with_throttling_reasons(proxy, ddb
         put(ddb, name, "hot", sk=str(i))
     with pytest.raises(ClientError) as excinfo:
         put(ddb, name, "hot", sk="x")
-    assert error_of(excinfo)[0] == "ProvisionedThroughputExceededException"
+    assert error_of(excinfo)[0] == "ThrottlingException"
     arn = ddb.describe_table(TableName=name)["Table"]["TableArn"]
-    assert excinfo.value.response["ThrottlingReasons"] == [
+    assert excinfo.value.response["throttlingReasons"] == [
         {"reason": "TableWriteKeyRangeThroughputExceeded", "resource": arn}
     ]
     put(ddb, name, "cold")  # another partition key: its own bucket
@@ -498,11 +498,11 @@ def test_throttle_body_is_dynamodbs_json_with_a_valid_crc32(proxy, ddb, unique_n
     raw = response.read()
     assert response.code == 400
     assert json.loads(raw) == {
-        "__type": "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
-        "message": HOT_KEY_MESSAGE,
-        "ThrottlingReasons": [{"reason": "TableWriteKeyRangeThroughputExceeded", "resource": arn}],
+        "__type": "com.amazonaws.dynamodb.v20120810#ThrottlingException",
+        "message": ON_DEMAND_TABLE_MESSAGE,
+        "throttlingReasons": [{"reason": "TableWriteKeyRangeThroughputExceeded", "resource": arn}],
     }
-    assert list(json.loads(raw)) == ["__type", "message", "ThrottlingReasons"]
+    assert list(json.loads(raw)) == ["__type", "message", "throttlingReasons"]
     assert int(response.headers["x-amz-crc32"]) == zlib.crc32(raw)
 
 
@@ -522,10 +522,10 @@ def test_botocore_standard_retries_retry_a_throttled_write(proxy, unique_name, c
         put(ddb, name, "k", sk="again")  # the frozen clock never refills: every attempt is throttled
 
     assert excinfo.value.response["ResponseMetadata"]["RetryAttempts"] == attempts - 1
-    assert excinfo.value.response["ThrottlingReasons"][0]["reason"] == "TableWriteKeyRangeThroughputExceeded"
+    assert excinfo.value.response["throttlingReasons"][0]["reason"] == "TableWriteKeyRangeThroughputExceeded"
     stats = proxy.stats()
     assert stats["requests"]["PutItem"] == attempts  # every attempt reached the proxy
-    assert stats["refusals"]["PutItem:ProvisionedThroughputExceededException"] == attempts
+    assert stats["refusals"]["PutItem:ThrottlingException"] == attempts
 
 
 def test_a_retried_write_succeeds_once_the_bucket_refills_on_the_real_clock(moto_server, unique_name):
@@ -536,7 +536,7 @@ def test_a_retried_write_succeeds_once_the_bucket_refills_on_the_real_clock(moto
         create(ddb, name, billing="PAY_PER_REQUEST")
         for i in range(6):  # 2 units a second: botocore's backoff waits for the bucket
             put(ddb, name, "hot", sk=str(i))
-        assert proxy.stats()["refusals"].get("PutItem:ProvisionedThroughputExceededException", 0) >= 1
+        assert proxy.stats()["refusals"].get("PutItem:ThrottlingException", 0) >= 1
     finally:
         proxy.stop()
 
@@ -553,8 +553,8 @@ def test_reads_are_charged_after_the_response_and_then_refused(proxy, ddb, uniqu
     ddb.get_item(TableName=name, Key=key, ConsistentRead=True)  # at 0, not below: allowed, overdraws to -1
     with pytest.raises(ClientError) as excinfo:
         ddb.query(TableName=name, KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "dev"}})
-    assert error_of(excinfo)[0] == "ProvisionedThroughputExceededException"
-    assert excinfo.value.response["ThrottlingReasons"][0]["reason"] == "TableReadKeyRangeThroughputExceeded"
+    assert error_of(excinfo)[0] == "ThrottlingException"
+    assert excinfo.value.response["throttlingReasons"][0]["reason"] == "TableReadKeyRangeThroughputExceeded"
     ddb.get_item(TableName=name, Key={"pk": {"S": "other"}, "sk": {"S": "0"}})  # another partition
 
     proxy.advance(1)  # back to +1: a query of three ~4 KB items (3 units, halved) overdraws to -0.5
@@ -583,8 +583,8 @@ def test_batch_write_returns_throttled_items_unprocessed_and_writes_the_rest(pro
 
     with pytest.raises(ClientError) as excinfo:  # nothing can be written: the whole call is throttled
         ddb.batch_write_item(RequestItems={name: [request("hot", "9")]})
-    assert error_of(excinfo)[0] == "ProvisionedThroughputExceededException"
-    assert excinfo.value.response["ThrottlingReasons"][0]["reason"] == "TableWriteKeyRangeThroughputExceeded"
+    assert error_of(excinfo)[0] == "ThrottlingException"
+    assert excinfo.value.response["throttlingReasons"][0]["reason"] == "TableWriteKeyRangeThroughputExceeded"
 
 
 def test_batch_get_returns_throttled_keys_unprocessed(proxy, ddb, unique_name):
@@ -601,7 +601,7 @@ def test_batch_get_returns_throttled_keys_unprocessed(proxy, ddb, unique_name):
     assert response["UnprocessedKeys"][name]["Keys"] == [hot]
     with pytest.raises(ClientError) as excinfo:
         ddb.batch_get_item(RequestItems={name: {"Keys": [hot]}})
-    assert excinfo.value.response["ThrottlingReasons"][0]["reason"] == "TableReadKeyRangeThroughputExceeded"
+    assert excinfo.value.response["throttlingReasons"][0]["reason"] == "TableReadKeyRangeThroughputExceeded"
 
 
 def test_partition_throttling_can_be_switched_off(proxy, ddb, unique_name):

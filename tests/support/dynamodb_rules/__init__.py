@@ -4,10 +4,12 @@
 dynalite, from ``tests.support.emulators``) that applies DynamoDB's documented rules: UpdateTable's one-change
 and no-op rules, CREATING/UPDATING/DELETING windows with ``ResourceInUseException``, the daily budget of
 capacity decreases, on-demand switches and table-class changes, warm throughput that only rises, the
-account's limit of tables in transition, per-partition throughput with ``ThrottlingReasons``, and what
-settles after a moment (PITR refused right after a new table turns ACTIVE, tags that lag, TTL changed once an
-hour). boto3 and botocore talk to it unmodified, their own retries included. ``rules.py`` and ``settling.py``
-hold the rules (with their sources), ``server.py`` the HTTP side; see tests/support/README.md.
+account's limit of tables in transition, data-plane throughput (partitions, provisioned capacity with burst,
+on-demand peaks, maximums and quotas, GSI pushback, each throttle in the shape of the table's billing mode), and
+what settles after a moment (PITR refused right after a new table turns ACTIVE, tags that lag, TTL changed once
+an hour). boto3 and botocore talk to it unmodified, their own retries included. ``rules.py`` and ``settling.py``
+hold the control-plane rules (with their sources), ``throughput.py`` the data plane's limits, ``server.py`` the
+HTTP side; see tests/support/README.md.
 
 ```python
 proxy = start_rules_proxy(moto_server, start_time=datetime(2026, 3, 10, tzinfo=UTC), update_seconds=60)
@@ -116,7 +118,9 @@ class RulesProxy:
         self._admin("reset", {})
 
     def stats(self) -> dict:
-        """Requests that arrived, by operation, and refusals by ``Operation:Code``."""
+        """Counts since the last ``reset_stats``: ``requests`` that arrived, by operation (the proxy's own reads
+        of stored items are not among them); ``refusals`` by ``Operation:Code``; ``refusal_reasons`` by
+        ``Operation:Code:reason``, one per throttling reason; ``table_refusals`` by ``table:Operation:Code``."""
         return self._admin("stats")
 
     def reset_stats(self) -> None:

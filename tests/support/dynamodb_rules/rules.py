@@ -45,9 +45,28 @@ class RulesSettings:
     control_plane_limit_with_indexes: int = 250
     # Reads and writes on a CREATING table get ResourceNotFoundException, as on DynamoDB.
     refuse_data_plane_while_creating: bool = True
-    write_units_per_second: float = 1000.0  # per partition key value (bucket: one second of units)
-    read_units_per_second: float = 3000.0  # per partition key value, strongly consistent units
+    write_units_per_second: float = 1000.0  # per partition (bucket: one second of units)
+    read_units_per_second: float = 3000.0  # per partition, strongly consistent units
     throttle_partitions: bool = True  # False: no data-plane throttling at all (control-plane rules only)
+    # -- data plane: partitions, table and index limits (throughput.py) ---------------------------------------------
+    # Partitions per table and per index; 0: derived, max(1, ceil(RCU/3000 + WCU/1000)) from provisioned capacity,
+    # or from warm throughput on-demand (guess: DynamoDB does not publish its partition count).
+    partition_count: int = 0
+    # True: every partition key value is its own partition, as after adaptive capacity isolated hot items
+    # (burst-adaptive-capacity.html); False: key values hash (md5) onto the table's partitions.
+    partition_per_key_value: bool = False
+    burst_seconds: float = 300.0  # unused provisioned capacity retained (burst-adaptive-capacity.html)
+    # An on-demand table's throughput before its traffic has a peak; None: its warm throughput, which starts at
+    # 4,000 writes / 12,000 reads per second (on-demand-capacity-mode.html, "Initial throughput").
+    on_demand_write_units: float | None = None
+    on_demand_read_units: float | None = None
+    on_demand_peak_factor: float = 2.0  # "double your previous peak" (on-demand-capacity-mode.html, "Peak traffic")
+    on_demand_peak_window_seconds: float = 1800.0  # "within 30 minutes" (same section)
+    table_write_units_quota: float = 40_000.0  # per-table account quota, on-demand (ServiceQuotas.html)
+    table_read_units_quota: float = 40_000.0  # same quota, reads
+    # Read the stored item before a write to charge the larger of old and new (CapacityUnitCalculations.html);
+    # the proxy's own reads are neither charged nor counted as requests.
+    charge_old_item: bool = True
     decreases_any_time: int = 4  # capacity decreases allowed at any time in a UTC day
     decreases_per_day: int = 27  # then one per hour, up to this many in the UTC day
     on_demand_switches_per_day: int = 4  # provisioned -> on-demand, rolling 24 h
@@ -670,37 +689,40 @@ def read_units(size: int, consistent: bool) -> float:
 
 
 class TokenBuckets:
-    """One token bucket per partition key value, on the harness clock; a bucket holds one second of units.
+    """Token buckets on the harness clock, by key; a bucket refills at ``rate`` and holds ``size`` (default: one
+    second of ``rate``). ``throughput.py`` keeps one per partition, table and index limit.
 
     Partition limits: "each individual partition is limited to 1,000 write units per second and 3,000
     read units per second" (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/warm-throughput-scenarios.html,
-    and bp-partition-key-design.html). The harness treats every partition key value as its own partition:
-    the hottest case, and the one the sharded writer is built for.
+    and bp-partition-key-design.html). A new bucket starts with one second of ``rate`` (guess for burst buckets:
+    a new table has no unused capacity yet).
     """
 
     def __init__(self) -> None:
         self._buckets: dict[tuple, list[float]] = {}
 
-    def level(self, key: tuple, rate: float, now: float) -> float:
+    def level(self, key: tuple, rate: float, now: float, size: float | None = None) -> float:
         """Units available for ``key`` at ``now`` (negative after an overdraft by a read)."""
+        size = rate if size is None else size
         bucket = self._buckets.get(key)
         if bucket is None:
-            return rate
+            return min(rate, size)
         tokens, last = bucket
-        return min(rate, tokens + max(0.0, now - last) * rate)
+        return min(size, tokens + max(0.0, now - last) * rate)
 
-    def try_take(self, key: tuple, units: float, rate: float, now: float) -> bool:
-        """Take ``units`` if the bucket holds them (or is full: one item bigger than a second's worth)."""
-        tokens = self.level(key, rate, now)
-        if tokens < units and tokens < rate:
+    def try_take(self, key: tuple, units: float, rate: float, now: float, size: float | None = None) -> bool:
+        """Take ``units`` if the bucket holds them (or is full: one item bigger than the bucket still goes)."""
+        size = rate if size is None else size
+        tokens = self.level(key, rate, now, size)
+        if tokens < units and tokens < size:
             self._buckets[key] = [tokens, now]
             return False
         self._buckets[key] = [tokens - units, now]
         return True
 
-    def take(self, key: tuple, units: float, rate: float, now: float) -> None:
+    def take(self, key: tuple, units: float, rate: float, now: float, size: float | None = None) -> None:
         """Debit ``units`` after the fact (reads: the size is known from the response); may go negative."""
-        self._buckets[key] = [self.level(key, rate, now) - units, now]
+        self._buckets[key] = [self.level(key, rate, now, size) - units, now]
 
     def clear(self) -> None:
         """Forget every bucket."""

@@ -13,6 +13,7 @@ import http.client
 import json
 import threading
 import time
+import traceback
 import zlib
 from collections import Counter
 from datetime import UTC, datetime, timedelta
@@ -24,29 +25,36 @@ from tests.support.dynamodb_rules.rules import (
     ControlPlane,
     RuleError,
     RulesSettings,
-    TokenBuckets,
-    item_size,
     key_identity,
     parse_time,
     query_partition_value,
-    read_units,
     table_name_of,
-    write_units,
 )
 from tests.support.dynamodb_rules.settling import Settling
+from tests.support.dynamodb_rules.throughput import (
+    Capacity,
+    IndexShape,
+    TableShape,
+    Throughput,
+    capacity_of,
+    index_writes,
+    read_charge,
+    reasons_of,
+    throttle_error,
+    updated_item,
+    write_charge,
+)
 
 TARGET_PREFIX = "DynamoDB_20120810."
 # Request headers not passed on to the engine (hop-by-hop, or recomputed).
 _DROP_REQUEST = {"host", "content-length", "connection", "keep-alive", "accept-encoding", "transfer-encoding"}
 _DROP_RESPONSE = {"content-length", "connection", "keep-alive", "transfer-encoding", "x-amz-crc32", "date", "server"}
 
-# Throttle message DynamoDB sends for a hot key (key-range throughput exceeded); the reasons are documented at
-# https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_ThrottlingReason.html
-HOT_KEY_MESSAGE = (
-    "Throughput exceeds the current capacity of your table or index. DynamoDB is automatically scaling your "
-    "table or index so please try again shortly. If exceptions persist, check if you have a hot key: "
-    "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html"
-)
+# A fault of the proxy itself: HTTP 400 with a code botocore does not retry (its retries cover 5xx, throttles and
+# a few named codes: botocore/retries/standard.py, data/_retry.json), so a harness bug fails the test at once and
+# says it is the harness's, never looking like DynamoDB's retryable InternalServerError.
+HARNESS_FAULT = "HarnessFaultException"
+HARNESS_FAULT_TYPE = "cdk_ts.dynamodb_rules#" + HARNESS_FAULT
 
 
 class Clock:
@@ -109,27 +117,45 @@ class Engine:
 
 
 class RulesState:
-    """Everything the proxy knows: settings, clock, control-plane state, partition buckets, request counts."""
+    """Everything the proxy knows: settings, clock, control-plane state, throughput buckets, request counts."""
 
     def __init__(self, engine_url: str, settings: RulesSettings, start: datetime | None) -> None:
         self.settings = settings
         self.clock = Clock(start)
         self.control = ControlPlane(settings)
         self.settling = Settling(lambda: self.settings)  # backups window, tag lag, TTL (issue 28)
-        self.buckets = TokenBuckets()
+        self.throughput = Throughput(settings)
         self.engine = Engine(engine_url)
         self.lock = threading.RLock()  # control plane and admin: one at a time
-        self.bucket_lock = threading.Lock()
-        self.table_info: dict[str, dict] = {}  # name -> {"hash_key", "arn"} learnt from the engine
+        self.table_info: dict[str, TableShape] = {}  # keys, ARN, indexes learnt from the engine's DescribeTable
         self.pending_deletes: dict[str, tuple[bytes, dict]] = {}  # name -> the DeleteTable to replay
         self.requests: Counter[str] = Counter()
         self.refusals: Counter[str] = Counter()  # "Operation:Code"
+        self.refusal_reasons: Counter[str] = Counter()  # "Operation:Code:reason", one per throttling reason
+        self.table_refusals: Counter[str] = Counter()  # "table:Operation:Code"
         self.stats_lock = threading.Lock()
 
     def count(self, counter: Counter, key: str) -> None:
         """Count one request or refusal (thread-safe: the benchmarks read these counts)."""
         with self.stats_lock:
             counter[key] += 1
+
+    def count_refusal(self, operation: str, code: str, reasons: list[dict] = (), tables: list[str] = ()) -> None:
+        """Count one refusal by ``Operation:Code``, by each throttling reason, and by table (the reasons' resources,
+        else ``tables``)."""
+        named = [_table_of_arn(r["resource"]) for r in reasons] or list(tables)
+        with self.stats_lock:
+            self.refusals[f"{operation}:{code}"] += 1
+            for reason in reasons:
+                self.refusal_reasons[f"{operation}:{code}:{reason['reason']}"] += 1
+            for table in dict.fromkeys(named):
+                self.table_refusals[f"{table}:{operation}:{code}"] += 1
+
+    def clear_stats(self) -> None:
+        """Zero every count."""
+        with self.stats_lock:
+            for counter in (self.requests, self.refusals, self.refusal_reasons, self.table_refusals):
+                counter.clear()
 
     # -- engine helpers ---------------------------------------------------------------------------------------
     def forward(self, operation: str, body: bytes, headers: dict) -> tuple[int, list[tuple[str, str]], bytes]:
@@ -149,16 +175,15 @@ class RulesState:
         status, body = self.call("DescribeTable", {"TableName": name}, headers)
         return body.get("Table") if status == 200 else None
 
-    def info(self, name: str, headers: dict) -> dict | None:
-        """Partition key attribute and ARN of ``name`` (cached; None if the engine has no such table)."""
-        info = self.table_info.get(name)
-        if info is None:
+    def shape(self, name: str, headers: dict) -> TableShape | None:
+        """Keys, ARN and indexes of ``name`` (cached; None if the engine has no such table)."""
+        shape = self.table_info.get(name)
+        if shape is None:
             description = self.describe(name, headers)
             if description is None:
                 return None
-            hash_key = next(k["AttributeName"] for k in description["KeySchema"] if k["KeyType"] == "HASH")
-            info = self.table_info[name] = {"hash_key": hash_key, "arn": description["TableArn"]}
-        return info
+            shape = self.table_info[name] = TableShape.from_description(description)
+        return shape
 
     def wait_engine_active(self, name: str, headers: dict) -> None:
         """Wait (up to 5 s) until the engine itself reports ``name`` ACTIVE.
@@ -198,6 +223,8 @@ DATA_PLANE = {"PutItem", "UpdateItem", "DeleteItem", "GetItem", "Query", "Scan",
 
 def _tables_of(request: dict) -> list[str]:
     """The table names a data-plane request touches."""
+    if not isinstance(request, dict):  # a body that is JSON but not an object: the engine's to refuse
+        return []
     if "TableName" in request:
         return [table_name_of(request["TableName"])]
     if "RequestItems" in request:
@@ -218,16 +245,19 @@ def _error(error: RuleError) -> tuple[int, list[tuple[str, str]], bytes]:
     return 400, [("Content-Type", "application/x-amz-json-1.0")], error.body()
 
 
-def _throttle(table: str, arn: str | None, write: bool) -> RuleError:
-    # DynamoDB's JSON 1.0 error with ThrottlingReasons, as in API_ThrottlingReason and the developer guide's
-    # "Diagnosing throttling" (throttling-diagnosing-workflow.html): reason = Table + Write/Read + KeyRange...
-    reason = "TableWriteKeyRangeThroughputExceeded" if write else "TableReadKeyRangeThroughputExceeded"
-    resource = arn or f"arn:aws:dynamodb:us-east-1:123456789012:table/{table}"
-    return RuleError(
-        "ProvisionedThroughputExceededException",
-        HOT_KEY_MESSAGE,
-        ThrottlingReasons=[{"reason": reason, "resource": resource}],
-    )
+def _table_of_arn(arn: str) -> str:
+    """The table name in a table or index ARN (``...:table/NAME[/index/INDEX]``)."""
+    return arn.split(":table/", 1)[-1].split("/", 1)[0]
+
+
+def _harness_fault(error: Exception) -> tuple[int, list[tuple[str, str]], bytes]:
+    """The proxy's answer to its own fault: names the harness and where it failed (see ``HARNESS_FAULT``)."""
+    frames = traceback.extract_tb(error.__traceback__)[-3:]
+    where = " <- ".join(f"{f.filename.rsplit('/', 1)[-1]}:{f.lineno} {f.name}" for f in reversed(frames))
+    message = (f"The DynamoDB rules proxy (test harness) failed; this is not an answer of DynamoDB: "
+               f"{type(error).__name__}: {error} (at {where})")
+    body = json.dumps({"__type": HARNESS_FAULT_TYPE, "message": message}, separators=(",", ":")).encode()
+    return 400, [("Content-Type", "application/x-amz-json-1.0")], body
 
 
 class Rules:
@@ -240,22 +270,26 @@ class Rules:
         """Answer one DynamoDB API call: refuse it, forward it, or forward it and rewrite the answer."""
         s = self.s
         s.count(s.requests, operation)
-        s.finish_deletes(headers)
         handler = getattr(self, "op_" + operation, None)
+        request: dict = {}
         try:
+            s.finish_deletes(headers)
             request = json.loads(body or b"{}") if handler is not None or operation in DATA_PLANE else {}
             if operation in DATA_PLANE and s.control.tables:
                 s.control.check_data_plane(_tables_of(request), s.clock.now())
             if handler is None:
                 return s.forward(operation, body, headers)
-            return handler(request, body, headers)
+            answer = handler(request, body, headers)
+            if operation == "UpdateTable":  # throughput or indexes may have changed: learn the shape again
+                s.table_info.pop(table_name_of(request.get("TableName", "")), None)
+            return answer
         except RuleError as error:
-            s.count(s.refusals, f"{operation}:{error.code}")
+            s.count_refusal(operation, error.code, reasons_of(error), _tables_of(request))
             return _error(error)
-        except Exception as error:  # noqa: BLE001 - answer as DynamoDB does for its own faults, and say why
-            s.count(s.refusals, f"{operation}:InternalServerError")
-            return 500, [("Content-Type", "application/x-amz-json-1.0")], RuleError(
-                "InternalServerError", f"rules proxy failed: {type(error).__name__}: {error}").body()
+        except Exception as error:  # noqa: BLE001 - a harness fault: say so, in an answer botocore does not retry
+            traceback.print_exc()  # to the proxy's log
+            s.count_refusal(operation, HARNESS_FAULT, tables=_tables_of(request))
+            return _harness_fault(error)
 
     # -- control plane -------------------------------------------------------------------------------------
     @staticmethod
@@ -402,75 +436,116 @@ class Rules:
         return _json(200, payload)
 
     # -- data plane ------------------------------------------------------------------------------------------
-    def _rates(self) -> tuple[float, float]:
-        return self.s.settings.write_units_per_second, self.s.settings.read_units_per_second
-
+    # Which limits a read or write draws on, and the throttle it gets, are in throughput.py; these methods find
+    # the table, the stored item and the response size, and keep batches' Unprocessed semantics.
     def _now(self) -> float:
         return self.s.clock.now().timestamp()
 
-    def _write_one(self, name: str, key_value: dict | None, units: int) -> bool:
-        if key_value is None:
-            return True
-        with self.s.bucket_lock:
-            return self.s.buckets.try_take(("w", name, key_identity(key_value)), units, self._rates()[0], self._now())
+    def _capacity(self, shape: TableShape) -> Capacity:
+        return capacity_of(shape, self.s.control.tables.get(shape.name))
 
-    def _read_allowed(self, name: str, key_value: dict | None) -> bool:
-        if key_value is None:
-            return True
-        with self.s.bucket_lock:
-            return self.s.buckets.level(("r", name, key_identity(key_value)), self._rates()[1], self._now()) >= 0
+    def _write_charges(self, shape: TableShape, capacity: Capacity, key_value: dict | None, old: dict | None,
+                       new: dict | None, now: float) -> list:
+        """The base table's limits with the item's write units, then each index write's (GSI pushback)."""
+        throughput = self.s.throughput
+        charges = [(throughput.table_limits(shape, capacity, key_value, True, now), write_charge(old, new))]
+        for index in shape.indexes.values():
+            for index_key, units in index_writes(index, old, new):
+                charges.append((throughput.index_limits(index, capacity, shape.name, index_key, True), units))
+        return charges
 
-    def _read_debit(self, name: str, key_value: dict | None, units: float) -> None:
-        if key_value is None:
-            return
-        with self.s.bucket_lock:
-            self.s.buckets.take(("r", name, key_identity(key_value)), units, self._rates()[1], self._now())
+    def _stored(self, shape: TableShape, key: dict, headers: dict) -> dict | None:
+        """The item the engine holds at ``key`` (the proxy's own read: not charged, not counted)."""
+        if not self.s.settings.charge_old_item or not key:
+            return None
+        status, payload = self.s.call("GetItem", {"TableName": shape.name, "Key": key, "ConsistentRead": True},
+                                      headers)
+        return payload.get("Item") if status == 200 else None
 
-    def _single_write(self, operation: str, request: dict, body: bytes, headers: dict, item_key: str):
+    def _stored_many(self, keys: dict[str, list[dict]], headers: dict) -> dict[tuple[str, str], dict]:
+        """Items the engine holds, by (table, key identity), for ``keys`` by table name (BatchGetItem, 100 a call)."""
+        found: dict[tuple[str, str], dict] = {}
+        if not self.s.settings.charge_old_item:
+            return found
+        pending = [(table, key) for table, table_keys in keys.items()
+                   for key in {key_identity(k): k for k in table_keys}.values()]
+        shapes = {table: self.s.shape(table, headers) for table in keys}
+        for start in range(0, len(pending), 100):
+            request: dict[str, dict] = {}
+            for table, key in pending[start:start + 100]:
+                request.setdefault(table, {"Keys": [], "ConsistentRead": True})["Keys"].append(key)
+            status, payload = self.s.call("BatchGetItem", {"RequestItems": request}, headers)
+            if status != 200:
+                continue
+            for table, items in (payload.get("Responses") or {}).items():
+                for item in items:
+                    found[(table, key_identity(shapes[table].key_of(item)))] = item
+        return found
+
+    def _single_write(self, operation: str, request: dict, body: bytes, headers: dict):
         s = self.s
         if not s.settings.throttle_partitions:
             return s.forward(operation, body, headers)
         name = table_name_of(request.get("TableName", ""))
-        info = s.info(name, headers)
-        if info is None:
+        shape = s.shape(name, headers)
+        if shape is None:
             return s.forward(operation, body, headers)
-        item = request.get(item_key) or {}
-        size = item_size(item)
-        if operation == "UpdateItem":
-            # The item after the update is not known before the engine applies it: the key plus the values the
-            # expression writes approximates its size (DynamoDB charges the larger of before and after).
-            size += item_size({k: v for k, v in (request.get("ExpressionAttributeValues") or {}).items()})
-        # Each item: ceil(size / 1 KB) write units (CapacityUnitCalculations.html, read-write-operations.html).
-        if not self._write_one(name, item.get(info["hash_key"]), write_units(size)):
-            raise _throttle(name, info["arn"], write=True)
+        # A request without its Item or Key goes on to the engine, whose ValidationException is the answer.
+        key = shape.key_of(request.get("Item") or {}) if operation == "PutItem" else (request.get("Key") or {})
+        old = self._stored(shape, key, headers)
+        if operation == "PutItem":
+            new = request.get("Item") or {}
+        elif operation == "UpdateItem":
+            new = updated_item(old or key, request)
+        else:
+            new = None
+        capacity = self._capacity(shape)
+        now = self._now()
+        reasons = s.throughput.try_write(self._write_charges(shape, capacity, key.get(shape.hash_key), old, new, now),
+                                         now)
+        if reasons:
+            raise throttle_error(capacity.billing_mode, reasons)
         return s.forward(operation, body, headers)
 
     def op_PutItem(self, request, body, headers):  # noqa: N802
-        return self._single_write("PutItem", request, body, headers, "Item")
+        return self._single_write("PutItem", request, body, headers)
 
     def op_UpdateItem(self, request, body, headers):  # noqa: N802
-        return self._single_write("UpdateItem", request, body, headers, "Key")
+        return self._single_write("UpdateItem", request, body, headers)
 
     def op_DeleteItem(self, request, body, headers):  # noqa: N802
-        return self._single_write("DeleteItem", request, body, headers, "Key")
+        return self._single_write("DeleteItem", request, body, headers)
+
+    def _read_limits(self, shape: TableShape, capacity: Capacity, index: IndexShape | None,
+                     key_value: dict | None, now: float) -> list:
+        if index is None:
+            return self.s.throughput.table_limits(shape, capacity, key_value, False, now)
+        if key_value is None:
+            return []
+        return self.s.throughput.index_limits(index, capacity, shape.name, key_value, False)
 
     def _single_read(self, operation: str, request: dict, body: bytes, headers: dict, key_value_of, items_of):
         s = self.s
         if not s.settings.throttle_partitions:
             return s.forward(operation, body, headers)
         name = table_name_of(request.get("TableName", ""))
-        info = s.info(name, headers)
-        if info is None or request.get("IndexName"):
-            return s.forward(operation, body, headers)  # indexes have partitions of their own: not modelled
-        key_value = key_value_of(request, info["hash_key"])
+        shape = s.shape(name, headers)
+        index = shape.indexes.get(request.get("IndexName")) if shape is not None else None
+        if shape is None or (request.get("IndexName") and index is None):
+            return s.forward(operation, body, headers)  # no such table, or a local secondary index: not modelled
+        key_value = key_value_of(request, index.hash_key if index else shape.hash_key)
+        capacity = self._capacity(shape)
+        now = self._now()
+        limits = self._read_limits(shape, capacity, index, key_value, now)
         # Reads are charged from the response size, so the harness debits after the response and refuses the
-        # next read of that partition while its bucket is overdrawn.
-        if not self._read_allowed(name, key_value):
-            raise _throttle(name, info["arn"], write=False)
+        # next read drawing on an overdrawn bucket.
+        reasons = s.throughput.read_refusal(limits, now)
+        if reasons:
+            raise throttle_error(capacity.billing_mode, reasons)
         status, out_headers, data = s.forward(operation, body, headers)
-        if status == 200 and key_value is not None:
-            size = sum(item_size(i) for i in items_of(json.loads(data)))
-            self._read_debit(name, key_value, read_units(size, bool(request.get("ConsistentRead"))))
+        if status == 200:
+            units = read_charge(items_of(json.loads(data)), bool(request.get("ConsistentRead")))
+            s.throughput.debit(limits, units, self._now())
         return status, out_headers, data
 
     def op_GetItem(self, request, body, headers):  # noqa: N802
@@ -486,50 +561,60 @@ class Rules:
         )
 
     def _split_batch(self, request: dict, headers: dict, entries, admit):
-        """A batch request's entries, per table, split into those its partitions take and those they throttle.
+        """A batch request's entries, per table, split into those its limits take and those they throttle.
 
-        ``entries(spec)`` lists a table's entries (writes, or keys); ``admit(name, info, entry)`` debits the entry's
-        partition and says whether it may go. A table the engine does not describe keeps all its entries (the
-        engine answers for it). Returns the kept and throttled entries by table, each table's info, and the first
-        throttled ``(name, arn)``.
+        ``entries(spec)`` lists a table's entries (writes, or keys); ``admit(shape, capacity, entry)`` debits the
+        entry's limits and returns the throttling reasons ([] when it may go). A table the engine does not describe
+        keeps all its entries (the engine answers for it). Returns the kept and throttled entries by table, each
+        table's shape, and the first throttle as ``(billing mode, reasons)``.
         """
         kept: dict[str, list] = {}
         unprocessed: dict[str, list] = {}
-        infos: dict[str, dict | None] = {}
-        first_throttled = None
+        shapes: dict[str, TableShape | None] = {}
+        first = None
         for table, spec in (request.get("RequestItems") or {}).items():
-            name = table_name_of(table)
-            info = infos[table] = self.s.info(name, headers)
+            shape = shapes[table] = self.s.shape(table_name_of(table), headers)
+            capacity = None if shape is None else self._capacity(shape)
             for entry in entries(spec):
-                if info is None or admit(name, info, entry):
+                reasons = [] if shape is None else admit(shape, capacity, entry)
+                if not reasons:
                     kept.setdefault(table, []).append(entry)
                 else:
                     unprocessed.setdefault(table, []).append(entry)
-                    first_throttled = first_throttled or (name, info["arn"])
-        return kept, unprocessed, infos, first_throttled
+                    first = first or (capacity.billing_mode, reasons)
+        return kept, unprocessed, shapes, first
 
     def op_BatchWriteItem(self, request: dict, body: bytes, headers: dict):  # noqa: N802
         # BatchWriteItem: "If DynamoDB returns any unprocessed items, you should retry the batch operation on
         # those items" and "If none of the items can be processed due to insufficient provisioned throughput on
         # all of the tables in the request, then BatchWriteItem returns a ProvisionedThroughputExceededException."
         # https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchWriteItem.html
+        # (The exception is the one of the table's billing mode: throughput.throttle_error.)
         s = self.s
         if not s.settings.throttle_partitions:
             return s.forward("BatchWriteItem", body, headers)
+        requested: dict[str, list[dict]] = {}
+        for table, writes in (request.get("RequestItems") or {}).items():
+            shape = s.shape(table_name_of(table), headers)
+            if shape is not None:
+                requested[shape.name] = [shape.key_of(_written(w)) for w in writes]
+        stored = self._stored_many(requested, headers)
 
-        def admit(name: str, info: dict, write: dict) -> bool:
-            put, delete = write.get("PutRequest") or {}, write.get("DeleteRequest") or {}
-            item = put.get("Item") or delete.get("Key") or {}
-            return self._write_one(name, item.get(info["hash_key"]), write_units(item_size(item)))
+        def admit(shape: TableShape, capacity: Capacity, write: dict) -> list[dict]:
+            item = _written(write)
+            key = shape.key_of(item)
+            old = stored.get((shape.name, key_identity(key)))
+            new = item if "PutRequest" in write else None
+            now = self._now()
+            return s.throughput.try_write(
+                self._write_charges(shape, capacity, key.get(shape.hash_key), old, new, now), now)
 
-        kept, unprocessed, _infos, first_throttled = self._split_batch(
-            request, headers, lambda writes: writes, admit
-        )
+        kept, unprocessed, _shapes, first = self._split_batch(request, headers, lambda writes: writes, admit)
         if not unprocessed:
             return s.forward("BatchWriteItem", body, headers)
         if not kept:
-            raise _throttle(first_throttled[0], first_throttled[1], write=True)
-        s.count(s.refusals, "BatchWriteItem:UnprocessedItems")
+            raise throttle_error(*first)
+        s.count_refusal("BatchWriteItem", "UnprocessedItems", first[1])
         trimmed = json.dumps({**request, "RequestItems": kept}).encode()
         status, out_headers, data = s.forward("BatchWriteItem", trimmed, headers)
         if status != 200:
@@ -542,43 +627,56 @@ class Rules:
         return _json(200, payload)
 
     def op_BatchGetItem(self, request: dict, body: bytes, headers: dict):  # noqa: N802
-        # Throttled keys come back in UnprocessedKeys; all of them throttled: ProvisionedThroughputExceededException
+        # Throttled keys come back in UnprocessedKeys; all of them throttled: the throttle exception
         # (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchGetItem.html).
         s = self.s
         if not s.settings.throttle_partitions:
             return s.forward("BatchGetItem", body, headers)
-        kept_keys, unprocessed_keys, infos, first_throttled = self._split_batch(
-            request, headers, lambda spec: spec.get("Keys") or [],
-            lambda name, info, key: self._read_allowed(name, key.get(info["hash_key"])),
-        )
+
+        def admit(shape: TableShape, capacity: Capacity, key: dict) -> list[dict]:
+            now = self._now()
+            return s.throughput.read_refusal(
+                s.throughput.table_limits(shape, capacity, key.get(shape.hash_key), False, now), now)
+
+        kept_keys, unprocessed_keys, shapes, first = self._split_batch(
+            request, headers, lambda spec: spec.get("Keys") or [], admit)
         specs = request.get("RequestItems") or {}
         kept = {table: {**specs[table], "Keys": keys} for table, keys in kept_keys.items()}
         unprocessed = {table: {**specs[table], "Keys": keys} for table, keys in unprocessed_keys.items()}
         if not kept:
-            raise _throttle(first_throttled[0], first_throttled[1], write=False)
+            if first is None:  # nothing asked for: the engine's answer
+                return s.forward("BatchGetItem", body, headers)
+            raise throttle_error(*first)
         trimmed = json.dumps({**request, "RequestItems": kept}).encode()
         status, out_headers, data = s.forward("BatchGetItem", trimmed, headers)
         if status != 200:
             return status, out_headers, data
         payload = json.loads(data)
         for table, items in (payload.get("Responses") or {}).items():
-            info = infos.get(table)
-            if info is None:
+            shape = shapes.get(table)
+            if shape is None:
                 continue
+            capacity = self._capacity(shape)
             consistent = bool(kept[table].get("ConsistentRead"))
             for item in items:
                 # "DynamoDB processes each item in the batch as an individual GetItem request"
                 # (read-write-operations.html): each item rounds up to 4 KB on its own.
-                units = read_units(item_size(item), consistent)
-                self._read_debit(table_name_of(table), item.get(info["hash_key"]), units)
+                now = self._now()
+                limits = s.throughput.table_limits(shape, capacity, item.get(shape.hash_key), False, now)
+                s.throughput.debit(limits, read_charge([item], consistent), now)
         if unprocessed:
-            s.count(s.refusals, "BatchGetItem:UnprocessedKeys")
+            s.count_refusal("BatchGetItem", "UnprocessedKeys", first[1])
             merged = payload.get("UnprocessedKeys") or {}
             for table, spec in unprocessed.items():
                 merged.setdefault(table, {**spec, "Keys": []})["Keys"].extend(spec["Keys"])
             payload["UnprocessedKeys"] = merged
             return _json(200, payload)
         return status, out_headers, data
+
+
+def _written(write: dict) -> dict:
+    """The item of a BatchWriteItem PutRequest, or the key of a DeleteRequest."""
+    return (write.get("PutRequest") or {}).get("Item") or (write.get("DeleteRequest") or {}).get("Key") or {}
 
 
 class Admin:
@@ -605,7 +703,7 @@ class Admin:
             if parts == ["settings"]:
                 if method == "POST":
                     s.settings = s.settings.updated(**data)
-                    s.control.settings = s.settings
+                    s.control.settings = s.throughput.settings = s.settings
                 return 200, {"settings": vars(s.settings)}
             if len(parts) == 2 and parts[0] == "tables":
                 state = s.control.tables.get(parts[1])
@@ -613,15 +711,15 @@ class Admin:
             if parts == ["reset"]:
                 s.control.tables.clear()
                 s.settling = Settling(lambda: s.settings)
-                s.buckets.clear()
+                s.throughput.clear()
                 s.table_info.clear()
                 s.pending_deletes.clear()
                 return 200, {"ok": True}
             if parts == ["stats"]:
                 if method == "POST":
-                    s.requests.clear()
-                    s.refusals.clear()
-                return 200, {"requests": dict(s.requests), "refusals": dict(s.refusals)}
+                    s.clear_stats()
+                return 200, {"requests": dict(s.requests), "refusals": dict(s.refusals),
+                             "refusal_reasons": dict(s.refusal_reasons), "table_refusals": dict(s.table_refusals)}
         return 404, {"error": f"no admin path {path}"}
 
 
