@@ -86,6 +86,13 @@ ALLOWED = (
         lambda _e, p: p == 0,
     ),
     Allowed(
+        "UpdateTable",
+        "TableDescription.ProvisionedThroughput.*CapacityUnits",
+        "while UPDATING the table still has the provisioned throughput from before the call (UpdateTable, API "
+        "version 2011-12-05; dynalite answers so too, moto reports the new units at once)",
+        "https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTable.html",
+    ),
+    Allowed(
         _DESCRIBED,
         f"{_DESCRIPTION}.BillingModeSummary",
         "the billing mode, reported by the proxy where the engine leaves the summary out",

@@ -29,24 +29,16 @@ from botocore import xform_name
 from botocore.awsrequest import AWSResponse
 from botocore.config import Config
 
+from tests.support.dynamodb_rules.rules import wire_type
+from tests.support.dynamodb_rules.throughput import ON_DEMAND_TABLE_MESSAGE, PROVISIONED_TABLE_MESSAGE
 from tests.support.environment import REGION
 
-#: DynamoDB's message for an on-demand table throttled (awslabs/dynein#195; botocore's model).
-ON_DEMAND_MESSAGE = (
-    "Throughput exceeds the current capacity of your table or index. DynamoDB is automatically scaling your table "
-    "or index so please try again shortly. If exceptions persist, check if you have a hot key: "
-    "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html"
-)
-#: DynamoDB's message for a provisioned table throttled (botocore's model; hadoop#1814 quotes it from AWS).
-PROVISIONED_MESSAGE = (
-    "The level of configured provisioned throughput for the table was exceeded. "
-    "Consider increasing your provisioning level with the UpdateTable API."
-)
+#: The messages and ``__type`` names are the rules proxy's, each cited there: one source for both.
+ON_DEMAND_MESSAGE = ON_DEMAND_TABLE_MESSAGE
+PROVISIONED_MESSAGE = PROVISIONED_TABLE_MESSAGE
 #: The account's throughput quota: the first sentence of ``RequestLimitExceeded``'s documentation in botocore's
 #: model (no public trace quotes the message DynamoDB sends).
 ACCOUNT_MESSAGE = "Throughput exceeds the current throughput quota for your account."
-ON_DEMAND_TYPE = "com.amazon.coral.availability#ThrottlingException"
-DYNAMODB_TYPE = "com.amazonaws.dynamodb.v20120810#"
 TABLE_ARN = "arn:aws:dynamodb:us-east-1:123456789012:table/{table}"
 
 
@@ -61,7 +53,7 @@ def reasons_for(table: str, *reasons: str, index: str | None = None) -> list[dic
 
 def on_demand_throttle(table: str, *reasons: str, index: str | None = None) -> bytes:
     """An on-demand table's throttle: ``ThrottlingException`` with ``throttlingReasons`` (none when not given)."""
-    body: dict = {"__type": ON_DEMAND_TYPE, "message": ON_DEMAND_MESSAGE}
+    body: dict = {"__type": wire_type("ThrottlingException"), "message": ON_DEMAND_MESSAGE}
     if reasons:
         body["throttlingReasons"] = reasons_for(table, *reasons, index=index)
     return json.dumps(body, separators=(",", ":")).encode()
@@ -69,7 +61,7 @@ def on_demand_throttle(table: str, *reasons: str, index: str | None = None) -> b
 
 def provisioned_throttle(table: str, *reasons: str, index: str | None = None) -> bytes:
     """A provisioned table's throttle: ``ProvisionedThroughputExceededException`` with ``ThrottlingReasons``."""
-    body: dict = {"__type": DYNAMODB_TYPE + "ProvisionedThroughputExceededException", "message": PROVISIONED_MESSAGE}
+    body: dict = {"__type": wire_type("ProvisionedThroughputExceededException"), "message": PROVISIONED_MESSAGE}
     if reasons:
         body["ThrottlingReasons"] = reasons_for(table, *reasons, index=index)
     return json.dumps(body, separators=(",", ":")).encode()
@@ -77,7 +69,7 @@ def provisioned_throttle(table: str, *reasons: str, index: str | None = None) ->
 
 def account_throttle(table: str, *reasons: str) -> bytes:
     """The account's quota: ``RequestLimitExceeded`` with ``ThrottlingReasons``."""
-    body: dict = {"__type": DYNAMODB_TYPE + "RequestLimitExceeded", "message": ACCOUNT_MESSAGE}
+    body: dict = {"__type": wire_type("RequestLimitExceeded"), "message": ACCOUNT_MESSAGE}
     if reasons:
         body["ThrottlingReasons"] = reasons_for(table, *reasons)
     return json.dumps(body, separators=(",", ":")).encode()

@@ -14,8 +14,8 @@ from cdk_ts_runtime.throttling import (
     classify_throttle,
     throttle_scope,
 )
+from tests.support.dynamodb_rules.rules import wire_type
 from tests.support.wire import (
-    DYNAMODB_TYPE,
     account_throttle,
     on_demand_throttle,
     parse_error,
@@ -99,7 +99,7 @@ def test_a_reason_this_version_does_not_know_is_unknown_but_kept():
 
 
 def test_other_errors_are_not_throttles():
-    body = json.dumps({"__type": DYNAMODB_TYPE + "ConditionalCheckFailedException",
+    body = json.dumps({"__type": wire_type("ConditionalCheckFailedException"),
                        "message": "The conditional request failed"}).encode()
     error = parse_error(body)
     assert classify_throttle(error) is None and throttle_scope(error) is None

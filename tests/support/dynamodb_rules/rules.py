@@ -106,9 +106,24 @@ class RuleError(Exception):
     def body(self) -> bytes:
         """The error body exactly as DynamoDB shapes it: ``__type``, ``message``, then modeled fields."""
         return json.dumps(
-            {"__type": DYNAMODB_ERROR_PREFIX + self.code, "message": self.message, **self.extra},
+            {"__type": wire_type(self.code), "message": self.message, **self.extra},
             separators=(",", ":"),
         ).encode()
+
+
+#: Errors whose ``__type`` DynamoDB sends in its service framework's namespace, not its own: validation, as
+#: AdRoll/goamz#15 quotes (``{"__type":"com.amazon.coral.validate#ValidationException",...}``), and an on-demand
+#: table's throttle, as awslabs/dynein#195 quotes (``com.amazon.coral.availability#ThrottlingException``).
+#: botocore reads the code after the ``#`` either way; the conformance corpus checks the wire form.
+FRAMEWORK_TYPES = {
+    "ValidationException": "com.amazon.coral.validate#ValidationException",
+    "ThrottlingException": "com.amazon.coral.availability#ThrottlingException",
+}
+
+
+def wire_type(code: str) -> str:
+    """The ``__type`` DynamoDB sends for an error ``code``."""
+    return FRAMEWORK_TYPES.get(code, DYNAMODB_ERROR_PREFIX + code)
 
 
 def validation_error(message: str) -> RuleError:
@@ -160,6 +175,10 @@ class TableState:
     deletion_protection: bool = False
     secondary_indexes: bool = False
     updates: int = 0  # accepted UpdateTable calls
+    # When PAY_PER_REQUEST was last set, by CreateTable or a switch (BillingModeSummary).
+    pay_per_request_since: datetime | None = None
+    # The provisioned units reported while an UpdateTable that changed them is UPDATING.
+    reported_capacity: tuple[int, int] | None = None
 
     def current_status(self, now: datetime) -> str:
         """CREATING/UPDATING/DELETING while the window lasts, ACTIVE after it."""
@@ -232,6 +251,9 @@ class ControlPlane:
                 billing = (description.get("BillingModeSummary") or {}).get("BillingMode", "PROVISIONED")
                 throughput = description.get("ProvisionedThroughput") or {}
                 state.billing_mode = billing
+                since = (description.get("BillingModeSummary") or {}).get("LastUpdateToPayPerRequestDateTime")
+                if isinstance(since, int | float):
+                    state.pay_per_request_since = datetime.fromtimestamp(since, UTC)
                 state.read_capacity = int(throughput.get("ReadCapacityUnits", 0))
                 state.write_capacity = int(throughput.get("WriteCapacityUnits", 0))
                 warm = description.get("WarmThroughput") or {}
@@ -290,6 +312,8 @@ class ControlPlane:
         state.read_capacity = int(throughput.get("ReadCapacityUnits", 0))
         state.write_capacity = int(throughput.get("WriteCapacityUnits", 0))
         state.warm_read, state.warm_write = _initial_warm(state)
+        if state.billing_mode == "PAY_PER_REQUEST":
+            state.pay_per_request_since = now
         warm = request.get("WarmThroughput") or {}
         state.warm_read = max(state.warm_read, int(warm.get("ReadUnitsPerSecond", 0)))
         state.warm_write = max(state.warm_write, int(warm.get("WriteUnitsPerSecond", 0)))
@@ -501,8 +525,11 @@ class ControlPlane:
             state.last_decrease = now
         if _is_increase(changes, state):
             state.last_increase = now
+        if "ProvisionedThroughput" in changes and state.billing_mode == "PROVISIONED":
+            state.reported_capacity = (state.read_capacity, state.write_capacity)
         if changes.get("BillingMode") == "PAY_PER_REQUEST":
             state.on_demand_switches.append(now)
+            state.pay_per_request_since = now
             state.billing_mode = "PAY_PER_REQUEST"
             state.read_capacity = state.write_capacity = 0
             # A table switched to on-demand can serve at least what a new on-demand table serves
@@ -549,10 +576,11 @@ class ControlPlane:
         self._check_not_in_use(name, now)
         state = self.state_for(name, description)
         if state.deletion_protection:
-            # Deletion protection (API_DeleteTable / DeletionProtectionEnabled); wording as moto mirrors it.
+            # Deletion protection (API_DeleteTable / DeletionProtectionEnabled); DynamoDB's wording as
+            # nubo-db/dynoxide#46 and aws-bench/aws-bench#41 quote it.
             raise validation_error(
-                f"1 validation error detected: Table '{name}' can't be deleted while DeletionProtectionEnabled "
-                "is set to True"
+                "Resource cannot be deleted as it is currently protected against deletion. "
+                "Disable deletion protection first."
             )
         self._check_limit(now)
 
@@ -580,11 +608,15 @@ class ControlPlane:
         status = state.current_status(now)
         description["TableStatus"] = status
         throughput = description.setdefault("ProvisionedThroughput", {})
+        if status != "UPDATING":
+            state.reported_capacity = None
         if state.billing_mode == "PAY_PER_REQUEST":
             throughput["ReadCapacityUnits"] = throughput["WriteCapacityUnits"] = 0
         else:
-            throughput["ReadCapacityUnits"] = state.read_capacity
-            throughput["WriteCapacityUnits"] = state.write_capacity
+            # While UPDATING, "the table still has the provisioned throughput from before the call" (UpdateTable,
+            # API version 2011-12-05; dynalite, written against DynamoDB's answers, reports it so too).
+            reported = state.reported_capacity or (state.read_capacity, state.write_capacity)
+            throughput["ReadCapacityUnits"], throughput["WriteCapacityUnits"] = reported
         throughput["NumberOfDecreasesToday"] = len(state.decreases_today(now))
         times = (("LastDecreaseDateTime", state.last_decrease), ("LastIncreaseDateTime", state.last_increase))
         for key, value in times:
@@ -593,8 +625,9 @@ class ControlPlane:
             else:
                 throughput[key] = epoch(value)
         billing = {"BillingMode": state.billing_mode}
-        if state.on_demand_switches:
-            billing["LastUpdateToPayPerRequestDateTime"] = epoch(state.on_demand_switches[-1])
+        if state.pay_per_request_since is not None:
+            # API_BillingModeSummary: "the time when PAY_PER_REQUEST was last set", by CreateTable too.
+            billing["LastUpdateToPayPerRequestDateTime"] = epoch(state.pay_per_request_since)
         description["BillingModeSummary"] = billing
         table_class = {"TableClass": state.table_class}
         if state.class_updates:
