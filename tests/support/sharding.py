@@ -48,9 +48,19 @@ def throttle_puts(client, table, *, times=None, on_demand=False, reasons=(KEY_RA
     return pending
 
 
-def create_tables(client, prefix):
-    """Create ``<prefix>-audit`` (file_path + timestamp) and its shard-metadata table; wait until both are ACTIVE."""
+def create_tables(client, prefix, *, main_capacity=None, main_max_writes=None):
+    """Create ``<prefix>-audit`` (file_path + timestamp) and its shard-metadata table; wait until both are ACTIVE.
+
+    The main table is on-demand, capped at ``main_max_writes`` write request units a second when given
+    (``OnDemandThroughput``), or provisioned with ``main_capacity`` units (read and write) when given.
+    """
     main, metadata = f"{prefix}-audit", f"{prefix}-audit-shards"
+    capacity: dict = {"BillingMode": "PAY_PER_REQUEST"}
+    if main_capacity is not None:
+        capacity = {"BillingMode": "PROVISIONED", "ProvisionedThroughput": {
+            "ReadCapacityUnits": main_capacity, "WriteCapacityUnits": main_capacity}}
+    elif main_max_writes is not None:
+        capacity["OnDemandThroughput"] = {"MaxWriteRequestUnits": main_max_writes}
     client.create_table(
         TableName=main,
         KeySchema=[
@@ -61,7 +71,7 @@ def create_tables(client, prefix):
             {"AttributeName": "file_path", "AttributeType": "S"},
             {"AttributeName": "timestamp", "AttributeType": "N"},
         ],
-        BillingMode="PAY_PER_REQUEST",
+        **capacity,
     )
     client.create_table(
         TableName=metadata,
