@@ -95,7 +95,5 @@ TIMESTREAM_QUERY_ACTIONS = ("timestream:Select", "timestream:DescribeTable")
 TIMESTREAM_READ_WRITE_ACTIONS = tuple(dict.fromkeys(TIMESTREAM_QUERY_ACTIONS + TIMESTREAM_WRITE_ACTIONS))
 TIMESTREAM_ENDPOINT_ACTIONS = ("timestream:DescribeEndpoints",)
 
-#: Publishing the rotation's metrics (conditioned on ``cloudwatch:namespace``).
-CLOUDWATCH_PUT_METRICS_ACTIONS = ("cloudwatch:PutMetricData",)
 #: CloudWatch metric reads have no resource-level permissions (``*``).
 CLOUDWATCH_READ_METRICS_ACTIONS = ("cloudwatch:GetMetricStatistics",)
