@@ -22,6 +22,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from cdk_ts_runtime.errors import ValidationError
@@ -192,3 +193,28 @@ def emit(sink: MetricsSink | None, points: Iterable[MetricPoint]) -> None:
             sink(point)
         except Exception:  # noqa: BLE001 - a metric is never worth a failed write
             logger.exception("metrics sink failed on %s", point.name)
+
+
+class WriterMetric(StrEnum):
+    """What the data-plane writers (``ShardedTable``, ``PeriodRouter``) report to a :data:`MetricsSink`."""
+
+    #: A key grown to more shards (value 1; properties ``key``, ``from``, ``to``, ``share``).
+    SHARD_GROWTHS = "ShardGrowths"
+    #: A throttled request (value 1), dimension ``ThrottleScope``: ``partition``, ``index``, ``table`` or ``unknown``.
+    THROTTLES = "Throttles"
+    #: Items not written after every attempt (value: how many; properties say why).
+    REFUSED_WRITES = "RefusedWrites"
+
+
+#: The dimension naming the table a writer's metric is about.
+TABLE_DIMENSION = "TableName"
+#: The dimension naming what a throttle exhausted (``cdk_ts_runtime.throttling.ThrottleScope``).
+SCOPE_DIMENSION = "ThrottleScope"
+
+
+def writer_point(
+    metric: WriterMetric, table: str, value: float = 1, *, scope: str | None = None, **properties: Any
+) -> MetricPoint:
+    """One :class:`WriterMetric` point for ``table`` (and ``scope``, for throttles)."""
+    dimensions = {TABLE_DIMENSION: table, **({SCOPE_DIMENSION: scope} if scope is not None else {})}
+    return MetricPoint(metric.value, value, dimensions=dimensions, properties=properties)
