@@ -660,3 +660,46 @@ def test_three_days_of_the_default_schedules_with_creates_refused_one_night_have
     assert [value for _when, value in metrics.values("NextPeriodTableMissing")] == [0, 0, 0]
     assert rotation.tier(3) == HOT
     assert [rotation.tier(day) for day in (0, 1, 2)] == [CLOSED] * 3
+
+
+class TestThrottledKeysInsights:
+    """Period tables get Contributor Insights in THROTTLED_KEYS mode at run time (UpdateContributorInsights)."""
+
+    def insights(self, rotation, day):
+        return rotation.dynamodb.describe_contributor_insights(TableName=rotation.name(day))
+
+    def test_a_new_period_table_names_its_throttled_keys_and_the_next_run_leaves_it_so(self, rules_proxy, unique_name):
+        rotation = Rotation(rules_proxy, unique_name, throttled_keys_insights=True)
+
+        first = rotation.run("reconcile", at(0, 0, 30))
+
+        [enabled] = actions(first, "enable_contributor_insights")
+        assert (enabled["table"], enabled["mode"]) == (rotation.name(0), "THROTTLED_KEYS")
+        state = self.insights(rotation, 0)
+        assert (state["ContributorInsightsStatus"], state["ContributorInsightsMode"]) == ("ENABLED", "THROTTLED_KEYS")
+        assert [rule.split("-")[1] for rule in state["ContributorInsightsRuleList"]] == ["PKT"]
+        sent = [p for op, p in rotation.counter.params if op == "UpdateContributorInsights"]
+        assert sent == [{"TableName": rotation.name(0), "ContributorInsightsAction": "ENABLE",
+                         "ContributorInsightsMode": "THROTTLED_KEYS"}]
+
+        second = rotation.run("reconcile", at(0, 1, 30))
+        assert not actions(second, "enable_contributor_insights")
+        assert rotation.counter.calls["UpdateContributorInsights"] == 1
+
+    def test_a_table_already_watching_every_key_is_left_in_that_mode(self, rules_proxy, unique_name):
+        rotation = Rotation(rules_proxy, unique_name, throttled_keys_insights=True)
+        rotation.make_table(0)
+        rotation.dynamodb.update_contributor_insights(TableName=rotation.name(0), ContributorInsightsAction="ENABLE")
+
+        report = rotation.run("reconcile", at(0, 0, 30))
+
+        assert not actions(report, "enable_contributor_insights")
+        assert self.insights(rotation, 0)["ContributorInsightsMode"] == "ACCESSED_AND_THROTTLED_KEYS"
+
+    def test_without_the_switch_no_contributor_insights_call_is_made(self, rules_proxy, unique_name):
+        rotation = Rotation(rules_proxy, unique_name)
+
+        rotation.run("reconcile", at(0, 0, 30))
+
+        assert not {"DescribeContributorInsights", "UpdateContributorInsights"} & set(rotation.counter.calls)
+        assert self.insights(rotation, 0)["ContributorInsightsStatus"] == "DISABLED"

@@ -67,6 +67,8 @@ CREATE_RETRY_CAP_SECONDS = 60.0
 CREATE_ATTEMPTS = 8
 #: How often a run looks whether a table it created is ACTIVE yet.
 WAIT_STEP_SECONDS = 2
+#: The Contributor Insights mode that names only throttled keys (``ContributorInsightsMode``, botocore's model).
+THROTTLED_KEYS_MODE = "THROTTLED_KEYS"
 #: How far outside its expected window an event time may be: clock skew, late delivery, retries.
 TIME_MARGIN = timedelta(minutes=15)
 
@@ -474,6 +476,8 @@ class TableRotator:
             report.add("enable_pitr", name)
         if self.config.ttl_attribute:
             report.add("enable_ttl", name, attribute=self.config.ttl_attribute)
+        if self.config.throttled_keys_insights:
+            report.add("enable_contributor_insights", name, mode=THROTTLED_KEYS_MODE)
         if self.stream_consumer is not None and self.config.stream_view_type:
             report.add("attach_stream_consumer", name, stream="(the new table's stream)")
         if tier.auto_scaling:
@@ -516,7 +520,10 @@ class TableRotator:
             return
         # Each setting on its own: one DynamoDB refuses for now (a new table's backups still being enabled, a
         # TTL changed within the hour) is deferred to the next run without holding back the others.
-        steps = (("pitr", self._ensure_pitr), ("ttl", self._ensure_ttl), ("stream_consumer", self._ensure_consumer))
+        steps = (
+            ("pitr", self._ensure_pitr), ("ttl", self._ensure_ttl), ("contributor_insights", self._ensure_insights),
+            ("stream_consumer", self._ensure_consumer),
+        )
         for step, ensure in steps:
             try:
                 ensure(name, description, report)
@@ -547,6 +554,23 @@ class TableRotator:
                 TimeToLiveSpecification={"Enabled": True, "AttributeName": self.config.ttl_attribute},
             )
         report.add("enable_ttl", name, attribute=self.config.ttl_attribute)
+
+    def _ensure_insights(self, name: str, description: dict[str, Any], report: RunReport) -> None:
+        """Contributor Insights naming the throttled keys; insights already on in either mode are left as they are.
+
+        ``ENABLE`` with a mode is how the mode is set (API_UpdateContributorInsights); ``ACCESSED_AND_THROTTLED_KEYS``
+        names the throttled keys too, so a table someone is debugging with it keeps it.
+        """
+        if not self.config.throttled_keys_insights:
+            return
+        current = self.dynamodb.describe_contributor_insights(TableName=name)
+        if current.get("ContributorInsightsStatus") in ("ENABLED", "ENABLING"):
+            return
+        if not self._dry_run:
+            self.dynamodb.update_contributor_insights(
+                TableName=name, ContributorInsightsAction="ENABLE", ContributorInsightsMode=THROTTLED_KEYS_MODE
+            )
+        report.add("enable_contributor_insights", name, mode=THROTTLED_KEYS_MODE)
 
     def _ensure_consumer(self, name: str, description: dict[str, Any], report: RunReport) -> None:
         stream_arn = description.get("LatestStreamArn")
