@@ -50,6 +50,18 @@ def grant_rotation_permissions(rotation: RotatingTimeSeriesTables) -> None:
         + (", GetMetricStatistics (right-sizing reads AWS/DynamoDB consumed capacity)" if right_sizing else "")
         + " and the Application Auto Scaling calls have no resource-level permissions",
     )
+    if rotation.config.throttled_keys_insights:
+        rotation.function.add_to_role_policy(iam.PolicyStatement(
+            actions=list(_perms.DYNAMODB_CONTRIBUTOR_INSIGHTS_ACTIONS), resources=[tables]
+        ))
+        rotation.function.add_to_role_policy(iam.PolicyStatement(
+            actions=list(_perms.IAM_SERVICE_LINKED_ROLE_ACTIONS),
+            resources=[Stack.of(rotation).format_arn(
+                service="iam", region="", resource=_perms.CONTRIBUTOR_INSIGHTS_ROLE,
+                arn_format=ArnFormat.NO_RESOURCE_NAME,
+            )],
+            conditions={"StringLike": {"iam:AWSServiceName": "contributorinsights.dynamodb.amazonaws.com"}},
+        ))
     if rotation.archive_bucket is not None:
         objects = rotation.archive_bucket.arn_for_objects(
             f"{rotation.config.archive_prefix}{rotation.table_name_pattern}/*"
