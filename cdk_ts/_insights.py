@@ -68,7 +68,8 @@ def throttled_keys_graph(rule_name: str, *, title: str | None = None) -> cloudwa
     :param rule_name: the rule's name, ``DynamoDBContributorInsights-PKT-{table}-{created ms}`` (it carries the
         time insights were turned on, so it is known only after deployment: ``aws dynamodb
         describe-contributor-insights --table-name TABLE`` lists it).
-    :param title: the graph's title. Default: None — "Throttled keys: {rule_name}".
+    :param title: the graph's title.
+        Default: None — "Throttled keys: {rule_name}".
     :raises ValidationError: for a name that is not a DynamoDB throttled-keys rule.
     """
     if not rule_name.startswith(("DynamoDBContributorInsights-PKT-", "DynamoDBContributorInsights-SKT-")):

@@ -28,7 +28,7 @@ from typing import Any
 
 from cdk_ts_runtime._aws import LazyClient, client_property
 from cdk_ts_runtime.archive_lines import Group, UnreadableRecordError, group_records, readable_groups, sequence_number
-from cdk_ts_runtime.emf import EmfWriter
+from cdk_ts_runtime.emf import METRIC_NAMESPACE, EmfWriter
 from cdk_ts_runtime.errors import ValidationError
 
 # Records carry their fields in ``extra``: Lambda's JSON log format, set on every cdk-ts function, writes
@@ -45,8 +45,6 @@ ENV_FAILURE_BUCKET = "ARCHIVE_FAILURE_BUCKET"
 FAILURE_PREFIX = "aws/lambda/"
 #: Where a replayed failure record is moved to: ``done/`` + its original key.
 DONE_PREFIX = "done/"
-#: The namespace of the archiver's metrics (the rotation's too).
-METRIC_NAMESPACE = "cdk-ts"
 #: The dimension every archiver metric carries; its value is the function's name (Lambda's
 #: ``AWS_LAMBDA_FUNCTION_NAME``), which the ``StreamArchiver`` construct knows as ``function.function_name``.
 FUNCTION_DIMENSION = "FunctionName"
@@ -85,7 +83,7 @@ class StreamRecordArchiver:
             Default: ``"dynamodb/"``.
         :param s3_client: the boto3 S3 client to use.
             Default: None — one is created on first use.
-        :param metrics: writes each batch's :class:`ArchiverMetric` values as one EMF line.
+        :param metrics: writes each batch's ``ArchiverMetric`` values as one EMF line.
             Default: None — no metric (:meth:`from_env` gives a writer to stdout in ``cdk-ts``).
         :param function_name: the value of the ``FunctionName`` dimension.
             Default: None — ``bucket`` (outside Lambda there is no function name).

@@ -29,6 +29,9 @@ from cdk_ts_runtime.errors import ValidationError
 
 logger = logging.getLogger(__name__)
 
+#: The namespace of every metric cdk-ts's own functions write (the rotation's and the archiver's).
+METRIC_NAMESPACE = "cdk-ts"
+
 #: The most metrics one directive may declare (the EMF specification's limit).
 MAX_METRICS_PER_OBJECT = 100
 #: The most dimensions one dimension set may hold (the EMF specification's limit).
@@ -48,7 +51,7 @@ class MetricPoint:
 
     :param name: the metric name.
     :param value: the value.
-    :param unit: a CloudWatch unit (see :data:`UNITS`).
+    :param unit: a CloudWatch unit (one of ``UNITS``).
         Default: ``"Count"``.
     :param dimensions: dimension name to value.
         Default: none.
@@ -164,9 +167,12 @@ class EmfWriter:
         """Write ``values`` (one line per 100 metrics) and return the objects written.
 
         :param values: metric name to value.
-        :param dimensions: dimension name to value. Default: None — none.
-        :param units: metric name to unit. Default: None — ``Count``.
-        :param properties: further members of each line. Default: None.
+        :param dimensions: dimension name to value.
+            Default: None — none.
+        :param units: metric name to unit.
+            Default: None — ``Count``.
+        :param properties: further members of each line.
+            Default: None.
         """
         objects = emf_objects(
             self.namespace, values, dimensions=dimensions, units=units, properties=properties,
