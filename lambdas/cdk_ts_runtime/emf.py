@@ -36,7 +36,7 @@ METRIC_NAMESPACE = "cdk-ts"
 MAX_METRICS_PER_OBJECT = 100
 #: The most dimensions one dimension set may hold (the EMF specification's limit).
 MAX_DIMENSIONS = 30
-#: Units CloudWatch accepts (``MetricDatum.Unit`` in the CloudWatch API reference).
+#: Units CloudWatch accepts: the ``StandardUnit`` enum of botocore's CloudWatch service model.
 UNITS = frozenset({
     "Seconds", "Microseconds", "Milliseconds", "Bytes", "Kilobytes", "Megabytes", "Gigabytes", "Terabytes",
     "Bits", "Kilobits", "Megabits", "Gigabits", "Terabits", "Percent", "Count", "Bytes/Second",

@@ -153,3 +153,12 @@ class TestEveryFunctionWritesEmfWithCloudWatchUnreachable:
         assert (document["FunctionName"], document["ArchivedRecords"]) == ("cdk-ts-archiver", 3)
         assert (document["ArchiveWriteFailures"], document["UnreadableRecords"]) == (0, 0)
         assert cloudwatch_unreachable == []
+
+
+def test_the_units_are_cloudwatchs_own():
+    import botocore.session
+
+    from cdk_ts_runtime.emf import UNITS
+
+    model = botocore.session.get_session().get_service_model("cloudwatch")
+    assert set(model.shape_for("StandardUnit").enum) == UNITS
