@@ -10,6 +10,7 @@ import importlib
 from importlib import metadata as _metadata
 from typing import TYPE_CHECKING, Any
 
+from cdk_ts_runtime.archiver import ArchiverMetric
 from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.periods import RotationPeriod
 from cdk_ts_runtime.rotation_config import AutoScaling, CapacityTier, RightSizing
@@ -73,6 +74,7 @@ __all__ = [
     "PARTITION_COLUMNS",
     "TTL_DELETIONS_ONLY",
     "ArchiveCatalog",
+    "ArchiverMetric",
     "ArchiverSource",
     "CdkTsError",
     "ConstructValidationError",

@@ -12,6 +12,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk.assertions import Match, Template
 
 from cdk_ts import (
+    ArchiverMetric,
     DeviceLogTable,
     FailureDestination,
     MonitoringDashboard,
@@ -20,7 +21,6 @@ from cdk_ts import (
     ShardMetadataTable,
     StreamArchiver,
 )
-from cdk_ts_runtime.archiver import ArchiverMetric
 
 STREAM = dynamodb.StreamViewType.NEW_AND_OLD_IMAGES
 
