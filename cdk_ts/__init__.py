@@ -10,6 +10,7 @@ import importlib
 from importlib import metadata as _metadata
 from typing import TYPE_CHECKING, Any
 
+from cdk_ts_runtime.archiver import ArchiverMetric
 from cdk_ts_runtime.compaction_plan import ColumnSpec, Granularity
 from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.periods import RotationPeriod
@@ -81,6 +82,7 @@ __all__ = [
     "TTL_DELETIONS_ONLY",
     "ArchiveCatalog",
     "ArchiveCompaction",
+    "ArchiverMetric",
     "ArchiverSource",
     "CdkTsError",
     "ConstructValidationError",

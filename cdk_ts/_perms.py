@@ -95,7 +95,12 @@ TIMESTREAM_QUERY_ACTIONS = ("timestream:Select", "timestream:DescribeTable")
 TIMESTREAM_READ_WRITE_ACTIONS = tuple(dict.fromkeys(TIMESTREAM_QUERY_ACTIONS + TIMESTREAM_WRITE_ACTIONS))
 TIMESTREAM_ENDPOINT_ACTIONS = ("timestream:DescribeEndpoints",)
 
-#: Publishing the rotation's metrics (conditioned on ``cloudwatch:namespace``).
-CLOUDWATCH_PUT_METRICS_ACTIONS = ("cloudwatch:PutMetricData",)
+#: Turning on Contributor Insights on a table and reading its state (Contributor_Insights_IAM in the DynamoDB
+#: developer guide).
+DYNAMODB_CONTRIBUTOR_INSIGHTS_ACTIONS = ("dynamodb:UpdateContributorInsights", "dynamodb:DescribeContributorInsights")
+#: The first table with Contributor Insights creates DynamoDB's service-linked role for them (same guide page).
+CONTRIBUTOR_INSIGHTS_ROLE = (
+    "role/aws-service-role/contributorinsights.dynamodb.amazonaws.com/AWSServiceRoleForDynamoDBCloudWatchContributorInsights"
+)
 #: CloudWatch metric reads have no resource-level permissions (``*``).
 CLOUDWATCH_READ_METRICS_ACTIONS = ("cloudwatch:GetMetricStatistics",)

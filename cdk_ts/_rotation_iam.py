@@ -11,14 +11,13 @@ from aws_cdk import aws_lambda as lambda_
 from cdk_ts import _perms
 from cdk_ts._defaults import table_arn_pattern
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
-from cdk_ts.period_tables import METRIC_NAMESPACE
 
 if TYPE_CHECKING:
     from cdk_ts.rotating_tables import RotatingTimeSeriesTables
 
 
 def grant_rotation_permissions(rotation: RotatingTimeSeriesTables) -> None:
-    """Table admin on the prefix's ``?`` pattern and its exports; metrics; the archive bucket, key and scaling used."""
+    """Table admin on the prefix's ``?`` pattern and its exports; the archive bucket, key and scaling used."""
     role = rotation.function.role
     tables = table_arn_pattern(rotation, rotation.table_name_pattern)
     rotation.function.add_to_role_policy(
@@ -30,11 +29,6 @@ def grant_rotation_permissions(rotation: RotatingTimeSeriesTables) -> None:
     )
     rotation.function.add_to_role_policy(iam.PolicyStatement(
         actions=list(_perms.DYNAMODB_LIST_ACTIONS), resources=["*"]
-    ))
-    rotation.function.add_to_role_policy(iam.PolicyStatement(
-        actions=list(_perms.CLOUDWATCH_PUT_METRICS_ACTIONS),
-        resources=["*"],
-        conditions={"StringEquals": {"cloudwatch:namespace": METRIC_NAMESPACE}},
     ))
     acknowledge_wildcard_resources(
         role, rotation, [tables],
@@ -52,11 +46,22 @@ def grant_rotation_permissions(rotation: RotatingTimeSeriesTables) -> None:
     acknowledge(
         role,
         "AwsSolutions-IAM5[Resource::*]",
-        "ListTables, ListExports, ListEventSourceMappings, PutMetricData"
+        "ListTables, ListExports, ListEventSourceMappings"
         + (", GetMetricStatistics (right-sizing reads AWS/DynamoDB consumed capacity)" if right_sizing else "")
-        + " and the Application Auto Scaling calls "
-        f"have no resource-level permissions (PutMetricData is limited to the {METRIC_NAMESPACE} namespace)",
+        + " and the Application Auto Scaling calls have no resource-level permissions",
     )
+    if rotation.config.throttled_keys_insights:
+        rotation.function.add_to_role_policy(iam.PolicyStatement(
+            actions=list(_perms.DYNAMODB_CONTRIBUTOR_INSIGHTS_ACTIONS), resources=[tables]
+        ))
+        rotation.function.add_to_role_policy(iam.PolicyStatement(
+            actions=list(_perms.IAM_SERVICE_LINKED_ROLE_ACTIONS),
+            resources=[Stack.of(rotation).format_arn(
+                service="iam", region="", resource=_perms.CONTRIBUTOR_INSIGHTS_ROLE,
+                arn_format=ArnFormat.NO_RESOURCE_NAME,
+            )],
+            conditions={"StringLike": {"iam:AWSServiceName": "contributorinsights.dynamodb.amazonaws.com"}},
+        ))
     if rotation.archive_bucket is not None:
         objects = rotation.archive_bucket.arn_for_objects(
             f"{rotation.config.archive_prefix}{rotation.table_name_pattern}/*"

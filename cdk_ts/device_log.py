@@ -14,6 +14,7 @@ from constructs import Construct
 from cdk_ts._binding import Bindable
 from cdk_ts._capacity import CAPACITY_KEYWORDS, TableCapacityOptions, table_capacity_options
 from cdk_ts._defaults import table_protection
+from cdk_ts._insights import throttled_keys_options
 from cdk_ts._metrics import TableThrottleWidgets, metric_options
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
 from cdk_ts._validation import Problems, check_keywords, keyword_names
@@ -48,6 +49,7 @@ class DeviceLogTable(TableThrottleWidgets, Bindable, Construct):
         time_to_live_attribute: str | None = None,
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
         deletion_protection: bool = False,
+        throttled_keys_insights: bool = False,
         **capacity: Unpack[TableCapacityOptions],
     ) -> None:
         """Create the table and its two GSIs, or wrap ``existing_table``.
@@ -82,6 +84,9 @@ class DeviceLogTable(TableThrottleWidgets, Bindable, Construct):
             Default: ``RemovalPolicy.RETAIN`` — the table and its data are kept.
         :param deletion_protection: enable DynamoDB deletion protection.
             Default: False.
+        :param throttled_keys_insights: turn on CloudWatch Contributor Insights in ``THROTTLED_KEYS`` mode on the
+            table and both GSIs, so the keys DynamoDB throttles are named (README, "Hot keys named").
+            Default: False — no Contributor Insights rules (each rule is billed).
         :param capacity: the keywords of ``TableCapacityOptions``, documented there (``max_read_request_units``,
             ``max_write_request_units``, ``warm_read_units_per_second``, ``warm_write_units_per_second``,
             ``table_class``); the on-demand caps apply to the table and to each GSI.
@@ -103,6 +108,7 @@ class DeviceLogTable(TableThrottleWidgets, Bindable, Construct):
                     ("encryption_key", encryption_key),
                     ("stream", stream),
                     ("time_to_live_attribute", time_to_live_attribute),
+                    ("throttled_keys_insights", throttled_keys_insights or None),
                     *((name, capacity.get(name)) for name in CAPACITY_KEYWORDS),
                 )
                 if value is not None
@@ -149,6 +155,7 @@ class DeviceLogTable(TableThrottleWidgets, Bindable, Construct):
             time_to_live_attribute=time_to_live_attribute,
             removal_policy=removal_policy,
             deletion_protection=deletion_protection,
+            **throttled_keys_options(throttled_keys_insights),
             **capacity,
             **options,
         )
@@ -162,6 +169,7 @@ class DeviceLogTable(TableThrottleWidgets, Bindable, Construct):
                 sort_key=dynamodb.Attribute(name=sort, type=_STRING),
                 projection_type=projection,
                 non_key_attributes=gsi_non_key_attributes if projection == dynamodb.ProjectionType.INCLUDE else None,
+                **throttled_keys_options(throttled_keys_insights),
                 **capacity,
                 **caps,
             )

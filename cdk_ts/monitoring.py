@@ -8,6 +8,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
 from cdk_ts._alarms import AlarmActions
+from cdk_ts._insights import throttled_keys_graph
 from cdk_ts._validation import describe
 from cdk_ts.protocols import Monitorable
 
@@ -61,6 +62,21 @@ class MonitoringDashboard(Construct):
                 title="Alarms", alarms=alarms, width=24,
                 height=2 + len(alarms) // 4,
             ))
+
+    def show_throttled_keys(self, *rule_names: str) -> None:
+        """Add a graph per Contributor Insights throttled-keys rule: the top key's throttles and how many keys.
+
+        Turn the rules on with ``throttled_keys_insights=True`` on ``DeviceLogTable``, ``ShardMetadataTable``
+        (its main table) or ``RotatingTimeSeriesTables``. DynamoDB names each rule
+        ``DynamoDBContributorInsights-PKT-{table}-{created ms}`` when insights are turned on, so the names are
+        known after the first deployment: ``aws dynamodb describe-contributor-insights --table-name TABLE``.
+
+        :param rule_names: the rules' names.
+        :raises ValidationError: for a name that is not a DynamoDB throttled-keys rule.
+        """
+        graphs = [throttled_keys_graph(name) for name in rule_names]
+        for start in range(0, len(graphs), 2):
+            self.dashboard.add_widgets(*graphs[start : start + 2])
 
     @property
     def alarms(self) -> list[cloudwatch.IAlarm]:

@@ -122,6 +122,7 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
         time_to_live_attribute: str | None = None,
         stream: dynamodb.StreamViewType | None = None,
         deletion_protection: bool = False,
+        throttled_keys_insights: bool = False,
         run_at_deploy: bool = True,
         max_concurrency: int = 8,
         max_changes_per_run: int = 50,
@@ -187,6 +188,12 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
             Default: None — no stream (``StreamArchiver`` and ``add_stream_consumer`` need one).
         :param deletion_protection: enable deletion protection on every period table (expiry turns it off
             just before it deletes a table past retention). Default: False.
+        :param throttled_keys_insights: turn on CloudWatch Contributor Insights in ``THROTTLED_KEYS`` mode on
+            every period table, at run time (the tables are created by the function, not the template), so
+            the keys DynamoDB throttles are named (see README, "Hot keys named"). Grants the function
+            ``UpdateContributorInsights``/``DescribeContributorInsights`` on the prefix's tables and the
+            creation of DynamoDB's Contributor Insights service-linked role.
+            Default: False — no Contributor Insights rules (each rule is billed).
         :param run_at_deploy: reconcile during ``cdk deploy`` (a custom resource invokes the rotation
             function), so the current period's table exists when the deployment ends. Default: True.
         :param max_concurrency: how many tables one run updates in parallel.
@@ -249,6 +256,7 @@ class RotatingTimeSeriesTables(AlarmActions, PeriodTablesBase):
             ttl_attribute=time_to_live_attribute,
             stream_view_type=stream.value if stream else None,
             deletion_protection=deletion_protection,
+            throttled_keys_insights=throttled_keys_insights,
             max_concurrency=max_concurrency,
             max_changes_per_run=max_changes_per_run,
             metric_namespace=METRIC_NAMESPACE,

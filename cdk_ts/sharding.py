@@ -16,6 +16,7 @@ from cdk_ts import _perms
 from cdk_ts._binding import Bindable
 from cdk_ts._capacity import CAPACITY_KEYWORDS, TableCapacityOptions, table_capacity_options
 from cdk_ts._defaults import table_protection
+from cdk_ts._insights import main_table_problem, name_throttled_keys_of
 from cdk_ts._metrics import TableThrottleWidgets, metric_options
 from cdk_ts._nag import grant_unscoped
 from cdk_ts._validation import Problems, attribute_problem, check_keywords, keyword_names
@@ -183,6 +184,7 @@ class ShardMetadataTable(ShardMetadataTableBase):
         encryption_key: kms.IKey | None = None,
         point_in_time_recovery: bool = True,
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
+        throttled_keys_insights: bool = False,
         **capacity: Unpack[TableCapacityOptions],
     ) -> None:
         """Create the metadata table for ``main_table``.
@@ -206,6 +208,10 @@ class ShardMetadataTable(ShardMetadataTableBase):
             Default: True.
         :param removal_policy: what happens to the metadata table when it leaves the stack.
             Default: ``RemovalPolicy.RETAIN`` — kept, so readers still find every shard of the main table.
+        :param throttled_keys_insights: turn on CloudWatch Contributor Insights in ``THROTTLED_KEYS`` mode on the
+            MAIN table, so the keys DynamoDB throttles are named, the ones worth sharing out (README, "Hot keys
+            named"). Possible for a ``dynamodb.Table`` defined in this app (a ``DeviceLogTable``'s included);
+            insights it already has, in either mode, are kept. Default: False — no Contributor Insights rules.
         :param capacity: the keywords of ``TableCapacityOptions``, documented there (``max_read_request_units``,
             ``max_write_request_units``, ``warm_read_units_per_second``, ``warm_write_units_per_second``,
             ``table_class``), applied to the metadata table.
@@ -243,6 +249,12 @@ class ShardMetadataTable(ShardMetadataTableBase):
             "pass sort_key_name= (for an imported table), or shard a table that has a sort key",
         )
         options, _caps = table_capacity_options(problems, capacity, on_demand=True)
+        if throttled_keys_insights:
+            why_not = main_table_problem(table)
+            problems.check(
+                why_not is None,
+                f"throttled_keys_insights cannot name the keys of main_table {table.node.path}: {why_not}",
+            )
         problems.raise_if_any()
         super().__init__(
             scope, construct_id, main_table=main_table, partition_key=partition_key, sort_key_name=sort_key_name,
@@ -257,6 +269,8 @@ class ShardMetadataTable(ShardMetadataTableBase):
             removal_policy=removal_policy,
             **options,
         )
+        if throttled_keys_insights:
+            name_throttled_keys_of(table)
 
     @classmethod
     def from_table_name(

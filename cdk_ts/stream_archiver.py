@@ -34,7 +34,16 @@ from cdk_ts.archive_catalog import deduplicated_view_sql as deduplicated_view_sq
 from cdk_ts.archive_compaction import ArchiveCompaction, CompactionOptions
 from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
 from cdk_ts_runtime._inputs import whole
-from cdk_ts_runtime.archiver import DONE_PREFIX, ENV_BUCKET, ENV_FAILURE_BUCKET, ENV_PREFIX, FAILURE_PREFIX
+from cdk_ts_runtime.archiver import (
+    DONE_PREFIX,
+    ENV_BUCKET,
+    ENV_FAILURE_BUCKET,
+    ENV_PREFIX,
+    FAILURE_PREFIX,
+    FUNCTION_DIMENSION,
+    ArchiverMetric,
+)
+from cdk_ts_runtime.emf import METRIC_NAMESPACE
 from cdk_ts_runtime.errors import ValidationError
 from cdk_ts_runtime.stream_consumer import StreamConsumer
 
@@ -407,6 +416,28 @@ class StreamArchiver(AlarmActions, Construct):
     def metric_errors(self, **props: Any) -> cloudwatch.Metric:
         """Invocations of the archiver function that raised (``AWS/Lambda`` ``Errors``; Sum)."""
         return self.function.metric_errors(**metric_options(props, "Sum"))
+
+    def metric(self, metric_name: ArchiverMetric | str, **props: Any) -> cloudwatch.Metric:
+        """A metric the archiver function writes per batch as an EMF line (namespace ``cdk-ts``, ``FunctionName``).
+
+        ``ArchiverMetric`` names them: ``ARCHIVED_RECORDS``, ``ARCHIVE_WRITE_FAILURES`` (1 when a PutObject failed
+        and Lambda retries from that group) and ``UNREADABLE_RECORDS``.
+
+        :param metric_name: an ``ArchiverMetric`` or its value (``"ArchivedRecords"``).
+        :param props: metric options (``period``, ``statistic``, ``label``...) over the default, the Sum.
+        :raises ValueError: for a name the archiver does not write.
+        """
+        try:
+            written = ArchiverMetric(metric_name)
+        except ValueError:
+            raise ValidationError(
+                f"{describe(self)}: metric {metric_name!r} is not written by the archiver; use one of "
+                f"{', '.join(m.value for m in ArchiverMetric)}"
+            ) from None
+        return cloudwatch.Metric(
+            namespace=METRIC_NAMESPACE, metric_name=written.value,
+            dimensions_map={FUNCTION_DIMENSION: self.function.function_name}, **metric_options(props, "Sum"),
+        )
 
     def metric_failure_delivery_failures(self, **props: Any) -> cloudwatch.Metric:
         """Failed batches Lambda could not deliver to the failure destination (``DestinationDeliveryFailures``; Sum).

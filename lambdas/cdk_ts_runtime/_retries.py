@@ -17,7 +17,8 @@ from botocore.config import Config
 #: table is needed at the boundary, see ``rotation.rotator.CREATE_ATTEMPTS``).
 CONTROL_PLANE = Config(retries={"mode": "standard", "total_max_attempts": 5})
 
-#: CloudWatch reads and metric publishing from the rotation: short timeouts and 2 attempts, so an
+#: CloudWatch reads (right-sizing, the sharded writer's no-reasons fallback; metrics are written as EMF, never
+#: sent): short timeouts and 2 attempts, so an
 #: endpoint that cannot be reached (a VPC without a CloudWatch endpoint) costs seconds, not the run.
 #: Right-sizing then keeps the configured tier and the next table is still created.
 METRICS = Config(connect_timeout=2, read_timeout=5, retries={"mode": "standard", "total_max_attempts": 2})

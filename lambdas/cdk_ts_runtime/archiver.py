@@ -23,10 +23,12 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
+from enum import StrEnum
 from typing import Any
 
 from cdk_ts_runtime._aws import LazyClient, client_property
 from cdk_ts_runtime.archive_lines import Group, UnreadableRecordError, group_records, readable_groups, sequence_number
+from cdk_ts_runtime.emf import METRIC_NAMESPACE, EmfWriter
 from cdk_ts_runtime.errors import ValidationError
 
 # Records carry their fields in ``extra``: Lambda's JSON log format, set on every cdk-ts function, writes
@@ -43,6 +45,20 @@ ENV_FAILURE_BUCKET = "ARCHIVE_FAILURE_BUCKET"
 FAILURE_PREFIX = "aws/lambda/"
 #: Where a replayed failure record is moved to: ``done/`` + its original key.
 DONE_PREFIX = "done/"
+#: The dimension every archiver metric carries; its value is the function's name (Lambda's
+#: ``AWS_LAMBDA_FUNCTION_NAME``), which the ``StreamArchiver`` construct knows as ``function.function_name``.
+FUNCTION_DIMENSION = "FunctionName"
+
+
+class ArchiverMetric(StrEnum):
+    """A metric the archiver writes once per batch (unit Count), as an EMF log line."""
+
+    #: Records written to S3 in the batch.
+    ARCHIVED_RECORDS = "ArchivedRecords"
+    #: 1 when a group's PutObject failed and Lambda retries the batch from it, else 0.
+    ARCHIVE_WRITE_FAILURES = "ArchiveWriteFailures"
+    #: 1 when a record could not be read and Lambda retries the batch from it, else 0.
+    UNREADABLE_RECORDS = "UnreadableRecords"
 
 
 class StreamRecordArchiver:
@@ -51,7 +67,15 @@ class StreamRecordArchiver:
     The runtime half of the ``StreamArchiver`` construct; ``s3_client`` defaults to a client created on first use.
     """
 
-    def __init__(self, bucket: str, prefix: str = "dynamodb/", *, s3_client=None) -> None:
+    def __init__(
+        self,
+        bucket: str,
+        prefix: str = "dynamodb/",
+        *,
+        s3_client=None,
+        metrics: EmfWriter | None = None,
+        function_name: str | None = None,
+    ) -> None:
         """Name the target; no AWS call is made until the first batch.
 
         :param bucket: the bucket's name.
@@ -59,6 +83,10 @@ class StreamRecordArchiver:
             Default: ``"dynamodb/"``.
         :param s3_client: the boto3 S3 client to use.
             Default: None — one is created on first use.
+        :param metrics: writes each batch's ``ArchiverMetric`` values as one EMF line.
+            Default: None — no metric (:meth:`from_env` gives a writer to stdout in ``cdk-ts``).
+        :param function_name: the value of the ``FunctionName`` dimension.
+            Default: None — ``bucket`` (outside Lambda there is no function name).
         :raises ValueError: for an empty bucket name.
         """
         if not bucket:
@@ -66,17 +94,21 @@ class StreamRecordArchiver:
         self.bucket = bucket
         self.prefix = prefix
         self._s3 = LazyClient("s3", s3_client)
+        self.metrics = metrics
+        self.function_name = function_name or bucket
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], **kwargs: Any) -> StreamRecordArchiver:
         """The archiver the construct configured (``ARCHIVE_BUCKET``, ``ARCHIVE_PREFIX``).
 
         :param env: the environment, usually ``os.environ``; an unset ``ARCHIVE_PREFIX`` means ``"dynamodb/"``.
-        :param kwargs: further constructor arguments (``s3_client``).
+        :param kwargs: further constructor arguments (``s3_client``, ``metrics``).
         :raises KeyError: when ``ARCHIVE_BUCKET`` is not set.
         """
         if not env.get(ENV_BUCKET):
             raise KeyError(f"environment variable {ENV_BUCKET} is not set")
+        kwargs.setdefault("metrics", EmfWriter(METRIC_NAMESPACE))
+        kwargs.setdefault("function_name", env.get("AWS_LAMBDA_FUNCTION_NAME"))
         return cls(env[ENV_BUCKET], env.get(ENV_PREFIX, "dynamodb/"), **kwargs)
 
     s3 = client_property("_s3", "The S3 client (created on first use).")
@@ -91,6 +123,7 @@ class StreamRecordArchiver:
         if not isinstance(records, list | tuple):
             raise ValidationError(f"records {records!r:.60} is not a list of stream records")
         groups, unreadable = readable_groups(list(records))
+        written = 0
         for group in groups:
             key = group.key(self.prefix)
             try:
@@ -99,8 +132,11 @@ class StreamRecordArchiver:
                 text = f"{type(error).__name__}: {error}"
                 logger.error("archive write failed; retrying from this group: %s %s", key, text,
                              extra={"key": key, "sequenceNumber": group.first_sequence, "error": text})
+                self._publish(written, write_failures=1)
                 return {"batchItemFailures": [{"itemIdentifier": group.first_sequence}]}
+            written += len(group.records)
             logger.info("archived %s", key, extra={"key": key, "records": len(group.records)})
+        self._publish(written, unreadable=0 if unreadable is None else 1)
         if unreadable is None:
             return {"batchItemFailures": []}
         index, error = unreadable
@@ -114,6 +150,22 @@ class StreamRecordArchiver:
         logger.error("unreadable record; retrying from it: %s", text,
                      extra={"sequenceNumber": sequence, "error": text})
         return {"batchItemFailures": [{"itemIdentifier": sequence}]}
+
+    def _publish(self, written: int, *, write_failures: int = 0, unreadable: int = 0) -> None:
+        """One EMF line for the batch; a writer that fails is logged, never the batch's failure."""
+        if self.metrics is None:
+            return
+        try:
+            self.metrics.publish(
+                {
+                    ArchiverMetric.ARCHIVED_RECORDS.value: written,
+                    ArchiverMetric.ARCHIVE_WRITE_FAILURES.value: write_failures,
+                    ArchiverMetric.UNREADABLE_RECORDS.value: unreadable,
+                },
+                dimensions={FUNCTION_DIMENSION: self.function_name},
+            )
+        except Exception:  # noqa: BLE001 - the batch's outcome stands whatever the metric does
+            logger.exception("could not write the archiver's metrics")
 
     def _put(self, group: Group, key: str) -> str:
         self.s3.put_object(Bucket=self.bucket, Key=key, Body=group.body(), ContentType="application/x-ndjson")

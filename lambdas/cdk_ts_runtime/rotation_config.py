@@ -483,6 +483,10 @@ class RotationConfig:
         before applying PITR, TTL and the stream consumer (the next run finishes otherwise). Default: 60.
     :param metric_namespace: the CloudWatch namespace of the ``NextPeriodTableMissing`` metric.
         Default: ``"cdk-ts"``; None publishes no metric.
+    :param throttled_keys_insights: turn on CloudWatch Contributor Insights in ``THROTTLED_KEYS`` mode on
+        every period table (``UpdateContributorInsights``), so the keys DynamoDB throttles are named; a table
+        whose insights are already on, in either mode, is left as it is.
+        Default: False — no Contributor Insights (and no cost for its rules).
     :raises ValueError: for ``retain_periods`` below 2, an archive bucket without retention or PITR, an
         unknown stream view type, a negative lead or limits below 1, or right-sizing on the previous or
         older tier.
@@ -506,6 +510,7 @@ class RotationConfig:
     max_changes_per_run: int = 50
     wait_for_new_tables_seconds: int = 60
     metric_namespace: str | None = "cdk-ts"
+    throttled_keys_insights: bool = False
 
     def __post_init__(self) -> None:
         if self.missing_table_alarm_seconds is None and isinstance(self.create_lead_seconds, int):
@@ -558,7 +563,7 @@ class RotationConfig:
             if not isinstance(value, int) or isinstance(value, bool):
                 raise ValidationError(f"{name} {value!r} must be a whole number")
         whole("wait_for_new_tables_seconds", self.wait_for_new_tables_seconds, minimum=0, maximum=MAX_LEAD_SECONDS)
-        for name in ("point_in_time_recovery", "deletion_protection"):
+        for name in ("point_in_time_recovery", "deletion_protection", "throttled_keys_insights"):
             if not isinstance(getattr(self, name), bool):
                 raise ValidationError(f"{name} {getattr(self, name)!r} must be true or false")
         for name in ("archive_bucket", "kms_key_arn", "ttl_attribute", "metric_namespace"):

@@ -1,14 +1,16 @@
 """The CloudWatch metrics a rotation run publishes, named once for the publisher and for the alarms that watch them.
 
-The rotation function publishes them; ``RotatingTimeSeriesTables.metric(...)`` reads them back, so
-both sides take the names and the dimension from here.
+The rotation function writes them as CloudWatch Embedded Metric Format lines (:mod:`cdk_ts_runtime.emf`);
+``RotatingTimeSeriesTables.metric(...)`` reads them back, so both sides take the names and the dimension
+from here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any
+
+from cdk_ts_runtime.emf import EmfWriter
 
 #: The dimension every rotation metric carries; its value is the rotation's table prefix.
 TABLE_PREFIX_DIMENSION = "TablePrefix"
@@ -30,23 +32,14 @@ class RotationMetric(StrEnum):
     LOCK_HELD_RUNS = "LockHeldRuns"
 
 
-def publish(cloudwatch: Any, namespace: str, table_prefix: str, values: Mapping[RotationMetric, float]) -> None:
-    """Publish ``values`` for ``table_prefix`` in one ``PutMetricData`` call.
+def publish(metrics: EmfWriter, table_prefix: str, values: Mapping[RotationMetric, float]) -> None:
+    """Write ``values`` for ``table_prefix`` as one EMF line (unit Count, dimension ``TablePrefix``).
 
-    :param cloudwatch: the boto3 CloudWatch client.
-    :param namespace: the metric namespace (``RotationConfig.metric_namespace``).
+    :param metrics: the EMF writer, whose namespace is ``RotationConfig.metric_namespace``.
     :param table_prefix: the rotation's table prefix, the value of the ``TablePrefix`` dimension.
     :param values: the value of each metric.
     """
-    cloudwatch.put_metric_data(
-        Namespace=namespace,
-        MetricData=[
-            {
-                "MetricName": metric.value,
-                "Dimensions": [{"Name": TABLE_PREFIX_DIMENSION, "Value": table_prefix}],
-                "Value": value,
-                "Unit": "Count",
-            }
-            for metric, value in values.items()
-        ],
+    metrics.publish(
+        {metric.value: value for metric, value in values.items()},
+        dimensions={TABLE_PREFIX_DIMENSION: table_prefix},
     )

@@ -20,6 +20,7 @@ from botocore.exceptions import ClientError
 from cdk_ts_runtime._aws import Backoff, LazyClient, client_property, error_code, error_message
 from cdk_ts_runtime._inputs import number, table_time, whole
 from cdk_ts_runtime._retries import BATCH_PATH, DATA_PATH
+from cdk_ts_runtime.emf import MetricsSink, WriterMetric, emit, writer_point
 from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.items import query_all, to_attribute_values
 from cdk_ts_runtime.periods import RotationPeriod, period_start, shift, table_name
@@ -77,6 +78,7 @@ class PeriodRouter:
         backoff_cap_seconds: float = 5.0,
         sleep: Callable[[float], None] = time.sleep,
         rng: Callable[[], float] = random.random,
+        metrics: MetricsSink | None = None,
     ) -> None:
         """Describe the tables to route to; no AWS call is made until the first read or write.
 
@@ -112,6 +114,11 @@ class PeriodRouter:
             Default: ``time.sleep``.
         :param rng: a source of floats in [0, 1) for the jitter (tests pass a fixed one).
             Default: ``random.random``.
+        :param metrics: takes a ``cdk_ts_runtime.emf.MetricPoint`` for every throttle DynamoDB answered
+            (``Throttles``, dimension ``ThrottleScope``: partition, index, table or unknown) and for the items
+            not written (``RefusedWrites``, the count, with the reasons); both carry the ``TableName`` dimension.
+            Pass ``cdk_ts_runtime.emf.EmfWriter("MyApp/Writers")`` for EMF lines, or a callable of your own.
+            Default: None — nothing is reported but the errors raised.
         :raises ValueError: for an invalid layout, ``max_workers``, ``max_batch_attempts`` or ``page_size`` that is
             not a whole number >= 1, or a backoff that is not a finite number >= 0 (each named).
         """
@@ -135,6 +142,7 @@ class PeriodRouter:
         self.page_size = page_size
         self.max_batch_attempts = max_batch_attempts
         self.backoff = Backoff(base=backoff_base_seconds, cap=backoff_cap_seconds, sleep=sleep, rng=rng)
+        self.metrics = metrics
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], **kwargs: Any) -> PeriodRouter:
@@ -225,6 +233,10 @@ class PeriodRouter:
             if error_code(error) == "ResourceNotFoundException":
                 raise MissingPeriodTableError(self._missing_table(table, item[self.layout.sort_key])) from None
             if (throttled := throttled_after_retries(error)) is not None:
+                emit(self.metrics, [
+                    writer_point(WriterMetric.THROTTLES, table, scope=throttled.throttle.scope.value),
+                    writer_point(WriterMetric.REFUSED_WRITES, table, reason=str(throttled)),
+                ])
                 raise throttled from error
             raise
         return table
@@ -313,6 +325,7 @@ class PeriodRouter:
                 throttle = classify_throttle(error)
                 if throttle is not None:
                     why = f"throttled: {throttle.describe()}"
+                    emit(self.metrics, [writer_point(WriterMetric.THROTTLES, batch[0][0], scope=throttle.scope.value)])
                 else:
                     items = unwritten()
                     if error_code(error) == "ResourceNotFoundException":
@@ -422,6 +435,9 @@ class BatchWriter:
         try:
             self.router._write_batch(chunk)
         except BatchWriteError as error:
+            emit(self.router.metrics, [writer_point(
+                WriterMetric.REFUSED_WRITES, chunk[0][0], len(error.items), reasons=sorted(set(error.reasons))[:5],
+            )])
             self.failed.extend(error.items)
             self.reasons.extend(error.reasons)
             self.attempts = max(self.attempts, error.attempts)

@@ -12,6 +12,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk.assertions import Match, Template
 
 from cdk_ts import (
+    ArchiverMetric,
     DeviceLogTable,
     FailureDestination,
     MonitoringDashboard,
@@ -145,3 +146,13 @@ def test_fixed_tables_graph_their_own_throttles(stack):
     assert "ThrottledRequests" in body and "alarms" not in body
     metric = log.metric_throttled_requests(period=Duration.minutes(1))
     assert metric.to_metric_config().math_expression.period == 60
+
+
+def test_archiver_emf_metrics_name_its_function_in_the_rotations_namespace(stack):
+    archiver = StreamArchiver(stack, "Archive", source=DeviceLogTable(stack, "Log", stream=STREAM))
+    archived = archiver.metric(ArchiverMetric.ARCHIVED_RECORDS)
+    assert (archived.namespace, archived.metric_name, archived.statistic) == ("cdk-ts", "ArchivedRecords", "Sum")
+    assert stack.resolve(archived.dimensions["FunctionName"]) == stack.resolve(archiver.function.function_name)
+    assert archiver.metric("UnreadableRecords", statistic="Maximum").statistic == "Maximum"
+    with pytest.raises(ValueError, match="'ArchivedBytes' is not written by the archiver"):
+        archiver.metric("ArchivedBytes")

@@ -135,7 +135,9 @@ class TestRotationFunction:
         wildcard_actions = {
             a for s in wildcard for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
         }
-        assert wildcard_actions == {"dynamodb:ListTables", "dynamodb:ListExports", "cloudwatch:PutMetricData"}
+        # metrics are EMF log lines: no cloudwatch:PutMetricData statement at all
+        assert wildcard_actions == {"dynamodb:ListTables", "dynamodb:ListExports"}
+        assert not any("cloudwatch:PutMetricData" in json.dumps(s["Action"]) for s in statements)
 
     def test_export_writes_only_under_the_archive_prefix(self, archived):
         statements = policy_statements(archived[3])

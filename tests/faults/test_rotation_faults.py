@@ -17,6 +17,7 @@ from cdk_ts_runtime.rotation import RotationRunError, RotationWindowError, Table
 from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG, CapacityTier, RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.cloudformation import CloudFormationReplies
+from tests.support.emf import EmfLines
 from tests.support.requests import client_error, fail_on_table, inject_failure
 from tests.support.rotation import create_period_table
 from tests.support.waiting import wait_until
@@ -37,14 +38,6 @@ def make_table(dynamodb, name, read=300, write=1000, *, owned=True):
     )
 
 
-def published(cloudwatch, metric: str) -> list[float]:
-    """The maxima of one of the rotation's metrics for PREFIX, as CloudWatch holds them."""
-    stats = cloudwatch.get_metric_statistics(
-        Namespace="cdk-ts", MetricName=metric, Dimensions=[{"Name": "TablePrefix", "Value": PREFIX}],
-        StartTime=datetime.now(UTC) - timedelta(hours=1), EndTime=datetime.now(UTC) + timedelta(hours=1),
-        Period=3600, Statistics=["Maximum"],
-    )
-    return [p["Maximum"] for p in stats["Datapoints"]]
 
 
 def rotator(dynamodb, clock=NOW, **config):
@@ -150,14 +143,14 @@ class TestOwnership:
         assert ttl == "DISABLED"
 
     def test_lookalikes_are_counted_in_a_metric(self, dynamodb):
-        cloudwatch = boto3.client("cloudwatch")
+        lines = EmfLines()
         make_table(dynamodb, day(0))
         make_table(dynamodb, day(-9), 1, 1, owned=False)
         TableRotator(
-            TableLayout(PREFIX), RotationConfig(retain_periods=3), dynamodb=dynamodb, cloudwatch=cloudwatch,
+            TableLayout(PREFIX), RotationConfig(retain_periods=3), dynamodb=dynamodb, metrics=lines.writer(),
             sleep=lambda _s: None, clock=lambda: NOW,
         ).run("resize_old", NOW)
-        assert published(cloudwatch, "ForeignLookalikeTables") == [1.0]
+        assert lines.values("ForeignLookalikeTables", TablePrefix=PREFIX) == [1]
         assert day(-9) in state(dynamodb)
 
 
@@ -301,16 +294,16 @@ class TestFailureIsolation:
 
 class TestFutureTables:
     def test_a_table_dated_after_the_next_period_is_reported_never_made_current(self, dynamodb):
-        cloudwatch = boto3.client("cloudwatch")
+        lines = EmfLines()
         make_table(dynamodb, day(0))
         make_table(dynamodb, day(5), 1, 1)
         report = TableRotator(
-            TableLayout(PREFIX), RotationConfig(), dynamodb=dynamodb, cloudwatch=cloudwatch,
+            TableLayout(PREFIX), RotationConfig(), dynamodb=dynamodb, metrics=lines.writer(),
             sleep=lambda _s: None, clock=lambda: NOW,
         ).run("reconcile", NOW)
         assert state(dynamodb)[day(5)] == (1, 1)
         assert any(a["action"] == "future" and a["table"] == day(5) for a in report["actions"])
-        assert published(cloudwatch, "FuturePeriodTables") == [1.0]
+        assert lines.values("FuturePeriodTables", TablePrefix=PREFIX) == [1]
 
     def test_a_table_dated_2099_is_reported_as_future_not_left_hot_silently(self, dynamodb):
         make_table(dynamodb, day(0))

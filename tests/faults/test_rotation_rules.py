@@ -21,6 +21,7 @@ from cdk_ts_runtime.rotation.lock import LOCK_KEY, RunLock
 from cdk_ts_runtime.rotation.ownership import ownership_tags
 from cdk_ts_runtime.rotation_config import CapacityTier, RightSizing, RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
+from tests.support.emf import EmfLines
 from tests.support.requests import RequestCounter
 from tests.support.rotation import actions, report_export_time
 from tests.support.threads import start_and_join
@@ -129,21 +130,14 @@ class Rotation:
 
 
 class MetricLog:
-    """Every PutMetricData of a rotation, with the harness time it was sent at: what the alarms would evaluate."""
+    """Every EMF line of a rotation, with the harness time it was written at: what the alarms would evaluate."""
 
-    def __init__(self, proxy, moto_server):
-        from tests.support.emulators import server_client_for
-
-        self.sent: list[tuple[datetime, str, float]] = []
-        self.cloudwatch = server_client_for(moto_server, "cloudwatch")
-
-        def record(params, **_kwargs):
-            self.sent += [(proxy.now(), d["MetricName"], d["Value"]) for d in params["MetricData"]]
-
-        self.cloudwatch.meta.events.register("provide-client-params.cloudwatch.PutMetricData", record)
+    def __init__(self, proxy, _moto_server=None):
+        self.lines = EmfLines(now=proxy.now)
+        self.writer = self.lines.writer()
 
     def values(self, metric):
-        return [(when, value) for when, name, value in self.sent if name == metric]
+        return self.lines.timed(metric)
 
 
 def default_schedule(days):
@@ -569,7 +563,7 @@ class TestTheNextTableBeforeItsBoundary:
 
         first = rotation.run(
             "create_new", at(0, 23, 45), rng=lambda: 1.0, lambda_seconds=300,
-            cloudwatch=metrics.cloudwatch,
+            metrics=metrics.writer,
         )
 
         # tries at 23:45:00, :10, :30, 23:46:10, 23:47:10, 23:48:10, 23:49:10; a 60 s wait would reach the margin
@@ -581,7 +575,7 @@ class TestTheNextTableBeforeItsBoundary:
 
         second = rotation.run(
             "create_new", at(0, 23, 55), rng=lambda: 1.0, lambda_seconds=300,
-            cloudwatch=metrics.cloudwatch,
+            metrics=metrics.writer,
         )
 
         assert actions(second, "create")[0]["table"] == rotation.name(1)
@@ -599,7 +593,7 @@ class TestTheNextTableBeforeItsBoundary:
         for when in (at(0, 23, 45), at(0, 23, 55)):
             rotation.run(
                 "create_new", when, rng=lambda: 1.0, lambda_seconds=300,
-                cloudwatch=metrics.cloudwatch,
+                metrics=metrics.writer,
             )
 
         missing = metrics.values("NextPeriodTableMissing")
@@ -609,7 +603,7 @@ class TestTheNextTableBeforeItsBoundary:
         assert rotation.name(1) not in rotation.dynamodb.list_tables()["TableNames"]
 
         # once DynamoDB takes creates again, the next run makes it (as the current table) and says so
-        report = rotation.run("reconcile", at(1, 0, 30), cloudwatch=metrics.cloudwatch)
+        report = rotation.run("reconcile", at(1, 0, 30), metrics=metrics.writer)
         assert actions(report, "create")[0]["table"] == rotation.name(1)
         assert rotation.tier(1) == HOT
 
@@ -646,7 +640,7 @@ def test_three_days_of_the_default_schedules_with_creates_refused_one_night_have
             rules_proxy.set_time(when)
             rotation.block_creates_until(when + timedelta(seconds=25))
         # a RotationRunError fails here; rng=1.0: the create's waits are 10 s, then 20 s
-        report = rotation.run(operation, when, cloudwatch=metrics.cloudwatch, rng=lambda: 1.0)
+        report = rotation.run(operation, when, metrics=metrics.writer, rng=lambda: 1.0)
         assert not actions(report, "error")
         for created in actions(report, "create"):
             first_create_of.setdefault(created["table"], (when, created.get("attempts", 1)))
@@ -666,3 +660,46 @@ def test_three_days_of_the_default_schedules_with_creates_refused_one_night_have
     assert [value for _when, value in metrics.values("NextPeriodTableMissing")] == [0, 0, 0]
     assert rotation.tier(3) == HOT
     assert [rotation.tier(day) for day in (0, 1, 2)] == [CLOSED] * 3
+
+
+class TestThrottledKeysInsights:
+    """Period tables get Contributor Insights in THROTTLED_KEYS mode at run time (UpdateContributorInsights)."""
+
+    def insights(self, rotation, day):
+        return rotation.dynamodb.describe_contributor_insights(TableName=rotation.name(day))
+
+    def test_a_new_period_table_names_its_throttled_keys_and_the_next_run_leaves_it_so(self, rules_proxy, unique_name):
+        rotation = Rotation(rules_proxy, unique_name, throttled_keys_insights=True)
+
+        first = rotation.run("reconcile", at(0, 0, 30))
+
+        [enabled] = actions(first, "enable_contributor_insights")
+        assert (enabled["table"], enabled["mode"]) == (rotation.name(0), "THROTTLED_KEYS")
+        state = self.insights(rotation, 0)
+        assert (state["ContributorInsightsStatus"], state["ContributorInsightsMode"]) == ("ENABLED", "THROTTLED_KEYS")
+        assert [rule.split("-")[1] for rule in state["ContributorInsightsRuleList"]] == ["PKT"]
+        sent = [p for op, p in rotation.counter.params if op == "UpdateContributorInsights"]
+        assert sent == [{"TableName": rotation.name(0), "ContributorInsightsAction": "ENABLE",
+                         "ContributorInsightsMode": "THROTTLED_KEYS"}]
+
+        second = rotation.run("reconcile", at(0, 1, 30))
+        assert not actions(second, "enable_contributor_insights")
+        assert rotation.counter.calls["UpdateContributorInsights"] == 1
+
+    def test_a_table_already_watching_every_key_is_left_in_that_mode(self, rules_proxy, unique_name):
+        rotation = Rotation(rules_proxy, unique_name, throttled_keys_insights=True)
+        rotation.make_table(0)
+        rotation.dynamodb.update_contributor_insights(TableName=rotation.name(0), ContributorInsightsAction="ENABLE")
+
+        report = rotation.run("reconcile", at(0, 0, 30))
+
+        assert not actions(report, "enable_contributor_insights")
+        assert self.insights(rotation, 0)["ContributorInsightsMode"] == "ACCESSED_AND_THROTTLED_KEYS"
+
+    def test_without_the_switch_no_contributor_insights_call_is_made(self, rules_proxy, unique_name):
+        rotation = Rotation(rules_proxy, unique_name)
+
+        rotation.run("reconcile", at(0, 0, 30))
+
+        assert not {"DescribeContributorInsights", "UpdateContributorInsights"} & set(rotation.counter.calls)
+        assert self.insights(rotation, 0)["ContributorInsightsStatus"] == "DISABLED"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import boto3
 import pytest
@@ -10,6 +10,7 @@ import pytest
 from cdk_ts_runtime.rotation import RotationRunError, TableRotator
 from cdk_ts_runtime.rotation_config import AutoScaling, CapacityTier, RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
+from tests.support.emf import EmfLines
 from tests.support.requests import RequestCounter, client_error, fail_on_table, inject_failure
 from tests.support.rotation import (
     PREFIX,
@@ -292,10 +293,10 @@ class TestReconcile:
         assert capacity(dynamodb, "telemetry_2026-03-02") == (100, 1)
 
     def test_next_table_metric_reports_a_create_still_failing_past_the_deadline(self, dynamodb):
-        cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
+        lines = EmfLines()
         fail_on_table(dynamodb, "CreateTable", "telemetry_2026-03-02", "LimitExceededException", "too many tables")
         rotator = TableRotator(  # 23:56: less than the default 5 minutes before the boundary
-            TableLayout(PREFIX), RotationConfig(), dynamodb=dynamodb, cloudwatch=cloudwatch, sleep=lambda _s: None,
+            TableLayout(PREFIX), RotationConfig(), dynamodb=dynamodb, metrics=lines.writer(), sleep=lambda _s: None,
             clock=lambda: utc(2026, 3, 1, 23, 56),
         )
         report = rotator.run("reconcile", utc(2026, 3, 1, 23, 56))  # "later" from DynamoDB: no error
@@ -303,16 +304,8 @@ class TestReconcile:
         assert deferred["attempts"] == 8  # no time limit here: every try the rotation allows itself
         assert "telemetry_2026-03-01" in table_names(dynamodb)
         assert "telemetry_2026-03-02" not in table_names(dynamodb)
-        stats = cloudwatch.get_metric_statistics(
-            Namespace="cdk-ts",
-            MetricName="NextPeriodTableMissing",
-            Dimensions=[{"Name": "TablePrefix", "Value": PREFIX}],
-            StartTime=datetime.now(UTC) - timedelta(hours=1),
-            EndTime=datetime.now(UTC) + timedelta(hours=1),
-            Period=3600,
-            Statistics=["Maximum"],
-        )
-        assert [p["Maximum"] for p in stats["Datapoints"]] == [1.0]
+        # told at the first refusal past the deadline, and again as the run ended
+        assert lines.values("NextPeriodTableMissing", TablePrefix=PREFIX) == [1, 1]
 
 
 class TestExpiry:

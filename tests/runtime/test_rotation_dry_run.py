@@ -8,6 +8,7 @@ import pytest
 from cdk_ts_runtime.rotation import TableRotator
 from cdk_ts_runtime.rotation_config import CapacityTier, RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
+from tests.support.emf import EmfLines
 from tests.support.requests import RequestCounter
 from tests.support.rotation import PREFIX, OnTimeRotator, capacity, create_period_table, table_names
 from tests.support.times import utc
@@ -44,7 +45,7 @@ def estate(dynamodb):
     return dynamodb
 
 
-def rotator(dynamodb, lock=None):
+def rotator(dynamodb, lock=None, metrics=None):
     config = RotationConfig(
         previous=CapacityTier.provisioned(100, 1), older=CapacityTier.provisioned(1, 1),
         retain_periods=3, archive_bucket="archive", ttl_attribute="expires",
@@ -53,6 +54,7 @@ def rotator(dynamodb, lock=None):
         TableLayout(PREFIX), config, dynamodb=dynamodb,
         autoscaling=boto3.client("application-autoscaling", region_name="us-east-1"),
         cloudwatch=boto3.client("cloudwatch", region_name="us-east-1"), sleep=lambda _s: None, lock=lock,
+        metrics=metrics,
     )
 
 
@@ -69,13 +71,15 @@ def actions(report):
 
 
 def test_a_dry_reconcile_changes_nothing_and_lists_what_the_real_run_then_does(estate):
-    dry_rotator = rotator(estate, lock=UntouchableLock())
+    dry_lines = EmfLines()
+    dry_rotator = rotator(estate, lock=UntouchableLock(), metrics=dry_lines.writer())
     counters = counted(dry_rotator)
     before = {name: capacity(estate, name) for name in table_names(estate)}
 
     dry = dry_rotator.run("reconcile", utc(2026, 3, 2, 23, 50), dry_run=True)
 
     assert {name for name in calls(counters) if not name.startswith(READS)} == set()
+    assert dry_lines.lines == []  # no metric either
     assert {name: capacity(estate, name) for name in table_names(estate)} == before
     assert dry["dry_run"] is True and all(a["dry_run"] is True for a in dry["actions"])
     assert ("create", f"{PREFIX}_2026-03-02") in actions(dry) and ("create", f"{PREFIX}_2026-03-03") in actions(dry)
@@ -85,14 +89,15 @@ def test_a_dry_reconcile_changes_nothing_and_lists_what_the_real_run_then_does(e
     assert ("export", f"{PREFIX}_2026-02-01") in actions(dry)
     assert ("not_owned", f"{PREFIX}_2026-02-27") in actions(dry)
 
-    real_rotator = rotator(estate)
+    real_lines = EmfLines()
+    real_rotator = rotator(estate, metrics=real_lines.writer())
     real_counters = counted(real_rotator)
     real = real_rotator.run("reconcile", utc(2026, 3, 2, 23, 50))
 
     assert actions(real) == actions(dry)
-    assert {"CreateTable", "UpdateTable", "UpdateTimeToLive", "ExportTableToPointInTime", "PutMetricData"} <= calls(
-        real_counters
-    )
+    assert {"CreateTable", "UpdateTable", "UpdateTimeToLive", "ExportTableToPointInTime"} <= calls(real_counters)
+    assert "PutMetricData" not in calls(real_counters)  # metrics are EMF lines, not CloudWatch calls
+    assert real_lines.values("ForeignLookalikeTables", TablePrefix=PREFIX) == [1]
     assert capacity(estate, f"{PREFIX}_2026-03-01") == (100, 1)
 
 

@@ -18,6 +18,7 @@ from cdk_ts_runtime.rotation.lock import (
 )
 from cdk_ts_runtime.rotation_config import RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
+from tests.support.emf import EmfLines
 from tests.support.requests import RequestCounter
 from tests.support.rotation import actions, capacity, create_period_table
 from tests.support.threads import start_and_join
@@ -308,15 +309,13 @@ def test_a_missing_lock_table_is_an_error_naming_it_and_the_way_out(dynamodb):
 
 
 def test_every_run_says_in_a_metric_whether_it_found_the_lock_held(dynamodb):
-    import boto3
-
     create_lock_table(dynamodb, "rotation-lock")
-    cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
+    lines = EmfLines()
     env = {**TableLayout("telemetry").to_env(), LOCK_TABLE_ENV: "rotation-lock"}
 
     def run():
         rotator = TableRotator.from_env(
-            env, dynamodb=dynamodb, cloudwatch=cloudwatch, sleep=lambda _s: None, clock=lambda: NOW
+            env, dynamodb=dynamodb, metrics=lines.writer(), sleep=lambda _s: None, clock=lambda: NOW
         )
         return rotator.run("reconcile", NOW)
 
@@ -324,13 +323,7 @@ def test_every_run_says_in_a_metric_whether_it_found_the_lock_held(dynamodb):
     make_lock(dynamodb, "rotation-lock").acquire("resize_old", timedelta(minutes=6))
     assert [a["action"] for a in run()["actions"]] == ["busy"]  # finds it held: 1
 
-    stats = cloudwatch.get_metric_statistics(
-        Namespace="cdk-ts", MetricName="LockHeldRuns", Dimensions=[{"Name": "TablePrefix", "Value": "telemetry"}],
-        StartTime=datetime.now(UTC) - timedelta(hours=1), EndTime=datetime.now(UTC) + timedelta(hours=1),
-        Period=3600, Statistics=["Sum", "SampleCount"],
-    )
-    [point] = stats["Datapoints"]
-    assert (point["Sum"], point["SampleCount"]) == (1.0, 2.0)
+    assert lines.values("LockHeldRuns", TablePrefix="telemetry") == [0, 1]
 
 
 @pytest.mark.parametrize("raw", ["five", "0", "901", "300.5"])

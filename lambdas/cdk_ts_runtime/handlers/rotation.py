@@ -24,9 +24,10 @@ def now() -> datetime:
 def build_rotator(env: Mapping[str, str], context: object = None) -> TableRotator:
     """The rotator for this function's environment, with boto3 clients created now (at call time).
 
-    Control-plane clients keep the SDK's standard retries (``_retries.CONTROL_PLANE``); CloudWatch gets short
-    timeouts (``_retries.METRICS``) so an unreachable endpoint never holds up table creation. With the
-    Lambda ``context``, the run stops starting changes before the function's time runs out.
+    Control-plane clients keep the SDK's standard retries (``_retries.CONTROL_PLANE``). Metrics are EMF lines on
+    stdout (no CloudWatch call); a CloudWatch client, with short timeouts (``_retries.METRICS``) so an
+    unreachable endpoint never holds up table creation, is made only to read consumed capacity for right-sizing.
+    With the Lambda ``context``, the run stops starting changes before the function's time runs out.
 
     :param env: the function's environment, usually ``os.environ``.
     :param context: the Lambda context, whose remaining time bounds the run.
@@ -43,7 +44,7 @@ def build_rotator(env: Mapping[str, str], context: object = None) -> TableRotato
         lambda_client=boto3.client("lambda", config=CONTROL_PLANE) if consumer else None,
         cloudwatch=(
             boto3.client("cloudwatch", config=METRICS)
-            if config.metric_namespace or config.current.right_sizing else None
+            if config.current.right_sizing else None
         ),
         stream_consumer=consumer,
         clock=lambda: now(),

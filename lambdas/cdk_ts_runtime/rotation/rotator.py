@@ -21,6 +21,7 @@ from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import Backoff, error_code
 from cdk_ts_runtime._inputs import number
+from cdk_ts_runtime.emf import EmfWriter
 from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.periods import next_start, parse_table_name, period_start, require_utc, shift, table_name
 from cdk_ts_runtime.rotation.expiry import TableExpiry
@@ -67,6 +68,8 @@ CREATE_RETRY_CAP_SECONDS = 60.0
 CREATE_ATTEMPTS = 8
 #: How often a run looks whether a table it created is ACTIVE yet.
 WAIT_STEP_SECONDS = 2
+#: The Contributor Insights mode that names only throttled keys (``ContributorInsightsMode``, botocore's model).
+THROTTLED_KEYS_MODE = "THROTTLED_KEYS"
 #: How far outside its expected window an event time may be: clock skew, late delivery, retries.
 TIME_MARGIN = timedelta(minutes=15)
 
@@ -86,7 +89,8 @@ class TableRotator:
 
     Clients are injected and no AWS call is made until :meth:`run`. ``autoscaling`` is needed only
     when a tier uses auto scaling, ``stream_consumer`` (with ``lambda_client``) only when period tables
-    feed a stream consumer, ``cloudwatch`` only to publish metrics and read consumed capacity.
+    feed a stream consumer, ``cloudwatch`` only to read consumed capacity (right-sizing). Metrics are EMF
+    lines (``metrics``), never a CloudWatch API call.
 
     :param layout: the tables' prefix, period and key schema.
     :param config: capacity tiers, retention and the other rotation settings.
@@ -95,10 +99,12 @@ class TableRotator:
         Default: None — fine unless a tier uses auto scaling (a run then raises ``RuntimeError``).
     :param lambda_client: the boto3 Lambda client that maps streams to ``stream_consumer``.
         Default: None — only needed with a stream consumer.
-    :param cloudwatch: the boto3 CloudWatch client that publishes ``NextPeriodTableMissing`` and the
-        run's ``FuturePeriodTables``, ``ForeignLookalikeTables`` and ``FailedTables`` counts, and reads
-        consumed capacity for a right-sized current tier.
-        Default: None — no metric is published and right-sizing keeps the configured tier.
+    :param cloudwatch: the boto3 CloudWatch client that reads consumed capacity for a right-sized current tier.
+        Default: None — right-sizing keeps the configured tier.
+    :param metrics: writes ``NextPeriodTableMissing``, ``LockHeldRuns`` and the run's ``FuturePeriodTables``,
+        ``ForeignLookalikeTables`` and ``FailedTables`` counts as EMF lines (its namespace is the metrics'),
+        when ``config.metric_namespace`` is set. Default: None — no metric is written (:meth:`from_env`
+        gives one that writes to stdout in ``config.metric_namespace``).
     :param stream_consumer: the ``StreamConsumer`` every new table's stream is mapped to.
         Default: None — streams are not mapped.
     :param sleep: how to wait while a new table becomes ACTIVE (tests pass a fake).
@@ -127,6 +133,7 @@ class TableRotator:
     autoscaling: Any = None
     lambda_client: Any = None
     cloudwatch: Any = None
+    metrics: EmfWriter | None = None
     stream_consumer: StreamConsumer | None = None
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], datetime] = _utc_now
@@ -147,13 +154,16 @@ class TableRotator:
             in that table.
         """
         layout = TableLayout.from_env(env)
+        config = RotationConfig.from_env(env)
+        if config.metric_namespace and "metrics" not in clients:
+            clients["metrics"] = EmfWriter(config.metric_namespace)
         if env.get(LOCK_TABLE_ENV) and "lock" not in clients:
             timeout = _run_timeout(env)
             clients["lock"] = RunLock(
                 dynamodb=clients["dynamodb"], table_name=env[LOCK_TABLE_ENV], lock_id=layout.table_prefix,
                 clock=clients.get("clock", _utc_now), longest_hold=timedelta(seconds=timeout + LOCK_MARGIN_SECONDS),
             )
-        return cls(layout, RotationConfig.from_env(env), **clients)
+        return cls(layout, config, **clients)
 
     # ---- operations -------------------------------------------------------------------------
 
@@ -334,10 +344,10 @@ class TableRotator:
 
     def _publish(self, report: RunReport, table: str, values: Mapping[RotationMetric, float]) -> bool:
         """Publish ``values`` (never in a dry run); a failure is reported, never raised. True when sent."""
-        if self.cloudwatch is None or not self.config.metric_namespace or self._dry_run:
+        if self.metrics is None or not self.config.metric_namespace or self._dry_run:
             return False
         try:
-            publish(self.cloudwatch, self.config.metric_namespace, self.layout.table_prefix, values)
+            publish(self.metrics, self.layout.table_prefix, values)
         except Exception as error:  # noqa: BLE001 - the run's own outcome is reported either way
             record_failure(report, table, "metrics", error)
             return False
@@ -468,6 +478,8 @@ class TableRotator:
             report.add("enable_pitr", name)
         if self.config.ttl_attribute:
             report.add("enable_ttl", name, attribute=self.config.ttl_attribute)
+        if self.config.throttled_keys_insights:
+            report.add("enable_contributor_insights", name, mode=THROTTLED_KEYS_MODE)
         if self.stream_consumer is not None and self.config.stream_view_type:
             report.add("attach_stream_consumer", name, stream="(the new table's stream)")
         if tier.auto_scaling:
@@ -510,7 +522,10 @@ class TableRotator:
             return
         # Each setting on its own: one DynamoDB refuses for now (a new table's backups still being enabled, a
         # TTL changed within the hour) is deferred to the next run without holding back the others.
-        steps = (("pitr", self._ensure_pitr), ("ttl", self._ensure_ttl), ("stream_consumer", self._ensure_consumer))
+        steps = (
+            ("pitr", self._ensure_pitr), ("ttl", self._ensure_ttl), ("contributor_insights", self._ensure_insights),
+            ("stream_consumer", self._ensure_consumer),
+        )
         for step, ensure in steps:
             try:
                 ensure(name, description, report)
@@ -541,6 +556,23 @@ class TableRotator:
                 TimeToLiveSpecification={"Enabled": True, "AttributeName": self.config.ttl_attribute},
             )
         report.add("enable_ttl", name, attribute=self.config.ttl_attribute)
+
+    def _ensure_insights(self, name: str, description: dict[str, Any], report: RunReport) -> None:
+        """Contributor Insights naming the throttled keys; insights already on in either mode are left as they are.
+
+        ``ENABLE`` with a mode is how the mode is set (API_UpdateContributorInsights); ``ACCESSED_AND_THROTTLED_KEYS``
+        names the throttled keys too, so a table someone is debugging with it keeps it.
+        """
+        if not self.config.throttled_keys_insights:
+            return
+        current = self.dynamodb.describe_contributor_insights(TableName=name)
+        if current.get("ContributorInsightsStatus") in ("ENABLED", "ENABLING"):
+            return
+        if not self._dry_run:
+            self.dynamodb.update_contributor_insights(
+                TableName=name, ContributorInsightsAction="ENABLE", ContributorInsightsMode=THROTTLED_KEYS_MODE
+            )
+        report.add("enable_contributor_insights", name, mode=THROTTLED_KEYS_MODE)
 
     def _ensure_consumer(self, name: str, description: dict[str, Any], report: RunReport) -> None:
         stream_arn = description.get("LatestStreamArn")
@@ -574,7 +606,7 @@ class TableRotator:
         time and the clock (a run that retried its create for minutes may end past it). A dry run reports
         what the real run would publish.
         """
-        if self.cloudwatch is None or not self.config.metric_namespace:
+        if self.metrics is None or not self.config.metric_namespace:
             return
         upcoming = next_start(self.layout.period, when)
         if max(when, require_utc(self.clock())) < self._deadline(upcoming):

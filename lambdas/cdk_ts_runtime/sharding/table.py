@@ -16,6 +16,7 @@ from botocore.exceptions import ClientError
 from cdk_ts_runtime._aws import Backoff, LazyClient, client_property
 from cdk_ts_runtime._inputs import number, whole
 from cdk_ts_runtime._retries import DATA_PATH, METRICS, WRITE_PATH
+from cdk_ts_runtime.emf import MetricsSink, WriterMetric, emit, writer_point
 from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.items import from_attribute_values, query_all, to_attribute_values
 from cdk_ts_runtime.sharding import policy
@@ -78,6 +79,7 @@ class ShardedTable:
         sort_key_time_unit: str | None = None,
         table_headroom: float = 0.8,
         on_table_throttle: Callable[[str], None] | None = None,
+        metrics: MetricsSink | None = None,
         dynamodb_client=None,
         dynamodb_read_client=None,
         cloudwatch_client=None,
@@ -120,6 +122,13 @@ class ShardedTable:
         :param on_table_throttle: called with the table name when a throttle is the table's, the account's or an
             index's, not one partition's of the base table (more shards would not help). Default: None — such
             throttles are only backed off and retried.
+        :param metrics: takes a ``cdk_ts_runtime.emf.MetricPoint`` for every growth (``ShardGrowths``, with the
+            key, the counts from and to, and the throttled share), every throttle (``Throttles``, dimension
+            ``ThrottleScope``: partition, index, table or unknown) and every write given up (``RefusedWrites``);
+            all carry the ``TableName`` dimension. Pass ``cdk_ts_runtime.emf.EmfWriter("MyApp/Writers")`` for
+            EMF lines on stdout (Lambda, or any log shipper that reads EMF), or a callable of your own. A sink
+            that raises is logged, never the write's failure.
+            Default: None — growths and throttles are only logged.
         :param dynamodb_client: the boto3 DynamoDB client for writes to the main table, used as given (and
             for reads too unless ``dynamodb_read_client`` is given). The writer expects
             ``Config(retries={"mode": "standard", "total_max_attempts": 1})`` on it: with more SDK attempts each
@@ -180,6 +189,7 @@ class ShardedTable:
         self.max_attempts = max_attempts
         self.sort_key_time_unit = sort_key_time_unit
         self.on_table_throttle = on_table_throttle
+        self.metrics = metrics
         self._write_client = LazyClient("dynamodb", dynamodb_client, config=WRITE_PATH)
         self._read_client = LazyClient("dynamodb", dynamodb_read_client or dynamodb_client, config=DATA_PATH)
         self._cloudwatch = LazyClient("cloudwatch", cloudwatch_client, config=METRICS)
@@ -326,6 +336,10 @@ class ShardedTable:
         if grown:
             shown = "unmeasured" if share is None else f"{share:.0%}, sized as {sized:.0%}"
             logger.info("grew %s from %d to %d shards (writes not taken: %s)", logical, count, target, shown)
+            emit(self.metrics, [writer_point(
+                WriterMetric.SHARD_GROWTHS, self.table_name, key=logical, **{"from": count, "to": target},
+                share=share,
+            )])
         return grown
 
     def _cooling(self, logical: str, info: ShardInfo, target: int | None) -> bool:
@@ -374,13 +388,18 @@ class ShardedTable:
                     raise
                 if scope is ThrottleScope.UNKNOWN:
                     scope = self._cloudwatch_scope.scope()
+                emit(self.metrics, [writer_point(WriterMetric.THROTTLES, self.table_name, scope=scope.value)])
                 if scope is ThrottleScope.PARTITION:
                     self.throttles.record(logical, count, first=attempt == 1, accepted=False)
                     self.grow(logical, info)
                 elif self.on_table_throttle is not None:
                     self.on_table_throttle(self.table_name)
                 if attempt == self.max_attempts:
-                    raise ThrottledError(error, attempt) from error
+                    refused = ThrottledError(error, attempt)
+                    emit(self.metrics, [writer_point(
+                        WriterMetric.REFUSED_WRITES, self.table_name, key=logical, reason=str(refused),
+                    )])
+                    raise refused from error
                 self.backoff.wait(attempt)
                 avoid = shard
                 stale = _STALE_AFTER_THROTTLE_SECONDS if scope is ThrottleScope.PARTITION else None

@@ -129,6 +129,7 @@ class RulesState:
         self.lock = threading.RLock()  # control plane and admin: one at a time
         self.table_info: dict[str, TableShape] = {}  # keys, ARN, indexes learnt from the engine's DescribeTable
         self.pending_deletes: dict[str, tuple[bytes, dict]] = {}  # name -> the DeleteTable to replay
+        self.insights: dict[str, dict] = {}  # name -> Contributor Insights state (neither engine has the API)
         self.requests: Counter[str] = Counter()
         self.refusals: Counter[str] = Counter()  # "Operation:Code"
         self.refusal_reasons: Counter[str] = Counter()  # "Operation:Code:reason", one per throttling reason
@@ -435,6 +436,47 @@ class Rules:
             s.control.overlay(payload["Table"], s.clock.now())
         return _json(200, payload)
 
+    # Contributor Insights: neither engine has the API, so the harness keeps each table's state. ENABLE sets the
+    # mode, ACCESSED_AND_THROTTLED_KEYS when none is sent, and DISABLE keeps it (API_UpdateContributorInsights; a
+    # re-ENABLE without a mode reverting to the default is reported in aws-controllers-k8s' DDB-TABLE-092
+    # finding). Rule names follow the developer guide's
+    # DynamoDBContributorInsights-{PKC|PKT}-{table}-{creation ms}; only the partition-key rules are listed.
+    # Simplification: the status is ENABLED at once (DynamoDB passes through ENABLING for about a second).
+    def _insights(self, request: dict, headers: dict, act):
+        s = self.s
+        name = table_name_of(request.get("TableName", ""))
+        with s.lock:
+            if s.describe(name, headers) is None:
+                raise RuleError("ResourceNotFoundException", "Requested resource not found")
+            return act(name, s.insights.setdefault(name, {"status": "DISABLED"}), s.clock.now())
+
+    def op_UpdateContributorInsights(self, request: dict, body: bytes, headers: dict):  # noqa: N802
+        action = request.get("ContributorInsightsAction")
+
+        def update(name: str, state: dict, now: datetime):
+            if action == "ENABLE":
+                mode = request.get("ContributorInsightsMode") or "ACCESSED_AND_THROTTLED_KEYS"
+                state.update(status="ENABLED", mode=mode, created=int(now.timestamp() * 1000))
+            else:
+                state["status"] = "DISABLED"
+            return _json(200, {"TableName": name, "ContributorInsightsMode": state.get("mode"),
+                               "ContributorInsightsStatus": "ENABLING" if action == "ENABLE" else "DISABLING"})
+
+        return self._insights(request, headers, update)
+
+    def op_DescribeContributorInsights(self, request: dict, body: bytes, headers: dict):  # noqa: N802
+        def describe(name: str, state: dict, _now: datetime):
+            answer = {"TableName": name, "ContributorInsightsStatus": state["status"]}
+            if state["status"] == "ENABLED":
+                kinds = ("PKT",) if state["mode"] == "THROTTLED_KEYS" else ("PKC", "PKT")
+                answer["ContributorInsightsMode"] = state["mode"]
+                answer["ContributorInsightsRuleList"] = [
+                    f"DynamoDBContributorInsights-{kind}-{name}-{state['created']}" for kind in kinds
+                ]
+            return _json(200, answer)
+
+        return self._insights(request, headers, describe)
+
     # -- data plane ------------------------------------------------------------------------------------------
     # Which limits a read or write draws on, and the throttle it gets, are in throughput.py; these methods find
     # the table, the stored item and the response size, and keep batches' Unprocessed semantics.
@@ -714,6 +756,7 @@ class Admin:
                 s.throughput.clear()
                 s.table_info.clear()
                 s.pending_deletes.clear()
+                s.insights.clear()
                 return 200, {"ok": True}
             if parts == ["stats"]:
                 if method == "POST":

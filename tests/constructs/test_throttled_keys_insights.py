@@ -1,0 +1,136 @@
+"""Contributor Insights in THROTTLED_KEYS mode: each construct's switch, synthesized, and its dashboard graph."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from aws_cdk import App, Stack
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk.assertions import Match, Template
+
+from cdk_ts import DeviceLogTable, MonitoringDashboard, RotatingTimeSeriesTables, ShardMetadataTable
+from cdk_ts_runtime.errors import ValidationError
+from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG
+from tests.support.iam import policy_statements
+from tests.support.nag import new_stack, unacknowledged_findings
+
+THROTTLED_KEYS = {"Enabled": True, "Mode": "THROTTLED_KEYS"}
+STRING = dynamodb.AttributeType.STRING
+
+
+def insights_of_tables(stack: Stack) -> list:
+    """Every table's ContributorInsightsSpecification (None where unset), in template order."""
+    tables = Template.from_stack(stack).find_resources("AWS::DynamoDB::Table").values()
+    return [t["Properties"].get("ContributorInsightsSpecification") for t in tables]
+
+
+def audit_table(stack: Stack, **props) -> dynamodb.Table:
+    return dynamodb.Table(
+        stack, "Audit", partition_key=dynamodb.Attribute(name="file_path", type=STRING),
+        sort_key=dynamodb.Attribute(name="timestamp", type=dynamodb.AttributeType.NUMBER), **props,
+    )
+
+
+class TestDeviceLogTable:
+    def test_the_switch_names_throttled_keys_on_the_table_and_both_indexes(self):
+        stack = Stack(App(), "S")
+        DeviceLogTable(stack, "Log", throttled_keys_insights=True)
+        [table] = Template.from_stack(stack).find_resources("AWS::DynamoDB::Table").values()
+        assert table["Properties"]["ContributorInsightsSpecification"] == THROTTLED_KEYS
+        indexes = table["Properties"]["GlobalSecondaryIndexes"]
+        assert [i["ContributorInsightsSpecification"] for i in indexes] == [THROTTLED_KEYS, THROTTLED_KEYS]
+
+    def test_off_by_default(self):
+        stack = Stack(App(), "S")
+        DeviceLogTable(stack, "Log")
+        [table] = Template.from_stack(stack).find_resources("AWS::DynamoDB::Table").values()
+        assert "ContributorInsightsSpecification" not in json.dumps(table)
+
+    def test_an_existing_table_cannot_be_switched_from_here(self):
+        stack = Stack(App(), "S")
+        existing = dynamodb.Table.from_table_name(stack, "Existing", "device-log")
+        with pytest.raises(ValueError, match="S/Log: throttled_keys_insights cannot be applied to existing_table"):
+            DeviceLogTable(stack, "Log", existing_table=existing, throttled_keys_insights=True)
+
+
+class TestShardMetadataTable:
+    def test_the_switch_names_the_main_tables_throttled_keys_not_the_metadata_tables(self):
+        stack = Stack(App(), "S")
+        main = audit_table(stack)
+        ShardMetadataTable(stack, "Shards", main_table=main, throttled_keys_insights=True)
+        template = Template.from_stack(stack)
+        template.has_resource_properties("AWS::DynamoDB::Table", {
+            "KeySchema": Match.array_with([{"AttributeName": "timestamp", "KeyType": "RANGE"}]),
+            "ContributorInsightsSpecification": THROTTLED_KEYS,
+        })
+        assert sorted(map(json.dumps, insights_of_tables(stack))) == sorted([json.dumps(THROTTLED_KEYS), "null"])
+
+    def test_a_main_table_already_watching_every_key_keeps_its_mode(self):
+        stack = Stack(App(), "S")
+        main = audit_table(stack, contributor_insights_specification=dynamodb.ContributorInsightsSpecification(
+            enabled=True, mode=dynamodb.ContributorInsightsMode.ACCESSED_AND_THROTTLED_KEYS))
+        ShardMetadataTable(stack, "Shards", main_table=main, throttled_keys_insights=True)
+        assert {"Enabled": True, "Mode": "ACCESSED_AND_THROTTLED_KEYS"} in insights_of_tables(stack)
+
+    def test_a_device_log_main_table_is_switched_through_its_table(self):
+        stack = Stack(App(), "S")
+        ShardMetadataTable(stack, "Shards", main_table=DeviceLogTable(stack, "Log"), throttled_keys_insights=True)
+        assert THROTTLED_KEYS in insights_of_tables(stack)
+
+    @pytest.mark.parametrize("kind", ["imported", "TableV2"])
+    def test_a_main_table_it_cannot_configure_is_a_synth_error_that_says_where_to_do_it(self, kind):
+        stack = Stack(App(), "S")
+        if kind == "imported":
+            main = dynamodb.Table.from_table_name(stack, "Main", "audit")
+            extra = {"partition_key": dynamodb.Attribute(name="file_path", type=STRING), "sort_key_name": "timestamp"}
+        else:
+            main = dynamodb.TableV2(stack, "Main", partition_key=dynamodb.Attribute(name="file_path", type=STRING),
+                                    sort_key=dynamodb.Attribute(name="timestamp", type=dynamodb.AttributeType.NUMBER))
+            extra = {}
+        with pytest.raises(ValueError, match=r"S/Shards: throttled_keys_insights cannot name the keys of main_table "
+                           r"S/Main: .* set contributor_insights_specification=ContributorInsightsSpecification"):
+            ShardMetadataTable(stack, "Shards", main_table=main, throttled_keys_insights=True, **extra)
+
+
+class TestRotatingTimeSeriesTables:
+    def test_the_switch_reaches_the_function_with_only_the_permissions_it_needs(self):
+        app, stack = new_stack()
+        RotatingTimeSeriesTables(stack, "T", table_prefix="telemetry", throttled_keys_insights=True)
+        template = Template.from_stack(stack)
+
+        [function] = [f for f in template.find_resources("AWS::Lambda::Function").values()
+                      if ENV_ROTATION_CONFIG in json.dumps(f)]
+        config = json.loads(function["Properties"]["Environment"]["Variables"][ENV_ROTATION_CONFIG])
+        assert config["throttled_keys_insights"] is True
+        statements = policy_statements(template)
+        insights = next(s for s in statements if "dynamodb:UpdateContributorInsights" in s["Action"])
+        assert set(insights["Action"]) == {"dynamodb:UpdateContributorInsights", "dynamodb:DescribeContributorInsights"}
+        assert "telemetry_????-??-??" in json.dumps(stack.resolve(insights["Resource"]))
+        role = next(s for s in statements if s["Action"] == "iam:CreateServiceLinkedRole"
+                    and "contributorinsights" in json.dumps(s))
+        assert role["Condition"] == {"StringLike": {"iam:AWSServiceName": "contributorinsights.dynamodb.amazonaws.com"}}
+        assert unacknowledged_findings(app) == []
+
+    def test_off_by_default_with_no_contributor_insights_permission(self):
+        stack = Stack(App(), "S")
+        RotatingTimeSeriesTables(stack, "T", table_prefix="telemetry")
+        assert "ContributorInsights" not in json.dumps(Template.from_stack(stack).to_json())
+
+
+class TestDashboard:
+    def test_each_rule_gets_a_graph_of_its_top_key_and_how_many_keys_were_throttled(self):
+        stack = Stack(App(), "S")
+        dashboard = MonitoringDashboard(stack, "Dashboard")
+        rule = "DynamoDBContributorInsights-PKT-audit-1764115200000"
+        dashboard.show_throttled_keys(rule)
+        [resource] = Template.from_stack(stack).find_resources("AWS::CloudWatch::Dashboard").values()
+        body = json.loads(json.dumps(stack.resolve(resource["Properties"]["DashboardBody"])))
+        text = body if isinstance(body, str) else json.dumps(body)
+        assert f"INSIGHT_RULE_METRIC('{rule}', 'MaxContributorValue')" in text
+        assert f"INSIGHT_RULE_METRIC('{rule}', 'UniqueContributors')" in text
+
+    def test_a_name_that_is_not_a_throttled_keys_rule_is_refused(self):
+        dashboard = MonitoringDashboard(Stack(App(), "S"), "Dashboard")
+        with pytest.raises(ValidationError, match="describe-contributor-insights"):
+            dashboard.show_throttled_keys("DynamoDBContributorInsights-PKC-audit-1764115200000")
