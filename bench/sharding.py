@@ -2,16 +2,19 @@
 
 Run: .venv/bin/python -m bench.sharding [--seconds 60] [--limit 3] [--plot bench/results/sharding.png] [--only-default]
 
-Part 1 offers one logical key 10x one partition's write throughput, open loop (write n is due at n / rate),
-from a pool of threads over 4 ``ShardedTable`` instances (as a fleet of processes would), through the
-harness's rules proxy on the real clock: a write over a partition key's units per second is answered (the
-tables are on-demand) with ``ThrottlingException`` and ``TableWriteKeyRangeThroughputExceeded``, so botocore runs
-unmodified, its retries included. The engine is dynalite (conditional updates are atomic there, as in
-DynamoDB). The proxy lives in ``tests/support/dynamodb_rules``; this is the one import from ``tests`` (see
-bench/README.md). Each PutItem request's outcome is counted per write through botocore's ``needs-retry`` event
-(one per request, the SDK's retries included), so the throttled share of the writes offered after convergence
-is measured apart from the retries of writes queued before it. Part 2 times
-``query`` over 1..64 shards against moto_server on 127.0.0.1, in parallel and one shard after another.
+Part 1 offers one logical key 10x one partition's write throughput, open loop (write n is due at n / rate), from a
+pool of threads over 4 ``ShardedTable`` instances (as a fleet of processes would), through the harness's rules
+proxy on the real clock: a write over a partition key's units per second is answered with
+``TableWriteKeyRangeThroughputExceeded`` in the shape of the main table's billing mode (on-demand:
+``ThrottlingException`` with ``throttlingReasons``; provisioned: ``ProvisionedThroughputExceededException`` with
+``ThrottlingReasons``), so botocore runs unmodified, its retries included. A third default run caps an on-demand
+table below the partition's units (``TableWriteMaxOnDemandThroughputExceeded``): the key must not grow. The engine
+is dynalite (conditional updates are atomic there, as in DynamoDB). The proxy lives in
+``tests/support/dynamodb_rules``; this is the one import from ``tests`` (see bench/README.md). Each PutItem
+request's outcome is counted per write through botocore's ``needs-retry`` event (one per request, the SDK's retries
+included), so the throttled share of the writes offered after convergence is measured apart from the retries of
+writes queued before it. Part 2 times ``query`` over 1..64 shards against moto_server on 127.0.0.1, in parallel and
+one shard after another.
 """
 
 from __future__ import annotations
@@ -41,14 +44,29 @@ KEY = "/hot/file.mp4"
 SDK_DEFAULT = Config(retries={"mode": "standard"})
 
 
-def create_tables(client, prefix: str) -> tuple[str, str]:
+#: The main table's capacity settings per billing mode of a run. A provisioned table's units are far above the
+#: key's partition limit, so only the partition throttles; ``capped`` is an on-demand table whose own maximum is
+#: half a partition's units (``OnDemandThroughput``): only the table throttles, and more shards cannot help.
+BILLING = {
+    "on-demand": lambda limit: {"BillingMode": "PAY_PER_REQUEST"},
+    "provisioned": lambda limit: {"BillingMode": "PROVISIONED",
+                                  "ProvisionedThroughput": {"ReadCapacityUnits": 1000, "WriteCapacityUnits": 1000}},
+    "capped": lambda limit: {"BillingMode": "PAY_PER_REQUEST",
+                             "OnDemandThroughput": {"MaxWriteRequestUnits": max(1, int(limit // 2))}},
+}
+#: The throttle each billing mode answers with (botocore's service model).
+THROTTLE_CODES = ("ThrottlingException", "ProvisionedThroughputExceededException")
+
+
+def create_tables(client, prefix: str, main_capacity: dict | None = None) -> tuple[str, str]:
     main, metadata = f"{prefix}-main", f"{prefix}-meta"
     for name, keys in ((main, [("pk", "HASH", "S"), ("sk", "RANGE", "N")]), (metadata, [("pk", "HASH", "S")])):
+        capacity = (main_capacity if name == main else None) or {"BillingMode": "PAY_PER_REQUEST"}
         client.create_table(
             TableName=name,
             KeySchema=[{"AttributeName": k, "KeyType": t} for k, t, _ in keys],
             AttributeDefinitions=[{"AttributeName": k, "AttributeType": a} for k, _, a in keys],
-            BillingMode="PAY_PER_REQUEST",
+            **capacity,
         )
     return main, metadata
 
@@ -64,16 +82,17 @@ def record_key_long_ago(client, metadata: str) -> None:
 
 
 def offer(engine, label: str, *, seconds: int, rate: float, limit: float, processes: int, threads: int,
-          growth: ShardGrowth, write_config: Config, existing: bool = False) -> dict:
+          growth: ShardGrowth, write_config: Config, existing: bool = False, billing: str = "on-demand") -> dict:
     """Offer ``rate`` writes/s to one key for ``seconds``; per-second acceptance, shards, latencies, throttles.
 
     ``existing``: the key was recorded an hour before (a key that goes viral), not by the first write.
+    ``billing``: the main table's mode (:data:`BILLING`), which decides the throttle's shape.
     """
     # one partition per key value: shards are measured against a key's limit, not against hash collisions
     proxy = start_rules_proxy(engine, create_seconds=0, write_units_per_second=limit, partition_per_key_value=True)
     try:
         admin = proxy.client()
-        main, metadata = create_tables(admin, re.sub(r"[^A-Za-z0-9]+", "-", label).strip("-"))
+        main, metadata = create_tables(admin, re.sub(r"[^A-Za-z0-9]+", "-", label).strip("-"), BILLING[billing](limit))
         if existing:
             record_key_long_ago(admin, metadata)
         writers = [
@@ -92,7 +111,7 @@ def offer(engine, label: str, *, seconds: int, rate: float, limit: float, proces
             """botocore's needs-retry event, once per request (the SDK's retries included); never retries itself."""
             error = (response[1].get("Error", {}) if response else {}).get("Code", "")
             with lock:
-                attempts.setdefault(current.serial, []).append(error == "ThrottlingException")
+                attempts.setdefault(current.serial, []).append(error in THROTTLE_CODES)
 
         for writer in writers:
             writer.dynamodb.meta.events.register("needs-retry.dynamodb.PutItem", note_attempt)
@@ -119,7 +138,7 @@ def offer(engine, label: str, *, seconds: int, rate: float, limit: float, proces
                 item = admin.get_item(TableName=metadata, Key={"pk": {"S": KEY}}, ConsistentRead=True).get("Item")
                 stats = proxy.stats()
                 puts = stats["requests"].get("PutItem", 0)
-                throttled = stats["refusals"].get("PutItem:ThrottlingException", 0)
+                throttled = sum(stats["refusals"].get(f"PutItem:{code}", 0) for code in THROTTLE_CODES)
                 samples.append((offset, int(item["number_of_shards"]["N"]) if item else 1, puts, throttled))
                 done.wait(0.5)
 
@@ -287,7 +306,8 @@ def main() -> None:
     parser.add_argument("--plot", type=Path)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--skip-fan-out", action="store_true")
-    parser.add_argument("--only-default", action="store_true", help="run the default settings only")
+    parser.add_argument("--only-default", action="store_true",
+                        help="run the default settings only: on-demand, provisioned, and a table at its own limit")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(relativeCreated)8.0f ms %(message)s")
     for noisy in ("botocore", "urllib3"):  # urllib3 warns when 16 query threads share a pool of 10
@@ -295,20 +315,22 @@ def main() -> None:
     os.environ.update(AWS_ACCESS_KEY_ID="bench", AWS_SECRET_ACCESS_KEY="bench", AWS_DEFAULT_REGION="us-east-1")
     rate = 10 * args.limit
     runs = {
-        "double, write path 1 attempt (default)": (ShardGrowth.DOUBLE, WRITE_PATH, False),
-        "default, key recorded an hour before": (ShardGrowth.DOUBLE, WRITE_PATH, True),
-        "increment, write path 1 attempt": (ShardGrowth.INCREMENT, WRITE_PATH, False),
-        "double, SDK default retries": (ShardGrowth.DOUBLE, SDK_DEFAULT, False),
+        "double, write path 1 attempt (default), on-demand": (ShardGrowth.DOUBLE, WRITE_PATH, False, "on-demand"),
+        "default, provisioned table": (ShardGrowth.DOUBLE, WRITE_PATH, False, "provisioned"),
+        "default, on-demand table capped at half a partition": (ShardGrowth.DOUBLE, WRITE_PATH, False, "capped"),
+        "default, key recorded an hour before": (ShardGrowth.DOUBLE, WRITE_PATH, True, "on-demand"),
+        "increment, write path 1 attempt": (ShardGrowth.INCREMENT, WRITE_PATH, False, "on-demand"),
+        "double, SDK default retries": (ShardGrowth.DOUBLE, SDK_DEFAULT, False, "on-demand"),
     }
     if args.only_default:
-        runs = dict(list(runs.items())[:1])
+        runs = dict(list(runs.items())[:3])
     engine = start_dynalite()
     results = []
     try:
-        for label, (growth, config, existing) in runs.items():
+        for label, (growth, config, existing, billing) in runs.items():
             results.append(offer(engine, label, seconds=args.seconds, rate=rate, limit=args.limit,
                                  processes=args.writers, threads=args.threads, growth=growth, write_config=config,
-                                 existing=existing))
+                                 existing=existing, billing=billing))
     finally:
         engine.stop()
     print(f"| settings | >= 90% of {rate:g}/s stored from (3-s windows; every second) | throttled requests after "

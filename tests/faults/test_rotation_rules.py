@@ -424,17 +424,32 @@ class TestSingleFlight:
 def test_three_days_of_the_default_schedules_every_run_succeeds_or_defers_and_tables_end_in_their_tiers(
     rules_proxy, unique_name
 ):
-    """The default RotatingTimeSeriesTables schedules: create_new at 23:45, resize_old at 00:15, reconcile hourly."""
-    rotation = Rotation(rules_proxy, unique_name)
-    rules_proxy.configure(update_seconds=600, create_seconds=60)
+    """The default RotatingTimeSeriesTables schedules: create_new at 23:45, resize_old at 00:15, reconcile hourly.
+
+    Every control-plane rule of the harness is in force: UPDATING/CREATING windows, the decrease budget, one kind
+    of change per UpdateTable, PITR refused for a while after a new table turns ACTIVE, tags that lag, TTL once an
+    hour per table.
+    """
+    rotation = Rotation(rules_proxy, unique_name, point_in_time_recovery=True, ttl_attribute="expires_at")
+    # tags lag 5 minutes (a guess): the creating run's table is its own meanwhile; a later run reads the tags
+    rules_proxy.configure(update_seconds=600, create_seconds=60, backups_unavailable_seconds=120,
+                          tag_lag_seconds=300)
 
     converged_at = {}
+    deferred_steps = set()
     for operation, when in default_schedule(3):
         report = rotation.run(operation, when)  # a RotationRunError would fail the test here
         assert not actions(report, "error")
+        assert not actions(report, "not_owned"), "a table this rotation created is never foreign while tags lag"
+        deferred_steps |= {a.get("step") for a in actions(report, "defer")}
         for day in (0, 1, 2):
             if day not in converged_at and when >= at(day + 1) and rotation.tier(day) == CLOSED:
                 converged_at[day] = when
+
+    assert "pitr" in deferred_steps  # the backups rule did refuse, and the next runs finished the job
+    for day in (0, 1, 2, 3):
+        assert rotation.pitr(day) == "ENABLED"
+        assert rotation.ttl(day) == {"TimeToLiveStatus": "ENABLED", "AttributeName": "expires_at"}
 
     for update in rotation.updates():
         assert len(set(update) - {"TableName"}) == 1 or set(update) - {"TableName"} == {
