@@ -22,13 +22,12 @@ import os
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 
+from cdk_ts.testing import RequestCounter, start_moto_server, start_rules_proxy
 from cdk_ts_runtime._retries import CONTROL_PLANE
 from cdk_ts_runtime.rotation import TableRotator
 from cdk_ts_runtime.rotation.ownership import ownership_tags
 from cdk_ts_runtime.rotation_config import RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
-from tests.support.dynamodb_rules import start_rules_proxy
-from tests.support.emulators import RequestCounter, start_moto_server
 
 DAY = datetime(2026, 11, 22, tzinfo=UTC)
 IA = "STANDARD_INFREQUENT_ACCESS"

@@ -19,11 +19,9 @@ import statistics
 import time
 from datetime import UTC, datetime, timedelta
 
-from cdk_ts_runtime.router import PeriodRouter
-
 # The rules proxy and the emulators are the test harness (tests/support), not a library: imported, not copied.
-from tests.support.dynamodb_rules import start_rules_proxy
-from tests.support.emulators import start_moto_server
+from cdk_ts.testing import start_moto_server, start_rules_proxy
+from cdk_ts_runtime.router import PeriodRouter
 
 
 def timed(action, repeat: int) -> float:

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from tests.support.emulators import start_moto_server
+from cdk_ts.testing import start_moto_server
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_DATA = REPO / "tests" / "data" / "device_state_log.json"

@@ -12,8 +12,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from tests.support.dynamodb_rules import start_rules_proxy
-from tests.support.emulators import LocalServer, server_client_for, start_dynalite, start_moto_server
+from cdk_ts.testing import LocalServer, server_client_for, start_dynalite, start_moto_server, start_rules_proxy
 from tests.support.environment import REGION, RULES_START_TIME
 from tests.support.sharding import create_tables
 from tests.support.streams import create_stream_table

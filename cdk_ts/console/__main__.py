@@ -1,4 +1,5 @@
-"""``cdk-ts``: the operator console — ``status``, ``rotate --dry-run``, ``replay``, ``archive-status`` and ``plan``.
+"""``cdk-ts``: the operator console — ``status``, ``rotate --dry-run``, ``replay``, ``archive-status``, ``plan``, and
+``local`` (a local DynamoDB that refuses as DynamoDB does, for tests in any language).
 
 Exit codes: 0 ok; 1 something needs attention; 2 usage or configuration error; 3 an AWS read failed.
 """
@@ -29,7 +30,7 @@ from cdk_ts.console import (
 from cdk_ts_runtime._inputs import whole_flag
 
 #: Subcommands handed whole to the commands they replace (their own flags and help).
-DELEGATED = ("plan", "replay", "archive-status")
+DELEGATED = ("plan", "replay", "archive-status", "local")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -56,6 +57,8 @@ def parser() -> argparse.ArgumentParser:
     _rotation_flags(rotate)
     commands.add_parser("replay", add_help=False, help="archive S3 on-failure records (python -m cdk_ts_runtime."
                         "archiver replay); see cdk-ts replay --help")
+    commands.add_parser("local", add_help=False, help="a local DynamoDB that throttles and refuses as DynamoDB "
+                        "does, in the foreground (cdk_ts.testing); see cdk-ts local --help")
     commands.add_parser("archive-status", add_help=False, help="an archive's partitions: raw, compacted, late "
                         "records waiting; see cdk-ts archive-status --help")
     commands.add_parser("plan", add_help=False, help="capacity, partitions and cost (cdk-ts-plan); "
@@ -178,6 +181,10 @@ def _delegate(command: str, argv: list[str]) -> int:
         from cdk_ts.plan.__main__ import main as plan
 
         return plan(argv)
+    if command == "local":
+        from cdk_ts.console.local import main as local
+
+        return local(argv)
     if command == "archive-status":
         from cdk_ts.console.archive_status import main as archive_status
 

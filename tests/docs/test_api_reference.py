@@ -31,6 +31,12 @@ PUBLIC_MODULES = [
     "cdk_ts.runtime_layer",
     "cdk_ts.sharding",
     "cdk_ts.stream_archiver",
+    "cdk_ts.testing",
+    "cdk_ts.testing.pytest_plugin",
+    "cdk_ts.testing._engines",  # the public names of cdk_ts.testing live in its private modules
+    "cdk_ts.testing._local",
+    "cdk_ts.testing._proxy",
+    "cdk_ts.testing._registry",
     "cdk_ts.timestream",
     "cdk_ts_runtime",
     "cdk_ts_runtime.archiver",

@@ -314,7 +314,7 @@ class TestCreateAndExpire:
     def test_a_right_sized_next_table_is_created_at_the_observed_peak_and_waited_for(
         self, rules_proxy, moto_server, unique_name
     ):
-        from tests.support.emulators import server_client_for
+        from cdk_ts.testing import server_client_for
 
         cloudwatch = server_client_for(moto_server, "cloudwatch")
         tier = CapacityTier.provisioned(300, 1000, right_size=RightSizing(headroom=1.5, floor=5, ceiling=2000))
@@ -352,7 +352,7 @@ class TestCreateAndExpire:
 
 
     def test_an_expired_table_is_exported_then_deleted_by_a_later_run(self, rules_proxy, moto_server, unique_name):
-        from tests.support.emulators import server_client_for
+        from cdk_ts.testing import server_client_for
 
         s3 = server_client_for(moto_server, "s3")
         bucket = f"{unique_name.lower()}-archive"

@@ -41,7 +41,7 @@ def test_two_bursts_of_16_writers_inside_one_second_grow_the_key_once(dynalite, 
     # The growth is a conditional update on the metadata item, which DynamoDB applies atomically per item
     # (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/WorkingWithItems.html#WorkingWithItems.ConditionalUpdate);
     # dynalite does too, moto_server does not (see test_sharding.py).
-    from tests.support.emulators import server_client_for
+    from cdk_ts.testing import server_client_for
 
     client = server_client_for(dynalite)
     main, metadata = create_tables(client, unique_name)

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 import pytest
 from botocore.exceptions import ClientError
 
+from cdk_ts.testing import server_client_for
 from tests.support.conformance import NO_RETRIES, WireClient
-from tests.support.emulators import server_client_for
 from tests.support.environment import REGION
 from tests.support.waiting import wait_until, wait_until_active
 

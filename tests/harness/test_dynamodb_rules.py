@@ -15,8 +15,8 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from tests.support.dynamodb_rules import RulesSettings, start_rules_proxy
-from tests.support.dynamodb_rules.rules import (
+from cdk_ts.testing import RulesSettings, start_rules_proxy
+from cdk_ts.testing._rules import (
     ControlPlane,
     RuleError,
     TokenBuckets,
@@ -25,7 +25,7 @@ from tests.support.dynamodb_rules.rules import (
     read_units,
     write_units,
 )
-from tests.support.dynamodb_rules.throughput import ON_DEMAND_TABLE_MESSAGE
+from cdk_ts.testing._throughput import ON_DEMAND_TABLE_MESSAGE
 from tests.support.environment import RULES_START_TIME
 
 pytestmark = pytest.mark.server
@@ -629,8 +629,14 @@ def test_real_clock_without_start_time_and_stop_is_idempotent(moto_server):
     try:
         assert abs((proxy.now() - datetime.now(UTC)).total_seconds()) < 5
         assert proxy.settings.update_seconds == 5
-        with pytest.raises(ValueError, match="real clock"):
-            proxy.advance(1)
+        with pytest.raises(ValueError, match="time does not go back"):
+            proxy.advance(-1)
+        # advance takes control of a real clock: frozen at the moment it was called, then moved
+        before = datetime.now(UTC)
+        proxy.advance(3600)
+        frozen = proxy.now()
+        assert before + timedelta(seconds=3600) <= frozen <= datetime.now(UTC) + timedelta(seconds=3600)
+        assert proxy.now() == frozen
     finally:
         proxy.stop()
         proxy.stop()
@@ -784,7 +790,7 @@ def test_boto3_waiters_see_a_new_and_an_updated_table_active_with_the_default_wi
 
 
 def test_settling_in_pure_logic_a_second_tag_change_during_a_lag_keeps_the_older_set_shown():
-    from tests.support.dynamodb_rules.settling import Settling
+    from cdk_ts.testing._settling import Settling
 
     settings = RulesSettings(tag_lag_seconds=10)
     settling = Settling(lambda: settings)

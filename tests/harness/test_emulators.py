@@ -1,4 +1,4 @@
-"""The local servers of ``tests.support.emulators`` behave as DynamoDB does where the code under test relies on it."""
+"""The local servers of ``cdk_ts.testing._engines`` behave as DynamoDB does where the code under test relies on it."""
 
 from tests.support.waiting import wait_until_active
 

@@ -9,9 +9,10 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from tests.support.dynamodb_rules import RulesSettings, start_rules_proxy
-from tests.support.dynamodb_rules.rules import TokenBuckets
-from tests.support.dynamodb_rules.throughput import (
+from cdk_ts.testing import LocalServer, RulesSettings, start_rules_proxy
+from cdk_ts.testing._engines import free_port
+from cdk_ts.testing._rules import TokenBuckets
+from cdk_ts.testing._throughput import (
     ON_DEMAND_INDEX_MESSAGE,
     ON_DEMAND_TABLE_MESSAGE,
     PROVISIONED_INDEX_MESSAGE,
@@ -26,7 +27,6 @@ from tests.support.dynamodb_rules.throughput import (
     updated_item,
     write_charge,
 )
-from tests.support.emulators import LocalServer, free_port
 from tests.support.rules_tables import create_active, item, stored_keys
 
 pytestmark = pytest.mark.server

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from cdk_ts.testing import server_client_for
 from cdk_ts_runtime.rotation.ownership import ownership_tags
 from cdk_ts_runtime.rotation_config import CapacityTier, RotationConfig
 from cdk_ts_runtime.table_layout import TableLayout
-from tests.support.emulators import server_client_for
 
 pytestmark = pytest.mark.server
 ROOT = Path(__file__).resolve().parents[2]
@@ -210,7 +210,7 @@ def test_the_console_does_not_load_aws_cdk():
 def test_an_aws_failure_exits_3_and_says_so(unique_name):
     from types import SimpleNamespace
 
-    from tests.support.emulators import free_port
+    from cdk_ts.testing._engines import free_port
 
     closed = SimpleNamespace(endpoint_url=f"http://127.0.0.1:{free_port()}")  # nothing listens there
     result = console(closed, "status", "--table-prefix", f"{unique_name}_x")
@@ -229,7 +229,7 @@ def test_a_function_whose_environment_does_not_parse_names_the_variable(moto_ser
 def test_a_replay_that_cannot_reach_aws_exits_3_without_a_traceback(unique_name):
     from types import SimpleNamespace
 
-    from tests.support.emulators import free_port
+    from cdk_ts.testing._engines import free_port
 
     closed = SimpleNamespace(endpoint_url=f"http://127.0.0.1:{free_port()}")  # nothing listens there
     result = console(closed, "replay", "--bucket", f"{unique_name}-failures", "--archive-bucket", "x")

@@ -39,7 +39,7 @@ CONSOLE_FLAGS = _numeric_flags(console_parser())
 
 def no_aws(monkeypatch):
     """A Region and an endpoint where nothing listens: a test that reached AWS would fail with exit 3."""
-    from tests.support.emulators import free_port
+    from cdk_ts.testing._engines import free_port
 
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{free_port()}")

@@ -12,6 +12,7 @@ from datetime import datetime
 import boto3
 import pytest
 
+from cdk_ts.testing._engines import free_port
 from cdk_ts_runtime.archiver import ArchiverMetric
 from cdk_ts_runtime.emf import MAX_METRICS_PER_OBJECT, EmfWriter, MetricPoint, emf_objects
 from cdk_ts_runtime.errors import ValidationError
@@ -21,7 +22,6 @@ from cdk_ts_runtime.rotation_metrics import RotationMetric
 from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.cloudformation import CloudFormationReplies
 from tests.support.emf import declared, emf_problems
-from tests.support.emulators import free_port
 from tests.support.streams import BUCKET, lambda_event, stream_records
 
 

@@ -162,8 +162,8 @@ def test_a_negative_sum_counts_as_missing(dynamodb, cloudwatch):
 
 def test_an_unreachable_cloudwatch_endpoint_leaves_the_configured_tier_and_the_table_is_created(dynamodb):
     # as in a VPC without a CloudWatch endpoint: nothing listens there, so the connection is refused
+    from cdk_ts.testing._engines import free_port
     from cdk_ts_runtime._retries import METRICS
-    from tests.support.emulators import free_port
 
     unreachable = boto3.client(
         "cloudwatch", region_name="us-east-1", endpoint_url=f"http://127.0.0.1:{free_port()}", config=METRICS

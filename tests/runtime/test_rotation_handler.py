@@ -199,7 +199,7 @@ def test_the_deploy_time_run_through_dynamodbs_rules_answers_success_with_the_ta
     # the handler's own clients (CONTROL_PLANE retries) through the harness: CREATING for a second, as
     # DynamoDB reports a new table, then PITR once ACTIVE (backups ready at once here: PITR refused right after
     # ACTIVE, and deferred to the next run, is tests/faults/test_rotation_rules.py's)
-    from tests.support.dynamodb_rules import start_rules_proxy
+    from cdk_ts.testing import start_rules_proxy
 
     proxy = start_rules_proxy(moto_server, create_seconds=1, update_seconds=1, backups_unavailable_seconds=0)
     try:

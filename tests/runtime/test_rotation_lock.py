@@ -85,7 +85,7 @@ class TestRunLock:
 
 def test_sixteen_runs_racing_for_the_lock_leave_exactly_one_holder(dynalite, unique_name):
     # dynalite's conditional writes are atomic, as DynamoDB's are (moto_server's are not: see test_sharding).
-    from tests.support.emulators import server_client_for
+    from cdk_ts.testing import server_client_for
 
     dynamodb = server_client_for(dynalite)
     table = f"{unique_name}-lock"
@@ -230,7 +230,7 @@ class TestMalformedLock:
 
     @pytest.fixture
     def setup(self, dynalite, unique_name):
-        from tests.support.emulators import server_client_for
+        from cdk_ts.testing import server_client_for
 
         dynamodb = server_client_for(dynalite)
         create_lock_table(dynamodb, f"{unique_name}-lock")

@@ -47,7 +47,7 @@ def test_three_days_of_schedule_converge_and_a_second_reconcile_changes_nothing(
 @pytest.mark.slow  # one-second CREATING/UPDATING/DELETING windows on the real clock: 7-8 s
 def test_the_same_three_days_through_dynamodbs_rules_on_the_real_clock(dynalite, unique_name):
     # UPDATING/CREATING/DELETING windows of a second, as DynamoDB reports them, and its UpdateTable rules
-    from tests.support.dynamodb_rules import start_rules_proxy
+    from cdk_ts.testing import start_rules_proxy
 
     # Three days' runs seconds apart: tags show at once (on DynamoDB runs are half an hour apart, far longer than
     # tags lag; the lag is tests/faults/test_rotation_rules.py's).

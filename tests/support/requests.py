@@ -1,5 +1,5 @@
 """Fail AWS API calls at the boto3 client with botocore's event hooks (no mocks of our code); counting is in
-``tests.support.emulators.RequestCounter`` and re-exported here for the tests."""
+``cdk_ts.testing._engines.RequestCounter`` and re-exported here for the tests."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from botocore.exceptions import ClientError
 
-from tests.support.emulators import RequestCounter
+from cdk_ts.testing import RequestCounter
 
 __all__ = ["RequestCounter", "client_error", "fail_on_table", "inject_failure"]
 

@@ -29,8 +29,8 @@ from botocore import xform_name
 from botocore.awsrequest import AWSResponse
 from botocore.config import Config
 
-from tests.support.dynamodb_rules.rules import wire_type
-from tests.support.dynamodb_rules.throughput import ON_DEMAND_TABLE_MESSAGE, PROVISIONED_TABLE_MESSAGE
+from cdk_ts.testing._rules import wire_type
+from cdk_ts.testing._throughput import ON_DEMAND_TABLE_MESSAGE, PROVISIONED_TABLE_MESSAGE
 from tests.support.environment import REGION
 
 #: The messages and ``__type`` names are the rules proxy's, each cited there: one source for both.

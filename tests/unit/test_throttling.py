@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from cdk_ts.testing._rules import wire_type
 from cdk_ts_runtime.throttling import (
     ThrottledError,
     ThrottleLimit,
@@ -14,7 +15,6 @@ from cdk_ts_runtime.throttling import (
     classify_throttle,
     throttle_scope,
 )
-from tests.support.dynamodb_rules.rules import wire_type
 from tests.support.wire import (
     account_throttle,
     on_demand_throttle,

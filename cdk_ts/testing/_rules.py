@@ -1,6 +1,6 @@
 """DynamoDB's documented rules as plain Python: no sockets, no engine, a clock passed in.
 
-The HTTP layer (``server.py``) asks these classes whether a request may go through and what the
+The HTTP layer (``_server.py``) asks these classes whether a request may go through and what the
 table's description must say afterwards. Every rule names its source next to the code that applies it.
 Where DynamoDB's exact error wording is not documented, the message says what DynamoDB refuses in the
 harness's own words, and the comment says so.
@@ -14,6 +14,8 @@ import math
 import re
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime, timedelta
+
+from cdk_ts.testing._registry import RULE_NAMES
 
 DYNAMODB_ERROR_PREFIX = "com.amazonaws.dynamodb.v20120810#"
 
@@ -84,14 +86,23 @@ class RulesSettings:
     # DescribeTimeToLive says ENABLING/DISABLING this long after a change. A guess ("It can take up to one hour
     # for the change to fully process", API_UpdateTimeToLive).
     ttl_settle_seconds: float = 60.0
+    # Rules (by name, cdk_ts.testing.RULES) the proxy does not apply: the engine answers instead.
+    disabled_rules: list[str] = field(default_factory=list)
 
     def updated(self, **changes) -> RulesSettings:
-        """A copy with ``changes``; an unknown name is refused with the names that exist."""
+        """A copy with ``changes``; an unknown name, or an unknown rule in ``disabled_rules``, is refused."""
         known = {f.name for f in fields(self)}
         unknown = set(changes) - known
         if unknown:
             raise ValueError(f"unknown RulesSettings {sorted(unknown)}; known: {sorted(known)}")
+        unknown_rules = set(changes.get("disabled_rules") or ()) - RULE_NAMES
+        if unknown_rules:
+            raise ValueError(f"disabled_rules names no rule {sorted(unknown_rules)}; the rules: {sorted(RULE_NAMES)}")
         return RulesSettings(**{**asdict(self), **changes})
+
+    def on(self, rule: str) -> bool:
+        """Whether the rule called ``rule`` is applied."""
+        return rule not in self.disabled_rules
 
 
 class RuleError(Exception):
@@ -223,7 +234,7 @@ class ControlPlane:
         # The wording is DynamoDB's "Subscriber limit exceeded: Only N tables can be created, updated,
         # or deleted simultaneously".
         limit = self.settings.control_plane_limit
-        if self.in_flight(now) >= limit:
+        if self.settings.on("tables_in_transition_limit") and self.in_flight(now) >= limit:
             raise RuleError(
                 "LimitExceededException",
                 f"Subscriber limit exceeded: Only {limit} tables can be created, updated, or deleted simultaneously",
@@ -235,6 +246,8 @@ class ControlPlane:
         # https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTable.html
         # The message is the one hashicorp/terraform#9559 reports.
         state = self.tables.get(name)
+        if not self.settings.on("resource_in_use"):
+            return
         if state is not None and (status := state.current_status(now)) in self.TRANSITIONAL:
             verb = {"CREATING": "created", "UPDATING": "updated", "DELETING": "deleted"}[status]
             raise RuleError(
@@ -272,7 +285,8 @@ class ControlPlane:
         # "When you are creating a table with one or more secondary indexes, you can have up to 250 such
         # requests running at a time." (LimitExceededException, API reference; ServiceQuotas.html.)
         # Harness wording for the message, DynamoDB's exception.
-        if request.get("GlobalSecondaryIndexes") or request.get("LocalSecondaryIndexes"):
+        indexed = request.get("GlobalSecondaryIndexes") or request.get("LocalSecondaryIndexes")
+        if indexed and self.settings.on("indexed_creates_limit"):
             limit = self.settings.control_plane_limit_with_indexes
             creating = sum(1 for t in self.tables.values()
                            if t.secondary_indexes and t.current_status(now) == "CREATING")
@@ -297,7 +311,7 @@ class ControlPlane:
         The error is ResourceNotFoundException ("... or its status might not be ACTIVE", same reference)
         with DynamoDB's message. UPDATING tables stay readable and writable, as on DynamoDB.
         """
-        if not self.settings.refuse_data_plane_while_creating:
+        if not (self.settings.refuse_data_plane_while_creating and self.settings.on("no_data_while_creating")):
             return
         for name in names:
             if self.is_creating(name, now):
@@ -334,7 +348,8 @@ class ControlPlane:
         name = table_name_of(request["TableName"])
         # A table-class change must be alone in its call: DynamoDB's own message, as reported in
         # hashicorp/terraform-provider-aws#28497 (fixed in #29816, acceptance-tested against AWS).
-        if "TableClass" in request and set(request) - {"TableName", "TableClass"}:
+        on = self.settings.on
+        if on("table_class_alone") and "TableClass" in request and set(request) - {"TableName", "TableClass"}:
             raise validation_error(
                 "One or more parameter values were invalid: "
                 "TableClass modification must be the only operation in the request"
@@ -344,27 +359,35 @@ class ControlPlane:
         # answers) mirrors it; BillingMode/ProvisionedThroughput in
         # https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTable.html
         billing = request.get("BillingMode", state.billing_mode)
-        if "ProvisionedThroughput" in request and billing == "PAY_PER_REQUEST":
+        agree = on("billing_and_throughput_agree")
+        if agree and "ProvisionedThroughput" in request and billing == "PAY_PER_REQUEST":
             raise validation_error(
                 "One or more parameter values were invalid: "
                 "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST"
             )
-        if request.get("BillingMode") == "PROVISIONED" and "ProvisionedThroughput" not in request:
+        if agree and request.get("BillingMode") == "PROVISIONED" and "ProvisionedThroughput" not in request:
             raise validation_error(
                 "One or more parameter values were invalid: "
                 "ProvisionedThroughput must be specified when BillingMode is PROVISIONED"
             )
         self._check_not_in_use(name, now)
         self._check_limit(now)
-        self._check_index_changes(request)
+        if on("one_index_change"):
+            self._check_index_changes(request)
         changes = self._changes(request, state)
-        if not changes and ("ProvisionedThroughput" in request or set(request) == {"TableName"}):
+        no_op = not changes and ("ProvisionedThroughput" in request or set(request) == {"TableName"})
+        if no_op and on("no_op_update"):
             raise self._no_op_error(request, state)
-        self._check_alone_with_index_changes(request, changes)
-        self._check_warm(request, state)
-        self._check_decrease(changes, state, now)
-        self._check_on_demand_switch(changes, state, now)
-        self._check_class_change(changes, state, now)
+        if on("index_change_alone"):
+            self._check_alone_with_index_changes(request, changes)
+        if on("warm_throughput_only_rises"):
+            self._check_warm(request, state)
+        if on("capacity_decreases_per_day"):
+            self._check_decrease(changes, state, now)
+        if on("on_demand_switches_per_day"):
+            self._check_on_demand_switch(changes, state, now)
+        if on("table_class_changes_per_30_days"):
+            self._check_class_change(changes, state, now)
         return changes
 
     def _changes(self, request: dict, state: TableState) -> dict:
@@ -575,7 +598,7 @@ class ControlPlane:
         """Refuse a DeleteTable on a table in transition, a protected table, or past the limit."""
         self._check_not_in_use(name, now)
         state = self.state_for(name, description)
-        if state.deletion_protection:
+        if state.deletion_protection and self.settings.on("deletion_protection"):
             # Deletion protection (API_DeleteTable / DeletionProtectionEnabled); DynamoDB's wording as
             # nubo-db/dynoxide#46 and aws-bench/aws-bench#41 quote it.
             raise validation_error(

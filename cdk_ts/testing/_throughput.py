@@ -17,7 +17,7 @@ import threading
 from collections import deque
 from dataclasses import dataclass, field
 
-from tests.support.dynamodb_rules.rules import (
+from cdk_ts.testing._rules import (
     ON_DEMAND_WARM_READ,
     ON_DEMAND_WARM_WRITE,
     RuleError,
@@ -358,7 +358,7 @@ class Throughput:
         kind = "Write" if write else "Read"
         direction = "w" if write else "r"
         limits = []
-        if key_value is not None:
+        if key_value is not None and s.on("partition_throughput"):
             rate = s.write_units_per_second if write else s.read_units_per_second
             limits.append(Limit((direction, shape.name, "partition", self._partition(key_value, capacity)),
                                 rate, rate, f"Table{kind}KeyRangeThroughputExceeded", shape.arn))
@@ -366,24 +366,27 @@ class Throughput:
             # "DynamoDB currently retains up to 5 minutes (300 seconds) of unused read and write capacity"
             # (burst-adaptive-capacity.html, "Burst capacity").
             rate = capacity.write_capacity if write else capacity.read_capacity
-            if rate > 0:  # 0: a description without throughput (nothing to enforce)
+            if rate > 0 and s.on("provisioned_capacity"):  # 0: a description without throughput (nothing to enforce)
                 limits.append(Limit((direction, shape.name, "provisioned"), rate, rate * max(1.0, s.burst_seconds),
                                     f"Table{kind}ProvisionedThroughputExceeded", shape.arn))
             return limits
         cap = capacity.max_write if write else capacity.max_read
-        if cap is not None:
+        if cap is not None and s.on("on_demand_maximum"):
             # OnDemandThroughput: maximum request units per second (on-demand-capacity-mode-max-throughput.html).
             limits.append(Limit((direction, shape.name, "max"), cap, cap,
                                 f"Table{kind}MaxOnDemandThroughputExceeded", shape.arn))
         # Per-table account quota of on-demand tables: 40,000 read and 40,000 write request units per second by
         # default (ServiceQuotas.html, "Throughput default quotas"); AccountLimitExceeded (API_ThrottlingReason).
         quota = s.table_write_units_quota if write else s.table_read_units_quota
-        limits.append(Limit((direction, shape.name, "account"), quota, quota,
-                            f"Table{kind}AccountLimitExceeded", shape.arn))
+        if s.on("table_throughput_quota"):
+            limits.append(Limit((direction, shape.name, "account"), quota, quota,
+                                f"Table{kind}AccountLimitExceeded", shape.arn))
         # "If you exceed double your previous peak within 30 minutes, you might experience throttling"; a new table
         # serves 4,000 writes / 12,000 reads per second at once (on-demand-capacity-mode.html, "Peak traffic",
         # "Initial throughput"). No source names the reason for this throttle: the table has not yet split into the
         # partitions the traffic needs, so the closest of the 16 is the key-range one.
+        if not s.on("on_demand_peak"):
+            return limits
         ceiling = self._on_demand_ceiling((direction, shape.name), capacity, write, now)
         limits.append(Limit((direction, shape.name, "peak"), ceiling, ceiling,
                             f"Table{kind}KeyRangeThroughputExceeded", shape.arn))
@@ -402,10 +405,12 @@ class Throughput:
         count = partition_count(reads, writes, s)
         partition = key_identity(key_value) if s.partition_per_key_value else partition_of(key_value, count)
         rate = s.write_units_per_second if write else s.read_units_per_second
-        limits = [Limit((direction, table, index.name, "partition", partition), rate, rate,
-                        f"Index{kind}KeyRangeThroughputExceeded", index.arn)]
+        limits = []
+        if s.on("partition_throughput"):
+            limits.append(Limit((direction, table, index.name, "partition", partition), rate, rate,
+                                f"Index{kind}KeyRangeThroughputExceeded", index.arn))
         rate = index.write_capacity if write else index.read_capacity
-        if not capacity.on_demand and rate > 0:
+        if not capacity.on_demand and rate > 0 and s.on("provisioned_capacity"):
             limits.append(Limit((direction, table, index.name, "provisioned"), rate, rate * max(1.0, s.burst_seconds),
                                 f"Index{kind}ProvisionedThroughputExceeded", index.arn))
         return limits

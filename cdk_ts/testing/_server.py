@@ -1,6 +1,6 @@
 """The rules proxy's HTTP side: a threaded server on 127.0.0.1 in front of a local DynamoDB engine.
 
-Run as ``python -m tests.support.dynamodb_rules.server --engine URL --port PORT [--start-time ISO]
+Run as ``python -m cdk_ts.testing._server --engine URL --port PORT [--start-time ISO]
 [--settings JSON]``; ``start_rules_proxy`` does that. botocore POSTs every DynamoDB call to ``/``; the
 proxy's own admin requests use paths under ``/_rules/``. Bodies the proxy writes or rewrites get a fresh
 ``x-amz-crc32`` (botocore checks it for DynamoDB and refuses a response whose checksum does not match).
@@ -20,7 +20,8 @@ from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
-from tests.support.dynamodb_rules.rules import (
+from cdk_ts.testing._engines import exit_with_parent
+from cdk_ts.testing._rules import (
     HARNESS_OWNED_FIELDS,
     ControlPlane,
     RuleError,
@@ -30,8 +31,8 @@ from tests.support.dynamodb_rules.rules import (
     query_partition_value,
     table_name_of,
 )
-from tests.support.dynamodb_rules.settling import Settling
-from tests.support.dynamodb_rules.throughput import (
+from cdk_ts.testing._settling import Settling
+from cdk_ts.testing._throughput import (
     Capacity,
     IndexShape,
     TableShape,
@@ -48,6 +49,7 @@ from tests.support.dynamodb_rules.throughput import (
 TARGET_PREFIX = "DynamoDB_20120810."
 # Request headers not passed on to the engine (hop-by-hop, or recomputed).
 _DROP_REQUEST = {"host", "content-length", "connection", "keep-alive", "accept-encoding", "transfer-encoding"}
+_REPLACED_REQUEST = {"x-amz-target", "content-type"}  # set by ``forward`` for the operation it sends
 _DROP_RESPONSE = {"content-length", "connection", "keep-alive", "transfer-encoding", "x-amz-crc32", "date", "server"}
 
 # A fault of the proxy itself: HTTP 400 with a code botocore does not retry (its retries cover 5xx, throttles and
@@ -77,9 +79,11 @@ class Clock:
         self._frozen = when
 
     def advance(self, seconds: float) -> None:
-        """Move a frozen clock forward (a real clock cannot be moved)."""
+        """Move the clock forward; a real clock is frozen at the current time first (the test takes control)."""
+        if seconds < 0:
+            raise ValueError(f"advance takes seconds >= 0, not {seconds}: time does not go back (use set)")
         if self._frozen is None:
-            raise ValueError("the proxy runs on the real clock; start it with start_time to move time")
+            self._frozen = datetime.now(UTC)
         self._frozen += timedelta(seconds=seconds)
 
 
@@ -134,6 +138,8 @@ class RulesState:
         self.refusals: Counter[str] = Counter()  # "Operation:Code"
         self.refusal_reasons: Counter[str] = Counter()  # "Operation:Code:reason", one per throttling reason
         self.table_refusals: Counter[str] = Counter()  # "table:Operation:Code"
+        # (table, Operation, Code, reasons, partition key identity or None): what ``LocalDynamoDB.throttles`` reads
+        self.refusal_details: Counter[tuple] = Counter()
         self.stats_lock = threading.Lock()
 
     def count(self, counter: Counter, key: str) -> None:
@@ -141,27 +147,34 @@ class RulesState:
         with self.stats_lock:
             counter[key] += 1
 
-    def count_refusal(self, operation: str, code: str, reasons: list[dict] = (), tables: list[str] = ()) -> None:
+    def count_refusal(self, operation: str, code: str, reasons: list[dict] = (), tables: list[str] = (),
+                      key: str | None = None) -> None:
         """Count one refusal by ``Operation:Code``, by each throttling reason, and by table (the reasons' resources,
-        else ``tables``)."""
+        else ``tables``); with ``key`` (a partition key's identity: single-item operations and Query) by key too."""
         named = [_table_of_arn(r["resource"]) for r in reasons] or list(tables)
+        reason_names = tuple(sorted({r["reason"] for r in reasons}))
         with self.stats_lock:
             self.refusals[f"{operation}:{code}"] += 1
             for reason in reasons:
                 self.refusal_reasons[f"{operation}:{code}:{reason['reason']}"] += 1
             for table in dict.fromkeys(named):
                 self.table_refusals[f"{table}:{operation}:{code}"] += 1
+            for table in dict.fromkeys(named) or [None]:
+                self.refusal_details[(table, operation, code, reason_names, key)] += 1
 
     def clear_stats(self) -> None:
         """Zero every count."""
         with self.stats_lock:
-            for counter in (self.requests, self.refusals, self.refusal_reasons, self.table_refusals):
+            for counter in (self.requests, self.refusals, self.refusal_reasons, self.table_refusals,
+                            self.refusal_details):
                 counter.clear()
 
     # -- engine helpers ---------------------------------------------------------------------------------------
     def forward(self, operation: str, body: bytes, headers: dict) -> tuple[int, list[tuple[str, str]], bytes]:
         """Send ``operation`` with ``body`` to the engine, with the caller's auth headers."""
-        out = {k: v for k, v in headers.items() if k.lower() not in _DROP_REQUEST}
+        # Header names are case-insensitive (RFC 9110, 5.1): the client's own target and content type go, however
+        # it spells them (the AWS SDK for JavaScript v3 sends lower case), or the engine would see two of each.
+        out = {k: v for k, v in headers.items() if k.lower() not in _DROP_REQUEST | _REPLACED_REQUEST}
         out["X-Amz-Target"] = TARGET_PREFIX + operation
         out["Content-Type"] = "application/x-amz-json-1.0"
         return self.engine.send("POST", "/", body, out)
@@ -285,7 +298,7 @@ class Rules:
                 s.table_info.pop(table_name_of(request.get("TableName", "")), None)
             return answer
         except RuleError as error:
-            s.count_refusal(operation, error.code, reasons_of(error), _tables_of(request))
+            s.count_refusal(operation, error.code, reasons_of(error), _tables_of(request), getattr(error, "key", None))
             return _error(error)
         except Exception as error:  # noqa: BLE001 - a harness fault: say so, in an answer botocore does not retry
             traceback.print_exc()  # to the proxy's log
@@ -546,7 +559,7 @@ class Rules:
         reasons = s.throughput.try_write(self._write_charges(shape, capacity, key.get(shape.hash_key), old, new, now),
                                          now)
         if reasons:
-            raise throttle_error(capacity.billing_mode, reasons)
+            raise _keyed(throttle_error(capacity.billing_mode, reasons), key.get(shape.hash_key))
         return s.forward(operation, body, headers)
 
     def op_PutItem(self, request, body, headers):  # noqa: N802
@@ -583,7 +596,7 @@ class Rules:
         # next read drawing on an overdrawn bucket.
         reasons = s.throughput.read_refusal(limits, now)
         if reasons:
-            raise throttle_error(capacity.billing_mode, reasons)
+            raise _keyed(throttle_error(capacity.billing_mode, reasons), key_value)
         status, out_headers, data = s.forward(operation, body, headers)
         if status == 200:
             units = read_charge(items_of(json.loads(data)), bool(request.get("ConsistentRead")))
@@ -716,6 +729,12 @@ class Rules:
         return status, out_headers, data
 
 
+def _keyed(error: RuleError, key_value: dict | None) -> RuleError:
+    """``error`` marked with the partition key value it refused, for the per-key counts."""
+    error.key = None if key_value is None else key_identity(key_value)  # type: ignore[attr-defined]
+    return error
+
+
 def _written(write: dict) -> dict:
     """The item of a BatchWriteItem PutRequest, or the key of a DeleteRequest."""
     return (write.get("PutRequest") or {}).get("Item") or (write.get("DeleteRequest") or {}).get("Key") or {}
@@ -761,8 +780,13 @@ class Admin:
             if parts == ["stats"]:
                 if method == "POST":
                     s.clear_stats()
-                return 200, {"requests": dict(s.requests), "refusals": dict(s.refusals),
-                             "refusal_reasons": dict(s.refusal_reasons), "table_refusals": dict(s.table_refusals)}
+                with s.stats_lock:
+                    details = [{"table": table, "operation": operation, "code": code, "reasons": list(reasons),
+                                "key": None if key is None else json.loads(key), "count": count}
+                               for (table, operation, code, reasons, key), count in s.refusal_details.items()]
+                    return 200, {"requests": dict(s.requests), "refusals": dict(s.refusals),
+                                 "refusal_reasons": dict(s.refusal_reasons),
+                                 "table_refusals": dict(s.table_refusals), "refusal_details": details}
         return 404, {"error": f"no admin path {path}"}
 
 
@@ -820,7 +844,7 @@ def make_handler(state: RulesState):
                 return self._admin("POST")
             body = self._body()
             headers = {k: v for k, v in self.headers.items()}
-            target = self.headers.get("X-Amz-Target", "")
+            target = self.headers.get("X-Amz-Target", "")  # email.message lookups ignore the case of the name
             if target.startswith(TARGET_PREFIX):
                 status, out_headers, data = rules.handle(target[len(TARGET_PREFIX):], body, headers)
             else:  # DynamoDB Streams and anything else: passed through untouched
@@ -851,6 +875,7 @@ def main(argv: list[str] | None = None) -> None:
     start = parse_time(args.start_time) if args.start_time else None
     state = RulesState(args.engine, settings, start)
     server = _Server(("127.0.0.1", args.port), make_handler(state))
+    exit_with_parent()
     server.serve_forever()
 
 

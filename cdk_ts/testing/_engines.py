@@ -1,16 +1,19 @@
-"""Local AWS emulators on 127.0.0.1, written once for the tests, the sample scenario and the benchmarks.
+"""The local engines behind the rules proxy: moto_server and dynalite on 127.0.0.1.
 
-``start_moto_server`` (every service moto has) and ``start_dynalite`` (a second DynamoDB-compatible
-server, from npm, run under ``dynalite_server.js``) run as subprocesses on free ports and are stopped by PID.
-Where an emulator differs from DynamoDB in a way the code under test meets, the fix is made here, on the
-server side, never in ``cdk_ts`` or ``cdk_ts_runtime``. ``RequestCounter`` counts the API calls a boto3
-client makes. Run ``python -m tests.support.emulators moto PORT`` to serve moto_server in this process,
-optionally with mapped functions not invoked (``--keep-stream-records``).
+``start_moto_server`` (every service moto has; ``pip install 'cdk-ts[testing]'``) and ``start_dynalite`` (a
+second DynamoDB-compatible server, from npm, run under ``dynalite_server.js`` beside this file) run as
+subprocesses in their own process groups on free ports; ``LocalServer.stop`` ends the group, and every server
+still running when the interpreter exits is stopped then (``atexit``). Where an emulator differs from DynamoDB in
+a way the code under test meets, the fix is made here, on the server side, never in the code under test.
+``RequestCounter`` counts the API calls a boto3 client makes. ``python -m cdk_ts.testing._engines moto PORT``
+serves moto_server in this process, optionally with mapped functions not invoked (``--keep-stream-records``);
+it exits when the process that started it is gone.
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import shutil
 import signal
@@ -25,7 +28,11 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+#: Where dynalite's command line is looked for when ``dynalite_command`` is not told: this variable, else
+#: ``node_modules/dynalite/cli.js`` in the working directory or a parent of it.
+DYNALITE_CLI_VARIABLE = "CDK_TS_DYNALITE_CLI"
+
+_RUNNING: dict[int, LocalServer] = {}  # servers started here and not yet stopped, by PID: stopped at exit
 
 
 def free_port() -> int:
@@ -33,6 +40,36 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def stop_all() -> None:
+    """Stop every server started in this process and not stopped yet (registered with ``atexit``)."""
+    for server in list(_RUNNING.values()):
+        server.stop()
+
+
+atexit.register(stop_all)
+
+
+def exit_with_parent(interval: float = 0.5) -> None:
+    """End this process (a server started by ``start_*``) once the process that started it is gone.
+
+    A parent killed outright (SIGKILL, a crashed test run) runs no ``atexit``: the server would live on. Its own
+    process group keeps it from the terminal's Ctrl-C, so it watches its parent instead: when the parent dies, the
+    server is handed to another process and ``os.getppid`` changes.
+
+    :param interval: seconds between looks at the parent.
+
+        Default: 0.5.
+    """
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(interval)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 @dataclass
@@ -43,14 +80,21 @@ class LocalServer:
     endpoint_url: str
     process: subprocess.Popen
 
+    def __post_init__(self) -> None:
+        if self.process is not None:  # None: an address with nothing started here (tests of the proxy's faults)
+            _RUNNING[self.process.pid] = self
+
     def stop(self) -> None:
         """Terminate the process group and wait for it, killing it if it does not exit in 10 s."""
+        _RUNNING.pop(self.process.pid, None)
         if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
             try:
+                os.killpg(self.process.pid, signal.SIGTERM)
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=10)
+            except ProcessLookupError:  # the group ended between the poll and the signal
                 self.process.wait(timeout=10)
 
     @property
@@ -80,18 +124,21 @@ def start_moto_server(
 ) -> LocalServer:
     """Start ``moto_server`` (all services) as a subprocess listening on ``host``.
 
-    :param host: the address it binds. Default: 127.0.0.1.
-    :param port: the port. Default: None — a free one.
-    :param keep_stream_records: do not hand stream records to mapped functions (see :func:`serve_moto`).
+    :param host: the address it binds.
+
+        Default: 127.0.0.1.
+    :param port: the port.
+        Default: None — a free one.
+    :param keep_stream_records: do not hand stream records to mapped functions (see ``serve_moto``).
         Default: False — moto's own behaviour.
-    :param url_host: the host name in ``endpoint_url``. Default: None — ``host``. The CDK CLI's template
+    :param url_host: the host name in ``endpoint_url``.
+        Default: None — ``host``. The CDK CLI's template
         URLs are resolved by moto only with the host name ``localhost``.
     """
     port = port or free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.emulators", "moto", str(port), "--host", host]
+        [sys.executable, "-m", "cdk_ts.testing._engines", "moto", str(port), "--host", host]
         + (["--keep-stream-records"] if keep_stream_records else []),
-        cwd=REPO,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
@@ -107,8 +154,17 @@ def serve_moto(host: str, port: int, *, keep_stream_records: bool = False) -> No
     mapped stream to the mapped function, which it cannot start without Docker, and then drops the
     record; it also keeps that hook after the mapping is deleted. Records then stay readable with
     GetRecords, and the sample scenario runs the archiver's code on them as the mapping would.
+
+    :param keep_stream_records: see above.
+
+        Default: False -- moto's own behaviour.
     """
-    from moto.server import main as moto_server
+    try:
+        from moto.server import main as moto_server
+    except ImportError as error:
+        raise RuntimeError(
+            "moto_server is not installed: pip install 'cdk-ts[testing]' (moto[server,dynamodb])"
+        ) from error
 
     _model_alarms_in_cloudformation()
     if keep_stream_records:
@@ -173,27 +229,55 @@ def _model_alarms_in_cloudformation() -> None:
             return None
 
 
-def dynalite_command() -> list[str]:
-    """The command that runs the npm-installed dynalite; a clear error when it is not installed.
+def find_dynalite_cli(start: Path | None = None) -> Path | None:
+    """dynalite's ``cli.js``: ``$CDK_TS_DYNALITE_CLI``, else ``node_modules/dynalite/cli.js`` in ``start`` (default:
+    the working directory) or the nearest parent that has one; None when there is none.
+
+    :param start: the folder to look from.
+
+        Default: None -- the working directory.
+    """
+    named = os.environ.get(DYNALITE_CLI_VARIABLE)
+    if named:
+        return Path(named)
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        script = folder / "node_modules" / "dynalite" / "cli.js"
+        if script.exists():
+            return script
+    return None
+
+
+def dynalite_command(cli: Path | None = None) -> list[str]:
+    """The command that runs the npm-installed dynalite; a clear error when node or dynalite is missing.
 
     dynalite runs under ``dynalite_server.js`` (beside this file), which makes its CreateTable apply the
     request's ``Tags`` as DynamoDB does; dynalite 4.0.0 drops them.
+
+    :param cli: dynalite's ``cli.js``.
+
+        Default: None -- ``find_dynalite_cli()``.
     """
-    script = REPO / "node_modules" / "dynalite" / "cli.js"
+    script = cli or find_dynalite_cli()
     node = shutil.which("node")
-    if not script.exists() or node is None:
+    if script is None or not script.exists() or node is None:
         raise RuntimeError(
-            f"dynalite is not installed at {script}: run `npm ci` in {REPO} "
-            "(scripts/test.sh does this) so the second DynamoDB-compatible server is available"
+            f"dynalite needs node and the npm package: `npm install dynalite` in your project (found cli.js: "
+            f"{script}, node: {node}), or set {DYNALITE_CLI_VARIABLE} to its cli.js; engine='moto' needs neither"
         )
     return [node, str(Path(__file__).with_name("dynalite_server.js")), str(script)]
 
 
-def start_dynalite() -> LocalServer:
-    """Start dynalite (in-memory, fast table state changes) on 127.0.0.1 and a free port."""
+def start_dynalite(cli: Path | None = None) -> LocalServer:
+    """Start dynalite (in-memory, fast table state changes) on 127.0.0.1 and a free port.
+
+    :param cli: dynalite's ``cli.js``.
+
+        Default: None -- found by ``find_dynalite_cli()``.
+    """
     port = free_port()
     process = subprocess.Popen(
-        [*dynalite_command(), "--host", "127.0.0.1", "--port", str(port),
+        [*dynalite_command(cli), "--host", "127.0.0.1", "--port", str(port),
          "--createTableMs", "20", "--deleteTableMs", "20", "--updateTableMs", "20"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -206,7 +290,14 @@ def start_dynalite() -> LocalServer:
 
 
 def server_client_for(server: LocalServer, service: str = "dynamodb", region: str = "us-east-1"):
-    """A boto3 client for ``service`` on a local server, with dummy credentials."""
+    """A boto3 client for ``service`` on a local server, with dummy credentials.
+
+    :param service: the AWS service.
+
+        Default: ``"dynamodb"``.
+    :param region: the Region name.
+        Default: ``"us-east-1"``.
+    """
     import boto3
 
     return boto3.client(
@@ -245,13 +336,19 @@ class RequestCounter:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m tests.support.emulators moto PORT [--host H] [--keep-stream-records]``: serve moto here."""
+    """``python -m cdk_ts.testing._engines moto PORT [--host H] [--keep-stream-records]``: serve moto here.
+
+    :param argv: the arguments.
+
+        Default: None -- ``sys.argv[1:]``.
+    """
     parser = argparse.ArgumentParser(description="Serve moto_server in this process")
     parser.add_argument("server", choices=["moto"])
     parser.add_argument("port", type=int)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--keep-stream-records", action="store_true")
     args = parser.parse_args(argv)
+    exit_with_parent()
     serve_moto(args.host, args.port, keep_stream_records=args.keep_stream_records)
 
 

@@ -1,5 +1,5 @@
-// Runs dynalite's own command line with one fix, for the test harness (tests/support/emulators.py):
-// CreateTable applies its Tags.
+// Runs dynalite's own command line with one fix, for cdk_ts.testing (_engines.py):
+// CreateTable applies its Tags, and the server exits once the process that started it is gone.
 //
 // Usage: node dynalite_server.js PATH/TO/dynalite/cli.js [dynalite's options...]
 //
@@ -43,6 +43,11 @@ require.cache[actionPath].exports = function createTableWithTags (store, data, c
     })
   })
 }
+
+// Its own process group keeps it from the terminal's Ctrl-C, and a parent killed outright runs no clean-up:
+// when the parent dies, this process is handed to another one and process.ppid changes.
+const parent = process.ppid
+setInterval(function () { if (process.ppid !== parent) process.exit(0) }, 500).unref()
 
 process.argv = [process.argv[0], path.resolve(cli), ...args]
 require(path.resolve(cli))

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from tests.support.dynamodb_rules.rules import RuleError, RulesSettings, validation_error
+from cdk_ts.testing._rules import RuleError, RulesSettings, validation_error
 
 
 class BackupsWindow:
@@ -35,7 +35,9 @@ class BackupsWindow:
     def check(self, name: str, now: datetime) -> None:
         """Refuse UpdateContinuousBackups on ``name`` while its backups are still being enabled."""
         active_at = self._active_at.get(name)
-        if active_at is None or now >= active_at + timedelta(seconds=self._settings().backups_unavailable_seconds):
+        if not self._settings().on("backups_after_create") or active_at is None:
+            return
+        if now >= active_at + timedelta(seconds=self._settings().backups_unavailable_seconds):
             return
         # The message's start is DynamoDB's as aws-amplify/amplify-backend#1654 quotes it ("Backups are being
         # enabled for the table"); the table name and "Please retry later" after it follow traces quoted in
@@ -76,7 +78,7 @@ class TagLag:
 
         A change during a lag keeps the set already shown: the older one is still what a read may return.
         """
-        if self._settings().tag_lag_seconds <= 0:
+        if self._settings().tag_lag_seconds <= 0 or not self._settings().on("tag_lag"):
             return
         lag = self._lags.get(arn)
         shown = lag.shown if lag is not None and now < lag.until else before
@@ -145,12 +147,14 @@ class TimeToLive:
         # "ValidationException: TimeToLive is already disabled" (cloudposse/terraform-aws-dynamodb#94); the
         # enabling counterpart reads "TimeToLive is already enabled" (dynamoose/dynamoose#754 reports enabling
         # an enabled TTL refused).
-        if enabled == state.enabled and (not enabled or specification.get("AttributeName") == state.attribute):
+        on = self._settings().on
+        repeated = enabled == state.enabled and (not enabled or specification.get("AttributeName") == state.attribute)
+        if on("ttl_already_set") and repeated:
             raise validation_error(f"TimeToLive is already {'enabled' if enabled else 'disabled'}")
         # One change an hour per table (API_UpdateTimeToLive, above). DynamoDB's wording, as aws-cdk's TTL
         # handler matches it exactly (aws/aws-cdk#13720).
         interval = timedelta(seconds=self._settings().ttl_update_interval_seconds)
-        if state.changed_at is not None and now < state.changed_at + interval:
+        if on("ttl_once_an_hour") and state.changed_at is not None and now < state.changed_at + interval:
             raise validation_error("Time to live has been modified multiple times within a fixed interval")
         state.enabled = enabled
         state.attribute = specification.get("AttributeName") if enabled else state.attribute
@@ -160,7 +164,8 @@ class TimeToLive:
     def describe(self, name: str, now: datetime) -> dict:
         """DescribeTimeToLive's ``TimeToLiveDescription`` for ``name``."""
         state = self.state_for(name)
-        status = state.status(now, self._settings().ttl_settle_seconds)
+        settle = self._settings().ttl_settle_seconds if self._settings().on("ttl_settling") else 0.0
+        status = state.status(now, settle)
         if status == "DISABLED":
             return {"TimeToLiveStatus": status}
         return {"TimeToLiveStatus": status, "AttributeName": state.attribute}

@@ -1,15 +1,15 @@
 """A local DynamoDB that says no where DynamoDB says no.
 
 ``start_rules_proxy(engine)`` starts an HTTP proxy on 127.0.0.1 in front of a local engine (moto_server or
-dynalite, from ``tests.support.emulators``) that applies DynamoDB's documented rules: UpdateTable's one-change
+dynalite, from ``cdk_ts.testing._engines``) that applies DynamoDB's documented rules: UpdateTable's one-change
 and no-op rules, CREATING/UPDATING/DELETING windows with ``ResourceInUseException``, the daily budget of
 capacity decreases, on-demand switches and table-class changes, warm throughput that only rises, the
 account's limit of tables in transition, data-plane throughput (partitions, provisioned capacity with burst,
 on-demand peaks, maximums and quotas, GSI pushback, each throttle in the shape of the table's billing mode), and
 what settles after a moment (PITR refused right after a new table turns ACTIVE, tags that lag, TTL changed once
-an hour). boto3 and botocore talk to it unmodified, their own retries included. ``rules.py`` and ``settling.py``
-hold the control-plane rules (with their sources), ``throughput.py`` the data plane's limits, ``server.py`` the
-HTTP side; see tests/support/README.md.
+an hour). boto3 and botocore talk to it unmodified, their own retries included. ``_rules.py`` and ``_settling.py``
+hold the control-plane rules (with their sources), ``_throughput.py`` the data plane's limits, ``_server.py`` the
+HTTP side, ``_registry.py`` the rules by name; see docs/testing.md.
 
 ```python
 proxy = start_rules_proxy(moto_server, start_time=datetime(2026, 3, 10, tzinfo=UTC), update_seconds=60)
@@ -31,10 +31,14 @@ import urllib.request
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 
-from tests.support.dynamodb_rules.rules import RuleError, RulesSettings, TableState
-from tests.support.emulators import REPO, LocalServer, free_port, server_client_for
+from cdk_ts.testing._engines import LocalServer, free_port, server_client_for
+from cdk_ts.testing._rules import RuleError, RulesSettings, TableState
 
 __all__ = ["RuleError", "RulesProxy", "RulesSettings", "TableState", "start_rules_proxy"]
+
+#: The codes ``RulesProxy.throttles`` counts: the throttles of both billing modes and batches' partial throttles.
+THROTTLE_CODES = ("ThrottlingException", "ProvisionedThroughputExceededException", "UnprocessedItems",
+                  "UnprocessedKeys")
 
 
 class RulesProxy:
@@ -59,7 +63,12 @@ class RulesProxy:
         self.server.stop()
 
     def client(self, service: str = "dynamodb", **client_kwargs):
-        """A boto3 client for the proxy: dummy credentials, us-east-1; ``client_kwargs`` pass through."""
+        """A boto3 client for the proxy: dummy credentials, us-east-1; ``client_kwargs`` pass through.
+
+        :param service: the service (DynamoDB Streams passes through the proxy too).
+
+            Default: ``"dynamodb"``.
+        """
         if not client_kwargs:
             return server_client_for(self.server, service)
         import boto3
@@ -94,7 +103,7 @@ class RulesProxy:
         self._admin("time", {"set": when.isoformat()})
 
     def advance(self, seconds: float | timedelta) -> None:
-        """Move the frozen clock forward."""
+        """Move the clock forward; a real clock is frozen at the current time first (the test takes control)."""
         if isinstance(seconds, timedelta):
             seconds = seconds.total_seconds()
         self._admin("time", {"advance": seconds})
@@ -120,8 +129,52 @@ class RulesProxy:
     def stats(self) -> dict:
         """Counts since the last ``reset_stats``: ``requests`` that arrived, by operation (the proxy's own reads
         of stored items are not among them); ``refusals`` by ``Operation:Code``; ``refusal_reasons`` by
-        ``Operation:Code:reason``, one per throttling reason; ``table_refusals`` by ``table:Operation:Code``."""
+        ``Operation:Code:reason``, one per throttling reason; ``table_refusals`` by ``table:Operation:Code``;
+        ``refusal_details``, a list of ``{table, operation, code, reasons, key, count}`` (``key``: the partition key
+        value refused, for single-item operations and Query; None otherwise), which ``refusals`` filters."""
         return self._admin("stats")
+
+    def refusals(self, *, table: str | None = None, code: str | None = None, operation: str | None = None,
+                 reason: str | None = None, key: dict | None = None) -> int:
+        """How many requests the proxy refused since the last ``reset_stats``, of those matching every filter given.
+
+        :param table: the table name.
+
+            Default: None -- any.
+        :param code: the error code (``ResourceInUseException``; batches' partial throttles count as
+            ``UnprocessedItems``/``UnprocessedKeys``). Default: None -- any.
+        :param operation: the API operation (``PutItem``).
+            Default: None -- any.
+        :param reason: a throttling reason (``TableWriteKeyRangeThroughputExceeded``).
+            Default: None -- any.
+        :param key: the partition key value as an AttributeValue, ``dict(S="device-1")`` for instance.
+            Default: None -- any.
+        """
+        total = 0
+        for entry in self.stats()["refusal_details"]:
+            if ((table is None or entry["table"] == table) and (code is None or entry["code"] == code)
+                    and (operation is None or entry["operation"] == operation)
+                    and (reason is None or reason in entry["reasons"]) and (key is None or entry["key"] == key)):
+                total += entry["count"]
+        return total
+
+    def throttles(self, *, table: str | None = None, reason: str | None = None, operation: str | None = None,
+                  key: dict | None = None) -> int:
+        """How many requests the proxy throttled (``ThrottlingException``, ``ProvisionedThroughputExceededException``
+        or a batch's unprocessed part) since the last ``reset_stats``, of those matching every filter given.
+
+        :param table: the table name.
+
+            Default: None -- any.
+        :param reason: a throttling reason (``TableWriteKeyRangeThroughputExceeded``).
+            Default: None -- any.
+        :param operation: the API operation.
+            Default: None -- any.
+        :param key: the partition key value as an AttributeValue, ``dict(S="device-1")`` for instance.
+            Default: None -- any.
+        """
+        return sum(self.refusals(table=table, code=code, operation=operation, reason=reason, key=key)
+                   for code in THROTTLE_CODES)
 
     def reset_stats(self) -> None:
         """Zero the request and refusal counts."""
@@ -147,17 +200,20 @@ def _parse_times(value):
     return value
 
 
-def start_rules_proxy(engine: LocalServer, *, start_time: datetime | None = None, **settings) -> RulesProxy:
+def start_rules_proxy(engine: LocalServer, *, start_time: datetime | None = None, port: int | None = None,
+                      **settings) -> RulesProxy:
     """Start the rules proxy in front of ``engine`` as a subprocess on 127.0.0.1 and a free port.
 
-    :param engine: moto_server or dynalite (``tests.support.emulators``), already running.
-    :param start_time: a frozen clock starting there (time moves only by ``set_time``/``advance``: deterministic
+    :param engine: moto_server or dynalite (``start_moto_server``, ``start_dynalite``), already running.
+    :param start_time: a frozen clock starting there (time moves only by ``set_time``/``advance``, deterministic
         tests). Default: None — the real UTC clock (benchmarks).
+    :param port: the proxy's port on 127.0.0.1.
+        Default: None -- a free one.
     :param settings: ``RulesSettings`` fields; unknown names are refused.
     """
     merged = RulesSettings().updated(**settings)
-    port = free_port()
-    command = [sys.executable, "-m", "tests.support.dynamodb_rules.server", "--engine", engine.endpoint_url,
+    port = port or free_port()
+    command = [sys.executable, "-m", "cdk_ts.testing._server", "--engine", engine.endpoint_url,
                "--port", str(port), "--settings", json.dumps(asdict(merged))]
     if start_time is not None:
         if start_time.tzinfo is None:
@@ -165,7 +221,7 @@ def start_rules_proxy(engine: LocalServer, *, start_time: datetime | None = None
         command += ["--start-time", start_time.astimezone(UTC).isoformat()]
     # A file, not a pipe: a pipe nobody reads would block the proxy once full. Closed with the process.
     log = tempfile.TemporaryFile()  # noqa: SIM115
-    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     server = LocalServer("dynamodb-rules", url, process)
     deadline = time.monotonic() + 30
