@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.test_wheel import venv_env, venv_python, wheel  # noqa: F401 - fixtures: one built wheel
-from tests.support.processes import run_captured
+from tests.support.processes import alive, run_captured, still_alive
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -58,22 +58,6 @@ def worked_example(folder: Path) -> list[str]:
     return names
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
-def _gone(pids: list[int], timeout: float = 20) -> list[int]:
-    """The ``pids`` still alive after waiting up to ``timeout`` seconds for them to exit."""
-    deadline = time.monotonic() + timeout
-    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    return [pid for pid in pids if _alive(pid)]
-
-
 def test_the_wheel_ships_the_testing_module_its_extra_and_its_pytest_plugin(wheel):  # noqa: F811
     archive = zipfile.ZipFile(wheel)
     names = set(archive.namelist())
@@ -86,7 +70,8 @@ def test_the_wheel_ships_the_testing_module_its_extra_and_its_pytest_plugin(whee
     entry_points = archive.read(f"{dist_info}/entry_points.txt").decode()
     assert re.search(r"^\[pytest11\]\ncdk_ts = cdk_ts\.testing\.pytest_plugin$", entry_points, re.MULTILINE)
     shipped = [n for n in names if n.startswith("cdk_ts/") and n.endswith(".py")]
-    assert [n for n in shipped if "tests." in archive.read(n).decode()] == []
+    importing_tests = re.compile(r"^\s*(from|import) tests\b|\"-m\", \"tests\.", re.MULTILINE)
+    assert [n for n in shipped if importing_tests.search(archive.read(n).decode())] == []
 
 
 def test_a_new_project_tests_its_handler_with_the_fixture_alone_and_mypy_checks_it(
@@ -133,18 +118,18 @@ def test_a_failing_test_leaves_no_process(venv_python, venv_env, tmp_path):  # n
     process, pids = _start_recording_test(venv_python, venv_env, tmp_path, wait=False)
     output, _ = process.communicate(timeout=120)
     assert process.returncode == 1 and "this test fails on purpose" in output, output[-3000:]
-    assert _gone(pids) == []
+    assert still_alive(pids) == []
 
 
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "killed"])
 def test_an_interrupted_or_killed_pytest_leaves_no_process(stop, venv_python, venv_env, tmp_path):  # noqa: F811
     process, pids = _start_recording_test(venv_python, venv_env, tmp_path, wait=True)
     try:
-        assert all(_alive(pid) for pid in pids)
+        assert all(alive(pid) for pid in pids)
         os.kill(process.pid, stop)
         process.communicate(timeout=60)
         # then every server the fixture started exits: torn down (Ctrl-C) or by watching its parent (killed)
-        assert _gone(pids) == []
+        assert still_alive(pids) == []
     finally:
         if process.poll() is None:
             process.kill()

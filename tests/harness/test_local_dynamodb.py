@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from urllib.parse import urlsplit
 
 import pytest
@@ -17,6 +16,7 @@ from botocore.exceptions import ClientError
 
 from cdk_ts.testing import GUESSES, RULES, local_dynamodb, rule_named
 from cdk_ts.testing._engines import free_port
+from tests.support.processes import alive, descendants, still_alive
 from tests.support.waiting import wait_until_active
 
 ONE_ATTEMPT = Config(retries={"mode": "standard", "total_max_attempts": 1})
@@ -30,38 +30,6 @@ def _create_on_demand(client, name: str) -> None:
         AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
         BillingMode="PAY_PER_REQUEST",
     )
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # a zombie (exited, not yet reaped by its parent) is gone for our purpose
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
-def _children_of(pid: int) -> list[int]:
-    """Every descendant of ``pid`` (from /proc), so a test can check none outlives it."""
-    found, frontier = [], [pid]
-    while frontier:
-        parent = frontier.pop()
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    ppid = int(stat.read().split(")")[-1].split()[1])
-            except (FileNotFoundError, ProcessLookupError, IndexError):
-                continue
-            if ppid == parent:
-                found.append(int(entry))
-                frontier.append(int(entry))
-    return found
 
 
 # -- the call ---------------------------------------------------------------------------------------------------
@@ -88,7 +56,7 @@ def test_local_dynamodb_throttles_a_hot_key_and_counts_it_by_table_reason_and_ke
         assert ddb.throttles(table="another-table") == 0
         assert ddb.refusals(code="ResourceInUseException") == 0
         engine, proxy = ddb.engine.pid, ddb.pid
-    assert not _alive(engine) and not _alive(proxy)
+    assert not alive(engine) and not alive(proxy)
 
 
 def test_defaults_let_a_waiter_see_the_table_active_after_create_and_update(unique_name):
@@ -226,7 +194,7 @@ def test_cdk_ts_local_prints_the_endpoint_and_rules_and_stops_everything_on_ctrl
     )
     try:
         info = json.loads(process.stdout.readline())
-        children = _children_of(process.pid)
+        children = descendants(process.pid)
         assert info["endpoint_url"] == f"http://127.0.0.1:{port}"
         assert info["export"] == f"export AWS_ENDPOINT_URL=http://127.0.0.1:{port}"
         names = [r["name"] for r in info["rules"]]
@@ -237,10 +205,7 @@ def test_cdk_ts_local_prints_the_endpoint_and_rules_and_stops_everything_on_ctrl
     finally:
         if process.poll() is None:
             process.kill()
-    deadline = time.monotonic() + 10
-    while any(_alive(pid) for pid in children) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert [pid for pid in children if _alive(pid)] == []
+    assert still_alive(children) == []
 
 
 def test_servers_exit_when_the_process_that_started_them_is_killed():
@@ -250,13 +215,10 @@ def test_servers_exit_when_the_process_that_started_them_is_killed():
     parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
         pids = json.loads(parent.stdout.readline())
-        assert all(_alive(pid) for pid in pids)
+        assert all(alive(pid) for pid in pids)
         parent.kill()
         parent.wait(timeout=10)
-        deadline = time.monotonic() + 15
-        while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert [pid for pid in pids if _alive(pid)] == []
+        assert still_alive(pids) == []
     finally:
         if parent.poll() is None:
             parent.kill()
