@@ -170,7 +170,10 @@ def serve_moto(host: str, port: int, *, keep_stream_records: bool = False) -> No
     if keep_stream_records:
         from moto.awslambda.models import LambdaBackend
 
-        LambdaBackend.send_dynamodb_items = lambda self, function_arn, items, source: None
+        def keep(self: LambdaBackend, function_arn: str, items: list, source: str) -> None:
+            return None
+
+        LambdaBackend.send_dynamodb_items = keep  # type: ignore[method-assign,assignment]
     moto_server(["-H", host, "-p", str(port)])
 
 

@@ -615,7 +615,8 @@ class ControlPlane:
 
     def due_deletes(self, now: datetime) -> list[str]:
         """Tables whose DELETING window has ended: delete them on the engine and ``forget`` them."""
-        return [n for n, t in self.tables.items() if t.status == "DELETING" and t.status_until <= now]
+        return [n for n, t in self.tables.items() if t.status == "DELETING"
+                and t.status_until is not None and t.status_until <= now]
 
     def forget(self, name: str) -> None:
         """Drop everything tracked for ``name`` (deleted, or a fresh table of the same name follows)."""
@@ -624,8 +625,7 @@ class ControlPlane:
     # -- the description overlay -----------------------------------------------------------------------------
     def overlay(self, description: dict, now: datetime) -> dict:
         """The engine's ``TableDescription`` with what DynamoDB would report from the tracked state."""
-        name = description.get("TableName")
-        state = self.tables.get(name)
+        state = self.tables.get(str(description.get("TableName", "")))
         if state is None:
             return description
         status = state.current_status(now)
@@ -647,12 +647,12 @@ class ControlPlane:
                 throughput.pop(key, None)
             else:
                 throughput[key] = epoch(value)
-        billing = {"BillingMode": state.billing_mode}
+        billing: dict[str, object] = {"BillingMode": state.billing_mode}
         if state.pay_per_request_since is not None:
             # API_BillingModeSummary: "the time when PAY_PER_REQUEST was last set", by CreateTable too.
             billing["LastUpdateToPayPerRequestDateTime"] = epoch(state.pay_per_request_since)
         description["BillingModeSummary"] = billing
-        table_class = {"TableClass": state.table_class}
+        table_class: dict[str, object] = {"TableClass": state.table_class}
         if state.class_updates:
             table_class["LastUpdateDateTime"] = epoch(state.class_updates[-1])
         description["TableClassSummary"] = table_class

@@ -16,6 +16,7 @@ import time
 import traceback
 import zlib
 from collections import Counter
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
@@ -92,7 +93,7 @@ class Engine:
 
     def __init__(self, url: str) -> None:
         parts = urlsplit(url)
-        self.host, self.port = parts.hostname, parts.port
+        self.host, self.port = parts.hostname or "127.0.0.1", parts.port
         self._local = threading.local()
 
     def _connection(self) -> http.client.HTTPConnection:
@@ -147,7 +148,7 @@ class RulesState:
         with self.stats_lock:
             counter[key] += 1
 
-    def count_refusal(self, operation: str, code: str, reasons: list[dict] = (), tables: list[str] = (),
+    def count_refusal(self, operation: str, code: str, reasons: Sequence[dict] = (), tables: Sequence[str] = (),
                       key: str | None = None) -> None:
         """Count one refusal by ``Operation:Code``, by each throttling reason, and by table (the reasons' resources,
         else ``tables``); with ``key`` (a partition key's identity: single-item operations and Query) by key too."""
@@ -159,8 +160,8 @@ class RulesState:
                 self.refusal_reasons[f"{operation}:{code}:{reason['reason']}"] += 1
             for table in dict.fromkeys(named):
                 self.table_refusals[f"{table}:{operation}:{code}"] += 1
-            for table in dict.fromkeys(named) or [None]:
-                self.refusal_details[(table, operation, code, reason_names, key)] += 1
+            for detail_table in dict.fromkeys(named) or [None]:
+                self.refusal_details[(detail_table, operation, code, reason_names, key)] += 1
 
     def clear_stats(self) -> None:
         """Zero every count."""
@@ -534,7 +535,9 @@ class Rules:
                 continue
             for table, items in (payload.get("Responses") or {}).items():
                 for item in items:
-                    found[(table, key_identity(shapes[table].key_of(item)))] = item
+                    shape = shapes[table]
+                    if shape is not None:
+                        found[(table, key_identity(shape.key_of(item)))] = item
         return found
 
     def _single_write(self, operation: str, request: dict, body: bytes, headers: dict):
@@ -585,7 +588,7 @@ class Rules:
             return s.forward(operation, body, headers)
         name = table_name_of(request.get("TableName", ""))
         shape = s.shape(name, headers)
-        index = shape.indexes.get(request.get("IndexName")) if shape is not None else None
+        index = shape.indexes.get(request.get("IndexName") or "") if shape is not None else None
         if shape is None or (request.get("IndexName") and index is None):
             return s.forward(operation, body, headers)  # no such table, or a local secondary index: not modelled
         key_value = key_value_of(request, index.hash_key if index else shape.hash_key)
@@ -636,7 +639,7 @@ class Rules:
                     kept.setdefault(table, []).append(entry)
                 else:
                     unprocessed.setdefault(table, []).append(entry)
-                    first = first or (capacity.billing_mode, reasons)
+                    first = first or (capacity.billing_mode if capacity else "PROVISIONED", reasons)
         return kept, unprocessed, shapes, first
 
     def op_BatchWriteItem(self, request: dict, body: bytes, headers: dict):  # noqa: N802
@@ -822,8 +825,8 @@ def make_handler(state: RulesState):
             self.send_header("x-amz-crc32", str(zlib.crc32(body) & 0xFFFFFFFF))
             # Headers and body in one write: two small writes on a keep-alive connection meet Nagle's
             # algorithm and the client's delayed ACK, and each response then waits ~40 ms.
-            self._headers_buffer.append(b"\r\n")
-            self._headers_buffer.append(body)
+            self._headers_buffer.append(b"\r\n")  # type: ignore[attr-defined] # http.server's own buffer
+            self._headers_buffer.append(body)  # type: ignore[attr-defined]
             self.flush_headers()
 
         def _admin(self, method: str) -> None:

@@ -302,17 +302,16 @@ def index_writes(index: IndexShape, old: dict | None, new: dict | None) -> list[
     old_key, new_key = index.key_value(old), index.key_value(new)
     old_range = (old or {}).get(index.range_key) if index.range_key else None
     new_range = (new or {}).get(index.range_key) if index.range_key else None
-    if old_key is None and new_key is None:
-        return []
+    old_item, new_item = old or {}, new or {}  # an item with an index key is never None
     if old_key is None:
-        return [(new_key, write_units(item_size(projected(index, new))))]
+        return [] if new_key is None else [(new_key, write_units(item_size(projected(index, new_item))))]
     if new_key is None:
-        return [(old_key, write_units(item_size(projected(index, old))))]
+        return [(old_key, write_units(item_size(projected(index, old_item))))]
     if old_key == new_key and old_range == new_range:
-        size = max(item_size(projected(index, old)), item_size(projected(index, new)))
+        size = max(item_size(projected(index, old_item)), item_size(projected(index, new_item)))
         return [(new_key, write_units(size))]
-    return [(old_key, write_units(item_size(projected(index, old)))),
-            (new_key, write_units(item_size(projected(index, new))))]
+    return [(old_key, write_units(item_size(projected(index, old_item)))),
+            (new_key, write_units(item_size(projected(index, new_item))))]
 
 
 # -- limits --------------------------------------------------------------------------------------------------------

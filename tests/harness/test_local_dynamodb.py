@@ -178,11 +178,15 @@ def test_lower_case_target_and_content_type_are_one_header_for_the_engine(engine
 
 
 # -- processes ----------------------------------------------------------------------------------------------------
-def test_the_proxy_server_imports_without_aws_cdk():
-    code = ("import sys, runpy; import cdk_ts.testing, cdk_ts.testing._server, cdk_ts.testing._engines; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('aws_cdk', 'jsii', 'constructs')))")
+def test_the_proxy_server_imports_only_the_standard_library_and_boto3():
+    # python -m cdk_ts.testing._server imports cdk_ts first: its constructs (aws_cdk, jsii) must stay unloaded
+    code = ("import sys; before = set(sys.modules); import cdk_ts.testing._server, cdk_ts.testing; "
+            "print(sorted({m.split('.')[0] for m in set(sys.modules) - before} - set(sys.stdlib_module_names)))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert result.stdout.strip() == "[]"
+    loaded = {name for name in json.loads(result.stdout.replace("'", '"')) if not name.startswith("_")}
+    boto3_and_its_dependencies = {"boto3", "botocore", "s3transfer", "jmespath", "dateutil", "six", "urllib3",
+                                  "certifi"}
+    assert loaded - boto3_and_its_dependencies == {"cdk_ts", "cdk_ts_runtime"}
 
 
 def test_cdk_ts_local_prints_the_endpoint_and_rules_and_stops_everything_on_ctrl_c():
