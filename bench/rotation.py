@@ -2,7 +2,7 @@
 
 Run: .venv/bin/python -m bench.rotation [--tables 200]
 
-Through the harness of tests/support/dynamodb_rules in front of moto_server, on a frozen clock moved to each
+Through cdk_ts.testing's rules proxy in front of moto_server, on a frozen clock moved to each
 scheduled time: a table is UPDATING for ``--update-seconds`` after each change and refuses another meanwhile,
 a class change must be alone in its call, and at most ``--control-plane-limit`` tables change at once. Two
 scenarios, both with the default tiers (current 300/1000 provisioned; closed periods on-demand Standard-IA)

@@ -3,7 +3,7 @@
 Run: .venv/bin/python -m bench.router [--tables 12] [--items-per-table 200] [--writes 1000] [--latency-ms 0]
                                       [--write-units 100] [--read-units 300]
 
-The proxy (``tests/support/dynamodb_rules``, the one import from ``tests``: see bench/README.md) sits in front
+The proxy (``cdk_ts.testing``, the one the tests use: see bench/README.md) sits in front
 of moto_server and throttles each partition key past ``--write-units``/``--read-units`` per second (DynamoDB's
 1,000/3,000 scaled down by 10, so the limits bind on a 2-core machine), on the real clock, as DynamoDB
 does on these on-demand tables: PutItem/Query get ``ThrottlingException`` with ``throttlingReasons``,

@@ -9,8 +9,8 @@ proxy on the real clock: a write over a partition key's units per second is answ
 ``ThrottlingException`` with ``throttlingReasons``; provisioned: ``ProvisionedThroughputExceededException`` with
 ``ThrottlingReasons``), so botocore runs unmodified, its retries included. A third default run caps an on-demand
 table below the partition's units (``TableWriteMaxOnDemandThroughputExceeded``): the key must not grow. The engine
-is dynalite (conditional updates are atomic there, as in DynamoDB). The proxy lives in
-``tests/support/dynamodb_rules``; this is the one import from ``tests`` (see bench/README.md). Each PutItem
+is dynalite (conditional updates are atomic there, as in DynamoDB). The proxy is
+``cdk_ts.testing``'s, the one the tests use (see bench/README.md). Each PutItem
 request's outcome is counted per write through botocore's ``needs-retry`` event (one per request, the SDK's retries
 included), so the throttled share of the writes offered after convergence is measured apart from the retries of
 writes queued before it. Part 2 times ``query`` over 1..64 shards against moto_server on 127.0.0.1, in parallel and

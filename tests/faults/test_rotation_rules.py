@@ -1,4 +1,4 @@
-"""The rotation through DynamoDB's own rules (tests/support/dynamodb_rules): state asserted after every run.
+"""The rotation through DynamoDB's own rules (cdk_ts.testing): state asserted after every run.
 
 The harness answers as DynamoDB does where moto and dynalite say yes: a table-class change must be alone in
 its UpdateTable, a table is UPDATING for a while after each update and refuses further changes meanwhile,

@@ -1,6 +1,6 @@
 """ShardedTable under DynamoDB's per-partition write limit, through the rules proxy: botocore's own retries run.
 
-The proxy (tests/support/dynamodb_rules) answers a write over a partition key's units per second on these
+The proxy (cdk_ts.testing) answers a write over a partition key's units per second on these
 on-demand tables with ``ThrottlingException`` and ``throttlingReasons`` ``TableWriteKeyRangeThroughputExceeded``,
 as DynamoDB does. Its clock is frozen: time moves only when a test (or a writer's ``sleep``) moves it, so the
 token buckets refill deterministically. Every test asserts what was written and what the metadata holds.

@@ -5,7 +5,7 @@ from tests.support.waiting import wait_until_active
 
 def test_create_table_applies_its_tags_on_each_local_server(server_dynamodb, unique_name):
     # DynamoDB's CreateTable labels the new table with its Tags (API_CreateTable.html, request parameter Tags);
-    # dynalite 4.0.0 drops them unless run under tests/support/dynalite_server.js.
+    # dynalite 4.0.0 drops them unless run under cdk_ts/testing/dynalite_server.js.
     tags = [{"Key": "cdk-ts:prefix", "Value": unique_name}, {"Key": "team", "Value": "data"}]
     server_dynamodb.create_table(
         TableName=unique_name,
