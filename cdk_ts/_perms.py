@@ -104,3 +104,21 @@ CONTRIBUTOR_INSIGHTS_ROLE = (
 )
 #: CloudWatch metric reads have no resource-level permissions (``*``).
 CLOUDWATCH_READ_METRICS_ACTIONS = ("cloudwatch:GetMetricStatistics",)
+
+#: The compaction function: reads the raw JSON Lines, writes/reads/deletes Parquet generations and manifests,
+#: lists both prefixes.
+S3_COMPACTION_RAW_READ_ACTIONS = ("s3:GetObject",)
+S3_COMPACTION_WRITE_ACTIONS = ("s3:GetObject", "s3:PutObject", "s3:DeleteObject")
+S3_LIST_BUCKET_ACTIONS = ("s3:ListBucket",)
+#: ... registers the partitions of the Parquet table it writes.
+GLUE_PARTITION_ACTIONS = ("glue:GetTable", "glue:GetPartition", "glue:CreatePartition", "glue:UpdatePartition")
+#: ... or commits to its Iceberg table in an S3 Tables table bucket.
+S3_TABLES_COMMIT_ACTIONS = (
+    "s3tables:GetTableBucket",
+    "s3tables:GetNamespace",
+    "s3tables:GetTable",
+    "s3tables:GetTableMetadataLocation",
+    "s3tables:UpdateTableMetadataLocation",
+    "s3tables:GetTableData",
+    "s3tables:PutTableData",
+)

@@ -155,12 +155,14 @@ class CompactedCatalog(Construct):
 
         :param bucket: the archive bucket.
         :param compacted_prefix: the compacted layer's prefix.
-        :param database_name: the Glue database of the raw layer's table (a literal: the view names it).
+        :param database_name: the Glue database of the raw layer's table (a literal, as the view names it).
         :param raw_table_name: the raw layer's Glue table; its ``_deduplicated`` view is the view's raw side.
         :param columns: the declared columns.
-        :param granularity: hour or day: the table's partition keys.
-        :param table_name: the Parquet table's name. Default: None — ``{raw_table_name}_compacted``.
-        :param database: the database resource when this app creates it. Default: None — it exists already.
+        :param granularity: hour or day, the table's partition keys.
+        :param table_name: the Parquet table's name.
+            Default: None — ``{raw_table_name}_compacted``.
+        :param database: the database resource when this app creates it.
+            Default: None — it exists already.
         """
         super().__init__(scope, construct_id)
         self.table_name = table_name or f"{raw_table_name}_compacted"
