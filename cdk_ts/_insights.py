@@ -4,16 +4,23 @@
 (and ``SKT`` with a sort key), naming the partition keys it throttles; unlike ``ACCESSED_AND_THROTTLED_KEYS`` it
 does not count every request (CloudFormation ``ContributorInsightsSpecification.Mode``; aws-cdk-lib's
 ``ContributorInsightsSpecification(enabled=True, mode=ContributorInsightsMode.THROTTLED_KEYS)``).
+
+The rule's name carries the time insights were turned on, so it is unknown at synth: :class:`ThrottledKeysRule`
+reads it at deploy time (a custom resource) so the dashboard graphs it with no manual step.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Duration, Stack
+from aws_cdk import CustomResource, Duration, Stack, Token
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from constructs import Construct
 
+from cdk_ts import _perms
+from cdk_ts._defaults import runtime_function
 from cdk_ts_runtime.errors import ValidationError
 
 #: What every switch turns on.
@@ -67,12 +74,14 @@ def throttled_keys_graph(rule_name: str, *, title: str | None = None) -> cloudwa
 
     :param rule_name: the rule's name, ``DynamoDBContributorInsights-PKT-{table}-{created ms}`` (it carries the
         time insights were turned on, so it is known only after deployment: ``aws dynamodb
-        describe-contributor-insights --table-name TABLE`` lists it).
+        describe-contributor-insights --table-name TABLE`` lists it), or a deploy-time token for it
+        (:attr:`ThrottledKeysRule.rule_name`).
     :param title: the graph's title.
         Default: None — "Throttled keys: {rule_name}".
     :raises ValidationError: for a name that is not a DynamoDB throttled-keys rule.
     """
-    if not rule_name.startswith(("DynamoDBContributorInsights-PKT-", "DynamoDBContributorInsights-SKT-")):
+    throttled_keys_rule = rule_name.startswith(("DynamoDBContributorInsights-PKT-", "DynamoDBContributorInsights-SKT-"))
+    if not throttled_keys_rule and not Token.is_unresolved(rule_name):
         raise ValidationError(
             f"rule_name {rule_name!r} is not a DynamoDB throttled-keys rule (DynamoDBContributorInsights-PKT-...); "
             "aws dynamodb describe-contributor-insights --table-name TABLE lists the table's rules"
@@ -90,3 +99,58 @@ def throttled_keys_graph(rule_name: str, *, title: str | None = None) -> cloudwa
         right=[rule_metric("UniqueContributors", "keys throttled")],
         width=12,
     )
+
+
+#: The custom resource function's timeout: the rule finder asks for up to two minutes while insights are ENABLING.
+RULE_LOOKUP_TIMEOUT = Duration.minutes(3)
+
+
+class ThrottledKeysRule(Construct):
+    """The name DynamoDB gave a table's throttled-partition-keys rule, read at deploy time by a custom resource.
+
+    A function (``cdk_ts_runtime.handlers.throttled_keys_rule``) calls ``DescribeContributorInsights`` on the table,
+    which is all its role may do besides writing its logs, and answers the ``-PKT-`` rule of
+    ``ContributorInsightsRuleList`` (picked by name: the list has no documented order, and with a sort key or in
+    ``ACCESSED_AND_THROTTLED_KEYS`` mode it holds other rules too). The custom resource depends on the table, whose
+    ``ContributorInsightsSpecification`` turns the rules on, and runs again when that specification changes.
+    Use :func:`throttled_keys_rule_of`, which makes one per table.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, table: dynamodb.Table) -> None:
+        """Create the function, its one permission and the custom resource.
+
+        :param scope: the parent construct.
+        :param construct_id: the construct ID.
+        :param table: a ``Table`` of this app with Contributor Insights on.
+        """
+        super().__init__(scope, construct_id)
+        self.function = runtime_function(
+            self, "Function",
+            description=f"Reads the Contributor Insights throttled-keys rule name of {table.node.path} for dashboards",
+            handler="cdk_ts_runtime.handlers.throttled_keys_rule.handler",
+            timeout=RULE_LOOKUP_TIMEOUT,
+        )
+        self.function.add_to_role_policy(iam.PolicyStatement(
+            actions=[_perms.DESCRIBE_CONTRIBUTOR_INSIGHTS], resources=[table.table_arn],
+        ))
+        resource = table.node.default_child
+        self.resource = CustomResource(
+            self, "Resource",
+            service_token=self.function.function_arn,
+            resource_type="Custom::CdkTsThrottledKeysRule",
+            # A changed insights setting can make a new rule (a new name): the changed property asks again.
+            properties={
+                "TableName": table.table_name,
+                "Insights": Stack.of(table).resolve(resource.contributor_insights_specification),
+            },
+        )
+        self.resource.node.add_dependency(table)
+        self.rule_name: str = self.resource.get_att_string("RuleName")
+
+
+def throttled_keys_rule_of(table: dynamodb.Table) -> ThrottledKeysRule:
+    """The :class:`ThrottledKeysRule` of ``table``, made on first use (one per table, whoever asks)."""
+    existing = table.node.try_find_child("ThrottledKeysRule")
+    if isinstance(existing, ThrottledKeysRule):
+        return existing
+    return ThrottledKeysRule(table, "ThrottledKeysRule", table=table)
