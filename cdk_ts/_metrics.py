@@ -8,6 +8,8 @@ from typing import Any
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 
+from cdk_ts._insights import throttled_keys_graph
+
 #: The default period of every ``metric_*`` method (and so of the default alarms built on them).
 DEFAULT_PERIOD = Duration.minutes(5)
 
@@ -32,8 +34,6 @@ class TableThrottleWidgets:
     def dashboard_widgets(self) -> list[cloudwatch.IWidget]:
         """The graphs ``MonitoringDashboard.monitor`` shows for this construct: its table's throttled requests and,
         with ``throttled_keys_insights=True``, the top throttled key and how many keys were throttled."""
-        from cdk_ts._insights import throttled_keys_graph  # _insights builds a function: keep this module light
-
         widgets: list[cloudwatch.IWidget] = [
             graph(f"{self.node.id}: throttled requests", self.metric_throttled_requests(label="throttled"))
         ]
