@@ -3,7 +3,8 @@
 DynamoDB names its rules ``DynamoDBContributorInsights-{kind}-{table}-{created ms}``: ``PKT``/``SKT`` for throttled
 partition/sort keys and, in ``ACCESSED_AND_THROTTLED_KEYS`` mode, ``PKC``/``SKC`` for accessed keys too.
 ``DescribeContributorInsights`` lists them in ``ContributorInsightsRuleList`` (a list of strings, in no documented
-order), so the partition-key throttles rule is picked by its ``-PKT-`` part, never by its place in the list.
+order: API_DescribeContributorInsights and botocore's ``ContributorInsightsRuleList`` shape), so the
+partition-key throttles rule is picked by its ``-PKT-`` part, never by its place in the list.
 """
 
 from __future__ import annotations
