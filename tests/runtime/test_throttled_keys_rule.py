@@ -109,3 +109,14 @@ class TestCustomResource:
         assert (reply["Status"], reply["PhysicalResourceId"]) == ("SUCCESS", "DynamoDBContributorInsights-PKT-x-1")
         assert asked == []
         assert ddb.describe_contributor_insights(TableName=table)["ContributorInsightsStatus"] == "ENABLED"
+
+    def test_a_request_naming_no_table_answers_failed_and_asks_nothing(self, cloudformation):
+        asked = []
+        event = {**request(cloudformation.url, "Create", None), "ResourceProperties": {}}
+
+        rule_handler.handle(event, None, asked.append)
+
+        [reply] = cloudformation.replies
+        assert reply["Status"] == "FAILED"
+        assert "ValidationError: ResourceProperties.TableName is missing" in reply["Reason"]
+        assert asked == []

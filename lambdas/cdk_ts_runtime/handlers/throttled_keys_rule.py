@@ -15,6 +15,7 @@ import boto3
 
 from cdk_ts_runtime._retries import CONTROL_PLANE
 from cdk_ts_runtime.contributor_insights import throttled_keys_rule
+from cdk_ts_runtime.errors import ValidationError
 from cdk_ts_runtime.handlers.custom_resource import UnanswerableRequestError, send
 
 logger = logging.getLogger(__name__)
@@ -40,7 +41,7 @@ def handle(event: dict[str, Any], context: object, find: Callable[[str], str]) -
         return {}
     try:
         if not table_name:
-            raise ValueError("ResourceProperties.TableName is missing: the custom resource names no table")
+            raise ValidationError("ResourceProperties.TableName is missing: give the custom resource the table's name")
         rule = find(table_name)
     except Exception as error:  # CloudFormation waits an hour for a reply that never comes otherwise
         logger.exception("could not find the throttled-keys rule")
