@@ -97,7 +97,8 @@ TIMESTREAM_ENDPOINT_ACTIONS = ("timestream:DescribeEndpoints",)
 
 #: Turning on Contributor Insights on a table and reading its state (Contributor_Insights_IAM in the DynamoDB
 #: developer guide).
-DYNAMODB_CONTRIBUTOR_INSIGHTS_ACTIONS = ("dynamodb:UpdateContributorInsights", "dynamodb:DescribeContributorInsights")
+DESCRIBE_CONTRIBUTOR_INSIGHTS = "dynamodb:DescribeContributorInsights"
+DYNAMODB_CONTRIBUTOR_INSIGHTS_ACTIONS = ("dynamodb:UpdateContributorInsights", DESCRIBE_CONTRIBUTOR_INSIGHTS)
 #: The first table with Contributor Insights creates DynamoDB's service-linked role for them (same guide page).
 CONTRIBUTOR_INSIGHTS_ROLE = (
     "role/aws-service-role/contributorinsights.dynamodb.amazonaws.com/AWSServiceRoleForDynamoDBCloudWatchContributorInsights"
