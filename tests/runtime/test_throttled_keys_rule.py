@@ -6,9 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cdk_ts_runtime.contributor_insights import ThrottledKeysRuleMissingError, throttled_keys_rule
-from cdk_ts_runtime.handlers import custom_resource
 from cdk_ts_runtime.handlers import throttled_keys_rule as rule_handler
-from tests.support.cloudformation import CloudFormationReplies
 from tests.support.rules_tables import create_active
 
 
@@ -59,14 +57,6 @@ class TestThrottledKeysRule:
         with pytest.raises(ThrottledKeysRuleMissingError, match=expected):
             throttled_keys_rule(ddb, table, attempts=3, sleep=pauses.append)
         assert len(pauses) == 2
-
-
-@pytest.fixture
-def cloudformation(monkeypatch):
-    replies = CloudFormationReplies()
-    monkeypatch.setattr(custom_resource, "SSL_CONTEXT", replies.client_context)
-    yield replies
-    replies.close()
 
 
 def request(url, request_type, table, **extra):
