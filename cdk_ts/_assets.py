@@ -31,10 +31,10 @@ def runtime_package_dir() -> Path:
     return Path(spec.origin).parent
 
 
-#: What only cdk-ts's own functions run (their entry points and the rotation): left out of the RuntimeLayer, which
+#: What only cdk-ts's own functions run (entry points, the rotation, the rule finder): left out of the layer, which
 #: holds the clients users' functions import (router, sharding, device log, Timestream, archive replay) and what
 #: they import, within 100 KB zipped. cdk-ts's functions get the whole package as their own code.
-FUNCTION_ONLY = ("handlers/", "rotation/", "rotation_config.py", "rotation_metrics.py")
+FUNCTION_ONLY = ("handlers/", "rotation/", "rotation_config.py", "rotation_metrics.py", "contributor_insights.py")
 
 
 def _source_files(package_dir: Path, *, compaction: bool, layer: bool = False) -> list[Path]:

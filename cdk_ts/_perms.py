@@ -97,10 +97,29 @@ TIMESTREAM_ENDPOINT_ACTIONS = ("timestream:DescribeEndpoints",)
 
 #: Turning on Contributor Insights on a table and reading its state (Contributor_Insights_IAM in the DynamoDB
 #: developer guide).
-DYNAMODB_CONTRIBUTOR_INSIGHTS_ACTIONS = ("dynamodb:UpdateContributorInsights", "dynamodb:DescribeContributorInsights")
+DESCRIBE_CONTRIBUTOR_INSIGHTS = "dynamodb:DescribeContributorInsights"
+DYNAMODB_CONTRIBUTOR_INSIGHTS_ACTIONS = ("dynamodb:UpdateContributorInsights", DESCRIBE_CONTRIBUTOR_INSIGHTS)
 #: The first table with Contributor Insights creates DynamoDB's service-linked role for them (same guide page).
 CONTRIBUTOR_INSIGHTS_ROLE = (
     "role/aws-service-role/contributorinsights.dynamodb.amazonaws.com/AWSServiceRoleForDynamoDBCloudWatchContributorInsights"
 )
 #: CloudWatch metric reads have no resource-level permissions (``*``).
 CLOUDWATCH_READ_METRICS_ACTIONS = ("cloudwatch:GetMetricStatistics",)
+
+#: The compaction function: reads the raw JSON Lines, writes/reads/deletes Parquet generations and manifests,
+#: lists both prefixes.
+S3_COMPACTION_RAW_READ_ACTIONS = ("s3:GetObject",)
+S3_COMPACTION_WRITE_ACTIONS = ("s3:GetObject", "s3:PutObject", "s3:DeleteObject")
+S3_LIST_BUCKET_ACTIONS = ("s3:ListBucket",)
+#: ... registers the partitions of the Parquet table it writes.
+GLUE_PARTITION_ACTIONS = ("glue:GetTable", "glue:GetPartition", "glue:CreatePartition", "glue:UpdatePartition")
+#: ... or commits to its Iceberg table in an S3 Tables table bucket.
+S3_TABLES_COMMIT_ACTIONS = (
+    "s3tables:GetTableBucket",
+    "s3tables:GetNamespace",
+    "s3tables:GetTable",
+    "s3tables:GetTableMetadataLocation",
+    "s3tables:UpdateTableMetadataLocation",
+    "s3tables:GetTableData",
+    "s3tables:PutTableData",
+)

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import base64
-import json
-
 from aws_cdk import Stack
 from aws_cdk import aws_glue as glue
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from cdk_ts._glue_names import MAX_NAME_LENGTH, VIEW_SUFFIX, glue_name
+from cdk_ts._glue_views import presto_view
 from cdk_ts._validation import Problems
 
 #: The Glue table's data columns (all strings: every field of a line is a JSON string or null).
@@ -133,40 +131,17 @@ class ArchiveCatalog(Construct):
         )
         if database is not None and Stack.of(database) is Stack.of(self):
             table.add_resource_dependency(database)
-        view = self._glue_view(account, database_name, table_name)
+        view = self._glue_view(database_name, table_name)
         view.add_resource_dependency(table)
         #: The ``EXTERNAL_TABLE`` over the archive objects.
         self.table: glue.CfnTable = table
         #: The ``VIRTUAL_VIEW`` ``{table_name}_deduplicated``.
         self.view: glue.CfnTable = view
 
-    def _glue_view(self, account: str, database_name: str, table_name: str) -> glue.CfnTable:
-        sql = deduplicated_view_sql(f'"{database_name}"."{table_name}"')
-        columns = ARCHIVE_COLUMNS + PARTITION_COLUMNS
-        # Athena's own view format: Presto view JSON, base64 inside a comment, in ViewOriginalText.
-        presto = {
-            "originalSql": sql,
-            "catalog": "awsdatacatalog",
-            "schema": database_name,
-            "columns": [{"name": c, "type": "varchar"} for c in columns],
-        }
-        encoded = base64.b64encode(json.dumps(presto).encode()).decode()
-        return glue.CfnTable(
-            self,
-            "GlueDeduplicatedView",
-            catalog_id=account,
-            database_name=database_name,
-            table_input=glue.CfnTable.TableInputProperty(
-                name=f"{table_name}{VIEW_SUFFIX}",
-                description=f"{table_name}, one row per eventid (cdk-ts StreamArchiver)",
-                table_type="VIRTUAL_VIEW",
-                parameters={"presto_view": "true", "comment": "Presto View"},
-                view_original_text=f"/* Presto View: {encoded} */",
-                view_expanded_text="/* Presto View */",
-                partition_keys=[],
-                storage_descriptor=glue.CfnTable.StorageDescriptorProperty(
-                    columns=[glue.CfnTable.ColumnProperty(name=c, type="string") for c in columns],
-                    serde_info=glue.CfnTable.SerdeInfoProperty(),
-                ),
-            ),
+    def _glue_view(self, database_name: str, table_name: str) -> glue.CfnTable:
+        return presto_view(
+            self, "GlueDeduplicatedView", database_name=database_name, name=f"{table_name}{VIEW_SUFFIX}",
+            sql=deduplicated_view_sql(f'"{database_name}"."{table_name}"'),
+            columns=[(c, "string") for c in ARCHIVE_COLUMNS + PARTITION_COLUMNS],
+            description=f"{table_name}, one row per eventid (cdk-ts StreamArchiver)",
         )

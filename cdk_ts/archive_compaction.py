@@ -20,6 +20,7 @@ from aws_cdk import aws_s3tables as s3tables
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
+from cdk_ts import _perms
 from cdk_ts._alarms import AlarmActions
 from cdk_ts._assets import compaction_code
 from cdk_ts._defaults import LAMBDA_RUNTIME, MIN_RUNTIME_MINOR, dead_letter_queue, runtime_function
@@ -27,6 +28,7 @@ from cdk_ts._metrics import graph, metric_options
 from cdk_ts._nag import acknowledge_wildcard_resources
 from cdk_ts._validation import Problems
 from cdk_ts.compacted_catalog import CompactedCatalog
+from cdk_ts_runtime._inputs import whole
 from cdk_ts_runtime.compaction_iceberg import ENV_ICEBERG, s3_tables_catalog_properties
 from cdk_ts_runtime.compaction_plan import ENV_SETTINGS, ColumnSpec, CompactionSettings, Granularity
 
@@ -44,8 +46,10 @@ class IcebergOptions:
     REST endpoint. The function needs pyiceberg: pass a layer holding it in ``CompactionOptions.extra_layers``.
 
     :param table_bucket_name: the S3 Tables table bucket to create (3-63 of ``[a-z0-9-]``).
-    :param namespace: the namespace. Default: ``"archive"``.
-    :param table_name: the table. Default: ``"changes"``.
+    :param namespace: the namespace.
+        Default: ``"archive"``.
+    :param table_name: the table.
+        Default: ``"changes"``.
     """
 
     table_bucket_name: str
@@ -62,17 +66,28 @@ class CompactionOptions:
         sets the function's Python version and architecture. Nothing is downloaded or bundled at synth.
     :param columns: typed columns taken from the items (``ColumnSpec`` or ``{"name", "type", "attribute"}``).
         Default: none — the event's fields and images only.
-    :param granularity: one compaction unit: ``"hour"`` or ``"day"``. Default: ``"hour"``.
-    :param grace: how long after its end a partition waits for late records. Default: None — 1 hour.
-    :param lookback: how far back each run looks for late raw objects. Default: None — 3 days.
-    :param schedule: when the function runs. Default: None — every hour at minute 20.
-    :param compacted_prefix: where Parquet files and manifests go. Default: None — ``"parquet/" + prefix``.
-    :param target_file_size_mib: a new Parquet file once one reaches this size. Default: 128.
-    :param row_group_rows: rows per Parquet row group. Default: 65,536.
-    :param memory_size: the function's memory in MB (bench/README.md: what fits). Default: 3008.
-    :param timeout: the function's timeout. Default: None — 15 minutes.
-    :param iceberg: write an Iceberg table instead (``IcebergOptions``). Default: None — Parquet + Glue.
-    :param extra_layers: more layers (pyiceberg for the Iceberg option). Default: none.
+    :param granularity: one compaction unit, ``"hour"`` or ``"day"``.
+        Default: ``"hour"``.
+    :param grace: how long after its end a partition waits for late records.
+        Default: None — 1 hour.
+    :param lookback: how far back each run looks for late raw objects.
+        Default: None — 3 days.
+    :param schedule: when the function runs.
+        Default: None — every hour at minute 20.
+    :param compacted_prefix: where Parquet files and manifests go.
+        Default: None — ``"parquet/" + prefix``.
+    :param target_file_size_mib: a new Parquet file once one reaches this size.
+        Default: 128.
+    :param row_group_rows: rows per Parquet row group.
+        Default: 65,536.
+    :param memory_size: the function's memory in MB (bench/README.md measures what fits).
+        Default: 3008.
+    :param timeout: the function's timeout.
+        Default: None — 15 minutes.
+    :param iceberg: write an Iceberg table instead (``IcebergOptions``).
+        Default: None — Parquet + Glue.
+    :param extra_layers: more layers (pyiceberg for the Iceberg option).
+        Default: none.
     """
 
     pyarrow_layer_arn: str
@@ -88,6 +103,12 @@ class CompactionOptions:
     timeout: Duration | None = None
     iceberg: IcebergOptions | None = None
     extra_layers: Sequence[lambda_.ILayerVersion] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        whole("target_file_size_mib", self.target_file_size_mib, maximum=10_240)
+        whole("row_group_rows", self.row_group_rows, maximum=10_000_000)
+        # Lambda's memory: 128 MB to 10,240 MB (Lambda quotas).
+        whole("memory_size", self.memory_size, minimum=128, maximum=10_240)
 
 
 class ArchiveCompaction(AlarmActions, Construct):
@@ -126,18 +147,20 @@ class ArchiveCompaction(AlarmActions, Construct):
         :param bucket: the archive bucket (raw and compacted layers).
         :param prefix: the raw layer's prefix (the archiver's).
         :param options: how to compact (``CompactionOptions``).
-        :param glue_database_name: register the Parquet table and view here. Default: None — no Glue entries.
+        :param glue_database_name: register the Parquet table and view here.
+            Default: None — no Glue entries.
         :param raw_glue_table_name: the raw layer's Glue table (the view reads its ``_deduplicated`` view).
             Default: None.
-        :param database: the database resource when this app creates it. Default: None.
-        :param alarm_topic: create the default alarms now, notifying this topic. Default: None.
+        :param database: the database resource when this app creates it.
+            Default: None.
+        :param alarm_topic: create the default alarms now, notifying this topic.
+            Default: None.
         :raises ValueError: naming every bad option at once.
         """
         problems = Problems(scope, construct_id)
         settings = problems.collect(lambda: _settings(bucket, prefix, options, glue_database_name,
                                                       raw_glue_table_name))
         runtime, architecture = _runtime_for_layer(problems, options.pyarrow_layer_arn)
-        problems.check(128 <= options.memory_size <= 10_240, f"memory_size {options.memory_size} must be 128-10240")
         timeout = options.timeout or Duration.minutes(15)
         problems.check(timeout.to_seconds() <= 900, f"timeout {timeout.to_human_string()} must be at most 15 minutes")
         problems.check(
@@ -220,11 +243,12 @@ class ArchiveCompaction(AlarmActions, Construct):
     def _grant_archive(self, bucket: s3.IBucket, settings: CompactionSettings) -> None:
         raw = bucket.arn_for_objects(f"{settings.prefix}*")
         compacted = bucket.arn_for_objects(f"{settings.compacted_prefix}*")
-        self.function.add_to_role_policy(iam.PolicyStatement(actions=["s3:GetObject"], resources=[raw]))
         self.function.add_to_role_policy(iam.PolicyStatement(
-            actions=["s3:GetObject", "s3:PutObject", "s3:DeleteObject"], resources=[compacted]))
+            actions=list(_perms.S3_COMPACTION_RAW_READ_ACTIONS), resources=[raw]))
         self.function.add_to_role_policy(iam.PolicyStatement(
-            actions=["s3:ListBucket"], resources=[bucket.bucket_arn],
+            actions=list(_perms.S3_COMPACTION_WRITE_ACTIONS), resources=[compacted]))
+        self.function.add_to_role_policy(iam.PolicyStatement(
+            actions=list(_perms.S3_LIST_BUCKET_ACTIONS), resources=[bucket.bucket_arn],
             conditions={"StringLike": {"s3:prefix": [f"{settings.prefix}*", f"{settings.compacted_prefix}*"]}},
         ))
         if bucket.encryption_key is not None:
@@ -238,7 +262,7 @@ class ArchiveCompaction(AlarmActions, Construct):
     def _grant_glue_partitions(self, database: str, table: str) -> None:
         stack = Stack.of(self)
         self.function.add_to_role_policy(iam.PolicyStatement(
-            actions=["glue:GetTable", "glue:GetPartition", "glue:CreatePartition", "glue:UpdatePartition"],
+            actions=list(_perms.GLUE_PARTITION_ACTIONS),
             resources=[
                 stack.format_arn(service="glue", resource="catalog"),
                 stack.format_arn(service="glue", resource="database", resource_name=database),
@@ -285,9 +309,7 @@ class ArchiveCompaction(AlarmActions, Construct):
         bucket_arn = self.table_bucket.attr_table_bucket_arn
         tables = f"{bucket_arn}/table/*"
         self.function.add_to_role_policy(iam.PolicyStatement(
-            actions=["s3tables:GetTableBucket", "s3tables:GetNamespace", "s3tables:GetTable",
-                     "s3tables:GetTableMetadataLocation", "s3tables:UpdateTableMetadataLocation",
-                     "s3tables:GetTableData", "s3tables:PutTableData"],
+            actions=list(_perms.S3_TABLES_COMMIT_ACTIONS),
             resources=[bucket_arn, tables],
         ))
         acknowledge_wildcard_resources(

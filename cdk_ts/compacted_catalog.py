@@ -11,8 +11,6 @@ event once.
 
 from __future__ import annotations
 
-import base64
-import json
 from collections.abc import Sequence
 
 from aws_cdk import Stack
@@ -20,6 +18,7 @@ from aws_cdk import aws_glue as glue
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from cdk_ts._glue_views import presto_view
 from cdk_ts_runtime.compaction_plan import ColumnSpec, Granularity
 
 #: The compacted layer's own columns and their Glue (Hive) types, before the declared ones.
@@ -33,10 +32,6 @@ COMPACTED_COLUMNS = (
     ("oldimage", "string"),
     ("useridentity", "string"),
 )
-_PRESTO_TYPES = {"string": "varchar", "bigint": "bigint", "double": "double", "boolean": "boolean",
-                 "timestamp": "timestamp"}
-
-
 def compacted_columns(columns: Sequence[ColumnSpec], granularity: Granularity) -> list[tuple[str, str]]:
     """The Parquet table's data columns, ``(name, Glue type)``: the event's, the declared ones, ``hour`` by day."""
     found = list(COMPACTED_COLUMNS) + [(c.name, c.type) for c in columns]
@@ -98,42 +93,6 @@ def all_changes_view_sql(
     )
 
 
-def presto_view(
-    scope: Construct, construct_id: str, *, database_name: str, name: str, sql: str,
-    columns: Sequence[tuple[str, str]], description: str,
-) -> glue.CfnTable:
-    """A Glue ``VIRTUAL_VIEW`` in Athena's own format (Presto view JSON, base64, in ``ViewOriginalText``).
-
-    :param columns: ``(name, Glue type)`` of every column the view returns, in order.
-    """
-    presto = {
-        "originalSql": sql,
-        "catalog": "awsdatacatalog",
-        "schema": database_name,
-        "columns": [{"name": n, "type": _PRESTO_TYPES.get(t, t)} for n, t in columns],
-    }
-    encoded = base64.b64encode(json.dumps(presto).encode()).decode()
-    return glue.CfnTable(
-        scope,
-        construct_id,
-        catalog_id=Stack.of(scope).account,
-        database_name=database_name,
-        table_input=glue.CfnTable.TableInputProperty(
-            name=name,
-            description=description,
-            table_type="VIRTUAL_VIEW",
-            parameters={"presto_view": "true", "comment": "Presto View"},
-            view_original_text=f"/* Presto View: {encoded} */",
-            view_expanded_text="/* Presto View */",
-            partition_keys=[],
-            storage_descriptor=glue.CfnTable.StorageDescriptorProperty(
-                columns=[glue.CfnTable.ColumnProperty(name=n, type=t) for n, t in columns],
-                serde_info=glue.CfnTable.SerdeInfoProperty(),
-            ),
-        ),
-    )
-
-
 class CompactedCatalog(Construct):
     """The Parquet layer's Glue table (partitions registered by the compaction) and the ``<raw>_all`` view.
 
@@ -155,12 +114,14 @@ class CompactedCatalog(Construct):
 
         :param bucket: the archive bucket.
         :param compacted_prefix: the compacted layer's prefix.
-        :param database_name: the Glue database of the raw layer's table (a literal: the view names it).
+        :param database_name: the Glue database of the raw layer's table (a literal, as the view names it).
         :param raw_table_name: the raw layer's Glue table; its ``_deduplicated`` view is the view's raw side.
         :param columns: the declared columns.
-        :param granularity: hour or day: the table's partition keys.
-        :param table_name: the Parquet table's name. Default: None — ``{raw_table_name}_compacted``.
-        :param database: the database resource when this app creates it. Default: None — it exists already.
+        :param granularity: hour or day, the table's partition keys.
+        :param table_name: the Parquet table's name.
+            Default: None — ``{raw_table_name}_compacted``.
+        :param database: the database resource when this app creates it.
+            Default: None — it exists already.
         """
         super().__init__(scope, construct_id)
         self.table_name = table_name or f"{raw_table_name}_compacted"

@@ -14,7 +14,7 @@ from constructs import Construct
 from cdk_ts._binding import Bindable
 from cdk_ts._capacity import CAPACITY_KEYWORDS, TableCapacityOptions, table_capacity_options
 from cdk_ts._defaults import table_protection
-from cdk_ts._insights import throttled_keys_options
+from cdk_ts._insights import ThrottledKeysRule, throttled_keys_options, throttled_keys_rule_of
 from cdk_ts._metrics import TableThrottleWidgets, metric_options
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
 from cdk_ts._validation import Problems, check_keywords, keyword_names
@@ -85,8 +85,9 @@ class DeviceLogTable(TableThrottleWidgets, Bindable, Construct):
         :param deletion_protection: enable DynamoDB deletion protection.
             Default: False.
         :param throttled_keys_insights: turn on CloudWatch Contributor Insights in ``THROTTLED_KEYS`` mode on the
-            table and both GSIs, so the keys DynamoDB throttles are named (README, "Hot keys named").
-            Default: False — no Contributor Insights rules (each rule is billed).
+            table and both GSIs, so the keys DynamoDB throttles are named (README, "Hot keys named"); the table's
+            dashboard row then graphs its top throttled key (``throttled_keys_rule`` reads the rule name at deploy
+            time). Default: False — no Contributor Insights rules (each rule is billed).
         :param capacity: the keywords of ``TableCapacityOptions``, documented there (``max_read_request_units``,
             ``max_write_request_units``, ``warm_read_units_per_second``, ``warm_write_units_per_second``,
             ``table_class``); the on-demand caps apply to the table and to each GSI.
@@ -138,6 +139,9 @@ class DeviceLogTable(TableThrottleWidgets, Bindable, Construct):
         super().__init__(scope, construct_id)
         self.stream_view_type = stream
         self.encryption_key = encryption_key
+        #: Reads the table's throttled-keys rule name at deploy time (``throttled_keys_insights=True``), for the
+        #: dashboard row; None otherwise.
+        self.throttled_keys_rule: ThrottledKeysRule | None = None
         if existing_table is not None:
             self.table = existing_table
             self.stream_view_type = None  # unknown for a table defined elsewhere: its stream ARN tells
@@ -174,6 +178,8 @@ class DeviceLogTable(TableThrottleWidgets, Bindable, Construct):
                 **caps,
             )
         self.table: dynamodb.ITable = table
+        if throttled_keys_insights:
+            self.throttled_keys_rule = throttled_keys_rule_of(table)
 
     @classmethod
     def from_table_name(

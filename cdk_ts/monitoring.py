@@ -20,7 +20,8 @@ class MonitoringDashboard(Construct):
     period tables (SEARCH) and the rotation's health (function errors, next table missing, undelivered
     runs, failed runs kept in the function's dead-letter queue, future and failed tables); for a
     ``StreamArchiver``: iterator age, failed batches and errors; for a ``DeviceLogTable`` or
-    ``ShardMetadataTable``: its table's throttled requests. Alarms the constructs have when ``monitor``
+    ``ShardMetadataTable``: its table's throttled requests and, with ``throttled_keys_insights=True``, the top
+    throttled key of its (main) table and how many keys were throttled. Alarms the constructs have when ``monitor``
     runs (``add_default_alarms`` first) are shown in an alarm-status widget. Exposes ``dashboard``
     (the ``aws_cloudwatch.Dashboard``).
     """
@@ -70,6 +71,8 @@ class MonitoringDashboard(Construct):
         (its main table) or ``RotatingTimeSeriesTables``. DynamoDB names each rule
         ``DynamoDBContributorInsights-PKT-{table}-{created ms}`` when insights are turned on, so the names are
         known after the first deployment: ``aws dynamodb describe-contributor-insights --table-name TABLE``.
+        ``monitor`` graphs the rules of ``DeviceLogTable`` and ``ShardMetadataTable`` by itself; this is for the
+        period tables' rules (made at run time) and tables defined elsewhere.
 
         :param rule_names: the rules' names.
         :raises ValidationError: for a name that is not a DynamoDB throttled-keys rule.

@@ -16,7 +16,7 @@ from cdk_ts import _perms
 from cdk_ts._binding import Bindable
 from cdk_ts._capacity import CAPACITY_KEYWORDS, TableCapacityOptions, table_capacity_options
 from cdk_ts._defaults import table_protection
-from cdk_ts._insights import main_table_problem, name_throttled_keys_of
+from cdk_ts._insights import ThrottledKeysRule, main_table_problem, name_throttled_keys_of, throttled_keys_rule_of
 from cdk_ts._metrics import TableThrottleWidgets, metric_options
 from cdk_ts._nag import grant_unscoped
 from cdk_ts._validation import Problems, attribute_problem, check_keywords, keyword_names
@@ -211,7 +211,9 @@ class ShardMetadataTable(ShardMetadataTableBase):
         :param throttled_keys_insights: turn on CloudWatch Contributor Insights in ``THROTTLED_KEYS`` mode on the
             MAIN table, so the keys DynamoDB throttles are named, the ones worth sharing out (README, "Hot keys
             named"). Possible for a ``dynamodb.Table`` defined in this app (a ``DeviceLogTable``'s included);
-            insights it already has, in either mode, are kept. Default: False — no Contributor Insights rules.
+            insights it already has, in either mode, are kept; this construct's dashboard row then graphs the main
+            table's top throttled key (``throttled_keys_rule`` reads the rule name at deploy time).
+            Default: False — no Contributor Insights rules.
         :param capacity: the keywords of ``TableCapacityOptions``, documented there (``max_read_request_units``,
             ``max_write_request_units``, ``warm_read_units_per_second``, ``warm_write_units_per_second``,
             ``table_class``), applied to the metadata table.
@@ -269,8 +271,12 @@ class ShardMetadataTable(ShardMetadataTableBase):
             removal_policy=removal_policy,
             **options,
         )
+        #: Reads the main table's throttled-keys rule name at deploy time (``throttled_keys_insights=True``), for
+        #: the dashboard row; None otherwise.
+        self.throttled_keys_rule: ThrottledKeysRule | None = None
         if throttled_keys_insights:
             name_throttled_keys_of(table)
+            self.throttled_keys_rule = throttled_keys_rule_of(table)
 
     @classmethod
     def from_table_name(

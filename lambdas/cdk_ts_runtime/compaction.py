@@ -294,8 +294,10 @@ class ParquetSink:
     """Parquet files under the compacted prefix; with a Glue table, each partition's location is switched.
 
     :param settings: the compacted layer's settings.
-    :param s3_client: the boto3 S3 client. Default: None — created on first use.
-    :param glue_client: the boto3 Glue client. Default: None — created on first use (only with a Glue table).
+    :param s3_client: the boto3 S3 client.
+        Default: None — created on first use.
+    :param glue_client: the boto3 Glue client.
+        Default: None — created on first use (only with a Glue table).
     """
 
     def __init__(self, settings: CompactionSettings, *, s3_client=None, glue_client=None) -> None:
@@ -349,9 +351,12 @@ class ArchiveCompactor:
     """Compacts every closed partition whose Parquet is missing or behind its raw objects.
 
     :param settings: the compacted layer's settings.
-    :param s3_client: the boto3 S3 client. Default: None — created on first use.
-    :param sink: where the rows go. Default: None — :class:`ParquetSink` over the same bucket.
-    :param glue_client: the boto3 Glue client of the default sink (with a Glue table). Default: None — created on
+    :param s3_client: the boto3 S3 client.
+        Default: None — created on first use.
+    :param sink: where the rows go.
+        Default: None — :class:`ParquetSink` over the same bucket.
+    :param glue_client: the boto3 Glue client of the default sink (with a Glue table).
+        Default: None — created on
         first use.
     """
 
@@ -371,8 +376,9 @@ class ArchiveCompactor:
         :class:`CompactionFailedError` so the invocation fails (and reaches the on-failure destination).
 
         :param now: the reference time (a scheduled run passes the event's time, not the clock).
-        :param since: the earliest day to look at. Default: None — ``now`` minus the settings' lookback.
-        :return: ``compacted`` (per partition: generation, rows, duplicates, files, late objects merged),
+        :param since: the earliest day to look at.
+            Default: None — ``now`` minus the settings' lookback.
+        :return: ``compacted`` (per partition, the generation, rows, duplicates, files, late objects merged),
             ``states`` (how many partitions were in each state) and ``failed``.
         """
         report: dict[str, Any] = {"compacted": [], "states": {}, "failed": []}

@@ -69,7 +69,7 @@ class PartitionState(StrEnum):
 class ColumnSpec:
     """A typed column of the compacted layer taken from one attribute of the item (new image, else old image).
 
-    :param name: the column's name (lower case: Glue and Athena fold names).
+    :param name: the column's name (lower case, as Glue and Athena fold names).
     :param type: ``string``, ``bigint``, ``double``, ``boolean`` or ``decimal(P,S)`` (P at most 38).
         Default: ``"string"``.
     :param attribute: the item attribute it comes from.
@@ -121,21 +121,26 @@ class CompactionSettings:
     """What the compacted layer looks like and when a partition is compacted.
 
     :param bucket: the archive bucket (raw and compacted layers).
-    :param prefix: the raw layer's prefix (the archiver's ``prefix``). Default: ``"dynamodb/"``.
+    :param prefix: the raw layer's prefix (the archiver's ``prefix``).
+        Default: ``"dynamodb/"``.
     :param compacted_prefix: where Parquet files and manifests go; must not lie under ``prefix``.
         Default: ``"parquet/dynamodb/"``.
-    :param granularity: one compaction unit: an hour or a day. Default: ``Granularity.HOUR``.
+    :param granularity: one compaction unit, an hour or a day.
+        Default: ``Granularity.HOUR``.
     :param grace: how long after its end a partition is left open for late records.
         Default: one hour.
     :param lookback: how far back a run looks for raw objects (late records older than this are not
         compacted unless a run is given an earlier ``since``). Default: three days.
     :param columns: typed columns taken from the items (the keys, the event and images are always there).
         Default: none.
-    :param target_file_bytes: roll to a new Parquet file once one reaches this size. Default: 128 MiB.
-    :param row_group_rows: rows per Parquet row group (the unit a reader skips by min/max). Default: 65,536.
+    :param target_file_bytes: roll to a new Parquet file once one reaches this size.
+        Default: 128 MiB.
+    :param row_group_rows: rows per Parquet row group (the unit a reader skips by min/max).
+        Default: 65,536.
     :param glue_database: register each compacted partition in this Glue database's ``glue_table``.
         Default: None — no Glue partitions (readers use the manifests).
-    :param glue_table: the Parquet layer's Glue table. Default: None.
+    :param glue_table: the Parquet layer's Glue table.
+        Default: None.
     """
 
     bucket: str
@@ -213,7 +218,8 @@ class Partition:
 
     :param table: the source table's name.
     :param dt: the day, ``YYYY-MM-DD``.
-    :param hour: the hour, ``HH``. Default: None — the whole day (day granularity).
+    :param hour: the hour, ``HH``.
+        Default: None — the whole day (day granularity).
     """
 
     table: str
@@ -266,8 +272,9 @@ class Manifest:
     :param files: the generation's Parquet keys.
     :param rows: rows written (after removing redeliveries).
     :param duplicates: lines dropped because their ``eventID`` was already there.
-    :param fingerprint: the settings' :meth:`CompactionSettings.fingerprint`.
-    :param location: where the files are (a Parquet generation prefix, or ``iceberg:<table>@<snapshot>``).
+    :param fingerprint: the settings' fingerprint (``CompactionSettings.fingerprint``).
+    :param location: where the files are, a Parquet generation prefix or an Iceberg table and snapshot
+        (``iceberg:<table>@<snapshot>``).
         Default: ``""``.
     """
 
@@ -314,11 +321,14 @@ class PartitionStatus:
     """One partition as a run or ``cdk-ts archive-status`` sees it.
 
     :param partition: the partition.
-    :param state: its :class:`PartitionState`.
+    :param state: its ``PartitionState``.
     :param raw: raw object key to ETag, as listed.
-    :param manifest: the current manifest. Default: None — never compacted.
-    :param late: raw objects the manifest does not cover (new keys or changed ETags). Default: none.
-    :param missing: raw objects the manifest lists that are gone. Default: none.
+    :param manifest: the current manifest.
+        Default: None — never compacted.
+    :param late: raw objects the manifest does not cover (new keys or changed ETags).
+        Default: none.
+    :param missing: raw objects the manifest lists that are gone.
+        Default: none.
     """
 
     partition: Partition
@@ -364,7 +374,8 @@ class ArchiveInventory:
     """Lists the raw layer and the manifests of one archive in S3, and classifies its partitions.
 
     :param settings: the compacted layer's settings.
-    :param s3_client: the boto3 S3 client. Default: None — one is created on first use.
+    :param s3_client: the boto3 S3 client.
+        Default: None — one is created on first use.
     """
 
     def __init__(self, settings: CompactionSettings, *, s3_client=None) -> None:
@@ -379,7 +390,8 @@ class ArchiveInventory:
         """Every partition with raw objects or a manifest created from ``since`` on, oldest first.
 
         :param now: the reference time (a scheduled run's time, not the clock).
-        :param since: the earliest day to look at. Default: None — ``now`` minus the settings' lookback.
+        :param since: the earliest day to look at.
+            Default: None — ``now`` minus the settings' lookback.
         :param check_settings: report partitions compacted with other settings as ``STALE`` (only the
             function's own settings can say). Default: True.
         """

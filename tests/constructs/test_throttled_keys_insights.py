@@ -7,12 +7,12 @@ import json
 import pytest
 from aws_cdk import App, Stack
 from aws_cdk import aws_dynamodb as dynamodb
-from aws_cdk.assertions import Match, Template
+from aws_cdk.assertions import Annotations, Match, Template
 
 from cdk_ts import DeviceLogTable, MonitoringDashboard, RotatingTimeSeriesTables, ShardMetadataTable
 from cdk_ts_runtime.errors import ValidationError
 from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG
-from tests.support.iam import policy_statements
+from tests.support.iam import actions_of, policy_statements
 from tests.support.nag import new_stack, unacknowledged_findings
 
 THROTTLED_KEYS = {"Enabled": True, "Mode": "THROTTLED_KEYS"}
@@ -134,3 +134,97 @@ class TestDashboard:
         dashboard = MonitoringDashboard(Stack(App(), "S"), "Dashboard")
         with pytest.raises(ValidationError, match="describe-contributor-insights"):
             dashboard.show_throttled_keys("DynamoDBContributorInsights-PKC-audit-1764115200000")
+
+
+RULE_RESOURCE = "Custom::CdkTsThrottledKeysRule"
+
+
+def dashboard_parts(stack: Stack) -> list:
+    """The dashboard body's ``Fn::Join`` parts: strings, and the tokens between them."""
+    [resource] = Template.from_stack(stack).find_resources("AWS::CloudWatch::Dashboard").values()
+    return stack.resolve(resource["Properties"]["DashboardBody"])["Fn::Join"][1]
+
+
+def graphs_of_rule(parts: list, rule_resource_id: str) -> list[str]:
+    """The INSIGHT_RULE_METRIC statistics the dashboard reads from the rule name the custom resource answers."""
+    attribute = {"Fn::GetAtt": [rule_resource_id, "RuleName"]}
+    return [
+        parts[i + 1].split("'")[2]
+        for i in range(1, len(parts) - 1)
+        if parts[i] == attribute and parts[i - 1].endswith("INSIGHT_RULE_METRIC('") and parts[i + 1].startswith("', '")
+    ]
+
+
+class TestRuleNameFoundAtDeploy:
+    """With the switch on, a custom resource reads the rule's name and the construct's dashboard row graphs it."""
+
+    def test_a_device_log_tables_row_graphs_its_top_throttled_key_and_how_many_keys(self):
+        stack = Stack(App(), "S")
+        log = DeviceLogTable(stack, "Log", throttled_keys_insights=True)
+        MonitoringDashboard(stack, "Dashboard").monitor(log)
+
+        [(rule_id, rule)] = Template.from_stack(stack).find_resources(RULE_RESOURCE).items()
+        assert rule["Properties"]["TableName"] == stack.resolve(log.table.table_name)
+        assert graphs_of_rule(dashboard_parts(stack), rule_id) == ["MaxContributorValue", "UniqueContributors"]
+
+    def test_the_custom_resource_runs_after_the_table_that_turns_insights_on(self):
+        stack = Stack(App(), "S")
+        log = DeviceLogTable(stack, "Log", throttled_keys_insights=True)
+        [rule] = Template.from_stack(stack).find_resources(RULE_RESOURCE).values()
+        assert stack.resolve(log.table.node.default_child.logical_id) in rule["DependsOn"]
+        assert rule["Properties"]["Insights"] == {"enabled": True, "mode": "THROTTLED_KEYS"}
+
+    def test_its_function_may_only_describe_that_tables_insights(self):
+        stack = Stack(App(), "S")
+        log = DeviceLogTable(stack, "Log", throttled_keys_insights=True)
+        function = log.throttled_keys_rule.function
+        template = Template.from_stack(stack)
+        [rule] = template.find_resources(RULE_RESOURCE).values()
+        assert rule["Properties"]["ServiceToken"] == stack.resolve(function.function_arn)
+        attached = {"Properties": {"Roles": [stack.resolve(function.role.role_name)]}}
+        statements = policy_statements(template, props=attached)
+        dynamodb_statements = [s for s in statements if any(a.startswith("dynamodb:") for a in actions_of(s))]
+        assert dynamodb_statements == [{
+            "Action": "dynamodb:DescribeContributorInsights", "Effect": "Allow",
+            "Resource": stack.resolve(log.table.table_arn),
+        }]
+        assert {a for s in statements for a in actions_of(s)} == {
+            "dynamodb:DescribeContributorInsights", "logs:CreateLogStream", "logs:PutLogEvents",
+        }
+        template.has_resource_properties("AWS::Lambda::Function", {
+            "Handler": "cdk_ts_runtime.handlers.throttled_keys_rule.handler",
+        })
+
+    def test_a_shard_metadata_tables_row_graphs_the_main_tables_throttled_keys(self):
+        stack = Stack(App(), "S")
+        main = audit_table(stack)
+        shards = ShardMetadataTable(stack, "Shards", main_table=main, throttled_keys_insights=True)
+        MonitoringDashboard(stack, "Dashboard").monitor(shards)
+
+        [(rule_id, rule)] = Template.from_stack(stack).find_resources(RULE_RESOURCE).items()
+        assert rule["Properties"]["TableName"] == stack.resolve(main.table_name)
+        assert len(graphs_of_rule(dashboard_parts(stack), rule_id)) == 2
+
+    def test_one_custom_resource_per_table_when_two_constructs_switch_it_on(self):
+        stack = Stack(App(), "S")
+        log = DeviceLogTable(stack, "Log", throttled_keys_insights=True)
+        shards = ShardMetadataTable(stack, "Shards", main_table=log, throttled_keys_insights=True)
+        assert shards.throttled_keys_rule is log.throttled_keys_rule
+        assert len(Template.from_stack(stack).find_resources(RULE_RESOURCE)) == 1
+
+    def test_off_by_default_no_custom_resource_and_no_rule_graph(self):
+        stack = Stack(App(), "S")
+        log = DeviceLogTable(stack, "Log")
+        MonitoringDashboard(stack, "Dashboard").monitor(log)
+        template = Template.from_stack(stack)
+        assert template.find_resources(RULE_RESOURCE) == {}
+        template.resource_count_is("AWS::Lambda::Function", 0)
+        assert "INSIGHT_RULE_METRIC" not in json.dumps(dashboard_parts(stack))
+
+    def test_synthesizes_without_warnings_and_passes_cdk_nag(self):
+        app, stack = new_stack()
+        log = DeviceLogTable(stack, "Log", throttled_keys_insights=True)
+        shards = ShardMetadataTable(stack, "Shards", main_table=audit_table(stack), throttled_keys_insights=True)
+        MonitoringDashboard(stack, "Dashboard").monitor(log, shards)
+        assert Annotations.from_stack(stack).find_warning("*", Match.any_value()) == []
+        assert unacknowledged_findings(app) == []

@@ -14,7 +14,6 @@ from cdk_ts_runtime.periods import label, next_start
 from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG, RotationConfig
 from cdk_ts_runtime.stream_consumer import STREAM_CONSUMER_ENV, StreamConsumer
 from cdk_ts_runtime.table_layout import TableLayout
-from tests.support.cloudformation import CloudFormationReplies
 from tests.support.streams import consumer_function
 
 CLOCK: list[datetime] = []
@@ -80,14 +79,6 @@ def test_without_a_time_the_clock_is_used(rotation_env):
 def test_bad_events_are_clear_errors(rotation_env, event, message):
     with pytest.raises(ValueError, match=message):
         rotation.handler(event, None)
-
-
-@pytest.fixture
-def cloudformation(monkeypatch):
-    replies = CloudFormationReplies()
-    monkeypatch.setattr(custom_resource, "SSL_CONTEXT", replies.client_context)
-    yield replies
-    replies.close()
 
 
 def custom_resource_event(url, request_type):

@@ -165,6 +165,9 @@ VALID_CALLS: dict[str, Callable[..., Any]] = {
     "StreamConsumer": lambda **kw: _rt("stream_consumer").StreamConsumer(**{"function_name": "f", **kw}),
     "DeviceLogTable": _device_log,
     "StreamArchiver": _archiver,
+    "CompactionOptions": lambda **kw: __import__("cdk_ts").CompactionOptions(
+        **{"pyarrow_layer_arn": "arn:aws:lambda:us-east-1:336392948345:layer:AWSSDKPandas-Python312:16", **kw}
+    ),
     "RotatingTimeSeriesTables": _rotating,
     "ShardMetadataTable": _shard_metadata,
     "PeriodRouter": _router,

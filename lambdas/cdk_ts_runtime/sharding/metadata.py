@@ -209,13 +209,17 @@ class ShardMetadataStore:
           counting from that stamp would end this writer's cooldown early (at once, for a clock a cooldown
           behind). First sight is never before the change, so the cooldown is never shorter than configured;
           it is longer by how late this writer saw the change.
-        - a writer that never saw the key before counts from the stamp (a key grown long ago may grow at once).
+        - a writer that never saw the key before counts from its first sight too once the key has been grown:
+          the growth's stamp may come from a clock minutes behind, and nothing tells that stamp from one of a
+          growth long ago, so a new writer (a new Lambda container) waits one cooldown before it grows a grown
+          key again. A key never grown counts from its stamp (its first growth waits no cooldown anyway).
         """
         if info.updated_ms is None:
             return False
         now_ms = self.clock() * 1000
         updated_ms, first_seen_ms, saw_it_happen = self._sighted(logical, info, now_ms)
-        since_ms = first_seen_ms if saw_it_happen or updated_ms > first_seen_ms else updated_ms
+        grown = info.number_of_shards > 1 or len(info.history) > 1
+        since_ms = first_seen_ms if saw_it_happen or updated_ms > first_seen_ms or grown else updated_ms
         return now_ms - since_ms < self.cooldown_seconds * 1000
 
     # ---- writing --------------------------------------------------------------------------------
