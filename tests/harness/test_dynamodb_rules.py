@@ -26,6 +26,7 @@ from cdk_ts.testing._rules import (
     write_units,
 )
 from cdk_ts.testing._throughput import ON_DEMAND_TABLE_MESSAGE
+from tests.support.conformance import NO_RETRIES
 from tests.support.environment import RULES_START_TIME
 
 pytestmark = pytest.mark.server
@@ -33,20 +34,8 @@ pytestmark = pytest.mark.server
 CLASS_ALONE = (
     "One or more parameter values were invalid: TableClass modification must be the only operation in the request"
 )
-# botocore's retries["max_attempts"] counts retries, not attempts; total_max_attempts counts attempts.
-NO_RETRIES = Config(retries={"mode": "standard", "total_max_attempts": 1})
 
 
-@pytest.fixture(params=["rules_proxy", "rules_proxy_dynalite"])
-def proxy(request):
-    """The rules proxy over moto_server, then over dynalite: the rules must not depend on the engine."""
-    return request.getfixturevalue(request.param)
-
-
-@pytest.fixture
-def ddb(proxy):
-    """A client of the proxy that does not retry, so each refusal is seen as DynamoDB sends it."""
-    return proxy.client(config=NO_RETRIES)
 
 
 def create(ddb, name, *, billing="PROVISIONED", rcu=100, wcu=100, **extra):

@@ -27,11 +27,11 @@ from cdk_ts.testing._throughput import (
     updated_item,
     write_charge,
 )
+from tests.support.conformance import NO_RETRIES
 from tests.support.rules_tables import create_active, item, stored_keys
 
 pytestmark = pytest.mark.server
 
-NO_RETRIES = Config(retries={"mode": "standard", "total_max_attempts": 1})
 # (billing mode, exception code, reasons member, table message, index message): botocore's service model.
 SHAPES = {
     "PAY_PER_REQUEST": ("ThrottlingException", "throttlingReasons", ON_DEMAND_TABLE_MESSAGE, ON_DEMAND_INDEX_MESSAGE),
@@ -41,16 +41,6 @@ SHAPES = {
 OTHER_MEMBER = {"throttlingReasons": "ThrottlingReasons", "ThrottlingReasons": "throttlingReasons"}
 
 
-@pytest.fixture(params=["rules_proxy", "rules_proxy_dynalite"])
-def proxy(request):
-    """The rules proxy over moto_server, then over dynalite."""
-    return request.getfixturevalue(request.param)
-
-
-@pytest.fixture
-def ddb(proxy):
-    """A client of the proxy that does not retry, so each throttle is seen as DynamoDB sends it."""
-    return proxy.client(config=NO_RETRIES)
 
 
 def throttle_of(excinfo, billing: str, *, index: bool = False) -> list[dict]:
