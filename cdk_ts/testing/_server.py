@@ -57,7 +57,7 @@ _DROP_RESPONSE = {"content-length", "connection", "keep-alive", "transfer-encodi
 # a few named codes: botocore/retries/standard.py, data/_retry.json), so a harness bug fails the test at once and
 # says it is the harness's, never looking like DynamoDB's retryable InternalServerError.
 HARNESS_FAULT = "HarnessFaultException"
-HARNESS_FAULT_TYPE = "cdk_ts.dynamodb_rules#" + HARNESS_FAULT
+HARNESS_FAULT_TYPE = "cdk_ts.testing#" + HARNESS_FAULT
 
 
 class Clock:
