@@ -69,19 +69,25 @@ def test_a_growth_stamped_in_the_future_holds_others_back_one_cooldown_at_most(s
     assert slow.shard_count("/skew") == 4
 
 
-def test_a_writer_whose_clock_runs_behind_cannot_shorten_another_writers_cooldown(sharded_tables):
-    # given two writers of one key, one on the right clock and one 5 minutes behind, both having read it
+@pytest.mark.parametrize("saw_the_key_before", [True, False], ids=["writer-that-saw-the-key", "new-writer"])
+def test_a_writer_whose_clock_runs_behind_cannot_shorten_another_writers_cooldown(sharded_tables, saw_the_key_before):
+    # given a writer 5 minutes behind, and one on the right clock that read the key before the growth or never
+    # did (a new Lambda container)
     right_clock, behind_clock = Clock(), Clock()
     behind_clock.now -= 300
-    right = writer(sharded_tables, right_clock, cooldown_seconds=10)
     behind = writer(sharded_tables, behind_clock, cooldown_seconds=10)
-    right.put_item({"file_path": "/skew", "timestamp": 0})
-    behind.put_item({"file_path": "/skew", "timestamp": 1})
+    behind.put_item({"file_path": "/skew", "timestamp": 0})
+    right = None
+    if saw_the_key_before:
+        right = writer(sharded_tables, right_clock, cooldown_seconds=10)
+        right.put_item({"file_path": "/skew", "timestamp": 1})
     right_clock.now += 30
     behind_clock.now += 30
-    right.shard_info("/skew", fresh=True)
+    if right is not None:
+        right.shard_info("/skew", fresh=True)
     # when the writer behind grows the key (its stamp says 5 minutes ago, by the right clock)
     assert behind.grow("/skew", behind.shard_info("/skew", fresh=True), target=2)
+    right = right or writer(sharded_tables, right_clock, cooldown_seconds=10)
     seen = right.shard_info("/skew", fresh=True)
     assert right_clock.now * 1000 - seen.updated_ms > 10_000  # the stamp alone says the cooldown is over
     # then the writer on the right clock still waits one whole cooldown from when it saw the growth
@@ -91,28 +97,6 @@ def test_a_writer_whose_clock_runs_behind_cannot_shorten_another_writers_cooldow
     right_clock.now += 0.2
     assert right.grow("/skew", seen, target=4)
     assert right.shard_count("/skew") == 4
-
-
-def test_a_new_writer_cannot_have_its_cooldown_shortened_by_a_growth_stamped_by_a_clock_behind(sharded_tables):
-    # given a key grown just now by a writer whose clock runs 5 minutes behind
-    right_clock, behind_clock = Clock(), Clock()
-    behind_clock.now -= 300
-    behind = writer(sharded_tables, behind_clock, cooldown_seconds=10)
-    behind.put_item({"file_path": "/skew", "timestamp": 0})
-    behind_clock.now += 30
-    right_clock.now += 30
-    assert behind.grow("/skew", behind.shard_info("/skew", fresh=True), target=2)
-    # when a writer on the right clock that never saw the key before reads it (a new Lambda container)
-    fresh = writer(sharded_tables, right_clock, cooldown_seconds=10)
-    seen = fresh.shard_info("/skew", fresh=True)
-    assert right_clock.now * 1000 - seen.updated_ms > 10_000  # the stamp alone says the cooldown is over
-    # then it waits one whole cooldown from its first sight of the growth
-    assert not fresh.grow("/skew", seen, target=4)
-    right_clock.now += 9.9
-    assert not fresh.grow("/skew", seen, target=4)
-    right_clock.now += 0.2
-    assert fresh.grow("/skew", seen, target=4)
-    assert fresh.shard_count("/skew") == 4
 
 
 def test_stamps_never_go_backward_so_the_history_keeps_the_order_of_the_growths(sharded_tables):
