@@ -175,7 +175,7 @@ def test_connect_dynamodbs_suite_passes_through_cdk_ts_local_wherever_it_passes_
     bare = through_cdk_ts_local(tmp_path / "bare.json", disable=layer.rules)
 
     # then the proxy alone changes no answer: with no rule in force, every outcome is the engine's
-    assert bare.rules == () and bare.stats["refusals"] == {}
+    assert bare.rules == () and bare.stats["refusals"] == {} and bare.stats["requests"].get("PutItem")
     assert bare.outcomes == engine.outcomes
 
     # and every case (or hook) lost through the layer passes when one documented rule alone is disabled
