@@ -42,7 +42,7 @@ class TableCreation:
     :param dynamodb: the boto3 DynamoDB client.
     :param cloudwatch: the boto3 CloudWatch client that reads consumed capacity (right-sizing), or None.
     :param budget: the run's change budget (its time left).
-    :param ownership: what this run created (so it owns it before its tags can be read back).
+    :param ownership: the run's ownership test, which knows the tables this run created before their tags read back.
     :param tiers: the run's tier changes (auto scaling of a new table).
     :param settings: the run's table settings (PITR, TTL, insights, stream consumer).
     :param run_metrics: the run's metrics (a next table still missing near its deadline).
