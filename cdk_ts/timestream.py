@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import re
 import warnings
+from typing import Any
 
 from aws_cdk import Duration, Stack
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
@@ -19,6 +21,7 @@ from constructs import Construct
 from cdk_ts import _perms
 from cdk_ts._defaults import is_unresolved
 from cdk_ts._nag import acknowledge, grant_unscoped
+from cdk_ts._table_metrics import TimestreamMetricFactory
 from cdk_ts._validation import Problems
 from cdk_ts.buckets import secure_bucket, stack_access_logs_bucket
 
@@ -28,7 +31,7 @@ _NAME = re.compile(r"[a-zA-Z0-9_.-]{3,256}")
 
 
 class TimestreamTableBase(Construct):
-    """What any Timestream table can do, created here or elsewhere: the data grants on its ARN.
+    """What any Timestream table can do, created here or elsewhere: the data grants on its ARN, and metrics.
 
     ``TimestreamTable`` creates the database and the table; ``TimestreamTable.from_table_name`` returns
     one of these for a table another stack or app deployed. Exposes ``table_arn``, ``database_name``,
@@ -52,6 +55,16 @@ class TimestreamTableBase(Construct):
         """
         super().__init__(scope, construct_id)
         self.encryption_key = encryption_key
+
+    def metric_magnetic_store_rejected_records(self, **props: Any) -> cloudwatch.IMetric:
+        """Records the magnetic store rejected asynchronously (``MagneticStoreRejectedRecordCount``), summed.
+
+        These are the late writes whose reports land in the rejected-records bucket; any is worth a look.
+        A Metrics Insights query over every ``Operation`` of this table, so it can drive an alarm.
+
+        :param props: metric options (``label``, ``period``...). Sum over 5 minutes.
+        """
+        return TimestreamMetricFactory(self.database_name, self.table_name).magnetic_store_rejected_records(**props)
 
     def _grant_data(
         self, grantee: iam.IGrantable, actions: tuple[str, ...], kms_actions: tuple[str, ...], acknowledge: bool

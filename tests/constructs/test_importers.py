@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from aws_cdk import Stack
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -381,3 +382,18 @@ def test_timestream_importer_grants_what_the_owning_construct_grants():
 def test_timestream_importer_refuses_a_name_timestream_would_refuse():
     with pytest.raises(ValueError, match=r"^S/Fleet: table_name 'a b' must be 3-256 characters"):
         TimestreamTable.from_table_name(Stack(new_app(), "S"), "Fleet", database_name="fleet", table_name="a b")
+
+
+def test_timestream_importer_metric_can_drive_an_alarm_on_the_named_table():
+    stack = Stack(new_app(), "User")
+    imported = TimestreamTable.from_table_name(stack, "Fleet", database_name="fleet", table_name="telemetry")
+    cloudwatch.Alarm(
+        stack, "Rejected", metric=imported.metric_magnetic_store_rejected_records(), threshold=1, evaluation_periods=1
+    )
+    alarm = next(iter(Template.from_stack(stack).find_resources("AWS::CloudWatch::Alarm").values()))
+    (query,) = alarm["Properties"]["Metrics"]
+    assert query["Expression"] == (
+        'SELECT SUM(MagneticStoreRejectedRecordCount) FROM SCHEMA("AWS/Timestream", DatabaseName, Operation, '
+        "TableName) WHERE DatabaseName = 'fleet' AND TableName = 'telemetry'"
+    )
+    assert query["Period"] == 300
