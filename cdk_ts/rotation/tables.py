@@ -18,18 +18,18 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from cdk_ts import _schedules
+from cdk_ts.rotation import _schedules
 from cdk_ts._alarms import AlarmActions
 from cdk_ts._defaults import dead_letter_queue, runtime_function
 from cdk_ts._metrics import graph, metric_options
-from cdk_ts._rotation_iam import grant_rotation_permissions, grant_stream_consumer_mappings
-from cdk_ts._rotation_lock import (
+from cdk_ts.rotation._iam import grant_rotation_permissions, grant_stream_consumer_mappings
+from cdk_ts.rotation._lock import (
     acknowledge_unreserved_concurrency,
     check_reserved_concurrency,
     grant_lock,
     lock_table,
 )
-from cdk_ts._rotation_texts import (
+from cdk_ts.rotation._texts import (
     CREATE_RETRY,
     alarm_descriptions,
     check_derived_texts,
@@ -37,7 +37,7 @@ from cdk_ts._rotation_texts import (
     rule_description,
 )
 from cdk_ts._validation import Problems, check_keywords, keyword_names
-from cdk_ts.period_tables import (
+from cdk_ts.rotation.base import (
     LAYOUT_KEYWORDS,
     METRIC_NAMESPACE,
     PeriodTableOptions,

@@ -15,7 +15,7 @@ from aws_cdk.assertions import Annotations, Match, Template
 from cdk_ts._defaults import runtime_function
 from cdk_ts._nag import finding_text
 from cdk_ts.buckets import access_logs_bucket, secure_bucket
-from cdk_ts.rotating_tables import RotatingTimeSeriesTables
+from cdk_ts.rotation.tables import RotatingTimeSeriesTables
 from cdk_ts_runtime.periods import RotationPeriod
 from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG, AutoScaling, CapacityTier
 from cdk_ts_runtime.table_layout import ENV_TABLE_PREFIX, TableLayout
