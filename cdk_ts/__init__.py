@@ -27,7 +27,13 @@ if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time
     from cdk_ts.device_log import DeviceLogTable
     from cdk_ts.monitoring import MonitoringDashboard
     from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
-    from cdk_ts.rotation import PeriodTableOptions, PeriodTablesBase, RotatingTimeSeriesTables
+    from cdk_ts.rotation import (
+        ImportedPeriodTables,
+        PeriodTableOptions,
+        PeriodTablesBase,
+        RotatingTimeSeriesTables,
+        RotationOptions,
+    )
     from cdk_ts.runtime_layer import RuntimeLayer
     from cdk_ts.sharding import ShardMetadataTable, ShardMetadataTableBase
     from cdk_ts.stream_archiver import TTL_DELETIONS_ONLY, FailureDestination, StreamArchiver
@@ -62,6 +68,8 @@ _LAZY = {
     "ShardMetadataTableBase": "cdk_ts.sharding",
     "PeriodTablesBase": "cdk_ts.rotation",
     "PeriodTableOptions": "cdk_ts.rotation",
+    "ImportedPeriodTables": "cdk_ts.rotation",
+    "RotationOptions": "cdk_ts.rotation",
     "ArchiveCatalog": "cdk_ts.archive_catalog",
     "ArchiveCompaction": "cdk_ts.archive_compaction",
     "CompactionOptions": "cdk_ts.archive_compaction",
@@ -99,12 +107,14 @@ __all__ = [
     "IcebergOptions",
     "MonitoringDashboard",
     "HasTable",
+    "ImportedPeriodTables",
     "PeriodTableOptions",
     "PeriodTablesBase",
     "RightSizing",
     "RotatingStreamSource",
     "RotatingTimeSeriesTables",
     "RotationMetric",
+    "RotationOptions",
     "RotationPeriod",
     "RuntimeLayer",
     "ShardGrowth",

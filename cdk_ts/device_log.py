@@ -11,12 +11,12 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
-from cdk_ts._binding import Bindable
 from cdk_ts._capacity import CAPACITY_KEYWORDS, TableCapacityOptions, table_capacity_options
 from cdk_ts._defaults import table_protection
 from cdk_ts._insights import ThrottledKeysRule, throttled_keys_options, throttled_keys_rule_of
-from cdk_ts._metrics import TableThrottleWidgets, metric_options
+from cdk_ts._metrics import metric_options
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
+from cdk_ts._single_table import SingleTableConstruct
 from cdk_ts._validation import Problems, check_keywords, keyword_names
 from cdk_ts_runtime.device_log import ENV_TABLE_NAME, GSI_BY_OPERATOR, GSI_BY_SUPERVISOR
 from cdk_ts_runtime.errors import ValidationError
@@ -24,7 +24,7 @@ from cdk_ts_runtime.errors import ValidationError
 _STRING = dynamodb.AttributeType.STRING
 
 
-class DeviceLogTable(TableThrottleWidgets, Bindable, Construct):
+class DeviceLogTable(SingleTableConstruct):
     """Device status log: ``DeviceID`` + ``State#Date``, GSI1 by ``Operator``/``Date``, sparse GSI2 by ``EscalatedTo``.
 
     Both GSIs are created with the table (CloudFormation cannot add two GSIs in one update). Pass

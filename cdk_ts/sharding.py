@@ -17,8 +17,9 @@ from cdk_ts._binding import Bindable
 from cdk_ts._capacity import CAPACITY_KEYWORDS, TableCapacityOptions, table_capacity_options
 from cdk_ts._defaults import table_protection
 from cdk_ts._insights import ThrottledKeysRule, main_table_problem, name_throttled_keys_of, throttled_keys_rule_of
-from cdk_ts._metrics import TableThrottleWidgets, metric_options
+from cdk_ts._metrics import metric_options
 from cdk_ts._nag import grant_unscoped
+from cdk_ts._single_table import SingleTableConstruct
 from cdk_ts._validation import Problems, attribute_problem, check_keywords, keyword_names
 from cdk_ts.protocols import HasTable
 from cdk_ts_runtime.sharding import (
@@ -39,7 +40,7 @@ _ATTRIBUTE_TYPES = {
 }
 
 
-class ShardMetadataTableBase(TableThrottleWidgets, Bindable, Construct):
+class ShardMetadataTableBase(SingleTableConstruct):
     """What any shard metadata table can do, created here or elsewhere: grants, ``bind`` and metrics.
 
     ``ShardMetadataTable`` creates the table; ``ShardMetadataTable.from_table_name`` returns one of these

@@ -18,15 +18,16 @@ from aws_cdk import aws_kms as kms
 from constructs import Construct
 
 from cdk_ts import _perms
-from cdk_ts._binding import Bindable
+from cdk_ts._binding import BindableConstruct
 from cdk_ts._defaults import table_arn_pattern
-from cdk_ts._metrics import DEFAULT_PERIOD, graph, metric_options
+from cdk_ts._metrics import graph
 from cdk_ts._nag import acknowledge_wildcard_resources, grant_unscoped
-from cdk_ts._validation import Problems, attribute_problem, describe
+from cdk_ts._validation import Problems, attribute_problem
+from cdk_ts.rotation._metrics import RotationMetricFactory
 from cdk_ts_runtime.emf import METRIC_NAMESPACE as METRIC_NAMESPACE  # the rotation's namespace
 from cdk_ts_runtime.errors import ValidationError
 from cdk_ts_runtime.periods import RotationPeriod, table_name_glob
-from cdk_ts_runtime.rotation_metrics import TABLE_PREFIX_DIMENSION, RotationMetric
+from cdk_ts_runtime.rotation_metrics import RotationMetric
 from cdk_ts_runtime.table_layout import TableLayout
 
 KEY_TYPES = {
@@ -99,7 +100,7 @@ def table_layout(table_prefix: str, options: Mapping[str, Any]) -> TableLayout:
     )
 
 
-class PeriodTablesBase(Bindable, Construct):
+class PeriodTablesBase(BindableConstruct):
     """The period tables ``{table_prefix}_{label}`` of one rotation: names, ARNs, grants, ``bind`` and metrics.
 
     Creates nothing. ``RotatingTimeSeriesTables`` extends it with the rotation function, schedules and
@@ -131,6 +132,7 @@ class PeriodTablesBase(Bindable, Construct):
         self.period = layout.period
         self.stream_view_type = stream_view_type
         self.encryption_key = encryption_key
+        self._metrics = RotationMetricFactory(self, layout.table_prefix)
 
     @property
     def table_name_pattern(self) -> str:
@@ -232,15 +234,7 @@ class PeriodTablesBase(Bindable, Construct):
         :param props: ``SearchExpression`` options (``label``, ``period``, ``color``...).
             Statistic Sum over 5 minutes; label ``"{prefix}_* throttled requests"``.
         """
-        period = props.pop("period", None) or DEFAULT_PERIOD
-        search = (
-            "SEARCH('{AWS/DynamoDB,TableName,Operation} MetricName=\"ThrottledRequests\" "
-            f"TableName={self.table_prefix}', 'Sum', {int(period.to_seconds())})"
-        )
-        return cloudwatch.SearchExpression(
-            expression=search,
-            **{"label": f"{self.table_prefix}_* throttled requests", "period": period, **props},
-        )
+        return self._metrics.throttled_requests(**props)
 
     def metric_throttled_requests_in_account(self, **props: Any) -> cloudwatch.MathExpression:
         """Throttled requests summed over every DynamoDB table of the account and Region (Metrics Insights).
@@ -250,11 +244,7 @@ class PeriodTablesBase(Bindable, Construct):
 
         :param props: ``MathExpression`` options (``label``, ``period``...). Sum over 5 minutes.
         """
-        return cloudwatch.MathExpression(
-            expression='SELECT SUM(ThrottledRequests) FROM SCHEMA("AWS/DynamoDB", Operation, TableName)',
-            using_metrics={},
-            **metric_options({"label": "DynamoDB throttled requests (account)", **props}),
-        )
+        return self._metrics.throttled_requests_in_account(**props)
 
     def metric_next_table_missing(self, **props: Any) -> cloudwatch.Metric:
         """1 while the next period's table is missing shortly before its boundary, else 0; Maximum.
@@ -277,19 +267,7 @@ class PeriodTablesBase(Bindable, Construct):
         :param props: metric options (``period``, ``statistic``, ``label``...) over the default, the Maximum.
         :raises ValueError: for a name the rotation function does not publish.
         """
-        try:
-            published = RotationMetric(metric_name)
-        except ValueError:
-            raise ValidationError(
-                f"{describe(self)}: metric {metric_name!r} is not published by the rotation function; use one of "
-                f"{', '.join(m.value for m in RotationMetric)}"
-            ) from None
-        return cloudwatch.Metric(
-            namespace=METRIC_NAMESPACE,
-            metric_name=published.value,
-            dimensions_map={TABLE_PREFIX_DIMENSION: self.table_prefix},
-            **metric_options(props, "Maximum"),
-        )
+        return self._metrics.published(metric_name, **props)
 
     def _grant(
         self, grantee: iam.IGrantable, actions: tuple[str, ...], kms_actions: tuple[str, ...], acknowledge_nag: bool
