@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
@@ -83,19 +84,23 @@ class AlarmBook:
 class AlarmingConstruct(Construct, metaclass=AbstractConstructMeta):
     """Base of a construct with opt-in default alarms and ``add_alarm_action`` for every alarm it made and will make.
 
-    The constructor creates the construct's :class:`AlarmBook`. A subclass defines
+    Its constructor creates the construct's :class:`AlarmBook`. It is the only base of a construct that owns
+    alarms and nothing else (``ArchiveCompaction``), and the first base of an owning construct whose other
+    base holds what an import of it can do too (``RotatingTimeSeriesTables(AlarmingConstruct,
+    PeriodTablesBase)``): it passes that base's constructor arguments on. A subclass defines
     ``_create_default_alarms()`` (name -> alarm, each made with ``_alarm_above``); Python refuses to
-    instantiate one that does not. ``RotatingTimeSeriesTables``, whose base is ``PeriodTablesBase``, holds
-    an ``AlarmBook`` itself.
+    instantiate one that does not.
     """
 
-    def __init__(self, scope: Construct, construct_id: str) -> None:
-        """Create the construct and its empty alarm book.
+    def __init__(self, scope: Construct, construct_id: str, *args: Any, **kwargs: Any) -> None:
+        """Create the construct (through the next base, with ``args`` and ``kwargs``) and its empty alarm book.
 
         :param scope: the parent construct.
         :param construct_id: the construct ID.
+        :param args: the next base's other positional arguments. Default: none.
+        :param kwargs: the next base's keyword arguments. Default: none.
         """
-        super().__init__(scope, construct_id)
+        super().__init__(scope, construct_id, *args, **kwargs)
         self._alarm_book = AlarmBook(self)
 
     @property

@@ -14,10 +14,9 @@ from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from cdk_ts._alarms import AlarmBook
+from cdk_ts._alarms import AlarmingConstruct
 from cdk_ts._defaults import dead_letter_queue, runtime_function
 from cdk_ts.rotation._iam import grant_rotation_permissions, grant_stream_consumer_mappings
 from cdk_ts.rotation._lock import acknowledge_unreserved_concurrency, grant_lock, lock_table
@@ -42,7 +41,7 @@ RUN_TIMEOUT = Duration.minutes(5)
 DEPLOY_TIME_RUN_TIMEOUT = Duration.minutes(20)
 
 
-class RotatingTimeSeriesTables(PeriodTablesBase):
+class RotatingTimeSeriesTables(AlarmingConstruct, PeriodTablesBase):
     """One DynamoDB table per period (``{table_prefix}_{label}``), rotated by a scheduled Lambda function.
 
     Before each boundary the function creates the next period's table at the current tier's
@@ -115,7 +114,6 @@ class RotatingTimeSeriesTables(PeriodTablesBase):
         )
         self.config: RotationConfig = settings.config
         self.archive_bucket = given["archive_bucket"]
-        self._alarm_book = AlarmBook(self)
         if given["retain_periods"] is None and self.period in (RotationPeriod.DAILY, RotationPeriod.WEEKLY):
             self._warn_about_table_quota()
         self.lock_table = lock_table(
@@ -218,28 +216,6 @@ class RotatingTimeSeriesTables(PeriodTablesBase):
         request), with the error in its ``ErrorCode`` and ``ErrorMessage`` attributes.
         """
         return self._metrics.messages_waiting(self.function_dead_letter_queue, **props)
-
-    @property
-    def alarms(self) -> dict[str, cloudwatch.Alarm]:
-        """The default alarms by name, once ``add_default_alarms`` has created them; empty until then."""
-        return self._alarm_book.defaults
-
-    def add_default_alarms(self, *, alarm_topic: sns.ITopic | None = None) -> dict[str, cloudwatch.Alarm]:
-        """Create the rotation's recommended alarms (once; see the class docstring) and return them by name.
-
-        A second call creates nothing new and returns the same alarms; a topic it is given is added to all.
-
-        :param alarm_topic: an SNS topic the alarms notify (same as ``add_alarm_action(SnsAction(topic))``).
-            Default: None — the alarms get only the actions given to ``add_alarm_action``.
-        """
-        return self._alarm_book.add_defaults(self._create_default_alarms, alarm_topic)
-
-    def add_alarm_action(self, *actions: cloudwatch.IAlarmAction) -> None:
-        """Run ``actions`` (e.g. ``aws_cloudwatch_actions.SnsAction(topic)``) when any alarm of the rotation fires.
-
-        Applies to the alarms created so far and to any created later (``add_default_alarms``).
-        """
-        self._alarm_book.add_action(*actions)
 
     # ---- the constructor's steps ----------------------------------------------------------------
 
