@@ -57,10 +57,38 @@ def test_the_alarm_book_is_made_with_the_construct_and_makes_the_defaults_once()
     stack = Stack(new_app(), "S")
     construct = _OneAlarm(stack, "C")
     assert construct.alarms == {}
+    made_before = _OneAlarm.made
     # when its defaults are asked for twice
     first = construct.add_default_alarms()
     again = construct.add_default_alarms()
     # then they were made once, and the same alarm comes back
-    assert _OneAlarm.made == 1
+    assert _OneAlarm.made == made_before + 1
     assert first == again == construct.alarms
     assert list(first) == ["errors"]
+
+
+class _Data(BindableConstruct):
+    def __init__(self, scope, construct_id, name, *, flavour):
+        super().__init__(scope, construct_id)
+        self.name, self.flavour = name, flavour
+
+    @property
+    def binding_environment(self) -> dict[str, str]:
+        return {"NAME": self.name}
+
+    grant_read_data = grant_write_data = grant_read_write_data = _NoEnvironment.grant_read_data
+
+
+class _DataWithAlarms(AlarmingConstruct, _Data):
+    _create_default_alarms = _OneAlarm._create_default_alarms
+
+
+def test_alarms_first_beside_a_data_base_pass_its_arguments_on_and_keep_both():
+    # given an owning construct shaped like RotatingTimeSeriesTables(AlarmingConstruct, PeriodTablesBase)
+    stack = Stack(new_app(), "S")
+    construct = _DataWithAlarms(stack, "C", "readings", flavour="weekly")
+    # then the data base got its arguments and the alarm book exists without an init call
+    assert (construct.name, construct.flavour) == ("readings", "weekly")
+    assert construct.binding_environment == {"NAME": "readings"}
+    assert list(construct.add_default_alarms()) == ["errors"]
+    assert stack.node.find_child("C").node.find_child("ErrorsAlarm") is construct.alarms["errors"]
