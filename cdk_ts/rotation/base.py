@@ -1,8 +1,9 @@
 """PeriodTablesBase: what any period tables of one prefix can do, created here or deployed elsewhere.
 
 The naming pattern, ARNs, ``grant_*_data``, ``bind`` and the metrics, shared by the owning
-``RotatingTimeSeriesTables`` and by ``RotatingTimeSeriesTables.from_table_prefix`` (the way
-aws-cdk's ``TableBaseV2`` serves ``TableV2`` and ``TableV2.fromTableAttributes``).
+``RotatingTimeSeriesTables`` and by ``ImportedPeriodTables``, which ``RotatingTimeSeriesTables.from_table_prefix``
+returns (the way aws-cdk's ``TableBaseV2`` serves ``TableV2`` and the import ``TableV2.fromTableAttributes``
+returns).
 """
 
 from __future__ import annotations
@@ -104,8 +105,8 @@ class PeriodTablesBase(BindableConstruct):
     """The period tables ``{table_prefix}_{label}`` of one rotation: names, ARNs, grants, ``bind`` and metrics.
 
     Creates nothing. ``RotatingTimeSeriesTables`` extends it with the rotation function, schedules and
-    alarms; ``RotatingTimeSeriesTables.from_table_prefix`` returns one for tables another stack or app
-    rotates, with the same ``?``-pattern IAM.
+    alarms; ``RotatingTimeSeriesTables.from_table_prefix`` returns its subclass ``ImportedPeriodTables`` for
+    tables another stack or app rotates, with the same ``?``-pattern IAM.
 
     Attributes: ``layout`` (``TableLayout``), ``table_prefix``, ``period``, ``stream_view_type`` and
     ``encryption_key`` (None when the tables use an AWS owned key).
