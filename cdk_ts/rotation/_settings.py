@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 from aws_cdk import Duration, Token
 from constructs import Construct
@@ -15,7 +15,7 @@ from cdk_ts.rotation import _schedules
 from cdk_ts.rotation._lock import check_reserved_concurrency
 from cdk_ts.rotation._texts import check_derived_texts
 from cdk_ts.rotation.base import LAYOUT_KEYWORDS, METRIC_NAMESPACE, layout_period, literal_prefix, table_layout
-from cdk_ts.rotation.options import ROTATION_DEFAULTS
+from cdk_ts.rotation.options import ROTATION_DEFAULTS, RotationOptions
 from cdk_ts_runtime.errors import ValidationError
 from cdk_ts_runtime.periods import RotationPeriod, globs_overlap, table_name_glob
 from cdk_ts_runtime.rotation_config import RotationConfig
@@ -42,7 +42,7 @@ class RotationSettings:
 
     layout: TableLayout
     config: RotationConfig
-    options: Mapping[str, Any]
+    options: RotationOptions
     create_new: dict[str, str]
     create_new_retry: dict[str, str]
     resize_old: dict[str, str]
@@ -59,7 +59,7 @@ def rotation_settings(
     problems = Problems(scope, construct_id)
     also_valid = keyword_names(rotation_class.__init__)
     check_keywords(problems, options, (*LAYOUT_KEYWORDS, *ROTATION_DEFAULTS), also_valid=also_valid)
-    given = {**ROTATION_DEFAULTS, **{k: v for k, v in options.items() if k in ROTATION_DEFAULTS}}
+    given = cast(RotationOptions, {**ROTATION_DEFAULTS, **{k: v for k, v in options.items() if k in ROTATION_DEFAULTS}})
     layout = _checked_layout(problems, table_prefix, options, given)
     lead, alarm_lead, delay = _checked_timings(problems, given)
     config = problems.collect(lambda: _config(given, lead, alarm_lead))
@@ -81,7 +81,7 @@ def rotation_settings(
 
 
 def _checked_layout(
-    problems: Problems, table_prefix: str, options: Mapping[str, Any], given: Mapping[str, Any]
+    problems: Problems, table_prefix: str, options: Mapping[str, Any], given: RotationOptions
 ) -> TableLayout | None:
     """The layout, and every string made from the prefix checked against its AWS limit."""
     if not literal_prefix(problems, table_prefix):
@@ -94,7 +94,7 @@ def _checked_layout(
 
 
 def _checked_timings(
-    problems: Problems, given: Mapping[str, Any]
+    problems: Problems, given: RotationOptions
 ) -> tuple[timedelta | None, timedelta | None, timedelta | None]:
     """``create_lead``, ``missing_table_alarm_lead`` and ``resize_delay``; None for each that has a problem."""
     lead = problems.collect(lambda: _to_timedelta("create_lead", given["create_lead"], DEFAULT_CREATE_LEAD))
@@ -115,7 +115,7 @@ def _checked_timings(
     return lead, alarm_lead, delay
 
 
-def _config(given: Mapping[str, Any], lead: timedelta | None, alarm_lead: timedelta | None) -> RotationConfig:
+def _config(given: RotationOptions, lead: timedelta | None, alarm_lead: timedelta | None) -> RotationConfig:
     """The rotation function's configuration; raises ValueError for an inconsistent retention or tier."""
     archive_bucket, encryption_key, stream = given["archive_bucket"], given["encryption_key"], given["stream"]
     return RotationConfig(
