@@ -9,10 +9,13 @@ copies of the raw JSON Lines and of the Parquet files the Glue partitions point 
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import io
+import json
 import os
 import tempfile
+import time
 import zipfile
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -143,9 +146,6 @@ class UnionView:
 
     def _view_sql(self, name: str) -> str:
         """A Glue view's Athena SQL, as the emulator's catalog holds it, in DuckDB's dialect and relation names."""
-        import base64
-        import json
-
         import sqlglot
 
         text = self.glue.get_table(DatabaseName=self.database, Name=name)["Table"]["ViewOriginalText"]
@@ -204,6 +204,7 @@ class CompactionSteps:
 
         scenario = self.scenario
         print("\n7. Compaction: closed hours of the telemetry archive to Parquet; the union view counted", flush=True)
+        started = time.monotonic()
         created = create_glue_catalog(self.glue, scenario.boto3.client("cloudformation"), self.template, self.stack,
                                       self.account)
         print(f"     Glue (moto's CloudFormation makes none; created from the template): {', '.join(created)}",
@@ -248,6 +249,7 @@ class CompactionSteps:
                 f"{len(pending)} rows while pending ({'compacted' if waits else 'new'} hour), "
                 f"{len(merged)} after the next run",
             )
+        print(f"     (step 7 took {time.monotonic() - started:.1f} s)", flush=True)
 
     def _late_record(self, archiver, written: set[str]) -> tuple[str, tuple[str, str, str]]:
         """One more reading, archived after the first compaction; its eventID and partition (table, dt, hour)."""
