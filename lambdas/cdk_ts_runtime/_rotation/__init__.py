@@ -1,6 +1,6 @@
-"""Table rotation: the rotator (create, resize, reconcile), tier changes, expiry, and the run report."""
+"""Table rotation, internal to cdk-ts's rotation function: the rotator (create, resize, reconcile), tier changes,
+expiry, the run lock and report, and the contracts the construct side writes for it: ``config`` (capacity tiers,
+table options, retention) and ``metrics`` (the rotation's CloudWatch metrics).
 
-from cdk_ts_runtime.rotation.report import RotationRunError, RunReport
-from cdk_ts_runtime.rotation.rotator import OPERATIONS, RotationWindowError, TableRotator, scheduled_time
-
-__all__ = ["OPERATIONS", "RotationRunError", "RotationWindowError", "RunReport", "TableRotator", "scheduled_time"]
+Nothing is imported here, so the construct side reads ``config`` and ``metrics`` without boto3.
+"""
