@@ -18,8 +18,8 @@ from cdk_ts._insights import ThrottledKeysRule, throttled_keys_options, throttle
 from cdk_ts._metrics import TableThrottleWidgets, metric_options
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
 from cdk_ts._validation import Problems, check_keywords, keyword_names
-from cdk_ts_runtime.device_log import ENV_TABLE_NAME, GSI_BY_OPERATOR, GSI_BY_SUPERVISOR
-from cdk_ts_runtime.errors import ValidationError
+from cdk_ts_runtime._device_log import ENV_TABLE_NAME, GSI_BY_OPERATOR, GSI_BY_SUPERVISOR
+from cdk_ts_runtime._errors import ValidationError
 
 _STRING = dynamodb.AttributeType.STRING
 

@@ -46,10 +46,9 @@ from cdk_ts.period_tables import (
     literal_prefix,
     table_layout,
 )
-from cdk_ts_runtime.errors import ValidationError
-from cdk_ts_runtime.periods import RotationPeriod, globs_overlap, table_name_glob
-from cdk_ts_runtime.rotation.lock import LOCK_TABLE_ENV, RUN_TIMEOUT_ENV
-from cdk_ts_runtime.rotation_config import (
+from cdk_ts_runtime._errors import ValidationError
+from cdk_ts_runtime._periods import RotationPeriod, globs_overlap, table_name_glob
+from cdk_ts_runtime._rotation.config import (
     DEFAULT_CURRENT,
     DEFAULT_OLDER,
     DEFAULT_PREVIOUS,
@@ -57,8 +56,9 @@ from cdk_ts_runtime.rotation_config import (
     CapacityTier,
     RotationConfig,
 )
-from cdk_ts_runtime.rotation_metrics import RotationMetric
-from cdk_ts_runtime.stream_consumer import STREAM_CONSUMER_ENV, StreamConsumer
+from cdk_ts_runtime._rotation.lock import LOCK_TABLE_ENV, RUN_TIMEOUT_ENV
+from cdk_ts_runtime._rotation.metrics import RotationMetric
+from cdk_ts_runtime._stream_consumer import STREAM_CONSUMER_ENV, StreamConsumer
 
 TABLE_QUOTA = 2500
 #: How long one rotation run may take (the function's timeout).

@@ -21,7 +21,7 @@ from cdk_ts._metrics import TableThrottleWidgets, metric_options
 from cdk_ts._nag import grant_unscoped
 from cdk_ts._validation import Problems, attribute_problem, check_keywords, keyword_names
 from cdk_ts.protocols import HasTable
-from cdk_ts_runtime.sharding import (
+from cdk_ts_runtime._sharding import (
     ENV_METADATA_TABLE,
     ENV_PARTITION_KEY,
     ENV_SORT_KEY,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from cdk_ts_runtime.errors import CdkTsError, ValidationError
+from cdk_ts_runtime._errors import CdkTsError, ValidationError
 
 _TABLE_IN_ARN = re.compile(r":table/([^/]+)/stream/([^/]+)$")
 #: A DynamoDB number as it may stand in JSON unquoted: JSON's number grammar (DynamoDB's own text is a subset).

@@ -26,10 +26,10 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
 
+from cdk_ts_runtime._archive_lines import Group, UnreadableRecordError, group_records, readable_groups, sequence_number
 from cdk_ts_runtime._aws import LazyClient, client_property
-from cdk_ts_runtime.archive_lines import Group, UnreadableRecordError, group_records, readable_groups, sequence_number
-from cdk_ts_runtime.emf import METRIC_NAMESPACE, EmfWriter
-from cdk_ts_runtime.errors import ValidationError
+from cdk_ts_runtime._emf import METRIC_NAMESPACE, EmfWriter
+from cdk_ts_runtime._errors import ValidationError
 
 # Records carry their fields in ``extra``: Lambda's JSON log format, set on every cdk-ts function, writes
 # them as keys of the JSON line.

@@ -25,7 +25,7 @@ from decimal import Decimal, InvalidOperation, localcontext
 from typing import Any, Protocol
 
 from cdk_ts_runtime._aws import LazyClient, client_property, error_code
-from cdk_ts_runtime.compaction_plan import (
+from cdk_ts_runtime._compaction_plan import (
     ArchiveInventory,
     ColumnSpec,
     CompactionSettings,
@@ -36,7 +36,7 @@ from cdk_ts_runtime.compaction_plan import (
     PartitionStatus,
     generation_name,
 )
-from cdk_ts_runtime.errors import CdkTsError, ValidationError
+from cdk_ts_runtime._errors import CdkTsError, ValidationError
 
 logger = logging.getLogger(__name__)
 

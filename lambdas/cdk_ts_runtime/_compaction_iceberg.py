@@ -18,8 +18,8 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-from cdk_ts_runtime.compaction_plan import CompactionSettings, Granularity, Manifest, Partition
-from cdk_ts_runtime.errors import CdkTsError, ValidationError
+from cdk_ts_runtime._compaction_plan import CompactionSettings, Granularity, Manifest, Partition
+from cdk_ts_runtime._errors import CdkTsError, ValidationError
 
 #: ``{"identifier": "namespace.table", "catalog": {pyiceberg catalog properties}}`` (set by ``ArchiveCompaction``).
 ENV_ICEBERG = "COMPACTION_ICEBERG"

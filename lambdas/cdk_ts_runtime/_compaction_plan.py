@@ -22,7 +22,7 @@ from enum import StrEnum
 from typing import Any
 
 from cdk_ts_runtime._aws import LazyClient, client_property, error_code
-from cdk_ts_runtime.errors import ValidationError
+from cdk_ts_runtime._errors import ValidationError
 
 #: The compacted layer's settings (set by ``ArchiveCompaction`` on its function), as JSON: see ``CompactionSettings``.
 ENV_SETTINGS = "COMPACTION_SETTINGS"

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from cdk_ts_runtime.errors import CdkTsError
+from cdk_ts_runtime._errors import CdkTsError
 
 #: The part of a rule's name that marks DynamoDB's throttled partition keys rule.
 THROTTLED_PARTITION_KEYS = "-PKT-"

@@ -21,12 +21,12 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import LazyClient, client_property, error_code
+from cdk_ts_runtime._errors import CdkTsError, ValidationError
 from cdk_ts_runtime._inputs import whole
+from cdk_ts_runtime._items import from_attribute_values, query_all, to_attribute_values
 from cdk_ts_runtime._retries import DATA_PATH
-from cdk_ts_runtime.errors import CdkTsError, ValidationError
-from cdk_ts_runtime.items import from_attribute_values, query_all, to_attribute_values
-from cdk_ts_runtime.throttling import throttled_after_retries
-from cdk_ts_runtime.time_spans import time_span
+from cdk_ts_runtime._throttling import throttled_after_retries
+from cdk_ts_runtime._time_spans import time_span
 
 ENV_TABLE_NAME = "DEVICE_LOG_TABLE_NAME"
 GSI_BY_OPERATOR = "GSI1"

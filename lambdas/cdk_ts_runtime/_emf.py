@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from cdk_ts_runtime.errors import ValidationError
+from cdk_ts_runtime._errors import ValidationError
 
 logger = logging.getLogger(__name__)
 

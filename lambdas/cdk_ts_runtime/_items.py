@@ -9,8 +9,8 @@ from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
+from cdk_ts_runtime._errors import CdkTsError, ValidationError
 from cdk_ts_runtime._inputs import whole
-from cdk_ts_runtime.errors import CdkTsError, ValidationError
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()

@@ -10,8 +10,8 @@ import re
 from datetime import UTC, date, datetime, timedelta
 from enum import StrEnum
 
+from cdk_ts_runtime._errors import ValidationError
 from cdk_ts_runtime._inputs import MAX_YEAR, MIN_YEAR, whole
-from cdk_ts_runtime.errors import ValidationError
 
 TABLE_NAME_PATTERN = re.compile(r"[A-Za-z0-9_.-]+")
 TABLE_NAME_MIN, TABLE_NAME_MAX = 3, 255

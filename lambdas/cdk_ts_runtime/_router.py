@@ -18,14 +18,14 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import Backoff, LazyClient, client_property, error_code, error_message
+from cdk_ts_runtime._emf import MetricsSink, WriterMetric, emit, writer_point
+from cdk_ts_runtime._errors import CdkTsError, ValidationError
 from cdk_ts_runtime._inputs import number, table_time, whole
+from cdk_ts_runtime._items import query_all, to_attribute_values
+from cdk_ts_runtime._periods import RotationPeriod, period_start, shift, table_name
 from cdk_ts_runtime._retries import BATCH_PATH, DATA_PATH
-from cdk_ts_runtime.emf import MetricsSink, WriterMetric, emit, writer_point
-from cdk_ts_runtime.errors import CdkTsError, ValidationError
-from cdk_ts_runtime.items import query_all, to_attribute_values
-from cdk_ts_runtime.periods import RotationPeriod, period_start, shift, table_name
-from cdk_ts_runtime.table_layout import TableLayout
-from cdk_ts_runtime.throttling import classify_throttle, throttled_after_retries
+from cdk_ts_runtime._table_layout import TableLayout
+from cdk_ts_runtime._throttling import classify_throttle, throttled_after_retries
 
 BATCH_LIMIT = 25  # BatchWriteItem's maximum number of requests
 

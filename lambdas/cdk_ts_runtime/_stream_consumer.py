@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from cdk_ts_runtime._errors import ValidationError
 from cdk_ts_runtime._inputs import whole
-from cdk_ts_runtime.errors import ValidationError
 
 STREAM_CONSUMER_ENV = "CDK_TS_STREAM_CONSUMER"
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import ROUND_FLOOR, Context, Decimal, localcontext
 
-from cdk_ts_runtime.errors import ValidationError
-from cdk_ts_runtime.periods import RotationPeriod, validate_table_prefix
+from cdk_ts_runtime._errors import ValidationError
+from cdk_ts_runtime._periods import RotationPeriod, validate_table_prefix
 
 #: The environment variable that carries each field of a :class:`TableLayout`.
 ENV_VARIABLES = {

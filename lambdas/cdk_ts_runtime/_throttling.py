@@ -28,7 +28,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import error_code, is_throttle
-from cdk_ts_runtime.errors import CdkTsError
+from cdk_ts_runtime._errors import CdkTsError
 
 #: The members that carry the reasons: ``ThrottlingException``'s, then the other two exceptions'.
 REASON_MEMBERS = ("throttlingReasons", "ThrottlingReasons")

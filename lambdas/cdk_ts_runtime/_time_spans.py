@@ -21,7 +21,7 @@ from calendar import monthrange
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
-from cdk_ts_runtime.errors import ValidationError
+from cdk_ts_runtime._errors import ValidationError
 
 #: The finest fraction of a second kept (nanoseconds): a finer one is refused rather than cut.
 MAX_FRACTION_DIGITS = 9

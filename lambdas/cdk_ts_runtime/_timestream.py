@@ -20,9 +20,9 @@ import boto3
 from botocore.exceptions import ClientError, ConnectionClosedError, EndpointConnectionError, ReadTimeoutError
 
 from cdk_ts_runtime._aws import Backoff, error_code
+from cdk_ts_runtime._errors import ValidationError
 from cdk_ts_runtime._inputs import whole
 from cdk_ts_runtime._retries import TIMESTREAM_WRITE
-from cdk_ts_runtime.errors import ValidationError
 
 BATCH_LIMIT = 100  # WriteRecords takes at most 100 records
 RECORD_LIMIT_BYTES = 2048  # a record may be at most 2 KB

@@ -12,7 +12,7 @@ from aws_cdk.assertions import Match, Template
 from cdk_ts import DeviceLogTable, StreamArchiver
 from cdk_ts._assets import staged_asset_dir
 from cdk_ts.archive_compaction import CompactionOptions, IcebergOptions
-from cdk_ts_runtime.compaction_plan import ColumnSpec, CompactionSettings
+from cdk_ts_runtime._compaction_plan import ColumnSpec, CompactionSettings
 from tests.support.iam import actions_of, policy_statements
 from tests.support.nag import new_stack, unacknowledged_findings
 from tests.support.problems import raises_problems

@@ -12,7 +12,7 @@ from aws_cdk.assertions import Template
 from cdk_ts import DeviceLogTable, MonitoringDashboard, RotatingTimeSeriesTables, ShardMetadataTable
 from cdk_ts._defaults import runtime_function
 from cdk_ts.period_tables import PeriodTablesBase
-from cdk_ts_runtime.table_layout import TableLayout
+from cdk_ts_runtime import TableLayout
 from tests.support.iam import actions_of, policy_statements
 from tests.support.nag import new_app
 

@@ -224,8 +224,7 @@ from aws_cdk import App, Stack
 
 import cdk_ts
 from cdk_ts import CapacityTier, RotatingTimeSeriesTables
-from cdk_ts_runtime.router import PeriodRouter
-from cdk_ts_runtime.table_layout import TableLayout
+from cdk_ts_runtime import PeriodRouter, TableLayout
 
 stack = Stack(App(), "Consumer")
 tier = CapacityTier.provisioned(5, 5)

@@ -17,9 +17,9 @@ from enum import StrEnum
 from types import MethodType
 from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypedDict, Unpack, overload
 
+from cdk_ts_runtime._errors import ValidationError
 from cdk_ts_runtime._inputs import number, whole
 from cdk_ts_runtime._keywords import unknown_keyword
-from cdk_ts_runtime.errors import ValidationError
 
 #: What a new on-demand table serves at once (its warm throughput at creation), reads and writes per second.
 NEW_ON_DEMAND_WARM_READS = 12000

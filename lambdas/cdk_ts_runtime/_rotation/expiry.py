@@ -16,10 +16,10 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import error_code, error_message
-from cdk_ts_runtime.periods import RotationPeriod, next_start, shift
-from cdk_ts_runtime.rotation.report import ChangeBudget, PeriodTable, RunReport, describe_table, record_failure
-from cdk_ts_runtime.rotation_config import RotationConfig
-from cdk_ts_runtime.stream_consumer import StreamConsumer
+from cdk_ts_runtime._periods import RotationPeriod, next_start, shift
+from cdk_ts_runtime._rotation.config import RotationConfig
+from cdk_ts_runtime._rotation.report import ChangeBudget, PeriodTable, RunReport, describe_table, record_failure
+from cdk_ts_runtime._stream_consumer import StreamConsumer
 
 #: What ExportTableToPointInTime answers for a table without point-in-time recovery (API_ExportTableToPointInTime).
 PITR_MISSING = "PointInTimeRecoveryUnavailableException"

@@ -21,7 +21,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import error_code
-from cdk_ts_runtime.errors import CdkTsError
+from cdk_ts_runtime._errors import CdkTsError
 
 #: The environment variable holding the lock table's name (set by ``RotatingTimeSeriesTables``).
 LOCK_TABLE_ENV = "CDK_TS_ROTATION_LOCK_TABLE"

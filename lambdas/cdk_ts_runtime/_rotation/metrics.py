@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from enum import StrEnum
 
-from cdk_ts_runtime.emf import EmfWriter
+from cdk_ts_runtime._emf import EmfWriter
 
 #: The dimension every rotation metric carries; its value is the rotation's table prefix.
 TABLE_PREFIX_DIMENSION = "TablePrefix"

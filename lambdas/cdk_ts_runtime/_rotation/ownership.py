@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cdk_ts_runtime.table_layout import TableLayout
+from cdk_ts_runtime._table_layout import TableLayout
 
 TAG_PREFIX = "cdk-ts:prefix"
 TAG_PERIOD = "cdk-ts:period"

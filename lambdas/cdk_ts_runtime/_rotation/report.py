@@ -12,7 +12,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import THROTTLE_CODES, error_code, error_message
-from cdk_ts_runtime.errors import CdkTsError
+from cdk_ts_runtime._errors import CdkTsError
 
 logger = logging.getLogger("cdk_ts_runtime.rotation")
 

@@ -20,12 +20,13 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import Backoff, error_code
+from cdk_ts_runtime._emf import EmfWriter
+from cdk_ts_runtime._errors import CdkTsError, ValidationError
 from cdk_ts_runtime._inputs import number
-from cdk_ts_runtime.emf import EmfWriter
-from cdk_ts_runtime.errors import CdkTsError, ValidationError
-from cdk_ts_runtime.periods import next_start, parse_table_name, period_start, require_utc, shift, table_name
-from cdk_ts_runtime.rotation.expiry import TableExpiry
-from cdk_ts_runtime.rotation.lock import (
+from cdk_ts_runtime._periods import next_start, parse_table_name, period_start, require_utc, shift, table_name
+from cdk_ts_runtime._rotation.config import CapacityTier, RotationConfig
+from cdk_ts_runtime._rotation.expiry import TableExpiry
+from cdk_ts_runtime._rotation.lock import (
     LOCK_MARGIN_SECONDS,
     LOCK_TABLE_ENV,
     LONGEST_RUN_SECONDS,
@@ -33,8 +34,9 @@ from cdk_ts_runtime.rotation.lock import (
     LockHolder,
     RunLock,
 )
-from cdk_ts_runtime.rotation.ownership import RunOwnership, is_owned, ownership_tags
-from cdk_ts_runtime.rotation.report import (
+from cdk_ts_runtime._rotation.metrics import RotationMetric, publish
+from cdk_ts_runtime._rotation.ownership import RunOwnership, is_owned, ownership_tags
+from cdk_ts_runtime._rotation.report import (
     RETRY_LATER_CODES,
     ChangeBudget,
     PeriodTable,
@@ -43,12 +45,10 @@ from cdk_ts_runtime.rotation.report import (
     describe_table,
     record_failure,
 )
-from cdk_ts_runtime.rotation.sizing import right_sized
-from cdk_ts_runtime.rotation.tiers import TierChanges, capacity_request
-from cdk_ts_runtime.rotation_config import CapacityTier, RotationConfig
-from cdk_ts_runtime.rotation_metrics import RotationMetric, publish
-from cdk_ts_runtime.stream_consumer import StreamConsumer
-from cdk_ts_runtime.table_layout import TableLayout
+from cdk_ts_runtime._rotation.sizing import right_sized
+from cdk_ts_runtime._rotation.tiers import TierChanges, capacity_request
+from cdk_ts_runtime._stream_consumer import StreamConsumer
+from cdk_ts_runtime._table_layout import TableLayout
 
 OPERATIONS = ("create_new", "resize_old", "reconcile")
 #: How long a run holds the lock when it does not know its own time limit (Lambda's longest timeout); the

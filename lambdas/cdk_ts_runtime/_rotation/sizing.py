@@ -10,8 +10,8 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import error_code
-from cdk_ts_runtime.rotation.report import RunReport
-from cdk_ts_runtime.rotation_config import NEW_ON_DEMAND_WARM_READS, NEW_ON_DEMAND_WARM_WRITES, CapacityTier
+from cdk_ts_runtime._rotation.config import NEW_ON_DEMAND_WARM_READS, NEW_ON_DEMAND_WARM_WRITES, CapacityTier
+from cdk_ts_runtime._rotation.report import RunReport
 
 #: A new on-demand table can already serve this much at once: warm throughput at or below it changes nothing.
 ON_DEMAND_BASELINE = {"read": NEW_ON_DEMAND_WARM_READS, "write": NEW_ON_DEMAND_WARM_WRITES}

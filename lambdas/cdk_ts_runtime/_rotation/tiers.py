@@ -11,8 +11,8 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import error_code
-from cdk_ts_runtime.rotation.report import ChangeBudget, PeriodTable, RunReport, describe_table, record_failure
-from cdk_ts_runtime.rotation_config import CapacityTier
+from cdk_ts_runtime._rotation.config import CapacityTier
+from cdk_ts_runtime._rotation.report import ChangeBudget, PeriodTable, RunReport, describe_table, record_failure
 
 DECREASES_PER_DAY = 27
 FREE_DECREASES = 4  # any time in a UTC day; after these, one more per hour without a decrease

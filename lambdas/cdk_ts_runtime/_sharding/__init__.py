@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from cdk_ts_runtime.errors import deprecated_alias
-from cdk_ts_runtime.sharding.metadata import CorruptShardMetadataError, ShardInfo, ShardMetadataStore
-from cdk_ts_runtime.sharding.policy import (
+from cdk_ts_runtime._errors import deprecated_alias
+from cdk_ts_runtime._sharding.metadata import CorruptShardMetadataError, ShardInfo, ShardMetadataStore
+from cdk_ts_runtime._sharding.policy import (
     GROWTH_HEADROOM,
     GROWTH_POLICIES,
     MIN_THROTTLED_SHARE,
@@ -31,7 +31,7 @@ from cdk_ts_runtime.sharding.policy import (
     StrategyName,
     shards_needed,
 )
-from cdk_ts_runtime.sharding.table import (
+from cdk_ts_runtime._sharding.table import (
     ENV_METADATA_TABLE,
     ENV_PARTITION_KEY,
     ENV_SORT_KEY,
@@ -40,7 +40,7 @@ from cdk_ts_runtime.sharding.table import (
     ShardedTable,
     ShardReadError,
 )
-from cdk_ts_runtime.sharding.throttles import CloudWatchScope, ThrottleScope, ThrottleWindow, throttle_scope
+from cdk_ts_runtime._sharding.throttles import CloudWatchScope, ThrottleScope, ThrottleWindow, throttle_scope
 
 __all__ = [
     "ENV_METADATA_TABLE",

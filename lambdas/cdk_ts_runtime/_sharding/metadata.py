@@ -18,10 +18,10 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import error_code
+from cdk_ts_runtime._errors import CdkTsError, deprecated_alias
 from cdk_ts_runtime._inputs import number, whole
-from cdk_ts_runtime.errors import CdkTsError, deprecated_alias
-from cdk_ts_runtime.items import from_attribute_values, to_attribute_values
-from cdk_ts_runtime.sharding.policy import SHARD_CEILING
+from cdk_ts_runtime._items import from_attribute_values, to_attribute_values
+from cdk_ts_runtime._sharding.policy import SHARD_CEILING
 
 
 class CorruptShardMetadataError(CdkTsError, ValueError):

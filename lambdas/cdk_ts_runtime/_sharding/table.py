@@ -14,16 +14,16 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import Backoff, LazyClient, client_property
+from cdk_ts_runtime._emf import MetricsSink, WriterMetric, emit, writer_point
+from cdk_ts_runtime._errors import CdkTsError, ValidationError
 from cdk_ts_runtime._inputs import number, whole
+from cdk_ts_runtime._items import from_attribute_values, query_all, to_attribute_values
 from cdk_ts_runtime._retries import DATA_PATH, METRICS, WRITE_PATH
-from cdk_ts_runtime.emf import MetricsSink, WriterMetric, emit, writer_point
-from cdk_ts_runtime.errors import CdkTsError, ValidationError
-from cdk_ts_runtime.items import from_attribute_values, query_all, to_attribute_values
-from cdk_ts_runtime.sharding import policy
-from cdk_ts_runtime.sharding.metadata import ShardInfo, ShardMetadataStore
-from cdk_ts_runtime.sharding.policy import GrowthName, ShardGrowth, ShardStrategy, StrategyName
-from cdk_ts_runtime.sharding.throttles import CloudWatchScope, ThrottleWindow
-from cdk_ts_runtime.throttling import ThrottledError, ThrottleScope, throttle_scope
+from cdk_ts_runtime._sharding import policy
+from cdk_ts_runtime._sharding.metadata import ShardInfo, ShardMetadataStore
+from cdk_ts_runtime._sharding.policy import GrowthName, ShardGrowth, ShardStrategy, StrategyName
+from cdk_ts_runtime._sharding.throttles import CloudWatchScope, ThrottleWindow
+from cdk_ts_runtime._throttling import ThrottledError, ThrottleScope, throttle_scope
 
 ENV_TABLE = "SHARDED_TABLE_NAME"
 ENV_METADATA_TABLE = "SHARD_METADATA_TABLE_NAME"

@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from cdk_ts_runtime._inputs import number, whole
-from cdk_ts_runtime.throttling import ThrottleScope, throttle_scope
+from cdk_ts_runtime._throttling import ThrottleScope, throttle_scope
 
 __all__ = ["CloudWatchScope", "ThrottleScope", "ThrottleWindow", "throttle_scope"]
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import boto3
 
+from cdk_ts_runtime._contributor_insights import throttled_keys_rule
+from cdk_ts_runtime._errors import ValidationError
 from cdk_ts_runtime._retries import CONTROL_PLANE
-from cdk_ts_runtime.contributor_insights import throttled_keys_rule
-from cdk_ts_runtime.errors import ValidationError
 from cdk_ts_runtime.handlers.custom_resource import UnanswerableRequestError, send
 
 logger = logging.getLogger(__name__)
