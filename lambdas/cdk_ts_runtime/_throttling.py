@@ -64,7 +64,8 @@ class ThrottleReason:
     """One entry of a throttle's reasons: what was throttled, for which operation, by which limit.
 
     :param reason: the reason as DynamoDB sent it (``TableWriteKeyRangeThroughputExceeded``).
-    :param resource: the ARN of the table or index throttled (``""`` when absent).
+    :param resource: the ARN of the table or index throttled.
+        Default: ``""`` (DynamoDB sent none).
     """
 
     reason: str
@@ -115,7 +116,8 @@ class Throttle:
     """A throttled request: its error code, its reasons, and what it exhausted.
 
     :param code: ``ThrottlingException``, ``ProvisionedThroughputExceededException``, ``RequestLimitExceeded``...
-    :param reasons: the reasons DynamoDB gave, in its order (empty when it gave none).
+    :param reasons: the reasons DynamoDB gave, in its order.
+        Default: none (DynamoDB gave none).
     """
 
     code: str

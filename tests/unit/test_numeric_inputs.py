@@ -154,14 +154,14 @@ def _at():
 
 #: A valid call of each public callable with numeric parameters; the test replaces one keyword with a bad value.
 VALID_CALLS: dict[str, Callable[..., Any]] = {
-    "AutoScaling": lambda **kw: _rt("rotation_config").AutoScaling(**kw),
-    "CapacityTier": lambda **kw: _rt("rotation_config").CapacityTier(**{"read_capacity": 5, "write_capacity": 5, **kw}),
-    "CapacityTier.provisioned": lambda **kw: _rt("rotation_config").CapacityTier.provisioned(
+    "AutoScaling": lambda **kw: _rt("rotation.config").AutoScaling(**kw),
+    "CapacityTier": lambda **kw: _rt("rotation.config").CapacityTier(**{"read_capacity": 5, "write_capacity": 5, **kw}),
+    "CapacityTier.provisioned": lambda **kw: _rt("rotation.config").CapacityTier.provisioned(
         **{"read": 5, "write": 5, **kw}
     ),
-    "RightSizing": lambda **kw: _rt("rotation_config").RightSizing(**kw),
-    "RightSizing.size": lambda **kw: _rt("rotation_config").RightSizing().size(**{"peak": 10.0, **kw}),
-    "RotationConfig": lambda **kw: _rt("rotation_config").RotationConfig(**kw),
+    "RightSizing": lambda **kw: _rt("rotation.config").RightSizing(**kw),
+    "RightSizing.size": lambda **kw: _rt("rotation.config").RightSizing().size(**{"peak": 10.0, **kw}),
+    "RotationConfig": lambda **kw: _rt("rotation.config").RotationConfig(**kw),
     "StreamConsumer": lambda **kw: _rt("stream_consumer").StreamConsumer(**{"function_name": "f", **kw}),
     "DeviceLogTable": _device_log,
     "StreamArchiver": _archiver,
@@ -213,7 +213,7 @@ VALID_CALLS: dict[str, Callable[..., Any]] = {
 
 
 def _rt(module: str):
-    return importlib.import_module(f"cdk_ts_runtime.{module}")
+    return importlib.import_module(f"cdk_ts_runtime._{module}")
 
 
 def _plan():

@@ -14,6 +14,8 @@ from cdk_ts_runtime._archiver import (
 )
 from cdk_ts_runtime._errors import ValidationError
 
+__all__ = ["handler"]  # the entry point; the rest of this module is its machinery
+
 
 def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
     """Archive the event's ``Records``, or replay failure records.

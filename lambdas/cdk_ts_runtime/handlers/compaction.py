@@ -12,6 +12,8 @@ from cdk_ts_runtime._compaction_plan import CompactionSettings
 from cdk_ts_runtime._errors import ValidationError
 from cdk_ts_runtime._rotation.rotator import scheduled_time
 
+__all__ = ["handler"]  # the entry point; the rest of this module is its machinery
+
 
 def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
     """Compact every closed partition that is due, as of the event's ``time`` (the schedule's, not the clock).

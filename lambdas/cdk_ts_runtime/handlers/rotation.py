@@ -15,6 +15,8 @@ from cdk_ts_runtime._rotation.rotator import TableRotator, scheduled_time
 from cdk_ts_runtime._stream_consumer import StreamConsumer
 from cdk_ts_runtime.handlers import custom_resource
 
+__all__ = ["handler"]  # the entry point; the rest of this module is its machinery
+
 
 def now() -> datetime:
     """The clock the rotation's time window is checked against (UTC)."""

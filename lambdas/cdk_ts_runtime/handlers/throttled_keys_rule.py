@@ -18,6 +18,8 @@ from cdk_ts_runtime._errors import ValidationError
 from cdk_ts_runtime._retries import CONTROL_PLANE
 from cdk_ts_runtime.handlers.custom_resource import UnanswerableRequestError, send
 
+__all__ = ["handler"]  # the entry point; the rest of this module is its machinery
+
 logger = logging.getLogger(__name__)
 
 
