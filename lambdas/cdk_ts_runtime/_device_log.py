@@ -171,7 +171,7 @@ class DeviceLogRepository:
         :param attributes: further attributes stored with the entry (not the key attributes).
         :return: the item as written.
         :raises LogEntryExistsError: when the entry exists and ``overwrite`` is False.
-        :raises cdk_ts_runtime.throttling.ThrottledError: still throttled after the client's retries (a
+        :raises cdk_ts_runtime.ThrottledError: still throttled after the client's retries (a
             ``ClientError``; its ``throttle`` says whether the table's partition, an index or a limit was hit).
         """
         _require_text("device_id", device_id)

@@ -214,7 +214,7 @@ class WriterMetric(StrEnum):
 
 #: The dimension naming the table a writer's metric is about.
 TABLE_DIMENSION = "TableName"
-#: The dimension naming what a throttle exhausted (``cdk_ts_runtime.throttling.ThrottleScope``).
+#: The dimension naming what a throttle exhausted (``cdk_ts_runtime.ThrottleScope``).
 SCOPE_DIMENSION = "ThrottleScope"
 
 
