@@ -1,6 +1,6 @@
 """The runtime's old module paths, deprecated for one release: each still imports, with a ``DeprecationWarning``.
 
-Until 0.x every runtime module was public (``cdk_ts_runtime.router``, ``cdk_ts_runtime.sharding.table``, ...).
+Up to 0.2 every runtime module was public (``cdk_ts_runtime.router``, ``cdk_ts_runtime.sharding.table``, ...).
 The public names now come from ``cdk_ts_runtime`` itself and the modules are private (``_router``, ``_sharding``).
 An old path is not a file: :class:`MovedModules`, a finder on ``sys.meta_path`` (the way ``six.moves`` serves
 names that moved), answers it with the module that took its place, so ``cdk_ts_runtime.router.PeriodRouter``
@@ -54,7 +54,7 @@ def new_name(old: str) -> str | None:
     """The module that replaced the old module path ``old``, or None when ``old`` did not move."""
     if old in MOVED:
         return MOVED[old]
-    package, _, rest = old.rpartition(".")
+    package = old.rpartition(".")[0]
     while package:
         if package in MOVED_PACKAGES:
             return f"{MOVED_PACKAGES[package]}.{old[len(package) + 1:]}"
@@ -113,7 +113,6 @@ class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         warnings.warn(_message(old), DeprecationWarning, stacklevel=2)
         if old == f"{PACKAGE}.rotation":
             # the old package's names are the rotator module's; its submodules are found by new_name()
-            module.__path__ = []
             module.__all__ = list(_OLD_ROTATION_NAMES)
             module.__getattr__ = lambda name: getattr(new, name)
             return
