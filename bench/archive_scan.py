@@ -30,9 +30,9 @@ from pathlib import Path
 import duckdb
 
 from bench.archiver import telemetry_record
-from cdk_ts_runtime.archive_lines import group_records
-from cdk_ts_runtime.compaction import compact_lines, parquet_files
-from cdk_ts_runtime.compaction_plan import ColumnSpec, CompactionSettings, Granularity, Partition, generation_name
+from cdk_ts_runtime._archive_lines import group_records
+from cdk_ts_runtime._compaction import compact_lines, parquet_files
+from cdk_ts_runtime._compaction_plan import ColumnSpec, CompactionSettings, Granularity, Partition, generation_name
 
 BATCH = 1000  # StreamArchiver's default batch_size
 PREFIX = "dynamodb/"

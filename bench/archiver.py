@@ -16,7 +16,7 @@ import time
 import boto3
 from moto import mock_aws
 
-from cdk_ts_runtime.archiver import StreamRecordArchiver
+from cdk_ts_runtime._archiver import StreamRecordArchiver
 
 BATCH_SIZE = 1000  # StreamArchiver's default batch_size
 STREAM = "arn:aws:dynamodb:us-east-1:123456789012:table/telemetry_2026-03-01/stream/2026-03-01T00:00:00.000"

@@ -37,7 +37,7 @@ def child(directory: str) -> None:
     import pyarrow as pa
 
     from bench.archive_scan import SETTINGS
-    from cdk_ts_runtime.compaction import compact_lines, parquet_files
+    from cdk_ts_runtime._compaction import compact_lines, parquet_files
 
     settings = replace(SETTINGS, granularity="hour")
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

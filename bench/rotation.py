@@ -23,11 +23,11 @@ from collections import Counter
 from datetime import UTC, datetime, timedelta
 
 from cdk_ts.testing import RequestCounter, start_moto_server, start_rules_proxy
+from cdk_ts_runtime import TableLayout
 from cdk_ts_runtime._retries import CONTROL_PLANE
-from cdk_ts_runtime.rotation import TableRotator
-from cdk_ts_runtime.rotation.ownership import ownership_tags
-from cdk_ts_runtime.rotation_config import RotationConfig
-from cdk_ts_runtime.table_layout import TableLayout
+from cdk_ts_runtime._rotation.config import RotationConfig
+from cdk_ts_runtime._rotation.ownership import ownership_tags
+from cdk_ts_runtime._rotation.rotator import TableRotator
 
 DAY = datetime(2026, 11, 22, tzinfo=UTC)
 IA = "STANDARD_INFREQUENT_ACCESS"

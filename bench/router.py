@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 
 # The rules proxy and the emulators are the test harness (tests/support), not a library: imported, not copied.
 from cdk_ts.testing import start_moto_server, start_rules_proxy
-from cdk_ts_runtime.router import PeriodRouter
+from cdk_ts_runtime import PeriodRouter
 
 
 def timed(action, repeat: int) -> float:

@@ -34,8 +34,8 @@ from botocore.config import Config
 # The rules proxy and the emulators are the test harness (tests/support), not a library: imported, not
 # copied, so the benchmark measures against the same rules the tests assert on.
 from cdk_ts.testing import server_client_for, start_dynalite, start_moto_server, start_rules_proxy
+from cdk_ts_runtime import ShardedTable, ShardGrowth
 from cdk_ts_runtime._retries import DATA_PATH, WRITE_PATH
-from cdk_ts_runtime.sharding import ShardedTable, ShardGrowth
 
 KEY = "/hot/file.mp4"
 #: botocore's own default for a client given no retry settings (what a user's plain boto3.client has).

@@ -10,11 +10,11 @@ import importlib
 from importlib import metadata as _metadata
 from typing import TYPE_CHECKING, Any
 
-from cdk_ts_runtime.errors import CdkTsError, ValidationError
-from cdk_ts_runtime.periods import RotationPeriod
-from cdk_ts_runtime.rotation_config import AutoScaling, CapacityTier, RightSizing
-from cdk_ts_runtime.rotation_metrics import RotationMetric
-from cdk_ts_runtime.stream_consumer import StreamConsumer
+from cdk_ts_runtime._errors import CdkTsError, ValidationError
+from cdk_ts_runtime._periods import RotationPeriod
+from cdk_ts_runtime._rotation.config import AutoScaling, CapacityTier, RightSizing
+from cdk_ts_runtime._rotation.metrics import RotationMetric
+from cdk_ts_runtime._stream_consumer import StreamConsumer
 
 if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time they load lazily
     from cdk_ts._capacity import TableCapacityOptions
@@ -38,16 +38,16 @@ if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time
     from cdk_ts.sharding import ShardMetadataTable, ShardMetadataTableBase
     from cdk_ts.stream_archiver import TTL_DELETIONS_ONLY, FailureDestination, StreamArchiver
     from cdk_ts.timestream import TimestreamTable, TimestreamTableBase
-    from cdk_ts_runtime.archiver import ArchiverMetric
-    from cdk_ts_runtime.compaction_plan import ColumnSpec, Granularity
-    from cdk_ts_runtime.sharding import ShardGrowth, ShardStrategy
+    from cdk_ts_runtime._archiver import ArchiverMetric
+    from cdk_ts_runtime._compaction_plan import ColumnSpec, Granularity
+    from cdk_ts_runtime._sharding import ShardGrowth, ShardStrategy
 
 _LAZY = {
-    "ShardGrowth": "cdk_ts_runtime.sharding",  # the sharding client imports boto3
-    "ShardStrategy": "cdk_ts_runtime.sharding",
-    "ArchiverMetric": "cdk_ts_runtime.archiver",  # the archiver and the compaction plan import boto3
-    "ColumnSpec": "cdk_ts_runtime.compaction_plan",
-    "Granularity": "cdk_ts_runtime.compaction_plan",
+    "ShardGrowth": "cdk_ts_runtime._sharding",  # the sharding client imports boto3
+    "ShardStrategy": "cdk_ts_runtime._sharding",
+    "ArchiverMetric": "cdk_ts_runtime._archiver",  # the archiver and the compaction plan import boto3
+    "ColumnSpec": "cdk_ts_runtime._compaction_plan",
+    "Granularity": "cdk_ts_runtime._compaction_plan",
     "access_logs_bucket": "cdk_ts.buckets",
     "secure_bucket": "cdk_ts.buckets",
     "stack_access_logs_bucket": "cdk_ts.buckets",

@@ -19,7 +19,7 @@ RUNTIME_PACKAGE = "cdk_ts_runtime"
 #: Modules only the compaction function runs (with pyarrow from its own layer): left out of the code every other
 #: function shares and of the RuntimeLayer, which stay within their 100 KB.
 COMPACTION_MODULES = frozenset(
-    {"compaction.py", "compaction_iceberg.py", "compaction_plan.py", "handlers/compaction.py"}
+    {"_compaction.py", "_compaction_iceberg.py", "_compaction_plan.py", "handlers/compaction.py"}
 )
 
 
@@ -34,7 +34,7 @@ def runtime_package_dir() -> Path:
 #: What only cdk-ts's own functions run (entry points, the rotation, the rule finder): left out of the layer, which
 #: holds the clients users' functions import (router, sharding, device log, Timestream, archive replay) and what
 #: they import, within 100 KB zipped. cdk-ts's functions get the whole package as their own code.
-FUNCTION_ONLY = ("handlers/", "rotation/", "rotation_config.py", "rotation_metrics.py", "contributor_insights.py")
+FUNCTION_ONLY = ("handlers/", "_rotation/", "_contributor_insights.py")
 
 
 def _source_files(package_dir: Path, *, compaction: bool, layer: bool = False) -> list[Path]:

@@ -8,7 +8,7 @@ from typing import Any, TypedDict
 from aws_cdk import aws_dynamodb as dynamodb
 
 from cdk_ts._validation import Problems
-from cdk_ts_runtime.rotation_config import table_class_name
+from cdk_ts_runtime._rotation.config import table_class_name
 
 
 class TableCapacityOptions(TypedDict, total=False):

@@ -21,7 +21,7 @@ from constructs import Construct
 
 from cdk_ts import _perms
 from cdk_ts._defaults import runtime_function
-from cdk_ts_runtime.errors import ValidationError
+from cdk_ts_runtime._errors import ValidationError
 
 #: What every switch turns on.
 THROTTLED_KEYS = dynamodb.ContributorInsightsSpecification(

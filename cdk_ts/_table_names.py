@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cdk_ts._defaults import is_unresolved
 from cdk_ts._validation import Problems
-from cdk_ts_runtime.periods import TABLE_NAME_MAX, TABLE_NAME_MIN, TABLE_NAME_PATTERN
+from cdk_ts_runtime._periods import TABLE_NAME_MAX, TABLE_NAME_MIN, TABLE_NAME_PATTERN
 
 
 def check_table_name(problems: Problems, label: str, name: str | None) -> bool:

@@ -9,8 +9,8 @@ from typing import TypeVar
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
+from cdk_ts_runtime._errors import ValidationError
 from cdk_ts_runtime._keywords import unknown_keyword
-from cdk_ts_runtime.errors import ValidationError
 
 _T = TypeVar("_T")
 

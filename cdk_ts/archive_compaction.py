@@ -28,9 +28,9 @@ from cdk_ts._metrics import graph, metric_options
 from cdk_ts._nag import acknowledge_wildcard_resources
 from cdk_ts._validation import Problems
 from cdk_ts.compacted_catalog import CompactedCatalog
+from cdk_ts_runtime._compaction_iceberg import ENV_ICEBERG, s3_tables_catalog_properties
+from cdk_ts_runtime._compaction_plan import ENV_SETTINGS, ColumnSpec, CompactionSettings, Granularity
 from cdk_ts_runtime._inputs import whole
-from cdk_ts_runtime.compaction_iceberg import ENV_ICEBERG, s3_tables_catalog_properties
-from cdk_ts_runtime.compaction_plan import ENV_SETTINGS, ColumnSpec, CompactionSettings, Granularity
 
 #: The AWS SDK for pandas layer's name: ``AWSSDKPandas-Python313`` (x86_64) or ``AWSSDKPandas-Python313-Arm64``.
 _PANDAS_LAYER = re.compile(r":layer:AWSSDKPandas-Python3(?P<minor>\d+)(?P<arm>-Arm64)?:\d+$")

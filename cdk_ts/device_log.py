@@ -19,8 +19,8 @@ from cdk_ts._single_table import SingleTableConstruct
 from cdk_ts._table_metrics import TableMetricFactory
 from cdk_ts._table_names import check_table_name
 from cdk_ts._validation import Problems, check_keywords, keyword_names
-from cdk_ts_runtime.device_log import ENV_TABLE_NAME, GSI_BY_OPERATOR, GSI_BY_SUPERVISOR
-from cdk_ts_runtime.errors import ValidationError
+from cdk_ts_runtime._device_log import ENV_TABLE_NAME, GSI_BY_OPERATOR, GSI_BY_SUPERVISOR
+from cdk_ts_runtime._errors import ValidationError
 
 _STRING = dynamodb.AttributeType.STRING
 #: Each GSI: its name, partition key, sort key, and the constructor keyword of its projection.

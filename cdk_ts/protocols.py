@@ -10,7 +10,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from constructs import Node
 
-from cdk_ts_runtime.stream_consumer import StreamConsumer
+from cdk_ts_runtime._stream_consumer import StreamConsumer
 
 __all__ = ["ArchiverSource", "HasAlarms", "HasTable", "Monitorable", "RotatingStreamSource"]
 

@@ -17,7 +17,7 @@ class RuntimeLayer(lambda_.LayerVersion):
     """A layer holding ``python/cdk_ts_runtime/...`` (standard library + boto3 only; no aws_cdk).
 
     Lambda extracts a layer to ``/opt`` and puts ``/opt/python`` on ``sys.path``, so a function with
-    this layer can ``from cdk_ts_runtime.router import PeriodRouter``. The layer is built from the
+    this layer can ``from cdk_ts_runtime import PeriodRouter``. The layer is built from the
     installed ``cdk_ts_runtime`` package, so it always matches the constructs' own functions. It is
     compatible with every Python runtime from 3.11 that this aws-cdk-lib knows, on x86_64 and arm64.
 

@@ -23,7 +23,7 @@ from cdk_ts._table_metrics import TableMetricFactory
 from cdk_ts._table_names import check_table_name
 from cdk_ts._validation import Problems, attribute_problem, check_keywords, keyword_names
 from cdk_ts.protocols import HasTable
-from cdk_ts_runtime.sharding import (
+from cdk_ts_runtime._sharding import (
     ENV_METADATA_TABLE,
     ENV_PARTITION_KEY,
     ENV_SORT_KEY,

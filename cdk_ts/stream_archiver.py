@@ -33,8 +33,7 @@ from cdk_ts.archive_catalog import ArchiveCatalog
 from cdk_ts.archive_catalog import deduplicated_view_sql as deduplicated_view_sql
 from cdk_ts.archive_compaction import ArchiveCompaction, CompactionOptions
 from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
-from cdk_ts_runtime._inputs import whole
-from cdk_ts_runtime.archiver import (
+from cdk_ts_runtime._archiver import (
     DONE_PREFIX,
     ENV_BUCKET,
     ENV_FAILURE_BUCKET,
@@ -43,9 +42,10 @@ from cdk_ts_runtime.archiver import (
     FUNCTION_DIMENSION,
     ArchiverMetric,
 )
-from cdk_ts_runtime.emf import METRIC_NAMESPACE
-from cdk_ts_runtime.errors import ValidationError
-from cdk_ts_runtime.stream_consumer import StreamConsumer
+from cdk_ts_runtime._emf import METRIC_NAMESPACE
+from cdk_ts_runtime._errors import ValidationError
+from cdk_ts_runtime._inputs import whole
+from cdk_ts_runtime._stream_consumer import StreamConsumer
 
 #: Event pattern for "archive only items that TTL deleted" (``filter_patterns=[TTL_DELETIONS_ONLY]``).
 TTL_DELETIONS_ONLY = {

@@ -199,8 +199,8 @@ class CompactionSteps:
 
     def compaction(self) -> None:
         """Redeliver some records, compact, write a late record, compact again; the view counts each event once."""
-        from cdk_ts_runtime.archiver import StreamRecordArchiver
-        from cdk_ts_runtime.compaction_plan import CompactionSettings
+        from cdk_ts_runtime._archiver import StreamRecordArchiver
+        from cdk_ts_runtime._compaction_plan import CompactionSettings
 
         scenario = self.scenario
         print("\n7. Compaction: closed hours of the telemetry archive to Parquet; the union view counted", flush=True)
@@ -253,7 +253,7 @@ class CompactionSteps:
 
     def _late_record(self, archiver, written: set[str]) -> tuple[str, tuple[str, str, str]]:
         """One more reading, archived after the first compaction; its eventID and partition (table, dt, hour)."""
-        from cdk_ts_runtime.router import PeriodRouter
+        from cdk_ts_runtime import PeriodRouter
 
         scenario = self.scenario
         with scenario.deployed_environment("IngestFunctionName"):

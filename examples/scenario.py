@@ -235,7 +235,7 @@ class Scenario:
 
     def telemetry(self) -> None:
         """Batched multi-measure ingest and a range read across period tables."""
-        from cdk_ts_runtime.router import PeriodRouter
+        from cdk_ts_runtime import PeriodRouter
         from examples.ingest.ingest import ingest
 
         say("\n3. Telemetry: batched multi-measure ingest through the router, a range read across tables")
@@ -266,7 +266,7 @@ class Scenario:
 
     def device_log(self) -> None:
         """The sample data and the seven access patterns."""
-        from cdk_ts_runtime.device_log import DeviceLogRepository
+        from cdk_ts_runtime import DeviceLogRepository
 
         say("\n4. Device log: the use case's sample data and the seven access patterns")
         if not SAMPLE_DATA.exists():
@@ -311,7 +311,7 @@ class Scenario:
         """A hot key through the sharded writer, read back from every shard."""
         from botocore.exceptions import ClientError
 
-        from cdk_ts_runtime.sharding import ShardedTable
+        from cdk_ts_runtime import ShardedTable
 
         say("\n5. Sharded audit log: a hot key over a partition limit injected at the client (the emulator has none)")
         client = self.boto3.client("dynamodb")
@@ -380,7 +380,7 @@ class Scenario:
 
     def archive(self) -> None:
         """Stream records through each archiver's code into the archive bucket."""
-        from cdk_ts_runtime.archiver import StreamRecordArchiver
+        from cdk_ts_runtime._archiver import StreamRecordArchiver
 
         say("\n6. Streams to S3: the emulator's stream records through each archiver's code")
         sources = [

@@ -5,7 +5,8 @@ Usage::
     python scripts/api_docs.py                 # (re)write docs/api, then open docs/api/index.html
     python scripts/api_docs.py --output DIR    # write somewhere else (the test does this)
 
-The reference documents the public surface: modules, classes, functions, signatures and docstrings.
+The reference documents the public surface: modules, classes, functions, signatures and docstrings. A module
+with ``__all__`` shows those names only (``cdk_ts_runtime``'s ``__all__`` is the runtime's whole public face).
 Private modules (names starting with ``_``) are left out, and so is the source code ("View Source"),
 so a change inside a function body does not make the reference stale; a changed signature or
 docstring does. The search index is always left for the browser to build (never precompiled with
@@ -34,14 +35,23 @@ MODULES = ("cdk_ts", "cdk_ts_runtime")
 
 
 def public_modules() -> list[str]:
-    """Every module of :data:`MODULES` and their subpackages whose dotted name has no part starting with ``_``."""
+    """Every module of :data:`MODULES` and their subpackages whose dotted name has no part starting with ``_``.
+
+    The runtime's public face is ``cdk_ts_runtime`` itself (its ``__all__``) and the Lambda entry points: of
+    ``cdk_ts_runtime.handlers``, only the modules with a ``handler`` (their ``__all__`` names just that).
+    """
     names = []
     for package in MODULES:
         module = importlib.import_module(package)
         names.append(package)
         for info in pkgutil.walk_packages(module.__path__, f"{package}."):
-            if not any(part.startswith("_") for part in info.name.split(".")):
-                names.append(info.name)
+            if any(part.startswith("_") for part in info.name.split(".")):
+                continue
+            if info.name.startswith("cdk_ts_runtime.handlers.") and not hasattr(
+                importlib.import_module(info.name), "handler"
+            ):
+                continue  # machinery the entry points share (custom_resource), not an entry point
+            names.append(info.name)
     return sorted(names)
 
 

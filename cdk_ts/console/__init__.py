@@ -18,15 +18,15 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from cdk_ts_runtime._errors import CdkTsError, ValidationError
 from cdk_ts_runtime._inputs import table_time
-from cdk_ts_runtime.errors import CdkTsError, ValidationError
-from cdk_ts_runtime.periods import next_start, period_start, shift, table_name
-from cdk_ts_runtime.rotation.expiry import TableExpiry
-from cdk_ts_runtime.rotation.ownership import is_owned
-from cdk_ts_runtime.rotation.report import ChangeBudget, PeriodTable, describe_table
-from cdk_ts_runtime.rotation.tiers import tier_steps
-from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG
-from cdk_ts_runtime.table_layout import ENV_TABLE_PREFIX, ENV_VARIABLES
+from cdk_ts_runtime._periods import next_start, period_start, shift, table_name
+from cdk_ts_runtime._rotation.config import ENV_ROTATION_CONFIG
+from cdk_ts_runtime._rotation.expiry import TableExpiry
+from cdk_ts_runtime._rotation.ownership import is_owned
+from cdk_ts_runtime._rotation.report import ChangeBudget, PeriodTable, describe_table
+from cdk_ts_runtime._rotation.tiers import tier_steps
+from cdk_ts_runtime._table_layout import ENV_TABLE_PREFIX, ENV_VARIABLES
 
 EXIT_OK = 0
 EXIT_ATTENTION = 1

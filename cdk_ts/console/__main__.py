@@ -189,7 +189,7 @@ def _delegate(command: str, argv: list[str]) -> int:
         from cdk_ts.console.archive_status import main as archive_status
 
         return archive_status(argv)
-    from cdk_ts_runtime.archiver import main as archiver
+    from cdk_ts_runtime._archiver import main as archiver
 
     return archiver(["replay", *argv])
 

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cdk_ts.console import EXIT_ATTENTION, EXIT_AWS, EXIT_OK, EXIT_USAGE, ConsoleError, parse_time
-from cdk_ts_runtime.compaction_plan import (
+from cdk_ts_runtime._compaction_plan import (
     ENV_SETTINGS,
     ArchiveInventory,
     CompactionSettings,

@@ -11,10 +11,10 @@ import math
 from dataclasses import dataclass
 
 from cdk_ts.plan.prices import HOURS_PER_MONTH, SECONDS_PER_MONTH, US_EAST_1, Prices
+from cdk_ts_runtime._errors import ValidationError
 from cdk_ts_runtime._inputs import number
-from cdk_ts_runtime.errors import ValidationError
-from cdk_ts_runtime.periods import RotationPeriod
-from cdk_ts_runtime.rotation_config import NEW_ON_DEMAND_WARM_READS, NEW_ON_DEMAND_WARM_WRITES
+from cdk_ts_runtime._periods import RotationPeriod
+from cdk_ts_runtime._rotation.config import NEW_ON_DEMAND_WARM_READS, NEW_ON_DEMAND_WARM_WRITES
 
 PARTITION_WCU = 1000
 PARTITION_RCU = 3000

@@ -11,7 +11,7 @@ from cdk_ts._cli import quiet_on_closed_pipe
 from cdk_ts.plan import CapacityPlan, StrategyComparison, capacity, compare_strategies
 from cdk_ts.plan.prices import US_EAST_1, Prices
 from cdk_ts_runtime._inputs import non_negative_float, positive_float, share_float, whole_flag
-from cdk_ts_runtime.periods import RotationPeriod
+from cdk_ts_runtime._periods import RotationPeriod
 
 
 class _Parser(argparse.ArgumentParser):

@@ -17,7 +17,7 @@ from cdk_ts import _perms
 from cdk_ts._defaults import is_unresolved, table_protection
 from cdk_ts._nag import acknowledge
 from cdk_ts._validation import Problems
-from cdk_ts_runtime.rotation.lock import LOCK_EXPIRY_ATTRIBUTE, LOCK_KEY
+from cdk_ts_runtime._rotation.lock import LOCK_EXPIRY_ATTRIBUTE, LOCK_KEY
 
 
 def lock_table(

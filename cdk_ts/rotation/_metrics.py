@@ -15,9 +15,9 @@ from constructs import Construct
 
 from cdk_ts._metrics import DEFAULT_PERIOD, metric_options
 from cdk_ts._validation import describe
-from cdk_ts_runtime.emf import METRIC_NAMESPACE
-from cdk_ts_runtime.errors import ValidationError
-from cdk_ts_runtime.rotation_metrics import TABLE_PREFIX_DIMENSION, RotationMetric
+from cdk_ts_runtime._emf import METRIC_NAMESPACE
+from cdk_ts_runtime._errors import ValidationError
+from cdk_ts_runtime._rotation.metrics import TABLE_PREFIX_DIMENSION, RotationMetric
 
 
 class RotationMetricFactory:

@@ -10,7 +10,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from cdk_ts._alarms import AlarmBook
 from cdk_ts._metrics import graph
 from cdk_ts.rotation._texts import alarm_descriptions
-from cdk_ts_runtime.rotation_metrics import RotationMetric
+from cdk_ts_runtime._rotation.metrics import RotationMetric
 
 if TYPE_CHECKING:
     from cdk_ts.rotation.tables import RotatingTimeSeriesTables

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from cdk_ts_runtime.errors import ValidationError
-from cdk_ts_runtime.periods import MIN_PERIOD_LENGTH, RotationPeriod
+from cdk_ts_runtime._errors import ValidationError
+from cdk_ts_runtime._periods import MIN_PERIOD_LENGTH, RotationPeriod
 
 _WEEK_DAYS = ("MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN")
 _BOUNDARY_MONTHS = {

@@ -16,10 +16,10 @@ from cdk_ts.rotation._lock import check_reserved_concurrency
 from cdk_ts.rotation._texts import check_derived_texts
 from cdk_ts.rotation.base import LAYOUT_KEYWORDS, METRIC_NAMESPACE, layout_period, literal_prefix, table_layout
 from cdk_ts.rotation.options import ROTATION_DEFAULTS, RotationOptions
-from cdk_ts_runtime.errors import ValidationError
-from cdk_ts_runtime.periods import RotationPeriod, globs_overlap, table_name_glob
-from cdk_ts_runtime.rotation_config import RotationConfig
-from cdk_ts_runtime.table_layout import TableLayout
+from cdk_ts_runtime._errors import ValidationError
+from cdk_ts_runtime._periods import RotationPeriod, globs_overlap, table_name_glob
+from cdk_ts_runtime._rotation.config import RotationConfig
+from cdk_ts_runtime._table_layout import TableLayout
 
 #: ``create_lead`` and ``resize_delay`` when not given.
 DEFAULT_CREATE_LEAD = Duration.minutes(15)

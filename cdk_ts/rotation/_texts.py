@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cdk_ts._validation import Problems
-from cdk_ts_runtime.periods import LABEL_LENGTH, RotationPeriod
-from cdk_ts_runtime.rotation import OPERATIONS
+from cdk_ts_runtime._periods import LABEL_LENGTH, RotationPeriod
+from cdk_ts_runtime._rotation.rotator import OPERATIONS
 
 #: Lambda CreateFunction ``Description``: 0-256 characters.
 FUNCTION_DESCRIPTION_MAX = 256

@@ -25,11 +25,11 @@ from cdk_ts._metrics import graph
 from cdk_ts._nag import acknowledge_wildcard_resources, grant_unscoped
 from cdk_ts._validation import Problems, attribute_problem
 from cdk_ts.rotation._metrics import RotationMetricFactory
-from cdk_ts_runtime.emf import METRIC_NAMESPACE as METRIC_NAMESPACE  # the rotation's namespace
-from cdk_ts_runtime.errors import ValidationError
-from cdk_ts_runtime.periods import RotationPeriod, table_name_glob
-from cdk_ts_runtime.rotation_metrics import RotationMetric
-from cdk_ts_runtime.table_layout import TableLayout
+from cdk_ts_runtime._emf import METRIC_NAMESPACE as METRIC_NAMESPACE  # the rotation's namespace
+from cdk_ts_runtime._errors import ValidationError
+from cdk_ts_runtime._periods import RotationPeriod, table_name_glob
+from cdk_ts_runtime._rotation.metrics import RotationMetric
+from cdk_ts_runtime._table_layout import TableLayout
 
 KEY_TYPES = {
     dynamodb.AttributeType.STRING: "S",

@@ -11,7 +11,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sns as sns
 
 from cdk_ts.rotation.base import PeriodTableOptions
-from cdk_ts_runtime.rotation_config import DEFAULT_CURRENT, DEFAULT_OLDER, DEFAULT_PREVIOUS, CapacityTier
+from cdk_ts_runtime._rotation.config import DEFAULT_CURRENT, DEFAULT_OLDER, DEFAULT_PREVIOUS, CapacityTier
 
 
 class RotationOptions(PeriodTableOptions, total=False):

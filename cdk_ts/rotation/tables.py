@@ -26,11 +26,11 @@ from cdk_ts.rotation._texts import CREATE_RETRY, function_description, rule_desc
 from cdk_ts.rotation.base import PeriodTableOptions, PeriodTablesBase
 from cdk_ts.rotation.imported import ImportedPeriodTables
 from cdk_ts.rotation.options import RotationOptions
-from cdk_ts_runtime.errors import ValidationError
-from cdk_ts_runtime.periods import RotationPeriod
-from cdk_ts_runtime.rotation.lock import LOCK_TABLE_ENV, RUN_TIMEOUT_ENV
-from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG, RotationConfig
-from cdk_ts_runtime.stream_consumer import STREAM_CONSUMER_ENV, StreamConsumer
+from cdk_ts_runtime._errors import ValidationError
+from cdk_ts_runtime._periods import RotationPeriod
+from cdk_ts_runtime._rotation.config import ENV_ROTATION_CONFIG, RotationConfig
+from cdk_ts_runtime._rotation.lock import LOCK_TABLE_ENV, RUN_TIMEOUT_ENV
+from cdk_ts_runtime._stream_consumer import STREAM_CONSUMER_ENV, StreamConsumer
 
 TABLE_QUOTA = 2500
 #: How long one rotation run may take (the function's timeout).

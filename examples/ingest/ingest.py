@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from cdk_ts_runtime.router import BatchWriteError, PeriodRouter
+from cdk_ts_runtime import BatchWriteError, PeriodRouter
 
 
 def _exact(value: Any) -> Any:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from cdk_ts_runtime.errors import ValidationError
+from cdk_ts_runtime._errors import ValidationError
 
 #: The years a table label can hold: four digits, so ``{prefix}_{label}`` parses back to the same period.
 MIN_YEAR, MAX_YEAR = 1000, 9999

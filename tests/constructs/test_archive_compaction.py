@@ -12,7 +12,7 @@ from aws_cdk.assertions import Match, Template
 from cdk_ts import DeviceLogTable, StreamArchiver
 from cdk_ts._assets import staged_asset_dir
 from cdk_ts.archive_compaction import CompactionOptions, IcebergOptions
-from cdk_ts_runtime.compaction_plan import ColumnSpec, CompactionSettings
+from cdk_ts_runtime._compaction_plan import ColumnSpec, CompactionSettings
 from tests.support.iam import actions_of, policy_statements
 from tests.support.nag import new_stack, unacknowledged_findings
 from tests.support.problems import raises_problems
@@ -183,8 +183,8 @@ def test_only_the_compaction_function_carries_the_compaction_modules(fixed):
     _app, _stack, _archiver, template = fixed
     shared, own = staged_asset_dir(), staged_asset_dir(compaction=True)
     assert not (shared / "cdk_ts_runtime/handlers/compaction.py").exists()
-    assert not (shared / "cdk_ts_runtime/compaction.py").exists()
-    assert (own / "cdk_ts_runtime/handlers/compaction.py").exists() and (own / "cdk_ts_runtime/router.py").exists()
+    assert not (shared / "cdk_ts_runtime/_compaction.py").exists()
+    assert (own / "cdk_ts_runtime/handlers/compaction.py").exists() and (own / "cdk_ts_runtime/_router.py").exists()
     keys = {f["Properties"]["Handler"]: json.dumps(f["Properties"]["Code"])
             for f in template.find_resources("AWS::Lambda::Function").values() if "Handler" in f["Properties"]}
     assert keys["cdk_ts_runtime.handlers.compaction.handler"] != keys["cdk_ts_runtime.handlers.archiver.handler"]

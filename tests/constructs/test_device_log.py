@@ -10,7 +10,7 @@ from aws_cdk.assertions import Match, Template
 
 from cdk_ts import DeviceLogTable
 from cdk_ts._defaults import runtime_function
-from cdk_ts_runtime.device_log import ENV_TABLE_NAME
+from cdk_ts_runtime._device_log import ENV_TABLE_NAME
 from tests.support.iam import actions_of, lambda_role, policy_statements
 from tests.support.nag import new_app, new_stack, unacknowledged_findings
 from tests.support.problems import raises_problems

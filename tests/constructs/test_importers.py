@@ -23,7 +23,7 @@ from cdk_ts import (
 )
 from cdk_ts._defaults import runtime_function
 from cdk_ts.rotation import ImportedPeriodTables, PeriodTablesBase
-from cdk_ts_runtime.table_layout import TableLayout
+from cdk_ts_runtime import TableLayout
 from tests.support.iam import actions_of, lambda_role, policy_statements
 from tests.support.nag import new_app
 

@@ -17,9 +17,9 @@ from cdk_ts._nag import finding_text
 from cdk_ts.buckets import access_logs_bucket, secure_bucket
 from cdk_ts.rotation import PeriodTableOptions, RotatingTimeSeriesTables, RotationOptions
 from cdk_ts.rotation.options import ROTATION_DEFAULTS
-from cdk_ts_runtime.periods import RotationPeriod
-from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG, AutoScaling, CapacityTier
-from cdk_ts_runtime.table_layout import ENV_TABLE_PREFIX, TableLayout
+from cdk_ts_runtime import RotationPeriod
+from cdk_ts_runtime._rotation.config import ENV_ROTATION_CONFIG, AutoScaling, CapacityTier
+from cdk_ts_runtime._table_layout import ENV_TABLE_PREFIX, TableLayout
 from tests.support.iam import lambda_role, policy_statements, role_actions
 from tests.support.nag import new_app, new_stack, unacknowledged_findings
 from tests.support.problems import raises_problems

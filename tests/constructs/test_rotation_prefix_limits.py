@@ -12,7 +12,7 @@ from cdk_ts._validation import Problems
 from cdk_ts.buckets import secure_bucket
 from cdk_ts.rotation._texts import FUNCTION_DESCRIPTION_MAX, check_derived_texts, derived_texts, function_description
 from cdk_ts.rotation.tables import RotatingTimeSeriesTables
-from cdk_ts_runtime.periods import LABEL_LENGTH, TABLE_NAME_MAX, RotationPeriod
+from cdk_ts_runtime._periods import LABEL_LENGTH, TABLE_NAME_MAX, RotationPeriod
 from tests.support.nag import new_app
 from tests.support.problems import raises_problems
 from tests.support.rotating_tables import rotation_function

@@ -10,8 +10,8 @@ from aws_cdk import aws_kms as kms
 from aws_cdk.assertions import Template
 
 from cdk_ts.rotation.tables import RotatingTimeSeriesTables
-from cdk_ts_runtime.periods import RotationPeriod
-from cdk_ts_runtime.rotation.lock import LOCK_EXPIRY_ATTRIBUTE, LOCK_KEY, LOCK_TABLE_ENV
+from cdk_ts_runtime import RotationPeriod
+from cdk_ts_runtime._rotation.lock import LOCK_EXPIRY_ATTRIBUTE, LOCK_KEY, LOCK_TABLE_ENV
 from tests.support.iam import policy_statements
 from tests.support.nag import new_app
 from tests.support.rotating_tables import build, rotation_config, rotation_function

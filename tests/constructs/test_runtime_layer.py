@@ -70,10 +70,11 @@ def test_layer_is_compatible_with_python_311_and_later_on_both_architectures():
 def test_layer_holds_the_runtime_package_under_python(tmp_path):
     root = staged_asset_dir("python")
     files = sorted(str(p.relative_to(root)) for p in root.rglob("*.py"))
-    for client in ("router.py", "sharding/table.py", "device_log.py", "timestream.py", "archiver.py", "throttling.py"):
+    clients = ("_router.py", "_sharding/table.py", "_device_log.py", "_timestream.py", "_archiver.py", "_throttling.py")
+    for client in ("__init__.py", "_moved.py", *clients):
         assert f"python/cdk_ts_runtime/{client}" in files
     # cdk-ts's own functions ship the whole package as their code: their entry points stay out of the layer
-    assert not [f for f in files if "/handlers/" in f or "/rotation/" in f]
+    assert not [f for f in files if "/handlers/" in f or "/_rotation/" in f]
     assert all(f.startswith("python/cdk_ts_runtime/") for f in files)
     archive = tmp_path / "layer.zip"
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as bundle:
@@ -104,4 +105,4 @@ def test_the_layer_asset_is_the_installed_package(tmp_path):
     import cdk_ts_runtime
 
     source = Path(cdk_ts_runtime.__file__).parent
-    assert (root / "python/cdk_ts_runtime/router.py").read_bytes() == (source / "router.py").read_bytes()
+    assert (root / "python/cdk_ts_runtime/_router.py").read_bytes() == (source / "_router.py").read_bytes()

@@ -10,7 +10,7 @@ from aws_cdk.assertions import Match, Template
 
 from cdk_ts import DeviceLogTable, ShardMetadataTable
 from cdk_ts._defaults import runtime_function
-from cdk_ts_runtime.sharding import ENV_METADATA_TABLE, ENV_PARTITION_KEY, ENV_SORT_KEY, ENV_TABLE, ShardStrategy
+from cdk_ts_runtime._sharding import ENV_METADATA_TABLE, ENV_PARTITION_KEY, ENV_SORT_KEY, ENV_TABLE, ShardStrategy
 from tests.support.iam import policy_statements, role_actions
 from tests.support.nag import new_app, new_stack, unacknowledged_findings
 from tests.support.problems import raises_problems

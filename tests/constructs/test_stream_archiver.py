@@ -13,7 +13,7 @@ from aws_cdk.assertions import Match, Template
 
 from cdk_ts import DeviceLogTable, FailureDestination, RotatingTimeSeriesTables, StreamArchiver
 from cdk_ts.stream_archiver import TTL_DELETIONS_ONLY, deduplicated_view_sql
-from cdk_ts_runtime.stream_consumer import STREAM_CONSUMER_ENV, StreamConsumer
+from cdk_ts_runtime._stream_consumer import STREAM_CONSUMER_ENV, StreamConsumer
 from tests.support.glue import presto_view
 from tests.support.iam import policy_statements
 from tests.support.nag import new_app, new_stack, unacknowledged_findings

@@ -10,8 +10,8 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk.assertions import Annotations, Match, Template
 
 from cdk_ts import DeviceLogTable, MonitoringDashboard, RotatingTimeSeriesTables, ShardMetadataTable
-from cdk_ts_runtime.errors import ValidationError
-from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG
+from cdk_ts_runtime import ValidationError
+from cdk_ts_runtime._rotation.config import ENV_ROTATION_CONFIG
 from tests.support.iam import actions_of, policy_statements
 from tests.support.nag import new_stack, unacknowledged_findings
 

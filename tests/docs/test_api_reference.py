@@ -40,36 +40,12 @@ PUBLIC_MODULES = [
     "cdk_ts.testing._proxy",
     "cdk_ts.testing._registry",
     "cdk_ts.timestream",
-    "cdk_ts_runtime",
-    "cdk_ts_runtime.archiver",
-    "cdk_ts_runtime.compaction",
-    "cdk_ts_runtime.compaction_iceberg",
-    "cdk_ts_runtime.compaction_plan",
-    "cdk_ts_runtime.device_log",
-    "cdk_ts_runtime.handlers",
+    "cdk_ts_runtime",  # the runtime's whole public face is its __all__ ...
+    "cdk_ts_runtime.handlers",  # ... and the Lambda entry points
     "cdk_ts_runtime.handlers.archiver",
     "cdk_ts_runtime.handlers.compaction",
-    "cdk_ts_runtime.handlers.custom_resource",
     "cdk_ts_runtime.handlers.rotation",
-    "cdk_ts_runtime.items",
-    "cdk_ts_runtime.periods",
-    "cdk_ts_runtime.rotation",
-    "cdk_ts_runtime.rotation.expiry",
-    "cdk_ts_runtime.rotation.lock",
-    "cdk_ts_runtime.rotation.report",
-    "cdk_ts_runtime.rotation.rotator",
-    "cdk_ts_runtime.rotation.tiers",
-    "cdk_ts_runtime.rotation_config",
-    "cdk_ts_runtime.router",
-    "cdk_ts_runtime.sharding",
-    "cdk_ts_runtime.sharding.metadata",
-    "cdk_ts_runtime.sharding.policy",
-    "cdk_ts_runtime.sharding.table",
-    "cdk_ts_runtime.sharding.throttles",
-    "cdk_ts_runtime.stream_consumer",
-    "cdk_ts_runtime.table_layout",
-    "cdk_ts_runtime.time_spans",
-    "cdk_ts_runtime.timestream",
+    "cdk_ts_runtime.handlers.throttled_keys_rule",
 ]
 # Parameters whose meaning every CDK user knows, and parameters that are not values.
 UNDOCUMENTED_PARAMETERS = {"self", "cls", "scope", "construct_id"}
@@ -97,8 +73,12 @@ def public_objects() -> list[tuple[str, object]]:
     for module_name in PUBLIC_MODULES:
         module = importlib.import_module(module_name)
         found.append((module_name, module))
+        # the runtime's public names live in its private modules: its __all__ is what users see
+        exported = set(getattr(module, "__all__", ())) if module_name.startswith("cdk_ts_runtime") else set()
+        for name in exported:
+            getattr(module, name)  # a name loaded on first use is in vars() from then on
         for name, value in sorted(vars(module).items()):
-            if name.startswith("_") or getattr(value, "__module__", None) != module_name:
+            if name.startswith("_") or (getattr(value, "__module__", None) != module_name and name not in exported):
                 continue
             if inspect.isfunction(value):
                 found.append((f"{module_name}.{name}", value))

@@ -45,10 +45,10 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from cdk_ts_runtime.compaction_iceberg import ENV_ICEBERG
-from cdk_ts_runtime.device_log import ENV_TABLE_NAME as DEVICE_LOG_ENV
-from cdk_ts_runtime.sharding import ENV_METADATA_TABLE, ENV_PARTITION_KEY, ENV_SORT_KEY, ENV_STRATEGY, ENV_TABLE
-from cdk_ts_runtime.table_layout import TableLayout
+from cdk_ts_runtime import TableLayout
+from cdk_ts_runtime._compaction_iceberg import ENV_ICEBERG
+from cdk_ts_runtime._device_log import ENV_TABLE_NAME as DEVICE_LOG_ENV
+from cdk_ts_runtime._sharding import ENV_METADATA_TABLE, ENV_PARTITION_KEY, ENV_SORT_KEY, ENV_STRATEGY, ENV_TABLE
 from tests.support.archive import write_archive, write_compacted
 from tests.support.assembly import synth_app
 from tests.support.device_log import create_device_log_table

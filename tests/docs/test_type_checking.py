@@ -53,7 +53,7 @@ def test_mypy_types_the_documented_calls_and_rejects_misspelt_or_mistyped_option
     revealed = {int(line): text for line, kind, text in reported if text.startswith("Revealed type")}
     errors = {int(line): text for line, kind, text in reported if kind == "error"}
     assert revealed == {
-        14: 'Revealed type is "cdk_ts_runtime.rotation_config.CapacityTier"',
+        14: 'Revealed type is "cdk_ts_runtime._rotation.config.CapacityTier"',
         15: 'Revealed type is "aws_cdk.aws_cloudwatch.Metric"',
     }, result.stdout
     assert sorted(errors) == [16, 17, 18, 19, 20], result.stdout  # the documented calls above line 16 type-check

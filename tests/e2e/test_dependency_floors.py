@@ -38,8 +38,8 @@ import json, importlib.metadata as metadata
 import boto3
 from botocore.validate import validate_parameters
 from cdk_ts_runtime import _retries
-from cdk_ts_runtime.rotation.tiers import capacity_request, tier_steps
-from cdk_ts_runtime.rotation_config import CapacityTier
+from cdk_ts_runtime._rotation.tiers import capacity_request, tier_steps
+from cdk_ts_runtime._rotation.config import CapacityTier
 
 session = boto3.Session(region_name="eu-west-1", aws_access_key_id="floor", aws_secret_access_key="floor")
 clients = {
@@ -68,7 +68,7 @@ for step in steps:
     validate_parameters(request, model.operation_model("UpdateTable").input_shape)
 # The floor botocore parses an on-demand table's throttle (ThrottlingException, throttlingReasons): the writers
 # see a hot partition, not a throttle without reasons.
-from cdk_ts_runtime.throttling import classify_throttle
+from cdk_ts_runtime import classify_throttle
 from tests.support.wire import on_demand_throttle, parse_error
 hot = classify_throttle(parse_error(on_demand_throttle("t", "TableWriteKeyRangeThroughputExceeded")))
 assert hot.scope == "partition", hot

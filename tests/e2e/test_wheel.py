@@ -146,7 +146,8 @@ def test_wheel_holds_only_the_cdk_ts_and_cdk_ts_runtime_packages(wheel):
     assert top_level == TOP_LEVEL_PACKAGES
     assert "cdk_ts/rotation/tables.py" in names
     assert "cdk_ts_runtime/handlers/rotation.py" in names
-    assert "cdk_ts_runtime/router.py" in names
+    assert "cdk_ts_runtime/_router.py" in names and "cdk_ts_runtime/_sharding/table.py" in names
+    assert "cdk_ts_runtime/_rotation/config.py" in names
     assert {"cdk_ts/py.typed", "cdk_ts_runtime/py.typed"} <= set(names)  # PEP 561: typed packages
     strays = [n for n in names if {"lambdas", "tests", "examples"} & set(n.split("/"))]
     assert strays == []
@@ -194,7 +195,7 @@ def test_an_app_with_its_own_lambdas_package_synthesizes_all_four_constructs_fro
 
     (layer_name,) = [n for n, r in resources.items() if r["Type"] == "AWS::Lambda::LayerVersion"]
     layer_files = asset_files(outdir, "UserStack", resources[layer_name]["Properties"]["Content"]["S3Key"])
-    assert "python/cdk_ts_runtime/router.py" in layer_files
+    assert "python/cdk_ts_runtime/_router.py" in layer_files
     assert [f for f in layer_files if not f.startswith("python/cdk_ts_runtime/")] == []
 
     (user_function,) = [p for p in functions.values() if p["Handler"] == "handler.handler"]
@@ -224,8 +225,7 @@ from aws_cdk import App, Stack
 
 import cdk_ts
 from cdk_ts import CapacityTier, RotatingTimeSeriesTables
-from cdk_ts_runtime.router import PeriodRouter
-from cdk_ts_runtime.table_layout import TableLayout
+from cdk_ts_runtime import PeriodRouter, TableLayout
 
 stack = Stack(App(), "Consumer")
 tier = CapacityTier.provisioned(5, 5)

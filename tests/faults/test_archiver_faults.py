@@ -7,8 +7,8 @@ import copy
 import boto3
 import pytest
 
-from cdk_ts_runtime.archive_lines import UnreadableRecordError, dynamodb_number
-from cdk_ts_runtime.archiver import StreamRecordArchiver
+from cdk_ts_runtime._archive_lines import UnreadableRecordError, dynamodb_number
+from cdk_ts_runtime._archiver import StreamRecordArchiver
 from tests.support.streams import BUCKET, archived_lines, lambda_event, stream_records
 
 
@@ -130,7 +130,7 @@ def test_values_dynamodb_streams_never_sends_are_refused_naming_the_record(recor
     response, s3 = archive(broken)
     assert response == {"batchItemFailures": [{"itemIdentifier": keep_sequence}]}
     assert written(s3) == sorted(r["eventID"] for r in records[:3])
-    [logged] = [r for r in caplog.records if r.name == "cdk_ts_runtime.archiver" and r.levelname == "ERROR"]
+    [logged] = [r for r in caplog.records if r.name == "cdk_ts_runtime._archiver" and r.levelname == "ERROR"]
     assert logged.sequenceNumber == keep_sequence
     log = logged.error
     assert message in log and message in logged.getMessage()
@@ -147,7 +147,7 @@ def test_32_levels_of_nesting_are_archived(records):
 
 
 def test_a_real_boolean_stays_a_boolean(records):
-    from cdk_ts_runtime.archive_lines import typed_value
+    from cdk_ts_runtime._archive_lines import typed_value
 
     assert typed_value({"BOOL": False}) == {"BOOL": False}
     assert typed_value({"NULL": True}) == {"NULL": True}

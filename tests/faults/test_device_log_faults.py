@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from cdk_ts_runtime.device_log import DeviceLogRepository, LogEntryExistsError, normalise_date
-from cdk_ts_runtime.errors import CdkTsError
+from cdk_ts_runtime import CdkTsError
+from cdk_ts_runtime._device_log import DeviceLogRepository, LogEntryExistsError, normalise_date
 from tests.support.device_log import create_device_log_table
 
 

@@ -11,11 +11,12 @@ from datetime import UTC, datetime, timedelta
 import boto3
 import pytest
 
+from cdk_ts_runtime import TableLayout
+from cdk_ts_runtime._periods import label
+from cdk_ts_runtime._rotation.config import ENV_ROTATION_CONFIG, CapacityTier, RotationConfig
+from cdk_ts_runtime._rotation.report import RotationRunError
+from cdk_ts_runtime._rotation.rotator import RotationWindowError, TableRotator
 from cdk_ts_runtime.handlers import custom_resource, rotation
-from cdk_ts_runtime.periods import label
-from cdk_ts_runtime.rotation import RotationRunError, RotationWindowError, TableRotator
-from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG, CapacityTier, RotationConfig
-from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.cloudformation import CloudFormationReplies
 from tests.support.emf import EmfLines
 from tests.support.requests import client_error, fail_on_table, inject_failure

@@ -15,12 +15,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from botocore.config import Config
 
+from cdk_ts_runtime import TableLayout
 from cdk_ts_runtime._retries import CONTROL_PLANE
-from cdk_ts_runtime.rotation import TableRotator
-from cdk_ts_runtime.rotation.lock import LOCK_KEY, RunLock
-from cdk_ts_runtime.rotation.ownership import ownership_tags
-from cdk_ts_runtime.rotation_config import CapacityTier, RightSizing, RotationConfig
-from cdk_ts_runtime.table_layout import TableLayout
+from cdk_ts_runtime._rotation.config import CapacityTier, RightSizing, RotationConfig
+from cdk_ts_runtime._rotation.lock import LOCK_KEY, RunLock
+from cdk_ts_runtime._rotation.ownership import ownership_tags
+from cdk_ts_runtime._rotation.rotator import TableRotator
 from tests.support.emf import EmfLines
 from tests.support.requests import RequestCounter
 from tests.support.rotation import actions, report_export_time

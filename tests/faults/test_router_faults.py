@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from cdk_ts_runtime.router import BatchWriteError, MissingPeriodTableError, PeriodRouter
+from cdk_ts_runtime import BatchWriteError, MissingPeriodTableError, PeriodRouter
 from tests.support.requests import RequestCounter, client_error, inject_failure
 from tests.support.router import create_tables
 from tests.support.times import ms, utc

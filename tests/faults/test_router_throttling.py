@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from cdk_ts_runtime import BatchWriteError
 from cdk_ts_runtime._retries import BATCH_PATH
-from cdk_ts_runtime.router import BatchWriteError
 from tests.support.router import hot_items
 from tests.support.throttling import router_through
 from tests.support.times import utc

@@ -8,8 +8,7 @@ import threading
 import pytest
 from botocore.exceptions import ClientError
 
-from cdk_ts_runtime.sharding import CorruptShardMetadataError, ShardedTable
-from cdk_ts_runtime.throttling import ThrottledError
+from cdk_ts_runtime import CorruptShardMetadataError, ShardedTable, ThrottledError
 from tests.support.requests import inject_failure
 from tests.support.sharding import Clock, create_tables, metadata_item, sharded, throttle_puts
 from tests.support.threads import start_and_join

@@ -12,9 +12,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from cdk_ts.testing import server_client_for, start_rules_proxy
+from cdk_ts_runtime import DeviceLogRepository, ThrottledError, ThrottleScope
 from cdk_ts_runtime._retries import DATA_PATH
-from cdk_ts_runtime.device_log import DeviceLogRepository
-from cdk_ts_runtime.throttling import ThrottledError, ThrottleScope
 from tests.support.device_log import create_device_log_table
 from tests.support.sharding import create_tables, metadata_item
 from tests.support.throttling import SHARDING_START, ProxyClock, writer

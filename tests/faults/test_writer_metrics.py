@@ -11,11 +11,8 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
+from cdk_ts_runtime import BatchWriteError, MetricPoint, ShardedTable, ThrottledError
 from cdk_ts_runtime._retries import DATA_PATH, WRITE_PATH
-from cdk_ts_runtime.emf import MetricPoint
-from cdk_ts_runtime.router import BatchWriteError
-from cdk_ts_runtime.sharding import ShardedTable
-from cdk_ts_runtime.throttling import ThrottledError
 from tests.support.emf import EmfLines
 from tests.support.environment import REGION
 from tests.support.router import hot_items

@@ -18,7 +18,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._retries import DATA_PATH
-from cdk_ts_runtime.sharding import (
+from cdk_ts_runtime._sharding import (
     SHARD_CEILING,
     CorruptShardMetadataError,
     ShardGrowth,

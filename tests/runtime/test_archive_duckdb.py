@@ -14,7 +14,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk.assertions import Template
 
 from cdk_ts import DeviceLogTable, StreamArchiver
-from cdk_ts_runtime.archiver import StreamRecordArchiver
+from cdk_ts_runtime._archiver import StreamRecordArchiver
 from tests.support.compaction import create_raw_view
 from tests.support.nag import new_app
 from tests.support.streams import BUCKET, spread_over_hours, stream_records

@@ -7,8 +7,8 @@ import json
 
 import boto3
 
-from cdk_ts_runtime.archive_lines import group_records
-from cdk_ts_runtime.archiver import StreamRecordArchiver
+from cdk_ts_runtime._archive_lines import group_records
+from cdk_ts_runtime._archiver import StreamRecordArchiver
 from cdk_ts_runtime.handlers import archiver
 from tests.support.requests import client_error, inject_failure
 from tests.support.streams import BUCKET, archived_lines, lambda_event, spread_over_hours, stream_records

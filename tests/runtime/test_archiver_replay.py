@@ -8,7 +8,7 @@ import uuid
 import boto3
 import pytest
 
-from cdk_ts_runtime.archiver import StreamRecordArchiver, failure_record_records, main
+from cdk_ts_runtime._archiver import StreamRecordArchiver, failure_record_records, main
 from cdk_ts_runtime.handlers import archiver as archiver_handler
 from tests.support.requests import client_error, inject_failure
 from tests.support.streams import BUCKET, archived_lines, lambda_style, spread_over_hours, stream_records
@@ -220,7 +220,7 @@ def test_a_done_prefix_inside_the_failure_prefix_is_refused():
 
 def test_period_table_mappings_send_give_ups_to_the_failure_bucket(stream_table, s3):
     # given the consumer settings the construct hands the rotation function (S3 failure destination)
-    from cdk_ts_runtime.stream_consumer import StreamConsumer
+    from cdk_ts_runtime._stream_consumer import StreamConsumer
     from tests.support.streams import consumer_function
 
     _dynamodb, stream = stream_table

@@ -9,7 +9,7 @@ import json
 import pyarrow as pa
 import pytest
 
-from cdk_ts_runtime.compaction_iceberg import ENV_ICEBERG
+from cdk_ts_runtime._compaction_iceberg import ENV_ICEBERG
 from tests.support.archive import write_compacted
 from tests.support.readme import BLOCKS, run
 

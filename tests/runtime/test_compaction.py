@@ -15,8 +15,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from cdk_ts_runtime.compaction import ArchiveCompactor, CompactionFailedError, restore_image
-from cdk_ts_runtime.compaction_plan import (
+from cdk_ts_runtime._compaction import ArchiveCompactor, CompactionFailedError, restore_image
+from cdk_ts_runtime._compaction_plan import (
     ArchiveInventory,
     ColumnSpec,
     CompactionSettings,
@@ -264,7 +264,7 @@ def test_settings_survive_the_environment_round_trip():
 def test_the_runtime_package_imports_without_pyarrow_and_compaction_says_where_to_get_it():
     code = (
         "import sys; sys.modules['pyarrow'] = None\n"
-        "import cdk_ts_runtime, cdk_ts_runtime.compaction as c, cdk_ts_runtime.handlers.compaction\n"
+        "import cdk_ts_runtime, cdk_ts_runtime._compaction as c, cdk_ts_runtime.handlers.compaction\n"
         "try:\n    c.pyarrow_modules()\nexcept c.PyarrowMissingError as e:\n    print(e)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

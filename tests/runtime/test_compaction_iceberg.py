@@ -9,8 +9,8 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
 from cdk_ts.archive_compaction import iceberg_fields
-from cdk_ts_runtime.compaction import ArchiveCompactor
-from cdk_ts_runtime.compaction_iceberg import IcebergSink
+from cdk_ts_runtime._compaction import ArchiveCompactor
+from cdk_ts_runtime._compaction_iceberg import IcebergSink
 from tests.support.compaction import archive, compaction_settings, sample_changes
 
 LATER = datetime(2026, 3, 9, tzinfo=UTC)

@@ -18,7 +18,7 @@ from aws_cdk.assertions import Template
 
 from cdk_ts import DeviceLogTable, StreamArchiver
 from cdk_ts.archive_compaction import CompactionOptions
-from cdk_ts_runtime.compaction import ArchiveCompactor
+from cdk_ts_runtime._compaction import ArchiveCompactor
 from tests.support.compaction import (
     COLUMNS,
     archive,

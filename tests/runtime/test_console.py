@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from cdk_ts.testing import server_client_for
-from cdk_ts_runtime.rotation.ownership import ownership_tags
-from cdk_ts_runtime.rotation_config import CapacityTier, RotationConfig
-from cdk_ts_runtime.table_layout import TableLayout
+from cdk_ts_runtime import TableLayout
+from cdk_ts_runtime._rotation.config import CapacityTier, RotationConfig
+from cdk_ts_runtime._rotation.ownership import ownership_tags
 
 pytestmark = pytest.mark.server
 ROOT = Path(__file__).resolve().parents[2]

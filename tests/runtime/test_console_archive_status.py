@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import boto3
 
 from cdk_ts.console.__main__ import main
-from cdk_ts_runtime.compaction import ArchiveCompactor
+from cdk_ts_runtime._compaction import ArchiveCompactor
 from tests.support.compaction import archive, compaction_settings, sample_changes
 from tests.support.streams import BUCKET
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cdk_ts_runtime.device_log import DeviceLogRepository, normalise_date
+from cdk_ts_runtime._device_log import DeviceLogRepository, normalise_date
 from tests.support.device_log import create_device_log_table
 from tests.support.requests import RequestCounter
 

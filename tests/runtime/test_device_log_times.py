@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from cdk_ts_runtime.device_log import DeviceLogRepository
+from cdk_ts_runtime import DeviceLogRepository
 from tests.support.device_log import create_device_log_table
 
 

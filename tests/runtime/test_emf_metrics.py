@@ -13,13 +13,12 @@ import boto3
 import pytest
 
 from cdk_ts.testing._engines import free_port
-from cdk_ts_runtime.archiver import ArchiverMetric
-from cdk_ts_runtime.emf import MAX_METRICS_PER_OBJECT, EmfWriter, MetricPoint, emf_objects
-from cdk_ts_runtime.errors import ValidationError
+from cdk_ts_runtime import TableLayout, ValidationError
+from cdk_ts_runtime._archiver import ArchiverMetric
+from cdk_ts_runtime._emf import MAX_METRICS_PER_OBJECT, EmfWriter, MetricPoint, emf_objects
+from cdk_ts_runtime._rotation.config import ENV_ROTATION_CONFIG, RotationConfig
+from cdk_ts_runtime._rotation.metrics import RotationMetric
 from cdk_ts_runtime.handlers import archiver, custom_resource, rotation
-from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG, RotationConfig
-from cdk_ts_runtime.rotation_metrics import RotationMetric
-from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.cloudformation import CloudFormationReplies
 from tests.support.emf import declared, emf_problems
 from tests.support.streams import BUCKET, lambda_event, stream_records
@@ -158,7 +157,7 @@ class TestEveryFunctionWritesEmfWithCloudWatchUnreachable:
 def test_the_units_are_cloudwatchs_own():
     import botocore.session
 
-    from cdk_ts_runtime.emf import UNITS
+    from cdk_ts_runtime._emf import UNITS
 
     model = botocore.session.get_session().get_service_model("cloudwatch")
     assert set(model.shape_for("StandardUnit").enum) == UNITS

@@ -7,9 +7,10 @@ from datetime import timedelta
 import boto3
 import pytest
 
-from cdk_ts_runtime.rotation import RotationRunError, TableRotator
-from cdk_ts_runtime.rotation_config import AutoScaling, CapacityTier, RotationConfig
-from cdk_ts_runtime.table_layout import TableLayout
+from cdk_ts_runtime import TableLayout
+from cdk_ts_runtime._rotation.config import AutoScaling, CapacityTier, RotationConfig
+from cdk_ts_runtime._rotation.report import RotationRunError
+from cdk_ts_runtime._rotation.rotator import TableRotator
 from tests.support.emf import EmfLines
 from tests.support.requests import RequestCounter, client_error, fail_on_table, inject_failure
 from tests.support.rotation import (

@@ -14,8 +14,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from cdk_ts_runtime.rotation.tiers import tier_steps
-from cdk_ts_runtime.rotation_config import Billing, CapacityTier, RightSizing, RotationConfig
+from cdk_ts_runtime._rotation.config import Billing, CapacityTier, RightSizing, RotationConfig
+from cdk_ts_runtime._rotation.tiers import tier_steps
 from tests.support.rotation import ReportedState, actions, create_period_table, make_rotator
 from tests.support.times import utc
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import boto3
 import pytest
 
-from cdk_ts_runtime.rotation import TableRotator
-from cdk_ts_runtime.rotation_config import CapacityTier, RotationConfig
-from cdk_ts_runtime.table_layout import TableLayout
+from cdk_ts_runtime import TableLayout
+from cdk_ts_runtime._rotation.config import CapacityTier, RotationConfig
+from cdk_ts_runtime._rotation.rotator import TableRotator
 from tests.support.emf import EmfLines
 from tests.support.requests import RequestCounter
 from tests.support.rotation import PREFIX, OnTimeRotator, capacity, create_period_table, table_names

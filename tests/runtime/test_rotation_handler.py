@@ -9,11 +9,11 @@ from datetime import UTC, datetime
 import boto3
 import pytest
 
+from cdk_ts_runtime import TableLayout
+from cdk_ts_runtime._periods import label, next_start
+from cdk_ts_runtime._rotation.config import ENV_ROTATION_CONFIG, RotationConfig
+from cdk_ts_runtime._stream_consumer import STREAM_CONSUMER_ENV, StreamConsumer
 from cdk_ts_runtime.handlers import custom_resource, rotation
-from cdk_ts_runtime.periods import label, next_start
-from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG, RotationConfig
-from cdk_ts_runtime.stream_consumer import STREAM_CONSUMER_ENV, StreamConsumer
-from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.streams import consumer_function
 
 CLOCK: list[datetime] = []
@@ -162,7 +162,7 @@ def test_stream_consumer_settings_become_the_mapping_request():
 def test_a_deploy_time_run_that_finds_a_scheduled_run_acting_still_answers_success(
     rotation_env, cloudformation, monkeypatch
 ):
-    from cdk_ts_runtime.rotation.lock import LOCK_KEY, LOCK_TABLE_ENV, RunLock
+    from cdk_ts_runtime._rotation.lock import LOCK_KEY, LOCK_TABLE_ENV, RunLock
 
     dynamodb = boto3.client("dynamodb")
     dynamodb.create_table(

@@ -7,8 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from cdk_ts_runtime.rotation import TableRotator
-from cdk_ts_runtime.rotation.lock import (
+from cdk_ts_runtime import TableLayout
+from cdk_ts_runtime._rotation.config import RotationConfig
+from cdk_ts_runtime._rotation.lock import (
     LOCK_EXPIRY_ATTRIBUTE,
     LOCK_KEY,
     LOCK_TABLE_ENV,
@@ -16,8 +17,7 @@ from cdk_ts_runtime.rotation.lock import (
     LockTableMissingError,
     RunLock,
 )
-from cdk_ts_runtime.rotation_config import RotationConfig
-from cdk_ts_runtime.table_layout import TableLayout
+from cdk_ts_runtime._rotation.rotator import TableRotator
 from tests.support.emf import EmfLines
 from tests.support.requests import RequestCounter
 from tests.support.rotation import actions, capacity, create_period_table

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from cdk_ts_runtime.rotation.ownership import RunOwnership
-from cdk_ts_runtime.table_layout import TableLayout
+from cdk_ts_runtime import TableLayout
+from cdk_ts_runtime._rotation.ownership import RunOwnership
 from tests.support.rotation import PREFIX, create_period_table
 
 

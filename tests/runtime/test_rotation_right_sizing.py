@@ -7,9 +7,9 @@ from datetime import timedelta
 import boto3
 import pytest
 
+from cdk_ts_runtime import TableLayout
+from cdk_ts_runtime._rotation.config import ENV_ROTATION_CONFIG, CapacityTier, RightSizing, RotationConfig
 from cdk_ts_runtime.handlers import rotation
-from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG, CapacityTier, RightSizing, RotationConfig
-from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.requests import RequestCounter, client_error, inject_failure
 from tests.support.rotation import PREFIX, OnTimeRotator, ReportedState, actions, create_period_table
 from tests.support.times import utc

@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from cdk_ts_runtime.rotation import TableRotator
-from cdk_ts_runtime.rotation_config import CapacityTier, RotationConfig
-from cdk_ts_runtime.table_layout import TableLayout
+from cdk_ts_runtime import TableLayout
+from cdk_ts_runtime._rotation.config import CapacityTier, RotationConfig
+from cdk_ts_runtime._rotation.rotator import TableRotator
 from tests.support.requests import RequestCounter
 from tests.support.times import utc
 from tests.support.waiting import wait_until, wait_until_active

@@ -8,9 +8,8 @@ from decimal import Decimal
 
 import pytest
 
-from cdk_ts_runtime.periods import label, parse_table_name, shift
-from cdk_ts_runtime.router import BatchWriteError, PeriodRouter
-from cdk_ts_runtime.table_layout import TableLayout
+from cdk_ts_runtime import BatchWriteError, PeriodRouter, TableLayout
+from cdk_ts_runtime._periods import label, parse_table_name, shift
 from tests.support.requests import RequestCounter
 from tests.support.router import create_tables
 from tests.support.times import ms, utc

@@ -10,9 +10,8 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from cdk_ts_runtime.sharding import ShardedTable, ShardGrowth, ShardStrategy
-from cdk_ts_runtime.sharding.throttles import ThrottleWindow
-from cdk_ts_runtime.throttling import ThrottledError
+from cdk_ts_runtime import ShardedTable, ShardGrowth, ShardStrategy, ThrottledError
+from cdk_ts_runtime._sharding.throttles import ThrottleWindow
 from tests.support.requests import RequestCounter
 from tests.support.sharding import Clock, create_tables, metadata_item, shard_history, sharded, throttle_puts
 from tests.support.threads import start_and_join

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from cdk_ts_runtime.sharding import ShardReadError
+from cdk_ts_runtime import ShardReadError
 from tests.support.sharding import KEY_RANGE, Clock, metadata_item, shard_history, sharded, throttle_puts
 from tests.support.wire import answer, on_demand_throttle
 

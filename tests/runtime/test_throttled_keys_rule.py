@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cdk_ts_runtime.contributor_insights import ThrottledKeysRuleMissingError, throttled_keys_rule
+from cdk_ts_runtime._contributor_insights import ThrottledKeysRuleMissingError, throttled_keys_rule
 from cdk_ts_runtime.handlers import throttled_keys_rule as rule_handler
 from tests.support.rules_tables import create_active
 

@@ -10,7 +10,7 @@ import pytest
 from botocore.exceptions import ClientError
 from moto.timestreamwrite.models import timestreamwrite_backends
 
-from cdk_ts_runtime.timestream import TimestreamWriter, build_query, lift_common_attributes, measure_value
+from cdk_ts_runtime._timestream import TimestreamWriter, build_query, lift_common_attributes, measure_value
 from tests.support.requests import RequestCounter, inject_failure
 
 ENDPOINT = "https://ingest.timestream.us-east-1.amazonaws.com"

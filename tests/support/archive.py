@@ -14,7 +14,7 @@ from pathlib import Path
 import boto3
 from botocore.config import Config
 
-from cdk_ts_runtime.archiver import StreamRecordArchiver
+from cdk_ts_runtime._archiver import StreamRecordArchiver
 
 BUCKET = "archive-for-readers"
 #: 24 digits, like the sequence numbers DynamoDB Streams hands out; consecutive ones differ in the last digits.
@@ -85,9 +85,9 @@ def write_compacted(root: Path, *, iceberg_catalog: dict | None = None) -> None:
     Must run inside ``moto.mock_aws()``. With ``iceberg_catalog`` (pyiceberg catalog properties) the rows go
     into the Iceberg table ``archive.changes`` of that catalog instead of Parquet files.
     """
-    from cdk_ts_runtime.compaction import ArchiveCompactor
-    from cdk_ts_runtime.compaction_iceberg import IcebergSink
-    from cdk_ts_runtime.compaction_plan import CompactionSettings
+    from cdk_ts_runtime._compaction import ArchiveCompactor
+    from cdk_ts_runtime._compaction_iceberg import IcebergSink
+    from cdk_ts_runtime._compaction_plan import CompactionSettings
 
     write_archive(root)
     settings = CompactionSettings(bucket=BUCKET, columns=COMPACTED_COLUMNS)

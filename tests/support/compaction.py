@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cdk_ts_runtime.archiver import StreamRecordArchiver
-from cdk_ts_runtime.compaction_plan import ColumnSpec, CompactionSettings
+from cdk_ts_runtime._archiver import StreamRecordArchiver
+from cdk_ts_runtime._compaction_plan import ColumnSpec, CompactionSettings
 from examples.archive_duckdb import create_raw_view  # noqa: F401  (tests read the raw layer as the sample does)
 from tests.support.streams import BUCKET, spread_over_hours, stream_records
 

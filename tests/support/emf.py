@@ -14,7 +14,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from cdk_ts_runtime.emf import UNITS, EmfWriter
+from cdk_ts_runtime._emf import UNITS, EmfWriter
 
 
 def emf_problems(line: str) -> list[str]:

@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 
 import boto3
 
-from cdk_ts_runtime.rotation import TableRotator
-from cdk_ts_runtime.rotation.ownership import ownership_tags
-from cdk_ts_runtime.rotation_config import RotationConfig
-from cdk_ts_runtime.table_layout import TableLayout
+from cdk_ts_runtime import TableLayout
+from cdk_ts_runtime._rotation.config import RotationConfig
+from cdk_ts_runtime._rotation.ownership import ownership_tags
+from cdk_ts_runtime._rotation.rotator import TableRotator
 from tests.support.waiting import wait_until
 
 PREFIX = "telemetry"

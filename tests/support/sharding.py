@@ -6,8 +6,8 @@ import random
 
 import boto3
 
+from cdk_ts_runtime import ShardedTable
 from cdk_ts_runtime._retries import WRITE_PATH
-from cdk_ts_runtime.sharding import ShardedTable
 from tests.support.waiting import wait_until_active
 from tests.support.wire import answer, on_demand_throttle, parse_error, provisioned_throttle
 

@@ -8,9 +8,8 @@ import random
 import threading
 from datetime import UTC, datetime
 
+from cdk_ts_runtime import PeriodRouter, ShardedTable
 from cdk_ts_runtime._retries import DATA_PATH, WRITE_PATH
-from cdk_ts_runtime.router import PeriodRouter
-from cdk_ts_runtime.sharding import ShardedTable
 from tests.support.router import create_tables
 from tests.support.times import utc
 

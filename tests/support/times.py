@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from cdk_ts_runtime.table_layout import TableLayout
+from cdk_ts_runtime import TableLayout
 
 
 def utc(*args) -> datetime:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG, RotationConfig
-from cdk_ts_runtime.sharding import (
+from cdk_ts_runtime import TableLayout
+from cdk_ts_runtime._rotation.config import ENV_ROTATION_CONFIG, RotationConfig
+from cdk_ts_runtime._sharding import (
     ENV_METADATA_TABLE,
     ENV_PARTITION_KEY,
     ENV_SORT_KEY,
@@ -13,8 +14,7 @@ from cdk_ts_runtime.sharding import (
     ENV_TABLE,
     ShardedTable,
 )
-from cdk_ts_runtime.stream_consumer import STREAM_CONSUMER_ENV, StreamConsumer
-from cdk_ts_runtime.table_layout import TableLayout
+from cdk_ts_runtime._stream_consumer import STREAM_CONSUMER_ENV, StreamConsumer
 
 PREFIX = {"CDK_TS_TABLE_PREFIX": "readings"}
 

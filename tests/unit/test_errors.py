@@ -9,7 +9,7 @@ import pkgutil
 import pytest
 
 import cdk_ts_runtime
-from cdk_ts_runtime.errors import CdkTsError, ValidationError
+from cdk_ts_runtime import CdkTsError, ValidationError
 
 
 def runtime_exceptions() -> list[type]:
@@ -33,8 +33,8 @@ def test_every_runtime_exception_is_a_cdk_ts_error_named_error():
 @pytest.mark.parametrize(
     ("module", "old", "new"),
     [
-        ("cdk_ts_runtime.sharding", "CorruptShardMetadata", "CorruptShardMetadataError"),
-        ("cdk_ts_runtime.sharding.metadata", "CorruptShardMetadata", "CorruptShardMetadataError"),
+        ("cdk_ts_runtime._sharding", "CorruptShardMetadata", "CorruptShardMetadataError"),
+        ("cdk_ts_runtime._sharding.metadata", "CorruptShardMetadata", "CorruptShardMetadataError"),
         ("cdk_ts_runtime.handlers.custom_resource", "UnanswerableRequest", "UnanswerableRequestError"),
     ],
 )
@@ -46,7 +46,7 @@ def test_renamed_errors_keep_their_old_names_for_one_release_with_a_warning(modu
 
 
 def test_refused_values_are_still_value_errors():
-    from cdk_ts_runtime.rotation_config import CapacityTier
+    from cdk_ts_runtime._rotation.config import CapacityTier
 
     with pytest.raises(ValidationError, match="table_class 'GLACIER'") as refused:
         CapacityTier.on_demand(table_class="GLACIER")
@@ -54,7 +54,7 @@ def test_refused_values_are_still_value_errors():
 
 
 def test_an_unknown_name_is_still_an_attribute_error():
-    import cdk_ts_runtime.sharding as sharding
+    import cdk_ts_runtime._sharding as sharding
 
     with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
         sharding.Nope  # noqa: B018

@@ -21,22 +21,22 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cdk_ts_runtime.errors import CdkTsError
+from cdk_ts_runtime import CdkTsError
 
 PUBLIC_MODULES = (
     "cdk_ts",
     "cdk_ts.plan",
-    "cdk_ts_runtime.router",
-    "cdk_ts_runtime.device_log",
-    "cdk_ts_runtime.timestream",
-    "cdk_ts_runtime.periods",
-    "cdk_ts_runtime.table_layout",
-    "cdk_ts_runtime.items",
-    "cdk_ts_runtime.stream_consumer",
-    "cdk_ts_runtime.rotation_config",
-    "cdk_ts_runtime.archiver",
-    "cdk_ts_runtime.rotation",
-    "cdk_ts_runtime.sharding",
+    "cdk_ts_runtime._router",
+    "cdk_ts_runtime._device_log",
+    "cdk_ts_runtime._timestream",
+    "cdk_ts_runtime._periods",
+    "cdk_ts_runtime._table_layout",
+    "cdk_ts_runtime._items",
+    "cdk_ts_runtime._stream_consumer",
+    "cdk_ts_runtime._rotation.config",
+    "cdk_ts_runtime._archiver",
+    "cdk_ts_runtime._rotation.rotator",
+    "cdk_ts_runtime._sharding",
 )
 
 #: Callables whose numbers are not a user's input, each with the reason.
@@ -107,19 +107,19 @@ def _shard_metadata(**kw):
 
 
 def _router(**kw):
-    from cdk_ts_runtime.router import PeriodRouter
+    from cdk_ts_runtime import PeriodRouter
 
     return PeriodRouter("readings", dynamodb_client=object(), **kw)
 
 
 def _sharded(**kw):
-    from cdk_ts_runtime.sharding import ShardedTable
+    from cdk_ts_runtime import ShardedTable
 
     return ShardedTable("t", "m", partition_key="pk", sort_key="sk", dynamodb_client=object(), **kw)
 
 
 def _store(**kw):
-    from cdk_ts_runtime.sharding import ShardMetadataStore
+    from cdk_ts_runtime._sharding import ShardMetadataStore
 
     base = {"partition_key": "pk", "dynamodb": object, "cooldown_seconds": 10, "cache_ttl_seconds": 5,
             "clock": lambda: 0.0}
@@ -127,15 +127,15 @@ def _store(**kw):
 
 
 def _window(**kw):
-    from cdk_ts_runtime.sharding import ThrottleWindow
+    from cdk_ts_runtime._sharding import ThrottleWindow
 
     return ThrottleWindow(**{"window_seconds": 10, "clock": lambda: 0.0, **kw})
 
 
 def _rotator():
-    from cdk_ts_runtime.rotation import TableRotator
-    from cdk_ts_runtime.rotation_config import RotationConfig
-    from cdk_ts_runtime.table_layout import TableLayout
+    from cdk_ts_runtime import TableLayout
+    from cdk_ts_runtime._rotation.config import RotationConfig
+    from cdk_ts_runtime._rotation.rotator import TableRotator
 
     rotator = TableRotator(TableLayout("readings"), RotationConfig(), dynamodb=object())
     rotator.clock = _at
@@ -143,7 +143,7 @@ def _rotator():
 
 
 def _info():
-    from cdk_ts_runtime.sharding import ShardInfo
+    from cdk_ts_runtime import ShardInfo
 
     return ShardInfo(1, 0, ((0, 1),), 1, 0, 64)
 
@@ -154,14 +154,14 @@ def _at():
 
 #: A valid call of each public callable with numeric parameters; the test replaces one keyword with a bad value.
 VALID_CALLS: dict[str, Callable[..., Any]] = {
-    "AutoScaling": lambda **kw: _rt("rotation_config").AutoScaling(**kw),
-    "CapacityTier": lambda **kw: _rt("rotation_config").CapacityTier(**{"read_capacity": 5, "write_capacity": 5, **kw}),
-    "CapacityTier.provisioned": lambda **kw: _rt("rotation_config").CapacityTier.provisioned(
+    "AutoScaling": lambda **kw: _rt("rotation.config").AutoScaling(**kw),
+    "CapacityTier": lambda **kw: _rt("rotation.config").CapacityTier(**{"read_capacity": 5, "write_capacity": 5, **kw}),
+    "CapacityTier.provisioned": lambda **kw: _rt("rotation.config").CapacityTier.provisioned(
         **{"read": 5, "write": 5, **kw}
     ),
-    "RightSizing": lambda **kw: _rt("rotation_config").RightSizing(**kw),
-    "RightSizing.size": lambda **kw: _rt("rotation_config").RightSizing().size(**{"peak": 10.0, **kw}),
-    "RotationConfig": lambda **kw: _rt("rotation_config").RotationConfig(**kw),
+    "RightSizing": lambda **kw: _rt("rotation.config").RightSizing(**kw),
+    "RightSizing.size": lambda **kw: _rt("rotation.config").RightSizing().size(**{"peak": 10.0, **kw}),
+    "RotationConfig": lambda **kw: _rt("rotation.config").RotationConfig(**kw),
     "StreamConsumer": lambda **kw: _rt("stream_consumer").StreamConsumer(**{"function_name": "f", **kw}),
     "DeviceLogTable": _device_log,
     "StreamArchiver": _archiver,
@@ -213,7 +213,7 @@ VALID_CALLS: dict[str, Callable[..., Any]] = {
 
 
 def _rt(module: str):
-    return importlib.import_module(f"cdk_ts_runtime.{module}")
+    return importlib.import_module(f"cdk_ts_runtime._{module}")
 
 
 def _plan():

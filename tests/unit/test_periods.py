@@ -2,8 +2,8 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from cdk_ts_runtime.errors import ValidationError
-from cdk_ts_runtime.periods import (
+from cdk_ts_runtime import ValidationError
+from cdk_ts_runtime._periods import (
     RotationPeriod,
     label,
     next_start,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cdk_ts_runtime.items import PageLimitError, query_all
+from cdk_ts_runtime._items import PageLimitError, query_all
 
 
 class Pages:

@@ -5,10 +5,7 @@ from __future__ import annotations
 import boto3
 import pytest
 
-from cdk_ts_runtime.device_log import DeviceLogRepository
-from cdk_ts_runtime.router import PeriodRouter
-from cdk_ts_runtime.sharding import ShardedTable
-from cdk_ts_runtime.timestream import TimestreamWriter
+from cdk_ts_runtime import DeviceLogRepository, PeriodRouter, ShardedTable, TimestreamWriter
 
 
 @pytest.fixture(autouse=True)

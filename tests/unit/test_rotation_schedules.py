@@ -3,7 +3,7 @@ from datetime import timedelta
 import pytest
 
 from cdk_ts.rotation._schedules import after_boundary, before_boundary, check_alarm_lead
-from cdk_ts_runtime.periods import RotationPeriod
+from cdk_ts_runtime import RotationPeriod
 
 MIN = timedelta(minutes=1)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cdk_ts_runtime.sharding import SHARD_CEILING, ShardGrowth, ThrottleWindow, shards_needed
+from cdk_ts_runtime._sharding import SHARD_CEILING, ShardGrowth, ThrottleWindow, shards_needed
 from tests.support.sharding import Clock
 
 

@@ -2,8 +2,7 @@
 
 import pytest
 
-from cdk_ts_runtime.periods import RotationPeriod
-from cdk_ts_runtime.table_layout import TableLayout
+from cdk_ts_runtime import RotationPeriod, TableLayout
 
 
 def test_every_field_travels_in_its_documented_variable():

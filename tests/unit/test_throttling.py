@@ -8,7 +8,7 @@ import json
 import pytest
 
 from cdk_ts.testing._rules import wire_type
-from cdk_ts_runtime.throttling import (
+from cdk_ts_runtime._throttling import (
     ThrottledError,
     ThrottleLimit,
     ThrottleScope,

@@ -5,14 +5,16 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from cdk_ts_runtime.archiver import (
+from cdk_ts_runtime._archiver import (
     DONE_PREFIX,
     ENV_FAILURE_BUCKET,
     FAILURE_PREFIX,
     StreamRecordArchiver,
     event_records,
 )
-from cdk_ts_runtime.errors import ValidationError
+from cdk_ts_runtime._errors import ValidationError
+
+__all__ = ["handler"]  # the entry point; the rest of this module is its machinery
 
 
 def handler(event: dict[str, Any], context: object) -> dict[str, Any]:

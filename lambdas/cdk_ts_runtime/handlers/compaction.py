@@ -6,11 +6,13 @@ import os
 from datetime import UTC, datetime
 from typing import Any
 
-from cdk_ts_runtime.compaction import ArchiveCompactor
-from cdk_ts_runtime.compaction_iceberg import ENV_ICEBERG, IcebergSink
-from cdk_ts_runtime.compaction_plan import CompactionSettings
-from cdk_ts_runtime.errors import ValidationError
-from cdk_ts_runtime.rotation import scheduled_time
+from cdk_ts_runtime._compaction import ArchiveCompactor
+from cdk_ts_runtime._compaction_iceberg import ENV_ICEBERG, IcebergSink
+from cdk_ts_runtime._compaction_plan import CompactionSettings
+from cdk_ts_runtime._errors import ValidationError
+from cdk_ts_runtime._rotation.rotator import scheduled_time
+
+__all__ = ["handler"]  # the entry point; the rest of this module is its machinery
 
 
 def handler(event: dict[str, Any], context: object) -> dict[str, Any]:

@@ -21,13 +21,13 @@ from typing import Any
 
 import boto3
 
+from cdk_ts_runtime._errors import CdkTsError, deprecated_alias
+from cdk_ts_runtime._periods import parse_table_name
 from cdk_ts_runtime._retries import CONTROL_PLANE
-from cdk_ts_runtime.errors import CdkTsError, deprecated_alias
-from cdk_ts_runtime.periods import parse_table_name
-from cdk_ts_runtime.rotation import TableRotator
-from cdk_ts_runtime.rotation.ownership import is_owned
-from cdk_ts_runtime.rotation.report import describe_table
-from cdk_ts_runtime.table_layout import ENV_TABLE_PREFIX
+from cdk_ts_runtime._rotation.ownership import is_owned
+from cdk_ts_runtime._rotation.report import describe_table
+from cdk_ts_runtime._rotation.rotator import TableRotator
+from cdk_ts_runtime._table_layout import ENV_TABLE_PREFIX
 
 logger = logging.getLogger(__name__)
 

@@ -10,10 +10,12 @@ from typing import Any
 import boto3
 
 from cdk_ts_runtime._retries import CONTROL_PLANE, METRICS
+from cdk_ts_runtime._rotation.config import RotationConfig
+from cdk_ts_runtime._rotation.rotator import TableRotator, scheduled_time
+from cdk_ts_runtime._stream_consumer import StreamConsumer
 from cdk_ts_runtime.handlers import custom_resource
-from cdk_ts_runtime.rotation import TableRotator, scheduled_time
-from cdk_ts_runtime.rotation_config import RotationConfig
-from cdk_ts_runtime.stream_consumer import StreamConsumer
+
+__all__ = ["handler"]  # the entry point; the rest of this module is its machinery
 
 
 def now() -> datetime:

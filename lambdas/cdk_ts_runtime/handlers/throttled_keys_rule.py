@@ -13,10 +13,12 @@ from typing import Any
 
 import boto3
 
+from cdk_ts_runtime._contributor_insights import throttled_keys_rule
+from cdk_ts_runtime._errors import ValidationError
 from cdk_ts_runtime._retries import CONTROL_PLANE
-from cdk_ts_runtime.contributor_insights import throttled_keys_rule
-from cdk_ts_runtime.errors import ValidationError
 from cdk_ts_runtime.handlers.custom_resource import UnanswerableRequestError, send
+
+__all__ = ["handler"]  # the entry point; the rest of this module is its machinery
 
 logger = logging.getLogger(__name__)
 

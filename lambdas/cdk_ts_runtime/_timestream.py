@@ -1,0 +1,295 @@
+"""TimestreamWriter: JSON events to Amazon Timestream multi-measure records, batched with common attributes.
+
+Follows Timestream's modelling guidance: all measures of one event in one MULTI record, dimensions
+shared by a whole batch lifted into ``CommonAttributes``, at most 100 records per WriteRecords, and
+queries that always carry a time predicate. Amazon Timestream for LiveAnalytics has been closed to
+new customers since 2025-06-20; existing customers keep using it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+import boto3
+from botocore.exceptions import ClientError, ConnectionClosedError, EndpointConnectionError, ReadTimeoutError
+
+from cdk_ts_runtime._aws import Backoff, error_code
+from cdk_ts_runtime._errors import ValidationError
+from cdk_ts_runtime._inputs import whole
+from cdk_ts_runtime._retries import TIMESTREAM_WRITE
+
+BATCH_LIMIT = 100  # WriteRecords takes at most 100 records
+RECORD_LIMIT_BYTES = 2048  # a record may be at most 2 KB
+_RETRYABLE = ("ThrottlingException", "InternalServerException")
+#: Transport failures the writer retries itself: its client makes one attempt per call (``TIMESTREAM_WRITE``).
+_TRANSPORT_ERRORS = (ConnectionClosedError, EndpointConnectionError, ReadTimeoutError)
+
+
+@dataclass
+class WriteResult:
+    """What a :meth:`TimestreamWriter.write` call achieved.
+
+    :param records_ingested: records Timestream ingested.
+        Default: 0.
+    :param rejected: every event not written, as a dict with ``event`` and ``reason``.
+        Default: an empty list.
+    """
+
+    records_ingested: int = 0
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _to_millis(value: Any) -> str:
+    if isinstance(value, datetime):
+        moment = value if value.tzinfo else value.replace(tzinfo=UTC)
+        return str(int(moment.timestamp() * 1000))
+    if isinstance(value, str):
+        return _to_millis(datetime.fromisoformat(value))
+    if isinstance(value, int | Decimal) and not isinstance(value, bool):
+        return str(int(value))  # integers are epoch milliseconds
+    raise ValidationError(f"time {value!r} is not a datetime, ISO-8601 text or epoch milliseconds")
+
+
+def measure_value(name: str, value: Any) -> dict[str, str]:
+    """One MULTI measure value with its inferred type (BOOLEAN, BIGINT, DOUBLE, TIMESTAMP, VARCHAR)."""
+    if isinstance(value, bool):
+        return {"Name": name, "Value": "true" if value else "false", "Type": "BOOLEAN"}
+    if isinstance(value, int):
+        return {"Name": name, "Value": str(value), "Type": "BIGINT"}
+    if isinstance(value, float | Decimal):
+        return {"Name": name, "Value": str(value), "Type": "DOUBLE"}
+    if isinstance(value, datetime):
+        return {"Name": name, "Value": _to_millis(value), "Type": "TIMESTAMP"}
+    if isinstance(value, str):
+        if len(value) >= 19 and value[4:5] == "-" and value[10:11] == "T":
+            try:
+                return {"Name": name, "Value": _to_millis(value), "Type": "TIMESTAMP"}
+            except ValueError:
+                pass
+        return {"Name": name, "Value": value, "Type": "VARCHAR"}
+    return {"Name": name, "Value": json.dumps(value, default=str, sort_keys=True), "Type": "VARCHAR"}
+
+
+class TimestreamWriter:
+    """Writes JSON events as MULTI records: listed ``dimensions`` become dimensions, the rest measures.
+
+    Pass a ``timestream-write`` client created with an explicit ``endpoint_url`` (from
+    DescribeEndpoints), or ``endpoint_url`` itself: Timestream otherwise discovers endpoints per call.
+    """
+
+    def __init__(
+        self,
+        database_name: str,
+        table_name: str,
+        *,
+        dimensions: Sequence[str],
+        time_field: str = "time",
+        measure_name: str = "metrics",
+        client=None,
+        endpoint_url: str | None = None,
+        max_attempts: int = 5,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        """Describe the target table and how events map to records.
+
+        :param database_name: the Timestream database.
+        :param table_name: the Timestream table.
+        :param dimensions: the event attributes that become dimensions, the high-cardinality key first;
+            every other attribute (but the time) becomes a measure.
+        :param time_field: the event attribute holding the time (datetime, ISO-8601 text or epoch
+            milliseconds). Default: ``"time"``.
+        :param measure_name: the measure name of every MULTI record.
+            Default: ``"metrics"``.
+        :param client: a ``timestream-write`` client created with an explicit ``endpoint_url``, used as
+            given; the writer retries throttles itself, so give it ``Config(retries={"mode": "standard",
+            "total_max_attempts": 1})`` or each of its attempts also carries the SDK's retries.
+            Default: None — one is created for ``endpoint_url`` with one SDK attempt per call.
+        :param endpoint_url: the ingestion endpoint (from DescribeEndpoints), used when ``client`` is None.
+            Default: None — then ``client`` is required.
+        :param max_attempts: WriteRecords attempts on throttling, internal errors or a dropped connection.
+            Default: 5.
+        :param sleep: how to wait between attempts (tests pass a fake).
+            Default: ``time.sleep``.
+        :raises ValueError: for empty names, no dimensions, a time field that is a dimension, or neither a
+            client nor an endpoint.
+        """
+        if not database_name or not table_name:
+            raise ValidationError("database_name and table_name must not be empty")
+        if not dimensions:
+            raise ValidationError("dimensions must name at least one event attribute (the high-cardinality key first)")
+        if time_field in dimensions:
+            raise ValidationError(f"time_field {time_field!r} cannot also be a dimension")
+        if client is None and not endpoint_url:
+            raise ValidationError(
+                "pass client= (a timestream-write client with endpoint_url) or endpoint_url=: find it with "
+                "boto3.client('timestream-write').describe_endpoints()"
+            )
+        whole("max_attempts", max_attempts)
+        self.database_name = database_name
+        self.table_name = table_name
+        self.dimensions = list(dimensions)
+        self.time_field = time_field
+        self.measure_name = measure_name
+        self.client = client or boto3.client("timestream-write", endpoint_url=endpoint_url, config=TIMESTREAM_WRITE)
+        self.max_attempts = max_attempts
+        self.backoff = Backoff(base=0.1, cap=5.0, sleep=sleep)
+
+    def record(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        """The MULTI record for one event; ``ValueError`` names what makes it unwritable."""
+        missing = [d for d in self.dimensions if event.get(d) in (None, "")]
+        if missing:
+            raise ValidationError(f"dimension(s) {missing} missing")
+        if event.get(self.time_field) is None:
+            raise ValidationError(f"time field {self.time_field!r} missing")
+        measures = [
+            measure_value(name, value)
+            for name, value in event.items()
+            if name not in self.dimensions and name != self.time_field and value is not None
+        ]
+        if not measures:
+            raise ValidationError("no measures: every attribute is a dimension or the time")
+        record = {
+            "Dimensions": [{"Name": d, "Value": str(event[d])} for d in self.dimensions],
+            "MeasureName": self.measure_name,
+            "MeasureValueType": "MULTI",
+            "MeasureValues": measures,
+            "Time": _to_millis(event[self.time_field]),
+            "TimeUnit": "MILLISECONDS",
+        }
+        if len(json.dumps(record)) > RECORD_LIMIT_BYTES:
+            raise ValidationError(f"record larger than {RECORD_LIMIT_BYTES} bytes")
+        return record
+
+    def write(self, events: Sequence[Mapping[str, Any]]) -> WriteResult:
+        """Write events in batches of 100; returns the count ingested and every rejected event with its reason."""
+        result = WriteResult()
+        batch: list[tuple[Mapping[str, Any], dict[str, Any]]] = []
+        for event in events:
+            try:
+                batch.append((event, self.record(event)))
+            except ValueError as error:
+                result.rejected.append({"event": dict(event), "reason": str(error)})
+            if len(batch) == BATCH_LIMIT:
+                self._send(batch, result)
+                batch = []
+        if batch:
+            self._send(batch, result)
+        return result
+
+    def _send(self, batch: list[tuple[Mapping[str, Any], dict[str, Any]]], result: WriteResult) -> None:
+        records, common = lift_common_attributes([record for _event, record in batch])
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                response = self.client.write_records(
+                    DatabaseName=self.database_name,
+                    TableName=self.table_name,
+                    CommonAttributes=common,
+                    Records=records,
+                )
+                result.records_ingested += response.get("RecordsIngested", {}).get("Total", len(records))
+                return
+            except _TRANSPORT_ERRORS:
+                if attempt == self.max_attempts:
+                    raise
+                self.backoff.wait(attempt)
+                continue
+            except ClientError as error:
+                code = error_code(error)
+                if code == "RejectedRecordsException":
+                    rejected = error.response.get("RejectedRecords", [])
+                    for entry in rejected:
+                        event = batch[entry["RecordIndex"]][0]
+                        result.rejected.append({"event": dict(event), "reason": entry.get("Reason", "rejected")})
+                    result.records_ingested += len(records) - len(rejected)
+                    return
+                if code not in _RETRYABLE or attempt == self.max_attempts:
+                    raise
+                self.backoff.wait(attempt)
+
+
+def lift_common_attributes(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Move what every record shares (dimensions, measure name/type, time unit) into ``CommonAttributes``."""
+    first = records[0]
+    shared = [
+        dimension
+        for dimension in first["Dimensions"]
+        if all(dimension in record["Dimensions"] for record in records[1:])
+    ]
+    common: dict[str, Any] = {
+        "MeasureName": first["MeasureName"],
+        "MeasureValueType": "MULTI",
+        "TimeUnit": "MILLISECONDS",
+    }
+    if shared:
+        common["Dimensions"] = shared
+    slimmed = []
+    for record in records:
+        rest = {k: v for k, v in record.items() if k not in ("MeasureName", "MeasureValueType", "TimeUnit")}
+        rest["Dimensions"] = [d for d in record["Dimensions"] if d not in shared]
+        if not rest["Dimensions"]:
+            del rest["Dimensions"]
+        slimmed.append(rest)
+    return slimmed, common
+
+
+def _identifier(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _literal(value: str) -> str:
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def build_query(
+    database_name: str,
+    table_name: str,
+    *,
+    start: datetime,
+    end: datetime,
+    columns: Sequence[str] = ("*",),
+    partition_key: str | None = None,
+    partition_value: str | None = None,
+    measure_name: str | None = None,
+) -> str:
+    """A SELECT that always bounds ``time`` and, when given, filters on the partition-key dimension.
+
+    :param database_name: the database (quoted as an identifier).
+    :param table_name: the table (quoted as an identifier).
+    :param start: the earliest time, an aware datetime (inclusive).
+    :param end: the latest time, an aware datetime (inclusive).
+    :param columns: the columns selected.
+        Default: ``("*",)`` — every column.
+    :param partition_key: the partition-key dimension to filter on, given with ``partition_value``.
+        Default: None — no dimension filter.
+    :param partition_value: the value ``partition_key`` must equal.
+        Default: None — no dimension filter.
+    :param measure_name: only rows of this measure name.
+        Default: None — every measure.
+    :raises ValueError: for naive or reversed times, or only one of ``partition_key``/``partition_value``.
+    """
+    if start.tzinfo is None or end.tzinfo is None:
+        raise ValidationError("start and end must be timezone-aware datetimes")
+    if start > end:
+        raise ValidationError(f"start {start.isoformat()} is after end {end.isoformat()}")
+    if (partition_key is None) != (partition_value is None):
+        raise ValidationError("give partition_key and partition_value together")
+    selected = ", ".join("*" if c == "*" else _identifier(c) for c in columns)
+    iso = "%Y-%m-%dT%H:%M:%S.%fZ"
+    predicates = [
+        f"time BETWEEN from_iso8601_timestamp({_literal(start.astimezone(UTC).strftime(iso))}) "
+        f"AND from_iso8601_timestamp({_literal(end.astimezone(UTC).strftime(iso))})"
+    ]
+    if partition_key is not None:
+        predicates.append(f"{_identifier(partition_key)} = {_literal(partition_value)}")
+    if measure_name is not None:
+        predicates.append(f"measure_name = {_literal(measure_name)}")
+    return (
+        f"SELECT {selected} FROM {_identifier(database_name)}.{_identifier(table_name)} "
+        f"WHERE {' AND '.join(predicates)}"
+    )
