@@ -110,6 +110,7 @@ class PeriodThrottledKeys:
         :param end: the range's end.
         :param period_seconds: the report's data-point period (the dashboard's).
         :param top: how many keys to name per table, 1-100.
+            Default: 10 (GetInsightRuleReport's own default).
         :raises ValidationError: for a range that ends before it starts, or a bad ``top`` or period.
         """
         start, end = require_utc(start), require_utc(end)
