@@ -13,7 +13,7 @@ is a dashboard custom widget whose function finds the current and previous table
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aws_cdk import CustomResource, Duration, Stack, Token
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -25,12 +25,10 @@ from cdk_ts import _perms
 from cdk_ts._defaults import runtime_function, table_arn_pattern
 from cdk_ts._nag import acknowledge_wildcard_resources
 from cdk_ts._validation import describe
+from cdk_ts.rotation.base import PeriodTablesBase
 from cdk_ts_runtime.errors import ValidationError
 from cdk_ts_runtime.rotation_config import RotationConfig
 from cdk_ts_runtime.throttled_keys_report import DEFAULT_CONTRIBUTORS, check_top
-
-if TYPE_CHECKING:  # the rotation's modules are moving (cdk_ts/rotation/): no import of them at run time
-    from cdk_ts.period_tables import PeriodTablesBase
 
 #: What every switch turns on.
 THROTTLED_KEYS = dynamodb.ContributorInsightsSpecification(
@@ -246,7 +244,7 @@ def period_throttled_keys_widget_of(tables: PeriodTablesBase) -> PeriodThrottled
 
     :raises TypeError: for anything but period tables, naming it.
     """
-    if getattr(tables, "layout", None) is None or not isinstance(tables, Construct):
+    if not isinstance(tables, PeriodTablesBase):
         raise TypeError(
             f"{describe(tables)} has no period tables: pass RotatingTimeSeriesTables or its from_table_prefix import"
         )
@@ -259,4 +257,5 @@ def period_throttled_keys_widget_of(tables: PeriodTablesBase) -> PeriodThrottled
 def names_period_throttled_keys(construct: object) -> bool:
     """True for a rotation whose period tables get ``THROTTLED_KEYS`` insights (``throttled_keys_insights=True``)."""
     config = getattr(construct, "config", None)
-    return isinstance(config, RotationConfig) and config.throttled_keys_insights and hasattr(construct, "layout")
+    switched_on = isinstance(config, RotationConfig) and config.throttled_keys_insights
+    return isinstance(construct, PeriodTablesBase) and switched_on

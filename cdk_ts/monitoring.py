@@ -7,10 +7,9 @@ from typing import Any
 from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
-from cdk_ts._alarms import AlarmActions
 from cdk_ts._insights import names_period_throttled_keys, period_throttled_keys_widget_of, throttled_keys_graph
 from cdk_ts._validation import describe
-from cdk_ts.protocols import Monitorable
+from cdk_ts.protocols import HasAlarms, Monitorable
 
 
 class MonitoringDashboard(Construct):
@@ -59,7 +58,7 @@ class MonitoringDashboard(Construct):
             self.dashboard.add_widgets(*construct.dashboard_widgets())
             if names_period_throttled_keys(construct):
                 self.show_period_throttled_keys(construct)
-            if isinstance(construct, AlarmActions):
+            if isinstance(construct, HasAlarms):
                 alarms.extend(construct.alarms.values())
         if alarms:
             self._alarms.extend(alarms)

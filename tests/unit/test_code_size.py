@@ -27,13 +27,8 @@ _TABLES_OF_DATA: dict[str, str] = {}
 _BEING_SPLIT_ELSEWHERE: set[str] = {
     "cdk_ts/archive_catalog.py::ArchiveCatalog.__init__",
     "cdk_ts/archive_compaction.py::ArchiveCompaction.__init__",
-    "cdk_ts/device_log.py::DeviceLogTable.__init__",
-    "cdk_ts/rotating_tables.py::RotatingTimeSeriesTables",
-    "cdk_ts/rotating_tables.py::RotatingTimeSeriesTables.__init__",
-    "cdk_ts/sharding.py::ShardMetadataTable.__init__",
     "cdk_ts/stream_archiver.py::StreamArchiver",
     "cdk_ts/stream_archiver.py::StreamArchiver.__init__",
-    "cdk_ts/timestream.py::TimestreamTable.__init__",
     "examples/scenario.py::Scenario",
 }
 
