@@ -6,7 +6,9 @@ does not count every request (CloudFormation ``ContributorInsightsSpecification.
 ``ContributorInsightsSpecification(enabled=True, mode=ContributorInsightsMode.THROTTLED_KEYS)``).
 
 The rule's name carries the time insights were turned on, so it is unknown at synth: :class:`ThrottledKeysRule`
-reads it at deploy time (a custom resource) so the dashboard graphs it with no manual step.
+reads it at deploy time (a custom resource) so the dashboard graphs it with no manual step. A rotation's period
+tables get theirs at run time, a new table each period, so no template can name them: :class:`PeriodThrottledKeysWidget`
+is a dashboard custom widget whose function finds the current and previous tables' rules when the dashboard is viewed.
 """
 
 from __future__ import annotations
@@ -20,8 +22,13 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from cdk_ts import _perms
-from cdk_ts._defaults import runtime_function
+from cdk_ts._defaults import runtime_function, table_arn_pattern
+from cdk_ts._nag import acknowledge_wildcard_resources
+from cdk_ts._validation import describe
+from cdk_ts.rotation.base import PeriodTablesBase
 from cdk_ts_runtime._errors import ValidationError
+from cdk_ts_runtime._rotation.config import RotationConfig
+from cdk_ts_runtime._throttled_keys_report import DEFAULT_CONTRIBUTORS, check_top
 
 #: What every switch turns on.
 THROTTLED_KEYS = dynamodb.ContributorInsightsSpecification(
@@ -156,3 +163,100 @@ def throttled_keys_rule_of(table: dynamodb.Table) -> ThrottledKeysRule:
     if isinstance(existing, ThrottledKeysRule):
         return existing
     return ThrottledKeysRule(table, "ThrottledKeysRule", table=table)
+
+
+#: The widget function's timeout: two DescribeContributorInsights and two GetInsightRuleReport calls, each with
+#: ``_retries.METRICS``'s short timeouts and two attempts. A guess with room; a viewer waits on it.
+WIDGET_TIMEOUT = Duration.seconds(30)
+
+
+class PeriodThrottledKeysWidget(Construct):
+    """A CloudWatch dashboard custom widget naming the top throttled partition keys of a rotation's period tables.
+
+    Its function (``cdk_ts_runtime.handlers.throttled_keys_widget``) runs when the dashboard is viewed: for the period
+    table holding the viewed range's end and the one before it (late writes still reach the previous table), it
+    reads the table's ``DynamoDBContributorInsights-PKT-...`` rule (``DescribeContributorInsights``) and the rule's top
+    keys in the viewed range (``GetInsightRuleReport``), and answers them as an HTML table with each key's share.
+    Its role may do only that, on this rotation's tables (``{prefix}_????-??-??`` for daily) and their
+    ``insight-rule/DynamoDBContributorInsights-PKT-{pattern}-*`` rules, and write its logs. The layout is in the
+    function's environment, so the widget's parameters cannot point it at other tables.
+
+    Viewers need ``lambda:InvokeFunction`` on ``function``, and the dashboard asks them once to allow custom widgets
+    to run (CloudWatch user guide, "Security and JavaScript for custom CloudWatch widgets").
+    Use :func:`period_throttled_keys_widget_of`, which makes one per rotation.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, tables: PeriodTablesBase) -> None:
+        """Create the function and its two permissions.
+
+        :param scope: the parent construct.
+        :param construct_id: the construct ID.
+        :param tables: the rotation's period tables (``RotatingTimeSeriesTables`` or its ``from_table_prefix``).
+        """
+        super().__init__(scope, construct_id)
+        self.tables = tables
+        pattern = tables.table_name_pattern
+        self.function = runtime_function(
+            self, "Function",
+            description=f"Dashboard widget: the top throttled keys of the {pattern} period tables",
+            handler="cdk_ts_runtime.handlers.throttled_keys_widget.handler",
+            environment=tables.layout.to_env(),
+            timeout=WIDGET_TIMEOUT,
+        )
+        table_arns = table_arn_pattern(tables, pattern)
+        rule_arns = Stack.of(tables).format_arn(
+            service="cloudwatch", resource="insight-rule",
+            resource_name=f"DynamoDBContributorInsights-PKT-{pattern}-*",
+        )
+        self.function.add_to_role_policy(iam.PolicyStatement(
+            actions=[_perms.DESCRIBE_CONTRIBUTOR_INSIGHTS], resources=[table_arns],
+        ))
+        self.function.add_to_role_policy(iam.PolicyStatement(
+            actions=[_perms.GET_INSIGHT_RULE_REPORT], resources=[rule_arns],
+        ))
+        # Only the rules' ARN is a finding: cdk-nag's IAM5 looks for "*", and the tables' "?" pattern has none.
+        acknowledge_wildcard_resources(
+            self.function, self, [rule_arns],
+            f"DynamoDB names each period table's rule DynamoDBContributorInsights-PKT-{{table}}-{{creation time}} "
+            f"when the rotation turns insights on at run time; the tables are all named {pattern}",
+        )
+
+    def widget(self, *, top: int = DEFAULT_CONTRIBUTORS, title: str | None = None) -> cloudwatch.CustomWidget:
+        """The custom widget, full width, asking the function again on refresh and on a new time range.
+
+        :param top: how many keys to name per table (1-100).
+            Default: 10.
+        :param title: the widget's title.
+            Default: None — "Top throttled keys, {prefix} current and previous tables".
+        :raises ValidationError: for a ``top`` outside 1-100, naming it.
+        """
+        return cloudwatch.CustomWidget(
+            function_arn=self.function.function_arn,
+            title=title or f"Top throttled keys, {self.tables.table_prefix} current and previous tables",
+            params={"top": check_top(top)},
+            update_on_resize=False,
+            width=24,
+            height=8,
+        )
+
+
+def period_throttled_keys_widget_of(tables: PeriodTablesBase) -> PeriodThrottledKeysWidget:
+    """The :class:`PeriodThrottledKeysWidget` of ``tables``, made on first use (one per rotation, whoever asks).
+
+    :raises TypeError: for anything but period tables, naming it.
+    """
+    if not isinstance(tables, PeriodTablesBase):
+        raise TypeError(
+            f"{describe(tables)} has no period tables: pass RotatingTimeSeriesTables or its from_table_prefix import"
+        )
+    existing = tables.node.try_find_child("ThrottledKeysWidget")
+    if isinstance(existing, PeriodThrottledKeysWidget):
+        return existing
+    return PeriodThrottledKeysWidget(tables, "ThrottledKeysWidget", tables=tables)
+
+
+def names_period_throttled_keys(construct: object) -> bool:
+    """True for a rotation whose period tables get ``THROTTLED_KEYS`` insights (``throttled_keys_insights=True``)."""
+    config = getattr(construct, "config", None)
+    switched_on = isinstance(config, RotationConfig) and config.throttled_keys_insights
+    return isinstance(construct, PeriodTablesBase) and switched_on

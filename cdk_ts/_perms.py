@@ -103,6 +103,9 @@ DYNAMODB_CONTRIBUTOR_INSIGHTS_ACTIONS = ("dynamodb:UpdateContributorInsights", D
 CONTRIBUTOR_INSIGHTS_ROLE = (
     "role/aws-service-role/contributorinsights.dynamodb.amazonaws.com/AWSServiceRoleForDynamoDBCloudWatchContributorInsights"
 )
+#: Reading a Contributor Insights rule's top contributors; scoped to ``insight-rule/{name}`` ARNs (the service
+#: authorization reference for CloudWatch lists the ``insight-rule`` resource type as required).
+GET_INSIGHT_RULE_REPORT = "cloudwatch:GetInsightRuleReport"
 #: CloudWatch metric reads have no resource-level permissions (``*``).
 CLOUDWATCH_READ_METRICS_ACTIONS = ("cloudwatch:GetMetricStatistics",)
 

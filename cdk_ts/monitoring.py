@@ -7,7 +7,7 @@ from typing import Any
 from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
-from cdk_ts._insights import throttled_keys_graph
+from cdk_ts._insights import names_period_throttled_keys, period_throttled_keys_widget_of, throttled_keys_graph
 from cdk_ts._validation import describe
 from cdk_ts.protocols import HasAlarms, Monitorable
 
@@ -17,7 +17,9 @@ class MonitoringDashboard(Construct):
 
     ``monitor(*constructs)`` adds, for a ``RotatingTimeSeriesTables``: the throttled requests of its
     period tables (SEARCH) and the rotation's health (function errors, next table missing, undelivered
-    runs, failed runs kept in the function's dead-letter queue, future and failed tables); for a
+    runs, failed runs kept in the function's dead-letter queue, future and failed tables) and, with
+    ``throttled_keys_insights=True``, a row naming the top throttled keys of its current and previous tables
+    (``show_period_throttled_keys``); for a
     ``StreamArchiver``: iterator age, failed batches and errors; for a ``DeviceLogTable`` or
     ``ShardMetadataTable``: its table's throttled requests and, with ``throttled_keys_insights=True``, the top
     throttled key of its (main) table and how many keys were throttled. Alarms the constructs have when ``monitor``
@@ -54,6 +56,8 @@ class MonitoringDashboard(Construct):
         alarms: list[cloudwatch.IAlarm] = []
         for construct in constructs:
             self.dashboard.add_widgets(*construct.dashboard_widgets())
+            if names_period_throttled_keys(construct):
+                self.show_period_throttled_keys(construct)
             if isinstance(construct, HasAlarms):
                 alarms.extend(construct.alarms.values())
         if alarms:
@@ -70,8 +74,9 @@ class MonitoringDashboard(Construct):
         (its main table) or ``RotatingTimeSeriesTables``. DynamoDB names each rule
         ``DynamoDBContributorInsights-PKT-{table}-{created ms}`` when insights are turned on, so the names are
         known after the first deployment: ``aws dynamodb describe-contributor-insights --table-name TABLE``.
-        ``monitor`` graphs the rules of ``DeviceLogTable`` and ``ShardMetadataTable`` by itself; this is for the
-        period tables' rules (made at run time) and tables defined elsewhere.
+        ``monitor`` graphs the rules of ``DeviceLogTable`` and ``ShardMetadataTable`` by itself; this is for
+        tables defined elsewhere, and for one period table's rule (``show_period_throttled_keys`` follows the
+        rotation's new table each period).
 
         :param rule_names: the rules' names.
         :raises ValidationError: for a name that is not a DynamoDB throttled-keys rule.
@@ -79,6 +84,26 @@ class MonitoringDashboard(Construct):
         graphs = [throttled_keys_graph(name) for name in rule_names]
         for start in range(0, len(graphs), 2):
             self.dashboard.add_widgets(*graphs[start : start + 2])
+
+    def show_period_throttled_keys(self, *tables: Any, top: int = 10) -> None:
+        """Add a row per rotation naming the top throttled keys of its current and previous period tables.
+
+        A custom widget whose function (one per rotation, ``PeriodThrottledKeysWidget``) finds each table's
+        Contributor Insights rule when the dashboard is viewed, since DynamoDB names it when the rotation turns
+        insights on for a new table, and shows its top keys in the viewed time range. ``monitor`` adds it for a
+        ``RotatingTimeSeriesTables`` with ``throttled_keys_insights=True``; this is for period tables another stack
+        rotates (``RotatingTimeSeriesTables.from_table_prefix``). Viewers need ``lambda:InvokeFunction`` on the
+        widget's function and allow custom widgets once in the console.
+
+        :param tables: ``RotatingTimeSeriesTables`` or their ``from_table_prefix`` imports.
+        :param top: how many keys to name per table, 1-100.
+            Default: 10.
+        :raises TypeError: for anything but period tables, naming it.
+        :raises ValidationError: for a ``top`` outside 1-100.
+        """
+        widgets = [period_throttled_keys_widget_of(t).widget(top=top) for t in tables]
+        for widget in widgets:
+            self.dashboard.add_widgets(widget)
 
     @property
     def alarms(self) -> list[cloudwatch.IAlarm]:

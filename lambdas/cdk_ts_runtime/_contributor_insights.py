@@ -23,6 +23,16 @@ THROTTLED_PARTITION_KEYS = "-PKT-"
 PASSING_STATUSES = frozenset({"ENABLING", "DISABLED"})
 
 
+def partition_keys_rule(rules: list[str]) -> str | None:
+    """The throttled-partition-keys rule among a table's ``ContributorInsightsRuleList``, or None when none is listed.
+
+    Picked by its ``-PKT-`` part, never by its place in the list; of two (a re-enabled table listing an old one
+    too) the one with the later creation time in its name.
+    """
+    listed = sorted(rule for rule in rules if THROTTLED_PARTITION_KEYS in rule)
+    return listed[-1] if listed else None
+
+
 class ThrottledKeysRuleMissingError(CdkTsError):
     """A table has no throttled-partition-keys rule (insights off, failed, or still enabling when time ran out)."""
 
@@ -53,9 +63,9 @@ def throttled_keys_rule(
     for attempt in range(attempts):
         answer = dynamodb.describe_contributor_insights(TableName=table_name)
         status = answer.get("ContributorInsightsStatus", "unknown")
-        rules = [r for r in answer.get("ContributorInsightsRuleList", []) if THROTTLED_PARTITION_KEYS in r]
-        if rules:
-            return sorted(rules)[-1]
+        rule = partition_keys_rule(answer.get("ContributorInsightsRuleList", []))
+        if rule is not None:
+            return rule
         if status != "ENABLED" and status not in PASSING_STATUSES:
             failure = answer.get("FailureException") or {}
             why = f" ({failure.get('ExceptionName')}: {failure.get('ExceptionDescription')})" if failure else ""

@@ -97,6 +97,7 @@ class TestRotatingTimeSeriesTables:
     def test_the_switch_reaches_the_function_with_only_the_permissions_it_needs(self):
         app, stack = new_stack()
         RotatingTimeSeriesTables(stack, "T", table_prefix="telemetry", throttled_keys_insights=True)
+        assert unacknowledged_findings(app) == []  # first: once synthesized, the app is not validated again
         template = Template.from_stack(stack)
 
         [function] = [f for f in template.find_resources("AWS::Lambda::Function").values()
@@ -110,7 +111,6 @@ class TestRotatingTimeSeriesTables:
         role = next(s for s in statements if s["Action"] == "iam:CreateServiceLinkedRole"
                     and "contributorinsights" in json.dumps(s))
         assert role["Condition"] == {"StringLike": {"iam:AWSServiceName": "contributorinsights.dynamodb.amazonaws.com"}}
-        assert unacknowledged_findings(app) == []
 
     def test_off_by_default_with_no_contributor_insights_permission(self):
         stack = Stack(App(), "S")
@@ -228,3 +228,107 @@ class TestRuleNameFoundAtDeploy:
         MonitoringDashboard(stack, "Dashboard").monitor(log, shards)
         assert Annotations.from_stack(stack).find_warning("*", Match.any_value()) == []
         assert unacknowledged_findings(app) == []
+
+
+WIDGET_HANDLER = "cdk_ts_runtime.handlers.throttled_keys_widget.handler"
+
+
+def custom_widgets(stack: Stack) -> list[dict]:
+    """The dashboard's custom widgets, each with its ``endpoint`` as the template's token for the function ARN."""
+    tokens: list = []
+
+    def text(part):
+        if isinstance(part, str):
+            return part
+        tokens.append(part)
+        return f"@token{len(tokens) - 1}@"
+
+    body = json.loads("".join(text(part) for part in dashboard_parts(stack)))
+    widgets = [w for w in body["widgets"] if w["type"] == "custom"]
+    for widget in widgets:
+        widget["properties"]["endpoint"] = tokens[int(widget["properties"]["endpoint"].strip("@token"))]
+    return widgets
+
+
+def widget_function(template: Template) -> tuple[str, dict]:
+    [(logical_id, function)] = [
+        (i, f) for i, f in template.find_resources("AWS::Lambda::Function").items()
+        if f["Properties"]["Handler"] == WIDGET_HANDLER
+    ]
+    return logical_id, function
+
+
+class TestPeriodTablesWidget:
+    """With the switch on, the rotation's dashboard row names its current and previous tables' top throttled keys."""
+
+    def test_monitor_adds_a_custom_widget_whose_function_knows_the_rotations_layout(self):
+        stack = Stack(App(), "S")
+        tables = RotatingTimeSeriesTables(stack, "T", table_prefix="telemetry", throttled_keys_insights=True)
+        MonitoringDashboard(stack, "Dashboard").monitor(tables)
+
+        function_id, function = widget_function(Template.from_stack(stack))
+        [widget] = custom_widgets(stack)
+        assert widget["properties"]["endpoint"] == {"Fn::GetAtt": [function_id, "Arn"]}
+        assert widget["properties"]["params"] == {"top": 10}
+        assert widget["properties"]["updateOn"] == {"refresh": True, "resize": False, "timeRange": True}
+        assert widget["width"] == 24
+        variables = function["Properties"]["Environment"]["Variables"]
+        assert {k: variables[k] for k in tables.layout.to_env()} == tables.layout.to_env()
+
+    def test_its_function_may_only_read_the_prefixs_insights_and_their_partition_key_rules(self):
+        app, stack = new_stack()
+        tables = RotatingTimeSeriesTables(stack, "T", table_prefix="telemetry", throttled_keys_insights=True)
+        MonitoringDashboard(stack, "Dashboard").monitor(tables)
+        assert unacknowledged_findings(app) == []  # first: once synthesized, the app is not validated again
+        template = Template.from_stack(stack)
+
+        widget = tables.node.find_child("ThrottledKeysWidget")
+        attached = {"Properties": {"Roles": [stack.resolve(widget.function.role.role_name)]}}
+        statements = policy_statements(template, props=attached)
+        reads = {actions_of(s)[0]: json.dumps(stack.resolve(s["Resource"])) for s in statements
+                 if not actions_of(s)[0].startswith("logs:")}
+        assert set(reads) == {"dynamodb:DescribeContributorInsights", "cloudwatch:GetInsightRuleReport"}
+        assert ":table/telemetry_????-??-??\"" in reads["dynamodb:DescribeContributorInsights"]
+        assert ":insight-rule/DynamoDBContributorInsights-PKT-telemetry_????-??-??-*\"" in \
+            reads["cloudwatch:GetInsightRuleReport"]
+
+    def test_off_by_default_no_widget_and_no_function(self):
+        stack = Stack(App(), "S")
+        tables = RotatingTimeSeriesTables(stack, "T", table_prefix="telemetry")
+        MonitoringDashboard(stack, "Dashboard").monitor(tables)
+        assert custom_widgets(stack) == []
+        assert WIDGET_HANDLER not in json.dumps(Template.from_stack(stack).to_json())
+
+    def test_an_imported_rotation_gets_it_from_show_period_throttled_keys(self):
+        stack = Stack(App(), "S")
+        imported = RotatingTimeSeriesTables.from_table_prefix(stack, "Readings", table_prefix="readings",
+                                                              period="weekly")
+        MonitoringDashboard(stack, "Dashboard").show_period_throttled_keys(imported, top=25)
+
+        template = Template.from_stack(stack)
+        _id, function = widget_function(template)
+        [widget] = custom_widgets(stack)
+        assert widget["properties"]["params"] == {"top": 25}
+        assert function["Properties"]["Environment"]["Variables"]["CDK_TS_PERIOD"] == "weekly"
+        assert "readings_????-W??" in json.dumps(stack.resolve(policy_statements(template)))
+
+    def test_one_function_per_rotation_whatever_shows_it(self):
+        stack = Stack(App(), "S")
+        tables = RotatingTimeSeriesTables(stack, "T", table_prefix="telemetry", throttled_keys_insights=True)
+        MonitoringDashboard(stack, "Dashboard").monitor(tables)
+        MonitoringDashboard(stack, "Other").show_period_throttled_keys(tables)
+        functions = Template.from_stack(stack).find_resources("AWS::Lambda::Function")
+        assert [f["Properties"]["Handler"] for f in functions.values()].count(WIDGET_HANDLER) == 1
+
+    @pytest.mark.parametrize("top", [0, 101])
+    def test_a_top_outside_what_the_report_takes_is_refused(self, top):
+        stack = Stack(App(), "S")
+        tables = RotatingTimeSeriesTables(stack, "T", table_prefix="telemetry")
+        with pytest.raises(ValidationError, match=rf"top {top} must be a whole number from 1 to 100"):
+            MonitoringDashboard(stack, "Dashboard").show_period_throttled_keys(tables, top=top)
+
+    def test_anything_but_period_tables_is_refused_naming_it(self):
+        stack = Stack(App(), "S")
+        log = DeviceLogTable(stack, "Log")
+        with pytest.raises(TypeError, match="S/Log.* has no period tables: pass RotatingTimeSeriesTables"):
+            MonitoringDashboard(stack, "Dashboard").show_period_throttled_keys(log)

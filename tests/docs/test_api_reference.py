@@ -46,6 +46,7 @@ PUBLIC_MODULES = [
     "cdk_ts_runtime.handlers.compaction",
     "cdk_ts_runtime.handlers.rotation",
     "cdk_ts_runtime.handlers.throttled_keys_rule",
+    "cdk_ts_runtime.handlers.throttled_keys_widget",
 ]
 # Parameters whose meaning every CDK user knows, and parameters that are not values.
 UNDOCUMENTED_PARAMETERS = {"self", "cls", "scope", "construct_id"}

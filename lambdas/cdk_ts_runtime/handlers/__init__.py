@@ -2,6 +2,7 @@
 
 The entry points are public and keep their paths (templates name them):
 ``cdk_ts_runtime.handlers.rotation.handler``, ``cdk_ts_runtime.handlers.archiver.handler``,
-``cdk_ts_runtime.handlers.compaction.handler`` and ``cdk_ts_runtime.handlers.throttled_keys_rule.handler``.
+``cdk_ts_runtime.handlers.compaction.handler``, ``cdk_ts_runtime.handlers.throttled_keys_rule.handler`` and
+``cdk_ts_runtime.handlers.throttled_keys_widget.handler``.
 Everything else in these modules (``custom_resource`` included) is their machinery, not a promise.
 """
