@@ -50,7 +50,7 @@ class ArchiverMetricFactory:
     """The metrics of one stream archiver: its function's, its EMF metrics and its failure destination's.
 
     :param owner: the archiver construct (named in errors).
-    :param function: the archiver function; None for an archiver imported without ``function_name``.
+    :param function_name: the archiver function's name; None for an archiver imported without it.
     :param dead_letter_queue: the SQS failure destination, or None.
     :param failure_bucket: the S3 failure destination, or None.
     :param failure_metrics_filter_id: the failure bucket's S3 request-metrics filter, or None.
@@ -58,29 +58,29 @@ class ArchiverMetricFactory:
 
     def __init__(
         self, owner: Construct, *,
-        function: lambda_.IFunction | None,
+        function_name: str | None,
         dead_letter_queue: sqs.IQueue | None,
         failure_bucket: s3.IBucket | None,
         failure_metrics_filter_id: str | None,
     ) -> None:
         """Hold where the metrics come from; nothing is created."""
         self._owner = owner
-        self._function = function
+        self._function_name = function_name
         self._dead_letter_queue = dead_letter_queue
         self._failure_bucket = failure_bucket
         self._filter_id = failure_metrics_filter_id
 
     def iterator_age(self, **props: Any) -> cloudwatch.Metric:
         """``IteratorAge`` of the function, Maximum."""
-        return self._needs_function().metric("IteratorAge", **metric_options(props, "Maximum"))
+        return self._lambda_metric("IteratorAge", props, "Maximum")
 
     def errors(self, **props: Any) -> cloudwatch.Metric:
         """``AWS/Lambda`` ``Errors`` of the function, Sum."""
-        return self._needs_function().metric_errors(**metric_options(props, "Sum"))
+        return self._lambda_metric("Errors", props, "Sum")
 
     def failure_delivery_failures(self, **props: Any) -> cloudwatch.Metric:
         """``DestinationDeliveryFailures`` of the function, Sum."""
-        return self._needs_function().metric("DestinationDeliveryFailures", **metric_options(props, "Sum"))
+        return self._lambda_metric("DestinationDeliveryFailures", props, "Sum")
 
     def archiver_metric(self, metric_name: ArchiverMetric | str, **props: Any) -> cloudwatch.Metric:
         """An EMF metric the archiver function writes (namespace ``cdk-ts``, ``FunctionName``), Sum."""
@@ -93,7 +93,7 @@ class ArchiverMetricFactory:
             ) from None
         return cloudwatch.Metric(
             namespace=METRIC_NAMESPACE, metric_name=written.value,
-            dimensions_map={FUNCTION_DIMENSION: self._needs_function().function_name},
+            dimensions_map={FUNCTION_DIMENSION: self._needs_function_name()},
             **metric_options(props, "Sum"),
         )
 
@@ -116,13 +116,20 @@ class ArchiverMetricFactory:
             **metric_options(props, "Sum"),
         )
 
-    def _needs_function(self) -> lambda_.IFunction:
-        if self._function is None:
+    def _lambda_metric(self, metric_name: str, props: dict[str, Any], statistic: str) -> cloudwatch.Metric:
+        """What ``IFunction.metric`` gives: ``AWS/Lambda`` by ``FunctionName``."""
+        return cloudwatch.Metric(
+            namespace="AWS/Lambda", metric_name=metric_name,
+            dimensions_map={"FunctionName": self._needs_function_name()}, **metric_options(props, statistic),
+        )
+
+    def _needs_function_name(self) -> str:
+        if self._function_name is None:
             raise ValidationError(
                 f"{describe(self._owner)}: this archiver was imported without its function, so its metrics cannot "
                 "be named; import it with function_name= (the owning archiver's function.function_name)"
             )
-        return self._function
+        return self._function_name
 
 
 def archiver_widgets(name: str, metrics: ArchiverMetricFactory) -> list[cloudwatch.IWidget]:

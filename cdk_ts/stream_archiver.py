@@ -30,7 +30,7 @@ from cdk_ts.archive_catalog import ArchiveCatalog
 from cdk_ts.archive_catalog import deduplicated_view_sql as deduplicated_view_sql
 from cdk_ts.archive_compaction import ArchiveCompaction, CompactionOptions
 from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
-from cdk_ts.stream_archiver_base import ImportedStreamArchiver, StreamArchiverBase
+from cdk_ts.stream_archiver_base import StreamArchiverBase, _ImportedStreamArchiver
 from cdk_ts_runtime._inputs import whole
 from cdk_ts_runtime.archiver import FAILURE_PREFIX
 
@@ -218,6 +218,7 @@ class StreamArchiver(AlarmActions, StreamArchiverBase):
         glue_table_name: str | None = None,
         function_name: str | None = None,
         failure_metrics_filter_id: str | None = None,
+        account: str | None = None,
     ) -> StreamArchiverBase:
         """An archive another stack, app or account writes, to read, query, replay or watch; creates no resource.
 
@@ -225,24 +226,28 @@ class StreamArchiver(AlarmActions, StreamArchiverBase):
         buckets and Glue entries; ``bind`` sets what ``StreamRecordArchiver.from_env`` reads.
 
         :param archive_bucket_name: the archive bucket's name.
-        :param prefix: the archive's key prefix (ends with ``/``, or empty). Default: ``"dynamodb/"``.
+        :param prefix: the archive's key prefix (ends with ``/``, or empty).
+            Default: ``"dynamodb/"``.
         :param failure_bucket_name: the S3 failure destination, for a replay (``grant_write_data``).
             Default: None — no failure bucket; grants cover the archive only.
         :param glue_database_name: the database of the archive's Glue table (with ``glue_table_name``).
             Default: None — ``grant_catalog_read`` refuses.
-        :param glue_table_name: the archive's Glue table (its view adds ``_deduplicated``). Default: None.
+        :param glue_table_name: the archive's Glue table (its view adds ``_deduplicated``).
+            Default: None.
         :param function_name: the archiver function, for the ``metric_*`` methods and the dashboard row.
             Default: None — the metrics refuse, naming this parameter.
         :param failure_metrics_filter_id: the owner's ``failure_metrics_filter_id``, for ``metric_dead_letters``.
             Default: None.
-        :raises ValueError: naming the path and every problem: a prefix without ``/``, one Glue name without
-            the other, a name Glue refuses, a filter ID without a failure bucket.
+        :param account: the owner's account, whose Glue catalog ``grant_catalog_read`` names (the grantee's
+            Athena reads it as a registered cross-account catalog). Default: None — this stack's account.
+        :raises ValueError: naming the path and every problem at once (a prefix without ``/``, one Glue name
+            without the other, a name Glue refuses, a filter ID without a failure bucket).
         """
-        return ImportedStreamArchiver(
+        return _ImportedStreamArchiver(
             scope, construct_id, archive_bucket_name=archive_bucket_name, prefix=prefix,
             failure_bucket_name=failure_bucket_name, glue_database_name=glue_database_name,
             glue_table_name=glue_table_name, function_name=function_name,
-            failure_metrics_filter_id=failure_metrics_filter_id,
+            failure_metrics_filter_id=failure_metrics_filter_id, account=account,
         )
 
     # ---- steps of the constructor ---------------------------------------------------------------

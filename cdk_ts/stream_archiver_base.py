@@ -54,6 +54,8 @@ class StreamArchiverBase(Bindable, Construct):
     function: lambda_.IFunction | None
     glue_database_name: str | None
     glue_table_name: str | None
+    #: The account of the Glue catalog holding the archive's table; None: this stack's account.
+    _catalog_account: str | None = None
 
     @property
     def failure_metrics_filter_id(self) -> str | None:
@@ -160,7 +162,9 @@ class StreamArchiverBase(Bindable, Construct):
         return environment
 
     def _glue_arn(self, resource: str, name: str | None = None) -> str:
-        return Stack.of(self).format_arn(service="glue", resource=resource, resource_name=name)
+        return Stack.of(self).format_arn(
+            service="glue", resource=resource, resource_name=name, account=self._catalog_account
+        )
 
     def _acknowledge_failure_grant(self, grantee: iam.IGrantable) -> None:
         acknowledge_wildcard_resources(grantee, self, [self.failure_bucket.arn_for_objects("*")], FAILURE_GRANT_REASON)
@@ -169,9 +173,12 @@ class StreamArchiverBase(Bindable, Construct):
 
     # ---- monitoring -----------------------------------------------------------------------------
 
+    def _function_name(self) -> str | None:
+        return None if self.function is None else self.function.function_name
+
     def _metrics(self) -> ArchiverMetricFactory:
         return ArchiverMetricFactory(
-            self, function=self.function, dead_letter_queue=self.dead_letter_queue,
+            self, function_name=self._function_name(), dead_letter_queue=self.dead_letter_queue,
             failure_bucket=self.failure_bucket, failure_metrics_filter_id=self.failure_metrics_filter_id,
         )
 
@@ -219,7 +226,7 @@ class StreamArchiverBase(Bindable, Construct):
         return self._metrics().dead_letters(**props)
 
 
-class ImportedStreamArchiver(StreamArchiverBase):
+class _ImportedStreamArchiver(StreamArchiverBase):
     """An archive another stack, app or account writes: what ``StreamArchiver.from_archive_bucket_name`` returns.
 
     Creates no resource: the buckets and the function are imported by name, so grants, ``bind`` and
@@ -236,6 +243,7 @@ class ImportedStreamArchiver(StreamArchiverBase):
         glue_table_name: str | None = None,
         function_name: str | None = None,
         failure_metrics_filter_id: str | None = None,
+        account: str | None = None,
     ) -> None:
         """Import the archive; see ``StreamArchiver.from_archive_bucket_name`` for the parameters."""
         problems = Problems(scope, construct_id)
@@ -266,8 +274,13 @@ class ImportedStreamArchiver(StreamArchiverBase):
         self.glue_database_name = database or None
         self.glue_table_name = table or None
         self._failure_metrics_filter_id = failure_metrics_filter_id
+        self._catalog_account = account
+        self._given_function_name = function_name
 
     @property
     def failure_metrics_filter_id(self) -> str | None:
         """The owner's failure-bucket request-metrics filter ID, when given to the importer."""
         return self._failure_metrics_filter_id
+
+    def _function_name(self) -> str | None:
+        return self._given_function_name  # a literal, where the imported function's name is parsed from its ARN

@@ -9,9 +9,10 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk.assertions import Template
 
-from cdk_ts import DeviceLogTable, MonitoringDashboard, RotatingTimeSeriesTables, ShardMetadataTable
+from cdk_ts import DeviceLogTable, MonitoringDashboard, RotatingTimeSeriesTables, ShardMetadataTable, StreamArchiver
 from cdk_ts._defaults import runtime_function
 from cdk_ts.period_tables import PeriodTablesBase
+from cdk_ts.stream_archiver_base import StreamArchiverBase, _ImportedStreamArchiver
 from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.iam import actions_of, policy_statements
 from tests.support.nag import new_app
@@ -236,3 +237,137 @@ def test_the_device_log_importer_names_a_key_it_does_not_take():
     # the device log's keys are fixed (DeviceID, State#Date): its importer takes no key at all
     with pytest.raises(TypeError, match="unexpected keyword argument 'partition_key'"):
         DeviceLogTable.from_table_name(Stack(new_app(), "S"), "I", table_name="log", partition_key="device_id")
+
+
+# ---- StreamArchiver from another stack or account -------------------------------------------------
+
+_ANALYTICS = {"account": "222222222222", "region": "eu-west-1"}
+
+
+def _archive_import(stack: Stack, **overrides):
+    attributes = {
+        "archive_bucket_name": "acme-archive", "failure_bucket_name": "acme-failures",
+        "glue_database_name": "archive_db", "glue_table_name": "telemetry_archiver", **overrides,
+    }
+    return StreamArchiver.from_archive_bucket_name(stack, "Archive", **attributes)
+
+
+def _statements_on(stack: Stack, service: str) -> list[tuple[list[str], object, object]]:
+    """``(sorted actions, resolved resources, condition)`` of every statement with an action of ``service``."""
+    return [
+        (sorted(actions_of(s)), s["Resource"], s.get("Condition"))
+        for s in policy_statements(Template.from_stack(stack))
+        if any(a.startswith(f"{service}:") for a in actions_of(s))
+    ]
+
+
+def _s3_arn(path: str) -> dict:
+    return {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, f":s3:::{path}"]]}
+
+
+def test_the_archive_importer_returns_a_base_and_creates_no_resource():
+    stack = Stack(new_app(), "Analytics", env=_ANALYTICS)
+    imported = _archive_import(stack)
+    assert type(imported) is _ImportedStreamArchiver and isinstance(imported, StreamArchiverBase)
+    assert not isinstance(imported, StreamArchiver)
+    assert Template.from_stack(stack).to_json().get("Resources", {}) == {}
+
+
+def test_a_reader_granted_through_the_importer_may_read_and_list_the_archive_prefix_and_query_its_catalog():
+    # given an analytics account's stack reading an archive another account writes
+    stack = Stack(new_app(), "Analytics", env=_ANALYTICS)
+    imported = _archive_import(stack, prefix="cdc/", account="111111111111")
+    reader = runtime_function(stack, "Reader", handler="app.handler", description="reader", environment={})
+    imported.grant_read_data(reader)
+    imported.grant_catalog_read(reader)
+    # then it may get the objects under the prefix, list only that prefix, and read the table and its view
+    assert _statements_on(stack, "s3") == [
+        (["s3:GetObject"], _s3_arn("acme-archive/cdc/*"), None),
+        (["s3:ListBucket"], _s3_arn("acme-archive"), {"StringLike": {"s3:prefix": ["cdc/*"]}}),
+    ]
+    (glue_actions, glue_resources, _condition), = _statements_on(stack, "glue")
+    assert glue_actions == ["glue:GetDatabase", "glue:GetPartitions", "glue:GetTable"]
+    # in the owner's account, whose catalog the analytics account queries
+    owner = ":glue:eu-west-1:111111111111:"
+    assert [stack.resolve(r)["Fn::Join"][1][-1] for r in glue_resources] == [
+        f"{owner}catalog", f"{owner}database/archive_db", f"{owner}table/archive_db/telemetry_archiver",
+        f"{owner}table/archive_db/telemetry_archiver_deduplicated",
+    ]
+    # and nothing on the failure bucket: reading is not replaying
+    assert "acme-failures" not in str(_statements_on(stack, "s3"))
+
+
+def test_a_replay_function_bound_to_an_imported_archive_gets_its_environment_and_both_buckets():
+    # given a replay function in another stack, bound for writing (what StreamRecordArchiver.replay does)
+    stack = Stack(new_app(), "Ops", env=_ANALYTICS)
+    imported = _archive_import(stack)
+    replay = runtime_function(stack, "Replay", handler="app.handler", description="replay", environment={})
+    imported.bind(replay, add_runtime_layer=False)
+    # then StreamRecordArchiver.from_env finds the archive and the replay finds the failure bucket
+    (function,) = Template.from_stack(stack).find_resources("AWS::Lambda::Function").values()
+    variables = function["Properties"]["Environment"]["Variables"]
+    assert {k: variables[k] for k in ("ARCHIVE_BUCKET", "ARCHIVE_PREFIX", "ARCHIVE_FAILURE_BUCKET")} == {
+        "ARCHIVE_BUCKET": "acme-archive", "ARCHIVE_PREFIX": "dynamodb/", "ARCHIVE_FAILURE_BUCKET": "acme-failures",
+    }
+    statements = _statements_on(stack, "s3")
+    # it writes archive objects under the prefix only, and reads, lists, writes and deletes failure records
+    assert statements[0] == (["s3:AbortMultipartUpload", "s3:PutObject"], _s3_arn("acme-archive/dynamodb/*"), None)
+    failure_actions, failure_resources, _condition = statements[1]
+    assert {"s3:GetObject*", "s3:List*", "s3:PutObject", "s3:DeleteObject*"} <= set(failure_actions)
+    assert failure_resources == [_s3_arn("acme-failures"), _s3_arn("acme-failures/*")]
+    assert len(statements) == 2
+
+
+def test_the_owning_archiver_grants_a_reader_its_own_bucket_and_prefix():
+    stack = Stack(new_app(), "Owner")
+    log = DeviceLogTable(stack, "Log", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
+    archiver = StreamArchiver(stack, "Archive", source=log, prefix="cdc/")
+    reader = runtime_function(stack, "Reader", handler="app.handler", description="reader", environment={})
+    archiver.grant_read_data(reader)
+    reader_role = {"Properties": {"Roles": [stack.resolve(reader.role.role_name)]}}
+    statements = policy_statements(Template.from_stack(stack), props=reader_role)
+    assert [(actions_of(s), s["Resource"]) for s in statements if actions_of(s)[0].startswith("s3:")] == [
+        (["s3:GetObject"], stack.resolve(archiver.bucket.arn_for_objects("cdc/*"))),
+        (["s3:ListBucket"], stack.resolve(archiver.bucket.bucket_arn)),
+    ]
+
+
+def test_imported_archive_metrics_name_the_owners_function_and_feed_a_dashboard():
+    stack = Stack(new_app(), "Ops")
+    imported = _archive_import(stack, function_name="archiver-fn", failure_metrics_filter_id="cdk-ts-failures-x")
+    assert stack.resolve(imported.metric_iterator_age().dimensions) == {"FunctionName": "archiver-fn"}
+    assert stack.resolve(imported.metric("ArchivedRecords").dimensions) == {"FunctionName": "archiver-fn"}
+    assert stack.resolve(imported.metric_dead_letters().dimensions) == {
+        "BucketName": "acme-failures", "FilterId": "cdk-ts-failures-x"
+    }
+    dashboard = MonitoringDashboard(stack, "Dashboard")
+    dashboard.monitor(imported)
+    assert "Archive: iterator age (ms)" in str(stack.resolve(dashboard.dashboard.node.default_child.dashboard_body))
+
+
+def test_imported_archive_metrics_without_the_function_name_say_which_parameter_to_pass():
+    stack = Stack(new_app(), "Ops")
+    imported = _archive_import(stack)
+    with pytest.raises(ValueError, match=r"^Ops/Archive: .*import it with function_name="):
+        imported.metric_errors()
+
+
+def test_the_archive_importer_refuses_bad_attributes_all_at_once_naming_the_path():
+    stack = Stack(new_app(), "Ops")
+    with pytest.raises(ValueError) as raised:
+        StreamArchiver.from_archive_bucket_name(
+            stack, "Archive", archive_bucket_name="acme-archive", prefix="cdc", glue_database_name="archive_db",
+            failure_metrics_filter_id="cdk-ts-failures-x",
+        )
+    message = str(raised.value)
+    assert message.startswith("Ops/Archive")
+    for problem in ("prefix 'cdc' must end with '/'", "glue_table_name go together", "pass failure_bucket_name"):
+        assert problem in message
+
+
+def test_catalog_read_of_an_archive_without_a_catalog_is_refused_naming_the_importer_parameters():
+    stack = Stack(new_app(), "Ops")
+    imported = StreamArchiver.from_archive_bucket_name(stack, "Archive", archive_bucket_name="acme-archive")
+    reader = runtime_function(stack, "Reader", handler="app.handler", description="reader", environment={})
+    with pytest.raises(ValueError, match="Ops/Archive has no Glue catalog.*glue_database_name= and glue_table_name="):
+        imported.grant_catalog_read(reader)
