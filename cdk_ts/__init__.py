@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time
     from cdk_ts.runtime_layer import RuntimeLayer
     from cdk_ts.sharding import ShardMetadataTable, ShardMetadataTableBase
     from cdk_ts.stream_archiver import TTL_DELETIONS_ONLY, FailureDestination, StreamArchiver
-    from cdk_ts.stream_archiver_base import StreamArchiverBase
+    from cdk_ts.stream_archiver_base import ArchiveAttributes, StreamArchiverBase
     from cdk_ts.timestream import TimestreamTable
     from cdk_ts_runtime.archiver import ArchiverMetric
     from cdk_ts_runtime.compaction_plan import ColumnSpec, Granularity
@@ -71,6 +71,7 @@ _LAZY = {
     "CompactedCatalog": "cdk_ts.compacted_catalog",
     "StreamArchiver": "cdk_ts.stream_archiver",
     "StreamArchiverBase": "cdk_ts.stream_archiver_base",
+    "ArchiveAttributes": "cdk_ts.stream_archiver_base",
     "FailureDestination": "cdk_ts.stream_archiver",
     "TTL_DELETIONS_ONLY": "cdk_ts.stream_archiver",
     "TimestreamTable": "cdk_ts.timestream",
@@ -85,6 +86,7 @@ __all__ = [
     "LAMBDA_RUNTIME",
     "PARTITION_COLUMNS",
     "TTL_DELETIONS_ONLY",
+    "ArchiveAttributes",
     "ArchiveCatalog",
     "ArchiveCompaction",
     "ArchiverMetric",

@@ -75,11 +75,29 @@ def archiver_function(
         timeout=Duration.minutes(2),
         memory_size=512,
     )
-    objects = bucket.arn_for_objects(f"{prefix}*")
-    function.add_to_role_policy(iam.PolicyStatement(actions=list(_perms.S3_ARCHIVE_WRITE_ACTIONS), resources=[objects]))
-    if bucket.encryption_key is not None:
-        bucket.encryption_key.grant_encrypt(function)
-    acknowledge_wildcard_resources(
-        function, scope, [objects], f"the archiver writes one object per table and hour under {prefix}"
-    )
+    grant_archive_write(function, scope, bucket, prefix, acknowledge_nag_findings=True)
     return function
+
+
+def grant_archive_write(
+    grantee: iam.IGrantable, scope: Construct, bucket: s3.IBucket, prefix: str, *, acknowledge_nag_findings: bool
+) -> iam.Grant:
+    """``s3:PutObject``/``s3:AbortMultipartUpload`` on the objects under ``prefix``, encrypting with the bucket's key.
+
+    :param grantee: the archiver function, or a replay elsewhere.
+    :param scope: the archive's construct (resolves the ARNs of acknowledged findings).
+    :param bucket: the archive bucket.
+    :param prefix: the archive's key prefix.
+    :param acknowledge_nag_findings: acknowledge ``AwsSolutions-IAM5`` for ``{prefix}*`` on ``grantee``.
+    """
+    objects = bucket.arn_for_objects(f"{prefix}*")
+    grant = iam.Grant.add_to_principal(
+        grantee=grantee, actions=list(_perms.S3_ARCHIVE_WRITE_ACTIONS), resource_arns=[objects]
+    )
+    if bucket.encryption_key is not None:
+        bucket.encryption_key.grant_encrypt(grantee)
+    if acknowledge_nag_findings:
+        acknowledge_wildcard_resources(
+            grantee, scope, [objects], f"the archiver writes one object per table and hour under {prefix}"
+        )
+    return grant

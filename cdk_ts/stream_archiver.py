@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import warnings
 from enum import StrEnum
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, Unpack, runtime_checkable
 
 from aws_cdk import Duration, Names, Token
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -30,7 +30,7 @@ from cdk_ts.archive_catalog import ArchiveCatalog
 from cdk_ts.archive_catalog import deduplicated_view_sql as deduplicated_view_sql
 from cdk_ts.archive_compaction import ArchiveCompaction, CompactionOptions
 from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
-from cdk_ts.stream_archiver_base import StreamArchiverBase, _ImportedStreamArchiver
+from cdk_ts.stream_archiver_base import ArchiveAttributes, StreamArchiverBase, _ImportedStreamArchiver
 from cdk_ts_runtime._inputs import whole
 from cdk_ts_runtime.archiver import FAILURE_PREFIX
 
@@ -210,45 +210,20 @@ class StreamArchiver(AlarmActions, StreamArchiverBase):
 
     @classmethod
     def from_archive_bucket_name(
-        cls, scope: Construct, construct_id: str, *,
-        archive_bucket_name: str,
-        prefix: str = "dynamodb/",
-        failure_bucket_name: str | None = None,
-        glue_database_name: str | None = None,
-        glue_table_name: str | None = None,
-        function_name: str | None = None,
-        failure_metrics_filter_id: str | None = None,
-        account: str | None = None,
+        cls, scope: Construct, construct_id: str, *, archive_bucket_name: str, **attributes: Unpack[ArchiveAttributes]
     ) -> StreamArchiverBase:
         """An archive another stack, app or account writes, to read, query, replay or watch; creates no resource.
 
-        Pass the owning archiver's values (``bucket.bucket_name``, ``prefix``...). Grants then name its
-        buckets and Glue entries; ``bind`` sets what ``StreamRecordArchiver.from_env`` reads.
+        Pass the owning archiver's values. Grants then name its buckets and Glue entries; ``bind`` sets
+        what ``StreamRecordArchiver.from_env`` reads.
 
-        :param archive_bucket_name: the archive bucket's name.
-        :param prefix: the archive's key prefix (ends with ``/``, or empty).
-            Default: ``"dynamodb/"``.
-        :param failure_bucket_name: the S3 failure destination, for a replay (``grant_write_data``).
-            Default: None — no failure bucket; grants cover the archive only.
-        :param glue_database_name: the database of the archive's Glue table (with ``glue_table_name``).
-            Default: None — ``grant_catalog_read`` refuses.
-        :param glue_table_name: the archive's Glue table (its view adds ``_deduplicated``).
-            Default: None.
-        :param function_name: the archiver function, for the ``metric_*`` methods and the dashboard row.
-            Default: None — the metrics refuse, naming this parameter.
-        :param failure_metrics_filter_id: the owner's ``failure_metrics_filter_id``, for ``metric_dead_letters``.
-            Default: None.
-        :param account: the owner's account, whose Glue catalog ``grant_catalog_read`` names (the grantee's
-            Athena reads it as a registered cross-account catalog). Default: None — this stack's account.
-        :raises ValueError: naming the path and every problem at once (a prefix without ``/``, one Glue name
-            without the other, a name Glue refuses, a filter ID without a failure bucket).
+        :param archive_bucket_name: the archive bucket's name (the owner's ``bucket.bucket_name``).
+        :param attributes: the keywords of ``ArchiveAttributes``, documented there (``prefix``,
+            ``failure_bucket_name``, ``glue_database_name``, ``glue_table_name``, ``function_name``...).
+        :raises ValueError: naming the path and every problem at once (an unknown keyword, a prefix without
+            ``/``, one Glue name without the other, a name Glue refuses, a filter ID without a failure bucket).
         """
-        return _ImportedStreamArchiver(
-            scope, construct_id, archive_bucket_name=archive_bucket_name, prefix=prefix,
-            failure_bucket_name=failure_bucket_name, glue_database_name=glue_database_name,
-            glue_table_name=glue_table_name, function_name=function_name,
-            failure_metrics_filter_id=failure_metrics_filter_id, account=account,
-        )
+        return _ImportedStreamArchiver(scope, construct_id, archive_bucket_name, attributes)
 
     # ---- steps of the constructor ---------------------------------------------------------------
 

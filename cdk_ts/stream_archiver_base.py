@@ -7,7 +7,7 @@ the metrics, shared by the owning ``StreamArchiver`` and by ``StreamArchiver.fro
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 from aws_cdk import Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -19,10 +19,11 @@ from constructs import Construct
 
 from cdk_ts import _perms
 from cdk_ts._archive_monitoring import ArchiverMetricFactory, archiver_widgets
+from cdk_ts._archive_resources import grant_archive_write
 from cdk_ts._binding import Bindable
 from cdk_ts._glue_names import MAX_NAME_LENGTH, VIEW_SUFFIX, glue_name
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
-from cdk_ts._validation import Problems
+from cdk_ts._validation import Problems, check_keywords
 from cdk_ts_runtime.archiver import ENV_BUCKET, ENV_FAILURE_BUCKET, ENV_PREFIX, ArchiverMetric
 from cdk_ts_runtime.errors import ValidationError
 
@@ -100,19 +101,12 @@ class StreamArchiverBase(Bindable, Construct):
         :param acknowledge_nag_findings: acknowledge ``AwsSolutions-IAM5`` for the archive prefix and the
             failure bucket's objects and action wildcards on ``grantee``'s policy. Default: False.
         """
-        objects = self.bucket.arn_for_objects(f"{self.prefix}*")
-        grant = iam.Grant.add_to_principal(
-            grantee=grantee, actions=list(_perms.S3_ARCHIVE_WRITE_ACTIONS), resource_arns=[objects]
+        grant = grant_archive_write(
+            grantee, self, self.bucket, self.prefix, acknowledge_nag_findings=acknowledge_nag_findings
         )
-        if self.bucket.encryption_key is not None:
-            self.bucket.encryption_key.grant_encrypt(grantee)
         if self.failure_bucket is not None:
             grant = grant.combine(self.failure_bucket.grant_read_write(grantee))
-        if acknowledge_nag_findings:
-            acknowledge_wildcard_resources(
-                grantee, self, [objects], f"the archiver writes one object per table and hour under {self.prefix}"
-            )
-            if self.failure_bucket is not None:
+            if acknowledge_nag_findings:
                 self._acknowledge_failure_grant(grantee)
         return grant
 
@@ -226,6 +220,38 @@ class StreamArchiverBase(Bindable, Construct):
         return self._metrics().dead_letters(**props)
 
 
+class ArchiveAttributes(TypedDict, total=False):
+    """The optional keywords of ``StreamArchiver.from_archive_bucket_name``: the owning archiver's values.
+
+    :param prefix: the archive's key prefix (the owner's ``prefix``; ends with ``/``, or empty).
+        Default: ``"dynamodb/"``.
+    :param failure_bucket_name: the S3 failure destination (the owner's ``failure_bucket.bucket_name``), so
+        ``grant_write_data`` and ``bind`` cover a replay. Default: None — grants cover the archive only.
+    :param glue_database_name: the database of the archive's Glue table (the owner's ``glue_database_name``;
+        with ``glue_table_name``). Default: None — ``grant_catalog_read`` refuses.
+    :param glue_table_name: the archive's Glue table (the owner's ``glue_table_name``; its view adds
+        ``_deduplicated``). Default: None.
+    :param function_name: the archiver function's name (the owner's ``function.function_name``), for the
+        ``metric_*`` methods, the dashboard row and ``function``. Default: None — the metrics refuse, naming it.
+    :param failure_metrics_filter_id: the owner's ``failure_metrics_filter_id``, for ``metric_dead_letters``.
+        Default: None.
+    :param account: the owner's account, whose Glue catalog ``grant_catalog_read`` names (the grantee's
+        Athena reads it as a registered cross-account catalog). Default: None — this stack's account.
+    """
+
+    prefix: str
+    failure_bucket_name: str | None
+    glue_database_name: str | None
+    glue_table_name: str | None
+    function_name: str | None
+    failure_metrics_filter_id: str | None
+    account: str | None
+
+
+#: The keys of :class:`ArchiveAttributes`.
+ARCHIVE_ATTRIBUTES: tuple[str, ...] = tuple(ArchiveAttributes.__annotations__)
+
+
 class _ImportedStreamArchiver(StreamArchiverBase):
     """An archive another stack, app or account writes: what ``StreamArchiver.from_archive_bucket_name`` returns.
 
@@ -234,32 +260,17 @@ class _ImportedStreamArchiver(StreamArchiverBase):
     the grantee (an identity policy alone does not cross accounts).
     """
 
-    def __init__(
-        self, scope: Construct, construct_id: str, *,
-        archive_bucket_name: str,
-        prefix: str = "dynamodb/",
-        failure_bucket_name: str | None = None,
-        glue_database_name: str | None = None,
-        glue_table_name: str | None = None,
-        function_name: str | None = None,
-        failure_metrics_filter_id: str | None = None,
-        account: str | None = None,
-    ) -> None:
-        """Import the archive; see ``StreamArchiver.from_archive_bucket_name`` for the parameters."""
+    def __init__(self, scope: Construct, construct_id: str, archive_bucket_name: str, attributes: ArchiveAttributes):
+        """Import the archive; the keywords are documented on :class:`ArchiveAttributes`."""
         problems = Problems(scope, construct_id)
+        check_keywords(problems, attributes, ARCHIVE_ATTRIBUTES, also_valid=["archive_bucket_name"])
+        prefix = attributes.get("prefix", "dynamodb/")
+        failure_bucket_name = attributes.get("failure_bucket_name")
+        function_name = attributes.get("function_name")
         problems.check(not prefix or prefix.endswith("/"), f"prefix {prefix!r} must end with '/' (or be empty)")
-        if glue_database_name is not None or glue_table_name is not None:
-            problems.check(
-                glue_database_name is not None and glue_table_name is not None,
-                "glue_database_name and glue_table_name go together: pass the owning archiver's "
-                "glue_database_name and glue_table_name",
-            )
-        database = glue_database_name and glue_name(problems, "glue_database_name", glue_database_name)
-        table = glue_table_name and glue_name(
-            problems, "glue_table_name", glue_table_name, longest=MAX_NAME_LENGTH - len(VIEW_SUFFIX)
-        )
+        database, table = _glue_names(problems, attributes.get("glue_database_name"), attributes.get("glue_table_name"))
         problems.check(
-            failure_metrics_filter_id is None or failure_bucket_name is not None,
+            attributes.get("failure_metrics_filter_id") is None or failure_bucket_name is not None,
             "failure_metrics_filter_id names a filter of the failure bucket: pass failure_bucket_name too",
         )
         problems.raise_if_any()
@@ -271,10 +282,9 @@ class _ImportedStreamArchiver(StreamArchiverBase):
         )
         self.dead_letter_queue = None
         self.function = lambda_.Function.from_function_name(self, "Function", function_name) if function_name else None
-        self.glue_database_name = database or None
-        self.glue_table_name = table or None
-        self._failure_metrics_filter_id = failure_metrics_filter_id
-        self._catalog_account = account
+        self.glue_database_name, self.glue_table_name = database, table
+        self._failure_metrics_filter_id = attributes.get("failure_metrics_filter_id")
+        self._catalog_account = attributes.get("account")
         self._given_function_name = function_name
 
     @property
@@ -284,3 +294,18 @@ class _ImportedStreamArchiver(StreamArchiverBase):
 
     def _function_name(self) -> str | None:
         return self._given_function_name  # a literal, where the imported function's name is parsed from its ARN
+
+
+def _glue_names(problems: Problems, database: str | None, table: str | None) -> tuple[str | None, str | None]:
+    """The imported catalog's names as Glue stores them, recording a name Glue refuses or one given alone."""
+    if database is None and table is None:
+        return None, None
+    problems.check(
+        database is not None and table is not None,
+        "glue_database_name and glue_table_name go together: pass the owning archiver's glue_database_name "
+        "and glue_table_name",
+    )
+    longest = MAX_NAME_LENGTH - len(VIEW_SUFFIX)
+    stored_database = database and glue_name(problems, "glue_database_name", database)
+    stored_table = table and glue_name(problems, "glue_table_name", table, longest=longest)
+    return stored_database or None, stored_table or None

@@ -15,7 +15,7 @@ from cdk_ts.period_tables import PeriodTablesBase
 from cdk_ts.stream_archiver_base import StreamArchiverBase, _ImportedStreamArchiver
 from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.iam import actions_of, policy_statements
-from tests.support.nag import new_app
+from tests.support.nag import new_app, unacknowledged_findings
 
 _ARN = "arn:aws:lambda:eu-west-1:123456789012:function:ingest"
 _ROLE_ARN = "arn:aws:iam::123456789012:role/ingest"
@@ -371,3 +371,23 @@ def test_catalog_read_of_an_archive_without_a_catalog_is_refused_naming_the_impo
     reader = runtime_function(stack, "Reader", handler="app.handler", description="reader", environment={})
     with pytest.raises(ValueError, match="Ops/Archive has no Glue catalog.*glue_database_name= and glue_table_name="):
         imported.grant_catalog_read(reader)
+
+
+def test_the_archive_importer_refuses_a_misspelt_keyword_with_the_closest_name():
+    stack = Stack(new_app(), "Ops")
+    with pytest.raises(ValueError, match=r"^Ops/Archive: unknown keyword argument 'failure_bucket'; did you mean "
+                                         r"'failure_bucket_name'"):
+        StreamArchiver.from_archive_bucket_name(
+            stack, "Archive", archive_bucket_name="acme-archive", failure_bucket="acme-failures"
+        )
+    assert stack.node.try_find_child("Archive") is None
+
+
+def test_a_replay_bound_to_an_imported_archive_with_acknowledged_findings_passes_cdk_nag():
+    # given a replay function whose grants' wildcard findings are acknowledged by bind, as the owner's are
+    app = new_app()
+    stack = Stack(app, "Ops", env=_ANALYTICS)
+    replay = runtime_function(stack, "Replay", handler="app.handler", description="replay", environment={})
+    _archive_import(stack).bind(replay, read=True, acknowledge_nag_findings=True)
+    # then cdk-nag finds nothing left to review
+    assert unacknowledged_findings(app) == []
