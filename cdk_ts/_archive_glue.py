@@ -28,8 +28,8 @@ def shared_glue_database(archiver: StreamArchiverBase, name: str) -> glue.CfnDat
     ``name`` is the stored (lower-case) name; a database of the app whose name differs only in case is
     the same database to Glue, so another archiver's is shared within its stack and anything else refused.
     """
-    shared = {id(other.glue_database) for other in _archivers(archiver)
-              if getattr(other, "glue_database", None) is not None}
+    databases = (getattr(other, "glue_database", None) for other in _archivers(archiver))  # imported: none
+    shared = {id(database) for database in databases if database is not None}
     for database in _cfn_databases(archiver):
         if cfn_database_name(database).lower() != name:
             continue
@@ -60,7 +60,7 @@ def check_unique_glue_table(archiver: StreamArchiverBase, database: str, table: 
     for other in _archivers(archiver):
         if getattr(other, "glue_table", None) is None or other.glue_database_name != database:
             continue
-        clash = ours & {other.glue_table_name, other.glue_table_name + VIEW_SUFFIX}
+        clash = ours & {other.glue_table_name, f"{other.glue_table_name}{VIEW_SUFFIX}"}
         if clash:
             raise ValidationError(
                 f"{archiver.node.path}: Glue table or view {database}.{min(clash)} is already created by "

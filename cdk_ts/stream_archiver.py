@@ -252,7 +252,7 @@ class StreamArchiver(AlarmActions, StreamArchiverBase):
         connect_source(self.function, source, settings, dead_letter_queue=self.dead_letter_queue,
                        failure_bucket=self.failure_bucket)
         if self.failure_bucket is not None:
-            self._acknowledge_failure_grant(self.function)
+            self._acknowledge_failure_grant(self.function, self.failure_bucket)
 
     def _init_alarm_attributes(self) -> None:
         self.iterator_age_alarm: cloudwatch.Alarm | None = None

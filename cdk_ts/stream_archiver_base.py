@@ -44,8 +44,9 @@ class StreamArchiverBase(Bindable, Construct):
 
     Attributes: ``bucket`` (the archive bucket), ``prefix``, ``failure_bucket`` (None with an SQS failure
     destination, or when imported without one), ``dead_letter_queue`` (None unless SQS), ``function``
-    (the archiver function; None when imported without ``function_name``), ``glue_database_name`` and
-    ``glue_table_name`` (None without a catalog).
+    (the archiver function; None when imported without ``function_name``), ``glue_database_name`` (None
+    without a catalog) and ``glue_table_name`` (an owner derives one even without a catalog; an import has
+    None without one).
     """
 
     bucket: s3.IBucket
@@ -107,7 +108,7 @@ class StreamArchiverBase(Bindable, Construct):
         if self.failure_bucket is not None:
             grant = grant.combine(self.failure_bucket.grant_read_write(grantee))
             if acknowledge_nag_findings:
-                self._acknowledge_failure_grant(grantee)
+                self._acknowledge_failure_grant(grantee, self.failure_bucket)
         return grant
 
     def grant_read_write_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
@@ -160,8 +161,8 @@ class StreamArchiverBase(Bindable, Construct):
             service="glue", resource=resource, resource_name=name, account=self._catalog_account
         )
 
-    def _acknowledge_failure_grant(self, grantee: iam.IGrantable) -> None:
-        acknowledge_wildcard_resources(grantee, self, [self.failure_bucket.arn_for_objects("*")], FAILURE_GRANT_REASON)
+    def _acknowledge_failure_grant(self, grantee: iam.IGrantable, failure_bucket: s3.IBucket) -> None:
+        acknowledge_wildcard_resources(grantee, self, [failure_bucket.arn_for_objects("*")], FAILURE_GRANT_REASON)
         for action in _perms.S3_READ_WRITE_GRANT_WILDCARDS:
             acknowledge(grantee, f"AwsSolutions-IAM5[Action::{action}]", FAILURE_GRANT_REASON)
 
