@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time
     from cdk_ts.archive_compaction import ArchiveCompaction, CompactionOptions, IcebergOptions
     from cdk_ts.buckets import access_logs_bucket, secure_bucket, stack_access_logs_bucket
     from cdk_ts.compacted_catalog import CompactedCatalog
-    from cdk_ts.device_log import DeviceLogTable
+    from cdk_ts.device_log import DeviceLogTable, DeviceLogTableBase
     from cdk_ts.monitoring import MonitoringDashboard
     from cdk_ts.period_tables import PeriodTableOptions, PeriodTablesBase
     from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time
     from cdk_ts.sharding import ShardMetadataTable, ShardMetadataTableBase
     from cdk_ts.stream_archiver import TTL_DELETIONS_ONLY, FailureDestination, StreamArchiver
     from cdk_ts.stream_archiver_base import ArchiveAttributes, StreamArchiverBase
-    from cdk_ts.timestream import TimestreamTable
+    from cdk_ts.timestream import TimestreamTable, TimestreamTableBase
     from cdk_ts_runtime.archiver import ArchiverMetric
     from cdk_ts_runtime.compaction_plan import ColumnSpec, Granularity
     from cdk_ts_runtime.sharding import ShardGrowth, ShardStrategy
@@ -57,6 +57,7 @@ _LAZY = {
     "PARTITION_COLUMNS": "cdk_ts.archive_catalog",
     "deduplicated_view_sql": "cdk_ts.archive_catalog",
     "DeviceLogTable": "cdk_ts.device_log",
+    "DeviceLogTableBase": "cdk_ts.device_log",
     "MonitoringDashboard": "cdk_ts.monitoring",
     "RotatingTimeSeriesTables": "cdk_ts.rotating_tables",
     "RuntimeLayer": "cdk_ts.runtime_layer",
@@ -75,6 +76,7 @@ _LAZY = {
     "FailureDestination": "cdk_ts.stream_archiver",
     "TTL_DELETIONS_ONLY": "cdk_ts.stream_archiver",
     "TimestreamTable": "cdk_ts.timestream",
+    "TimestreamTableBase": "cdk_ts.timestream",
 }
 
 try:  # one version, written in pyproject.toml only
@@ -99,6 +101,7 @@ __all__ = [
     "CompactedCatalog",
     "CompactionOptions",
     "DeviceLogTable",
+    "DeviceLogTableBase",
     "FailureDestination",
     "Granularity",
     "IcebergOptions",
@@ -121,6 +124,7 @@ __all__ = [
     "StreamConsumer",
     "TableCapacityOptions",
     "TimestreamTable",
+    "TimestreamTableBase",
     "ValidationError",
     "access_logs_bucket",
     "deduplicated_view_sql",
