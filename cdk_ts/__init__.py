@@ -26,9 +26,14 @@ if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time
     from cdk_ts.compacted_catalog import CompactedCatalog
     from cdk_ts.device_log import DeviceLogTable, DeviceLogTableBase
     from cdk_ts.monitoring import MonitoringDashboard
-    from cdk_ts.period_tables import PeriodTableOptions, PeriodTablesBase
     from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
-    from cdk_ts.rotating_tables import RotatingTimeSeriesTables
+    from cdk_ts.rotation import (
+        ImportedPeriodTables,
+        PeriodTableOptions,
+        PeriodTablesBase,
+        RotatingTimeSeriesTables,
+        RotationOptions,
+    )
     from cdk_ts.runtime_layer import RuntimeLayer
     from cdk_ts.sharding import ShardMetadataTable, ShardMetadataTableBase
     from cdk_ts.stream_archiver import TTL_DELETIONS_ONLY, FailureDestination, StreamArchiver
@@ -59,12 +64,14 @@ _LAZY = {
     "DeviceLogTable": "cdk_ts.device_log",
     "DeviceLogTableBase": "cdk_ts.device_log",
     "MonitoringDashboard": "cdk_ts.monitoring",
-    "RotatingTimeSeriesTables": "cdk_ts.rotating_tables",
+    "RotatingTimeSeriesTables": "cdk_ts.rotation",
     "RuntimeLayer": "cdk_ts.runtime_layer",
     "ShardMetadataTable": "cdk_ts.sharding",
     "ShardMetadataTableBase": "cdk_ts.sharding",
-    "PeriodTablesBase": "cdk_ts.period_tables",
-    "PeriodTableOptions": "cdk_ts.period_tables",
+    "PeriodTablesBase": "cdk_ts.rotation",
+    "PeriodTableOptions": "cdk_ts.rotation",
+    "ImportedPeriodTables": "cdk_ts.rotation",
+    "RotationOptions": "cdk_ts.rotation",
     "ArchiveCatalog": "cdk_ts.archive_catalog",
     "ArchiveCompaction": "cdk_ts.archive_compaction",
     "CompactionOptions": "cdk_ts.archive_compaction",
@@ -107,12 +114,14 @@ __all__ = [
     "IcebergOptions",
     "MonitoringDashboard",
     "HasTable",
+    "ImportedPeriodTables",
     "PeriodTableOptions",
     "PeriodTablesBase",
     "RightSizing",
     "RotatingStreamSource",
     "RotatingTimeSeriesTables",
     "RotationMetric",
+    "RotationOptions",
     "RotationPeriod",
     "RuntimeLayer",
     "ShardGrowth",

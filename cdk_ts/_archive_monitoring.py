@@ -17,6 +17,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from cdk_ts._alarms import AlarmingConstruct
 from cdk_ts._metrics import graph, metric_options
 from cdk_ts._validation import describe
 from cdk_ts_runtime.archiver import FUNCTION_DIMENSION, ArchiverMetric
@@ -35,7 +36,7 @@ class AlarmSpec:
     evaluation_periods: int = 1
 
 
-def create_alarms(owner: Any, specs: dict[str, AlarmSpec]) -> dict[str, cloudwatch.Alarm]:
+def create_alarms(owner: AlarmingConstruct, specs: dict[str, AlarmSpec]) -> dict[str, cloudwatch.Alarm]:
     """The alarms of ``specs``, created in order by ``owner``'s ``_alarm_above`` (so they get its alarm actions)."""
     return {
         name: owner._alarm_above(  # noqa: SLF001 - the alarm-actions helper of the construct asking

@@ -21,7 +21,7 @@ from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from cdk_ts import _perms
-from cdk_ts._alarms import AlarmActions
+from cdk_ts._alarms import AlarmingConstruct
 from cdk_ts._archive_monitoring import (
     CompactionMetricFactory,
     compaction_alarms,
@@ -116,7 +116,7 @@ class CompactionOptions:
         whole("memory_size", self.memory_size, minimum=128, maximum=10_240)
 
 
-class ArchiveCompaction(AlarmActions, Construct):
+class ArchiveCompaction(AlarmingConstruct):
     """Compacts a StreamArchiver's closed partitions to zstd Parquet sorted by key and time, hourly.
 
     Each run (an EventBridge schedule, every hour at minute 20 by default) compacts the partitions whose
@@ -165,7 +165,6 @@ class ArchiveCompaction(AlarmActions, Construct):
         settings, runtime = _checked(scope, construct_id, bucket, prefix, options, glue_database_name,
                                      raw_glue_table_name)
         super().__init__(scope, construct_id)
-        self._init_alarm_actions()
         self.settings: CompactionSettings = settings
         self.bucket = bucket
         self.dead_letter_queue = dead_letter_queue(
@@ -341,7 +340,7 @@ class ArchiveCompaction(AlarmActions, Construct):
         """One graph: failed runs waiting in the queue, and errors."""
         return compaction_widgets(self.node.id, self._metrics())
 
-    def _default_alarms(self) -> dict[str, cloudwatch.Alarm]:
+    def _create_default_alarms(self) -> dict[str, cloudwatch.Alarm]:
         alarms = create_alarms(self, compaction_alarms(self._metrics()))
         self.dead_letter_alarm = alarms["dead_letter_queue"]
         self.errors_alarm = alarms["errors"]

@@ -11,12 +11,11 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
-from cdk_ts._binding import Bindable
 from cdk_ts._capacity import CAPACITY_KEYWORDS, TableCapacityOptions, table_capacity_options
 from cdk_ts._defaults import table_protection
 from cdk_ts._insights import ThrottledKeysRule, throttled_keys_options, throttled_keys_rule_of
-from cdk_ts._metrics import TableThrottleWidgets
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
+from cdk_ts._single_table import SingleTableConstruct
 from cdk_ts._table_metrics import TableMetricFactory
 from cdk_ts._table_names import check_table_name
 from cdk_ts._validation import Problems, check_keywords, keyword_names
@@ -31,7 +30,7 @@ _INDEXES = (
 )
 
 
-class DeviceLogTableBase(TableThrottleWidgets, Bindable, Construct):
+class DeviceLogTableBase(SingleTableConstruct):
     """What any device log table can do, created here or elsewhere: grants, ``bind`` and metrics.
 
     ``DeviceLogTable`` creates the table (or wraps ``existing_table``); ``DeviceLogTable.from_table_name``

@@ -13,12 +13,12 @@ from aws_cdk import aws_kms as kms
 from constructs import Construct
 
 from cdk_ts import _perms
-from cdk_ts._binding import Bindable
+from cdk_ts._binding import BindableConstruct
 from cdk_ts._capacity import CAPACITY_KEYWORDS, TableCapacityOptions, table_capacity_options
 from cdk_ts._defaults import table_protection
 from cdk_ts._insights import ThrottledKeysRule, main_table_problem, name_throttled_keys_of, throttled_keys_rule_of
-from cdk_ts._metrics import TableThrottleWidgets
 from cdk_ts._nag import grant_unscoped
+from cdk_ts._single_table import SingleTableConstruct
 from cdk_ts._table_metrics import TableMetricFactory
 from cdk_ts._table_names import check_table_name
 from cdk_ts._validation import Problems, attribute_problem, check_keywords, keyword_names
@@ -41,7 +41,7 @@ _ATTRIBUTE_TYPES = {
 }
 
 
-class ShardMetadataTableBase(TableThrottleWidgets, Bindable, Construct):
+class ShardMetadataTableBase(SingleTableConstruct):
     """What any shard metadata table can do, created here or elsewhere: grants, ``bind`` and metrics.
 
     ``ShardMetadataTable`` creates the table; ``ShardMetadataTable.from_table_name`` returns one of these
@@ -73,7 +73,7 @@ class ShardMetadataTableBase(TableThrottleWidgets, Bindable, Construct):
             main_table.table if isinstance(main_table, HasTable) else main_table
         )
         # a construct such as DeviceLogTable grants its own way (its GSIs' acknowledgement included)
-        self._main_construct = main_table if isinstance(main_table, Bindable) else None
+        self._main_construct = main_table if isinstance(main_table, BindableConstruct) else None
         self.partition_key: dynamodb.Attribute = partition_key
         self.sort_key_name: str = sort_key_name
         self.strategy = ShardStrategy(strategy)

@@ -16,7 +16,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from cdk_ts import buckets
-from cdk_ts._alarms import AlarmActions
+from cdk_ts._alarms import AlarmingConstruct
 from cdk_ts._archive_glue import cfn_database, cfn_database_name, check_unique_glue_table, shared_glue_database
 from cdk_ts._archive_mapping import connect_source, stream_delivery
 from cdk_ts._archive_monitoring import archiver_alarms, create_alarms
@@ -55,7 +55,7 @@ def glue_name_for(construct_id: str) -> str:
     return re.sub(r"[^a-z0-9_]+", "_", snake).strip("_") or "stream_archive"
 
 
-class StreamArchiver(AlarmActions, StreamArchiverBase):
+class StreamArchiver(AlarmingConstruct, StreamArchiverBase):
     """Archives a DynamoDB stream to S3 as gzip JSON Lines under ``{prefix}table=/dt=/hour=/``.
 
     ``source`` is any ``ITable`` with a stream, a ``DeviceLogTable`` or a ``RotatingTimeSeriesTables``
@@ -186,7 +186,6 @@ class StreamArchiver(AlarmActions, StreamArchiverBase):
         _check_raw_expiration(problems, raw_expiration, compaction, bucket)
         problems.raise_if_any()
         super().__init__(scope, construct_id)
-        self._init_alarm_actions()
         self._iterator_age_threshold = iterator_age_threshold or Duration.hours(1)
         self.prefix = prefix
         self.filter_patterns = list(filter_patterns or [])
@@ -303,7 +302,7 @@ class StreamArchiver(AlarmActions, StreamArchiverBase):
         """The S3 request-metrics filter ID the failed-batches alarm watches (on the ``aws/lambda/`` prefix)."""
         return f"cdk-ts-failures-{Names.unique_id(self)}"[-64:]
 
-    def _default_alarms(self) -> dict[str, cloudwatch.Alarm]:
+    def _create_default_alarms(self) -> dict[str, cloudwatch.Alarm]:
         alarms = create_alarms(self, archiver_alarms(
             self._metrics(), iterator_age_threshold=self._iterator_age_threshold,
             to_queue=self.dead_letter_queue is not None,

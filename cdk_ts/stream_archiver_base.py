@@ -20,7 +20,7 @@ from constructs import Construct
 from cdk_ts import _perms
 from cdk_ts._archive_monitoring import ArchiverMetricFactory, archiver_widgets
 from cdk_ts._archive_resources import grant_archive_write
-from cdk_ts._binding import Bindable
+from cdk_ts._binding import BindableConstruct
 from cdk_ts._glue_names import MAX_NAME_LENGTH, VIEW_SUFFIX, glue_name
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
 from cdk_ts._validation import Problems, check_keywords
@@ -35,7 +35,7 @@ FAILURE_GRANT_REASON = (
 )
 
 
-class StreamArchiverBase(Bindable, Construct):
+class StreamArchiverBase(BindableConstruct):
     """A DynamoDB stream archive in S3: its buckets, Glue names, grants, ``bind`` and metrics.
 
     Creates nothing. ``StreamArchiver`` extends it with the function, the stream mappings, the buckets,

@@ -23,7 +23,7 @@ from cdk_ts import (
     TimestreamTableBase,
 )
 from cdk_ts._defaults import runtime_function
-from cdk_ts.period_tables import PeriodTablesBase
+from cdk_ts.rotation import ImportedPeriodTables, PeriodTablesBase
 from cdk_ts.stream_archiver_base import StreamArchiverBase, _ImportedStreamArchiver
 from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.iam import actions_of, lambda_role, policy_statements
@@ -63,9 +63,11 @@ def two_stacks():
     return owner, tables, owner_fn, user, imported, user_fn
 
 
-def test_importer_returns_the_base_and_creates_no_resource(two_stacks):
+def test_importer_returns_an_imported_subclass_of_the_base_and_creates_no_resource(two_stacks):
     _owner, _tables, _owner_fn, user, imported, _user_fn = two_stacks
-    assert type(imported) is PeriodTablesBase
+    assert type(imported) is ImportedPeriodTables
+    assert isinstance(imported, PeriodTablesBase)
+    assert not isinstance(imported, RotatingTimeSeriesTables)  # no function, schedules or alarms of its own
     template = Template.from_stack(user)
     template.resource_count_is("AWS::DynamoDB::Table", 0)
     template.resource_count_is("AWS::Events::Rule", 0)
@@ -106,6 +108,30 @@ def test_an_imported_rotation_can_be_monitored():
     dashboard.monitor(imported)
     body = stack.resolve(dashboard.dashboard.node.default_child.dashboard_body)
     assert "Throttled requests, readings_* period tables" in str(body)
+
+
+def test_the_imported_class_is_the_importer_itself():
+    # given the same values through from_table_prefix and through ImportedPeriodTables
+    stack = Stack(new_app(), "User")
+    through_importer = RotatingTimeSeriesTables.from_table_prefix(stack, "A", table_prefix="readings", **_KEYS)
+    direct = ImportedPeriodTables(stack, "B", table_prefix="readings", **_KEYS)
+    assert direct.layout == through_importer.layout
+    assert direct.table_arns == through_importer.table_arns
+
+
+def test_importing_a_rotation_twice_is_no_overlap_with_its_owner():
+    # an import names the owner's tables on purpose: only rotations that create tables may not overlap
+    stack = Stack(new_app(), "Both")
+    RotatingTimeSeriesTables(stack, "Owner", table_prefix="readings")
+    RotatingTimeSeriesTables.from_table_prefix(stack, "Imported", table_prefix="readings")
+    with pytest.raises(ValueError, match=r"overlap those of Both/Owner"):
+        RotatingTimeSeriesTables(stack, "Second", table_prefix="readings")
+
+
+def test_importer_refuses_a_misspelt_keyword_with_the_closest_one():
+    stack = Stack(new_app(), "User")
+    with pytest.raises(ValueError, match=r"User/Readings.*encryption_keys.*encryption_key"):
+        RotatingTimeSeriesTables.from_table_prefix(stack, "Readings", table_prefix="readings", encryption_keys=None)
 
 
 def test_importer_refuses_an_invalid_prefix_naming_the_path():
