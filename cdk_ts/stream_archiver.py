@@ -30,7 +30,7 @@ from cdk_ts.archive_catalog import ArchiveCatalog
 from cdk_ts.archive_catalog import deduplicated_view_sql as deduplicated_view_sql
 from cdk_ts.archive_compaction import ArchiveCompaction, CompactionOptions
 from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
-from cdk_ts.stream_archiver_base import ArchiveAttributes, StreamArchiverBase, _ImportedStreamArchiver
+from cdk_ts.stream_archiver_base import ArchiveAttributes, ImportedStreamArchiver, StreamArchiverBase
 from cdk_ts_runtime._inputs import whole
 from cdk_ts_runtime.archiver import FAILURE_PREFIX
 
@@ -210,19 +210,21 @@ class StreamArchiver(AlarmingConstruct, StreamArchiverBase):
     @classmethod
     def from_archive_bucket_name(
         cls, scope: Construct, construct_id: str, *, archive_bucket_name: str, **attributes: Unpack[ArchiveAttributes]
-    ) -> StreamArchiverBase:
+    ) -> ImportedStreamArchiver:
         """An archive another stack, app or account writes, to read, query, replay or watch; creates no resource.
 
-        Pass the owning archiver's values. Grants then name its buckets and Glue entries; ``bind`` sets
-        what ``StreamRecordArchiver.from_env`` reads.
+        Returns an :class:`ImportedStreamArchiver` (a ``StreamArchiverBase``). Pass the owning archiver's
+        values: grants then name its buckets and Glue entries, and ``bind`` sets what
+        ``StreamRecordArchiver.from_env`` reads.
 
         :param archive_bucket_name: the archive bucket's name (the owner's ``bucket.bucket_name``).
         :param attributes: the keywords of ``ArchiveAttributes``, documented there (``prefix``,
             ``failure_bucket_name``, ``glue_database_name``, ``glue_table_name``, ``function_name``...).
-        :raises ValueError: naming the path and every problem at once (an unknown keyword, a prefix without
-            ``/``, one Glue name without the other, a name Glue refuses, a filter ID without a failure bucket).
+        :raises ValueError: naming the path and every problem at once (an unknown keyword, with the closest
+            valid one; a prefix without ``/``, one Glue name without the other, a name Glue refuses, a filter
+            ID without a failure bucket).
         """
-        return _ImportedStreamArchiver(scope, construct_id, archive_bucket_name, attributes)
+        return ImportedStreamArchiver(scope, construct_id, archive_bucket_name=archive_bucket_name, **attributes)
 
     # ---- steps of the constructor ---------------------------------------------------------------
 

@@ -7,7 +7,7 @@ the metrics, shared by the owning ``StreamArchiver`` and by ``StreamArchiver.fro
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, TypedDict, Unpack
 
 from aws_cdk import Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -23,7 +23,7 @@ from cdk_ts._archive_resources import grant_archive_write
 from cdk_ts._binding import BindableConstruct
 from cdk_ts._glue_names import MAX_NAME_LENGTH, VIEW_SUFFIX, glue_name
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
-from cdk_ts._validation import Problems, check_keywords
+from cdk_ts._validation import Problems, check_keywords, keyword_names
 from cdk_ts_runtime.archiver import ENV_BUCKET, ENV_FAILURE_BUCKET, ENV_PREFIX, ArchiverMetric
 from cdk_ts_runtime.errors import ValidationError
 
@@ -253,7 +253,7 @@ class ArchiveAttributes(TypedDict, total=False):
 ARCHIVE_ATTRIBUTES: tuple[str, ...] = tuple(ArchiveAttributes.__annotations__)
 
 
-class _ImportedStreamArchiver(StreamArchiverBase):
+class ImportedStreamArchiver(StreamArchiverBase):
     """An archive another stack, app or account writes: what ``StreamArchiver.from_archive_bucket_name`` returns.
 
     Creates no resource: the buckets and the function are imported by name, so grants, ``bind`` and
@@ -261,10 +261,24 @@ class _ImportedStreamArchiver(StreamArchiverBase):
     the grantee (an identity policy alone does not cross accounts).
     """
 
-    def __init__(self, scope: Construct, construct_id: str, archive_bucket_name: str, attributes: ArchiveAttributes):
-        """Import the archive; the keywords are documented on :class:`ArchiveAttributes`."""
+    def __init__(
+        self, scope: Construct, construct_id: str, *, archive_bucket_name: str, **attributes: Unpack[ArchiveAttributes]
+    ) -> None:
+        """Describe the owner's archive by the owning ``StreamArchiver``'s values.
+
+        :param scope: the parent construct.
+        :param construct_id: the construct ID.
+        :param archive_bucket_name: the archive bucket's name (the owner's ``bucket.bucket_name``).
+        :param attributes: the keywords of ``ArchiveAttributes``, documented there (``prefix``,
+            ``failure_bucket_name``, ``glue_database_name``, ``glue_table_name``, ``function_name``...).
+        :raises ValueError: naming the path and every problem at once (an unknown keyword, with the closest
+            valid one; a prefix without ``/``, one Glue name without the other, a name Glue refuses, a filter
+            ID without a failure bucket).
+        """
         problems = Problems(scope, construct_id)
-        check_keywords(problems, attributes, ARCHIVE_ATTRIBUTES, also_valid=["archive_bucket_name"])
+        check_keywords(
+            problems, attributes, ARCHIVE_ATTRIBUTES, also_valid=keyword_names(ImportedStreamArchiver.__init__)
+        )
         prefix = attributes.get("prefix", "dynamodb/")
         failure_bucket_name = attributes.get("failure_bucket_name")
         function_name = attributes.get("function_name")

@@ -24,7 +24,7 @@ from cdk_ts import (
 )
 from cdk_ts._defaults import runtime_function
 from cdk_ts.rotation import ImportedPeriodTables, PeriodTablesBase
-from cdk_ts.stream_archiver_base import StreamArchiverBase, _ImportedStreamArchiver
+from cdk_ts.stream_archiver_base import ImportedStreamArchiver, StreamArchiverBase
 from cdk_ts_runtime.table_layout import TableLayout
 from tests.support.iam import actions_of, lambda_role, policy_statements
 from tests.support.nag import new_app, unacknowledged_findings
@@ -456,7 +456,7 @@ def _s3_arn(path: str) -> dict:
 def test_the_archive_importer_returns_a_base_and_creates_no_resource():
     stack = Stack(new_app(), "Analytics", env=_ANALYTICS)
     imported = _archive_import(stack)
-    assert type(imported) is _ImportedStreamArchiver and isinstance(imported, StreamArchiverBase)
+    assert type(imported) is ImportedStreamArchiver and isinstance(imported, StreamArchiverBase)
     assert not isinstance(imported, StreamArchiver)
     assert Template.from_stack(stack).to_json().get("Resources", {}) == {}
 
@@ -579,3 +579,13 @@ def test_a_replay_bound_to_an_imported_archive_with_acknowledged_findings_passes
     _archive_import(stack).bind(replay, read=True, acknowledge_nag_findings=True)
     # then cdk-nag finds nothing left to review
     assert unacknowledged_findings(app) == []
+
+
+def test_an_imported_archiver_made_directly_is_the_one_the_importer_returns():
+    stack = Stack(new_app(), "Ops")
+    direct = ImportedStreamArchiver(stack, "Direct", archive_bucket_name="acme-archive", prefix="cdc/")
+    via = StreamArchiver.from_archive_bucket_name(stack, "Via", archive_bucket_name="acme-archive", prefix="cdc/")
+    assert type(direct) is type(via)
+    assert direct.binding_environment == via.binding_environment == {
+        "ARCHIVE_BUCKET": "acme-archive", "ARCHIVE_PREFIX": "cdc/"
+    }
