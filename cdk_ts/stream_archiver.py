@@ -218,11 +218,8 @@ class StreamArchiver(AlarmingConstruct, StreamArchiverBase):
         ``StreamRecordArchiver.from_env`` reads.
 
         :param archive_bucket_name: the archive bucket's name (the owner's ``bucket.bucket_name``).
-        :param attributes: the keywords of ``ArchiveAttributes``, documented there (``prefix``,
-            ``failure_bucket_name``, ``glue_database_name``, ``glue_table_name``, ``function_name``...).
-        :raises ValueError: naming the path and every problem at once (an unknown keyword, with the closest
-            valid one; a prefix without ``/``, one Glue name without the other, a name Glue refuses, a filter
-            ID without a failure bucket).
+        :param attributes: the owner's other values, the keywords of ``ArchiveAttributes``.
+        :raises ValueError: as ``ImportedStreamArchiver`` does, naming the path and every problem at once.
         """
         return ImportedStreamArchiver(scope, construct_id, archive_bucket_name=archive_bucket_name, **attributes)
 
