@@ -115,7 +115,7 @@ class UnionView:
             return [row[0] for row in connection.execute(f'SELECT eventid FROM "{self.raw}_all"').fetchall()]
 
     def _relations(self, connection, root: Path) -> None:
-        from tests.support.compaction import create_raw_view
+        from examples.archive_duckdb import create_raw_view
 
         raw_keys = self._keys(self.settings.prefix)
         self._download(raw_keys, root / "raw")
