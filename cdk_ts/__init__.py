@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time
     from cdk_ts.runtime_layer import RuntimeLayer
     from cdk_ts.sharding import ShardMetadataTable, ShardMetadataTableBase
     from cdk_ts.stream_archiver import TTL_DELETIONS_ONLY, FailureDestination, StreamArchiver
+    from cdk_ts.stream_archiver_base import ArchiveAttributes, ImportedStreamArchiver, StreamArchiverBase
     from cdk_ts.timestream import TimestreamTable, TimestreamTableBase
     from cdk_ts_runtime._archiver import ArchiverMetric
     from cdk_ts_runtime._compaction_plan import ColumnSpec, Granularity
@@ -77,6 +78,9 @@ _LAZY = {
     "IcebergOptions": "cdk_ts.archive_compaction",
     "CompactedCatalog": "cdk_ts.compacted_catalog",
     "StreamArchiver": "cdk_ts.stream_archiver",
+    "StreamArchiverBase": "cdk_ts.stream_archiver_base",
+    "ArchiveAttributes": "cdk_ts.stream_archiver_base",
+    "ImportedStreamArchiver": "cdk_ts.stream_archiver_base",
     "FailureDestination": "cdk_ts.stream_archiver",
     "TTL_DELETIONS_ONLY": "cdk_ts.stream_archiver",
     "TimestreamTable": "cdk_ts.timestream",
@@ -92,6 +96,7 @@ __all__ = [
     "LAMBDA_RUNTIME",
     "PARTITION_COLUMNS",
     "TTL_DELETIONS_ONLY",
+    "ArchiveAttributes",
     "ArchiveCatalog",
     "ArchiveCompaction",
     "ArchiverMetric",
@@ -111,6 +116,7 @@ __all__ = [
     "MonitoringDashboard",
     "HasTable",
     "ImportedPeriodTables",
+    "ImportedStreamArchiver",
     "PeriodTableOptions",
     "PeriodTablesBase",
     "RightSizing",
@@ -125,6 +131,7 @@ __all__ = [
     "ShardMetadataTableBase",
     "ShardStrategy",
     "StreamArchiver",
+    "StreamArchiverBase",
     "StreamConsumer",
     "TableCapacityOptions",
     "TimestreamTable",

@@ -71,6 +71,8 @@ APPLICATION_AUTOSCALING_ACTIONS = (
 S3_EXPORT_WRITE_ACTIONS = ("s3:PutObject", "s3:AbortMultipartUpload", "s3:PutObjectAcl")
 #: What the archiver needs on the archive's objects.
 S3_ARCHIVE_WRITE_ACTIONS = ("s3:PutObject", "s3:AbortMultipartUpload")
+#: What a reader of the archive needs on its objects (``StreamArchiverBase.grant_read_data``).
+S3_ARCHIVE_READ_ACTIONS = ("s3:GetObject",)
 #: What S3 server access logging may do in a log bucket (its bucket policy, for ``logging.s3.amazonaws.com``).
 S3_LOG_DELIVERY_ACTIONS = ("s3:PutObject",)
 
@@ -126,3 +128,6 @@ S3_TABLES_COMMIT_ACTIONS = (
     "s3tables:GetTableData",
     "s3tables:PutTableData",
 )
+#: What an Athena query reads of the archive's Glue catalog entries (on the catalog, database, table and view:
+#: "Configure access to databases and tables in the AWS Glue Data Catalog", Athena user guide).
+GLUE_CATALOG_READ_ACTIONS = ("glue:GetDatabase", "glue:GetTable", "glue:GetPartitions")

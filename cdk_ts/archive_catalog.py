@@ -82,52 +82,14 @@ class ArchiveCatalog(Construct):
         )
         problems.raise_if_any()
         super().__init__(scope, construct_id)
-        account = Stack.of(self).account
         self.database_name = database_name
         self.table_name = table_name
-        location = f"s3://{bucket.bucket_name}/{prefix}"
         table = glue.CfnTable(
             self,
             "GlueTable",
-            catalog_id=account,
+            catalog_id=Stack.of(self).account,
             database_name=database_name,
-            table_input=glue.CfnTable.TableInputProperty(
-                name=table_name,
-                table_type="EXTERNAL_TABLE",
-                partition_keys=[
-                    glue.CfnTable.ColumnProperty(name="table", type="string"),
-                    glue.CfnTable.ColumnProperty(name="dt", type="string"),
-                    glue.CfnTable.ColumnProperty(name="hour", type="string"),
-                ],
-                parameters={
-                    "classification": "json",
-                    "compressionType": "gzip",
-                    "projection.enabled": "true",
-                    "projection.table.type": "injected",
-                    "projection.dt.type": "date",
-                    "projection.dt.format": "yyyy-MM-dd",
-                    "projection.dt.range": "2020-01-01,NOW",
-                    "projection.dt.interval": "1",
-                    "projection.dt.interval.unit": "DAYS",
-                    "projection.hour.type": "integer",
-                    "projection.hour.range": "0,23",
-                    "projection.hour.digits": "2",
-                    "storage.location.template": f"{location}table=${{table}}/dt=${{dt}}/hour=${{hour}}/",
-                },
-                storage_descriptor=glue.CfnTable.StorageDescriptorProperty(
-                    location=location,
-                    columns=[glue.CfnTable.ColumnProperty(name=n, type="string") for n in ARCHIVE_COLUMNS],
-                    input_format="org.apache.hadoop.mapred.TextInputFormat",
-                    output_format="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
-                    # Athena documents that the OpenX JSON SerDe can return non-deterministic results and
-                    # recommends the Hive JSON SerDe instead; every field is a string, so its lack of
-                    # OpenX's mapping options costs nothing. The "table" key of a line has no data column
-                    # (the partition of that name holds the same value) and is skipped.
-                    serde_info=glue.CfnTable.SerdeInfoProperty(
-                        serialization_library="org.apache.hive.hcatalog.data.JsonSerDe",
-                    ),
-                ),
-            ),
+            table_input=_table_input(f"s3://{bucket.bucket_name}/{prefix}", table_name),
         )
         if database is not None and Stack.of(database) is Stack.of(self):
             table.add_resource_dependency(database)
@@ -145,3 +107,40 @@ class ArchiveCatalog(Construct):
             columns=[(c, "string") for c in ARCHIVE_COLUMNS + PARTITION_COLUMNS],
             description=f"{table_name}, one row per eventid (cdk-ts StreamArchiver)",
         )
+
+
+def _table_input(location: str, table_name: str) -> glue.CfnTable.TableInputProperty:
+    """The archive's table: JSON Lines under ``location``, partitions projected over table, day and hour."""
+    return glue.CfnTable.TableInputProperty(
+        name=table_name,
+        table_type="EXTERNAL_TABLE",
+        partition_keys=[glue.CfnTable.ColumnProperty(name=n, type="string") for n in PARTITION_COLUMNS],
+        parameters={
+            "classification": "json",
+            "compressionType": "gzip",
+            "projection.enabled": "true",
+            "projection.table.type": "injected",
+            "projection.dt.type": "date",
+            "projection.dt.format": "yyyy-MM-dd",
+            "projection.dt.range": "2020-01-01,NOW",
+            "projection.dt.interval": "1",
+            "projection.dt.interval.unit": "DAYS",
+            "projection.hour.type": "integer",
+            "projection.hour.range": "0,23",
+            "projection.hour.digits": "2",
+            "storage.location.template": f"{location}table=${{table}}/dt=${{dt}}/hour=${{hour}}/",
+        },
+        storage_descriptor=glue.CfnTable.StorageDescriptorProperty(
+            location=location,
+            columns=[glue.CfnTable.ColumnProperty(name=n, type="string") for n in ARCHIVE_COLUMNS],
+            input_format="org.apache.hadoop.mapred.TextInputFormat",
+            output_format="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
+            # Athena documents that the OpenX JSON SerDe can return non-deterministic results and
+            # recommends the Hive JSON SerDe instead; every field is a string, so its lack of
+            # OpenX's mapping options costs nothing. The "table" key of a line has no data column
+            # (the partition of that name holds the same value) and is skipped.
+            serde_info=glue.CfnTable.SerdeInfoProperty(
+                serialization_library="org.apache.hive.hcatalog.data.JsonSerDe",
+            ),
+        ),
+    )

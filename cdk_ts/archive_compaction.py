@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from aws_cdk import Acknowledgment, Duration, Stack, Token, Validations
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -22,9 +22,14 @@ from constructs import Construct
 
 from cdk_ts import _perms
 from cdk_ts._alarms import AlarmingConstruct
+from cdk_ts._archive_monitoring import (
+    CompactionMetricFactory,
+    compaction_alarms,
+    compaction_widgets,
+    create_alarms,
+)
 from cdk_ts._assets import compaction_code
 from cdk_ts._defaults import LAMBDA_RUNTIME, MIN_RUNTIME_MINOR, dead_letter_queue, runtime_function
-from cdk_ts._metrics import graph, metric_options
 from cdk_ts._nag import acknowledge_wildcard_resources
 from cdk_ts._validation import Problems
 from cdk_ts.compacted_catalog import CompactedCatalog
@@ -157,74 +162,78 @@ class ArchiveCompaction(AlarmingConstruct):
             Default: None.
         :raises ValueError: naming every bad option at once.
         """
-        problems = Problems(scope, construct_id)
-        settings = problems.collect(lambda: _settings(bucket, prefix, options, glue_database_name,
-                                                      raw_glue_table_name))
-        runtime, architecture = _runtime_for_layer(problems, options.pyarrow_layer_arn)
-        timeout = options.timeout or Duration.minutes(15)
-        problems.check(timeout.to_seconds() <= 900, f"timeout {timeout.to_human_string()} must be at most 15 minutes")
-        problems.check(
-            (glue_database_name is None) == (raw_glue_table_name is None),
-            "glue_database_name and raw_glue_table_name go together (the view reads the raw table's view)",
-        )
-        if options.iceberg is not None:
-            problems.check(
-                bool(re.fullmatch(r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]", options.iceberg.table_bucket_name)),
-                f"iceberg table_bucket_name {options.iceberg.table_bucket_name!r} must be 3-63 of [a-z0-9-]",
-            )
-        problems.raise_if_any()
+        settings, runtime = _checked(scope, construct_id, bucket, prefix, options, glue_database_name,
+                                     raw_glue_table_name)
         super().__init__(scope, construct_id)
         self.settings: CompactionSettings = settings
         self.bucket = bucket
         self.dead_letter_queue = dead_letter_queue(
             self, "DeadLetterQueue", "the compaction function's failed runs and undelivered schedule events"
         )
-        # the bucket's name may be a deploy-time value: CloudFormation fills it into the JSON
-        settings_json = Stack.of(self).to_json_string({**settings.as_json(), "bucket": bucket.bucket_name})
-        environment = {ENV_SETTINGS: settings_json}
         self.table_bucket: s3tables.CfnTableBucket | None = None
         self.iceberg_namespace: s3tables.CfnNamespace | None = None
         self.iceberg_table: s3tables.CfnTable | None = None
-        if options.iceberg is not None:
-            environment[ENV_ICEBERG] = self._create_iceberg_table(options.iceberg, settings)
-        self.function = runtime_function(
+        iceberg = self._create_iceberg_table(options.iceberg, settings) if options.iceberg is not None else None
+        self.function = self._create_function(options, runtime, iceberg)
+        self._grant_archive(bucket, settings)
+        self.catalog: CompactedCatalog | None = None
+        if glue_database_name is not None and options.iceberg is None:
+            self._create_catalog(glue_database_name, raw_glue_table_name, database)
+        if self.iceberg_table is not None:
+            self._grant_iceberg()
+        self.rule = self._create_schedule(options.schedule, prefix)
+        self.dead_letter_alarm: cloudwatch.Alarm | None = None
+        self.errors_alarm: cloudwatch.Alarm | None = None
+        if alarm_topic is not None:
+            self.add_default_alarms(alarm_topic=alarm_topic)
+
+    # ---- steps of the constructor ---------------------------------------------------------------
+
+    def _create_function(
+        self, options: CompactionOptions, runtime: _LayerRuntime, iceberg: str | None
+    ) -> lambda_.Function:
+        # the bucket's name may be a deploy-time value: CloudFormation fills it into the JSON
+        settings_json = Stack.of(self).to_json_string({**self.settings.as_json(), "bucket": self.bucket.bucket_name})
+        environment = {ENV_SETTINGS: settings_json, **({ENV_ICEBERG: iceberg} if iceberg is not None else {})}
+        function = runtime_function(
             self,
             "Function",
             handler="cdk_ts_runtime.handlers.compaction.handler",
             code=compaction_code(),
             description="Compacts closed DynamoDB stream archive partitions to Parquet",
             environment=environment,
-            **({"runtime": runtime, "architecture": architecture} if runtime is not None else {}),
+            **({"runtime": runtime.runtime, "architecture": runtime.architecture} if runtime.runtime else {}),
             layers=[lambda_.LayerVersion.from_layer_version_arn(self, "Pyarrow", options.pyarrow_layer_arn),
                     *options.extra_layers],
             memory_size=options.memory_size,
-            timeout=timeout,
+            timeout=runtime.timeout,
             dead_letter_queue=self.dead_letter_queue,
             retry_attempts=2,
         )
-        if runtime is not None and runtime.name != LAMBDA_RUNTIME.name:
-            Validations.of(self.function).acknowledge(Acknowledgment(
+        if runtime.runtime is not None and runtime.runtime.name != LAMBDA_RUNTIME.name:
+            Validations.of(function).acknowledge(Acknowledgment(
                 id="AwsSolutions-L1",
-                reason=f"the function runs on {runtime.name} because the AWS SDK for pandas layer it uses for "
-                "pyarrow is built for that Python (compiled extensions); a layer for a newer Python moves it there",
+                reason=f"the function runs on {runtime.runtime.name} because the AWS SDK for pandas layer it uses "
+                "for pyarrow is built for that Python (compiled extensions); a layer for a newer Python moves it there",
             ))
-        self._grant_archive(bucket, settings)
-        self.catalog: CompactedCatalog | None = None
-        if glue_database_name is not None and options.iceberg is None:
-            self.catalog = CompactedCatalog(
-                self, "Catalog", bucket=bucket, compacted_prefix=settings.compacted_prefix,
-                database_name=glue_database_name, raw_table_name=raw_glue_table_name, columns=settings.columns,
-                granularity=settings.granularity, table_name=settings.glue_table, database=database,
-            )
-            self._grant_glue_partitions(glue_database_name, self.catalog.table_name)
-        if self.iceberg_table is not None:
-            self._grant_iceberg()
-        self.rule = events.Rule(
+        return function
+
+    def _create_catalog(self, database_name: str, raw_table_name: str, database: glue.CfnDatabase | None) -> None:
+        settings = self.settings
+        self.catalog = CompactedCatalog(
+            self, "Catalog", bucket=self.bucket, compacted_prefix=settings.compacted_prefix,
+            database_name=database_name, raw_table_name=raw_table_name, columns=settings.columns,
+            granularity=settings.granularity, table_name=settings.glue_table, database=database,
+        )
+        self._grant_glue_partitions(database_name, self.catalog.table_name)
+
+    def _create_schedule(self, schedule: events.Schedule | None, prefix: str) -> events.Rule:
+        rule = events.Rule(
             self, "Schedule",
-            schedule=options.schedule or events.Schedule.cron(minute="20"),
+            schedule=schedule or events.Schedule.cron(minute="20"),
             description=f"Compacts closed partitions of s3://.../{prefix} (cdk-ts ArchiveCompaction)",
         )
-        self.rule.add_target(targets.LambdaFunction(
+        rule.add_target(targets.LambdaFunction(
             self.function,
             # the scheduled time, so a retried run decides what is closed as the scheduled one would
             event=events.RuleTargetInput.from_object({"time": events.EventField.time}),
@@ -232,10 +241,7 @@ class ArchiveCompaction(AlarmingConstruct):
             max_event_age=Duration.hours(2),
             dead_letter_queue=self.dead_letter_queue,
         ))
-        self.dead_letter_alarm: cloudwatch.Alarm | None = None
-        self.errors_alarm: cloudwatch.Alarm | None = None
-        if alarm_topic is not None:
-            self.add_default_alarms(alarm_topic=alarm_topic)
+        return rule
 
     # ---- permissions ----------------------------------------------------------------------------
 
@@ -319,29 +325,23 @@ class ArchiveCompaction(AlarmingConstruct):
 
     # ---- monitoring -----------------------------------------------------------------------------
 
+    def _metrics(self) -> CompactionMetricFactory:
+        return CompactionMetricFactory(self.function, self.dead_letter_queue)
+
     def metric_dead_letters(self, **props: Any) -> cloudwatch.Metric:
         """Runs that failed after Lambda's retries, or schedule events not delivered (queue depth; Maximum)."""
-        return self.dead_letter_queue.metric_approximate_number_of_messages_visible(**metric_options(props, "Maximum"))
+        return self._metrics().dead_letters(**props)
 
     def metric_errors(self, **props: Any) -> cloudwatch.Metric:
         """Invocations of the compaction function that raised (``AWS/Lambda`` ``Errors``; Sum)."""
-        return self.function.metric_errors(**metric_options(props, "Sum"))
+        return self._metrics().errors(**props)
 
     def dashboard_widgets(self) -> list[cloudwatch.IWidget]:
         """One graph: failed runs waiting in the queue, and errors."""
-        return [graph(f"{self.node.id}: failed compaction runs, errors",
-                      self.metric_dead_letters(label="failed runs"), self.metric_errors(label="errors"))]
+        return compaction_widgets(self.node.id, self._metrics())
 
     def _create_default_alarms(self) -> dict[str, cloudwatch.Alarm]:
-        alarms = {
-            "dead_letter_queue": self._alarm_above(
-                "DeadLetterQueueAlarm", self.metric_dead_letters(),
-                "Compaction runs failed after Lambda's retries (or were not delivered): the raw layer is intact and "
-                "the view reads it; see the function's log for the partition and error, fix, then invoke the "
-                "function again (a later run compacts what is due)",
-            ),
-            "errors": self._alarm_above("ErrorsAlarm", self.metric_errors(), "The compaction function raised errors"),
-        }
+        alarms = create_alarms(self, compaction_alarms(self._metrics()))
         self.dead_letter_alarm = alarms["dead_letter_queue"]
         self.errors_alarm = alarms["errors"]
         return alarms
@@ -359,6 +359,37 @@ def iceberg_fields(settings: CompactionSettings) -> list[tuple[str, str, bool]]:
     if settings.granularity is Granularity.HOUR:
         fields.append(("hour", "string", True))
     return fields
+
+
+class _LayerRuntime(NamedTuple):
+    """The function's Python and architecture (None: cdk-ts's own, the layer ARN being a token) and timeout."""
+
+    runtime: lambda_.Runtime | None
+    architecture: lambda_.Architecture | None
+    timeout: Duration
+
+
+def _checked(
+    scope: Construct, construct_id: str, bucket: s3.IBucket, prefix: str, options: CompactionOptions,
+    database: str | None, raw_table: str | None,
+) -> tuple[CompactionSettings, _LayerRuntime]:
+    """The run's settings and the function's runtime, or a ValueError naming every bad option at once."""
+    problems = Problems(scope, construct_id)
+    settings = problems.collect(lambda: _settings(bucket, prefix, options, database, raw_table))
+    runtime, architecture = _runtime_for_layer(problems, options.pyarrow_layer_arn)
+    timeout = options.timeout or Duration.minutes(15)
+    problems.check(timeout.to_seconds() <= 900, f"timeout {timeout.to_human_string()} must be at most 15 minutes")
+    problems.check(
+        (database is None) == (raw_table is None),
+        "glue_database_name and raw_glue_table_name go together (the view reads the raw table's view)",
+    )
+    if options.iceberg is not None:
+        problems.check(
+            bool(re.fullmatch(r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]", options.iceberg.table_bucket_name)),
+            f"iceberg table_bucket_name {options.iceberg.table_bucket_name!r} must be 3-63 of [a-z0-9-]",
+        )
+    problems.raise_if_any()
+    return settings, _LayerRuntime(runtime, architecture, timeout)
 
 
 def _settings(

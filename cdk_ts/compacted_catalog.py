@@ -132,24 +132,9 @@ class CompactedCatalog(Construct):
             "Table",
             catalog_id=Stack.of(self).account,
             database_name=database_name,
-            table_input=glue.CfnTable.TableInputProperty(
-                name=self.table_name,
-                description=f"{raw_table_name}, compacted to Parquet (cdk-ts ArchiveCompaction)",
-                table_type="EXTERNAL_TABLE",
-                # no projection: the compaction registers each partition at its current generation's prefix,
-                # which is how readers switch to a new generation at once
-                partition_keys=[glue.CfnTable.ColumnProperty(name=k, type="string") for k in partition_keys(
-                    granularity)],
-                parameters={"classification": "parquet", "parquet.compression": "ZSTD"},
-                storage_descriptor=glue.CfnTable.StorageDescriptorProperty(
-                    location=f"s3://{bucket.bucket_name}/{compacted_prefix}",
-                    columns=[glue.CfnTable.ColumnProperty(name=n, type=t) for n, t in data_columns],
-                    input_format="org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
-                    output_format="org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
-                    serde_info=glue.CfnTable.SerdeInfoProperty(
-                        serialization_library="org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
-                    ),
-                ),
+            table_input=_table_input(
+                self.table_name, raw_table_name, f"s3://{bucket.bucket_name}/{compacted_prefix}", data_columns,
+                granularity,
             ),
         )
         if database is not None and Stack.of(database) is Stack.of(self):
@@ -168,3 +153,27 @@ class CompactedCatalog(Construct):
         self.view.add_resource_dependency(self.table)
         #: The view's SQL (Athena/Trino).
         self.view_sql = sql
+
+
+def _table_input(
+    name: str, raw_table_name: str, location: str, data_columns: list[tuple[str, str]], granularity: Granularity
+) -> glue.CfnTable.TableInputProperty:
+    """The Parquet table: zstd Parquet under ``location``, one partition per compaction unit."""
+    return glue.CfnTable.TableInputProperty(
+        name=name,
+        description=f"{raw_table_name}, compacted to Parquet (cdk-ts ArchiveCompaction)",
+        table_type="EXTERNAL_TABLE",
+        # no projection: the compaction registers each partition at its current generation's prefix,
+        # which is how readers switch to a new generation at once
+        partition_keys=[glue.CfnTable.ColumnProperty(name=k, type="string") for k in partition_keys(granularity)],
+        parameters={"classification": "parquet", "parquet.compression": "ZSTD"},
+        storage_descriptor=glue.CfnTable.StorageDescriptorProperty(
+            location=location,
+            columns=[glue.CfnTable.ColumnProperty(name=n, type=t) for n, t in data_columns],
+            input_format="org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
+            output_format="org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
+            serde_info=glue.CfnTable.SerdeInfoProperty(
+                serialization_library="org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
+            ),
+        ),
+    )

@@ -18,14 +18,16 @@ from cdk_ts import (
     RotatingTimeSeriesTables,
     ShardMetadataTable,
     ShardMetadataTableBase,
+    StreamArchiver,
     TimestreamTable,
     TimestreamTableBase,
 )
 from cdk_ts._defaults import runtime_function
 from cdk_ts.rotation import ImportedPeriodTables, PeriodTablesBase
+from cdk_ts.stream_archiver_base import ImportedStreamArchiver, StreamArchiverBase
 from cdk_ts_runtime import TableLayout
 from tests.support.iam import actions_of, lambda_role, policy_statements
-from tests.support.nag import new_app
+from tests.support.nag import new_app, unacknowledged_findings
 
 _ARN = "arn:aws:lambda:eu-west-1:123456789012:function:ingest"
 _ROLE_ARN = "arn:aws:iam::123456789012:role/ingest"
@@ -423,3 +425,167 @@ def test_timestream_importer_metric_can_drive_an_alarm_on_the_named_table():
         "TableName) WHERE DatabaseName = 'fleet' AND TableName = 'telemetry'"
     )
     assert query["Period"] == 300
+
+
+# ---- StreamArchiver from another stack or account -------------------------------------------------
+
+_ANALYTICS = {"account": "222222222222", "region": "eu-west-1"}
+
+
+def _archive_import(stack: Stack, **overrides):
+    attributes = {
+        "archive_bucket_name": "acme-archive", "failure_bucket_name": "acme-failures",
+        "glue_database_name": "archive_db", "glue_table_name": "telemetry_archiver", **overrides,
+    }
+    return StreamArchiver.from_archive_bucket_name(stack, "Archive", **attributes)
+
+
+def _statements_on(stack: Stack, service: str) -> list[tuple[list[str], object, object]]:
+    """``(sorted actions, resolved resources, condition)`` of every statement with an action of ``service``."""
+    return [
+        (sorted(actions_of(s)), s["Resource"], s.get("Condition"))
+        for s in policy_statements(Template.from_stack(stack))
+        if any(a.startswith(f"{service}:") for a in actions_of(s))
+    ]
+
+
+def _s3_arn(path: str) -> dict:
+    return {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, f":s3:::{path}"]]}
+
+
+def test_the_archive_importer_returns_a_base_and_creates_no_resource():
+    stack = Stack(new_app(), "Analytics", env=_ANALYTICS)
+    imported = _archive_import(stack)
+    assert type(imported) is ImportedStreamArchiver and isinstance(imported, StreamArchiverBase)
+    assert not isinstance(imported, StreamArchiver)
+    assert Template.from_stack(stack).to_json().get("Resources", {}) == {}
+
+
+def test_a_reader_granted_through_the_importer_may_read_and_list_the_archive_prefix_and_query_its_catalog():
+    # given an analytics account's stack reading an archive another account writes
+    stack = Stack(new_app(), "Analytics", env=_ANALYTICS)
+    imported = _archive_import(stack, prefix="cdc/", account="111111111111")
+    reader = runtime_function(stack, "Reader", handler="app.handler", description="reader", environment={})
+    imported.grant_read_data(reader)
+    imported.grant_catalog_read(reader)
+    # then it may get the objects under the prefix, list only that prefix, and read the table and its view
+    assert _statements_on(stack, "s3") == [
+        (["s3:GetObject"], _s3_arn("acme-archive/cdc/*"), None),
+        (["s3:ListBucket"], _s3_arn("acme-archive"), {"StringLike": {"s3:prefix": ["cdc/*"]}}),
+    ]
+    (glue_actions, glue_resources, _condition), = _statements_on(stack, "glue")
+    assert glue_actions == ["glue:GetDatabase", "glue:GetPartitions", "glue:GetTable"]
+    # in the owner's account, whose catalog the analytics account queries
+    owner = ":glue:eu-west-1:111111111111:"
+    assert [stack.resolve(r)["Fn::Join"][1][-1] for r in glue_resources] == [
+        f"{owner}catalog", f"{owner}database/archive_db", f"{owner}table/archive_db/telemetry_archiver",
+        f"{owner}table/archive_db/telemetry_archiver_deduplicated",
+    ]
+    # and nothing on the failure bucket: reading is not replaying
+    assert "acme-failures" not in str(_statements_on(stack, "s3"))
+
+
+def test_a_replay_function_bound_to_an_imported_archive_gets_its_environment_and_both_buckets():
+    # given a replay function in another stack, bound for writing (what StreamRecordArchiver.replay does)
+    stack = Stack(new_app(), "Ops", env=_ANALYTICS)
+    imported = _archive_import(stack)
+    replay = runtime_function(stack, "Replay", handler="app.handler", description="replay", environment={})
+    imported.bind(replay, add_runtime_layer=False)
+    # then StreamRecordArchiver.from_env finds the archive and the replay finds the failure bucket
+    (function,) = Template.from_stack(stack).find_resources("AWS::Lambda::Function").values()
+    variables = function["Properties"]["Environment"]["Variables"]
+    assert {k: variables[k] for k in ("ARCHIVE_BUCKET", "ARCHIVE_PREFIX", "ARCHIVE_FAILURE_BUCKET")} == {
+        "ARCHIVE_BUCKET": "acme-archive", "ARCHIVE_PREFIX": "dynamodb/", "ARCHIVE_FAILURE_BUCKET": "acme-failures",
+    }
+    statements = _statements_on(stack, "s3")
+    # it writes archive objects under the prefix only, and reads, lists, writes and deletes failure records
+    assert statements[0] == (["s3:AbortMultipartUpload", "s3:PutObject"], _s3_arn("acme-archive/dynamodb/*"), None)
+    failure_actions, failure_resources, _condition = statements[1]
+    assert {"s3:GetObject*", "s3:List*", "s3:PutObject", "s3:DeleteObject*"} <= set(failure_actions)
+    assert failure_resources == [_s3_arn("acme-failures"), _s3_arn("acme-failures/*")]
+    assert len(statements) == 2
+
+
+def test_the_owning_archiver_grants_a_reader_its_own_bucket_and_prefix():
+    stack = Stack(new_app(), "Owner")
+    log = DeviceLogTable(stack, "Log", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
+    archiver = StreamArchiver(stack, "Archive", source=log, prefix="cdc/")
+    reader = runtime_function(stack, "Reader", handler="app.handler", description="reader", environment={})
+    archiver.grant_read_data(reader)
+    reader_role = {"Properties": {"Roles": [stack.resolve(reader.role.role_name)]}}
+    statements = policy_statements(Template.from_stack(stack), props=reader_role)
+    assert [(actions_of(s), s["Resource"]) for s in statements if actions_of(s)[0].startswith("s3:")] == [
+        (["s3:GetObject"], stack.resolve(archiver.bucket.arn_for_objects("cdc/*"))),
+        (["s3:ListBucket"], stack.resolve(archiver.bucket.bucket_arn)),
+    ]
+
+
+def test_imported_archive_metrics_name_the_owners_function_and_feed_a_dashboard():
+    stack = Stack(new_app(), "Ops")
+    imported = _archive_import(stack, function_name="archiver-fn", failure_metrics_filter_id="cdk-ts-failures-x")
+    assert stack.resolve(imported.metric_iterator_age().dimensions) == {"FunctionName": "archiver-fn"}
+    assert stack.resolve(imported.metric("ArchivedRecords").dimensions) == {"FunctionName": "archiver-fn"}
+    assert stack.resolve(imported.metric_dead_letters().dimensions) == {
+        "BucketName": "acme-failures", "FilterId": "cdk-ts-failures-x"
+    }
+    dashboard = MonitoringDashboard(stack, "Dashboard")
+    dashboard.monitor(imported)
+    assert "Archive: iterator age (ms)" in str(stack.resolve(dashboard.dashboard.node.default_child.dashboard_body))
+
+
+def test_imported_archive_metrics_without_the_function_name_say_which_parameter_to_pass():
+    stack = Stack(new_app(), "Ops")
+    imported = _archive_import(stack)
+    with pytest.raises(ValueError, match=r"^Ops/Archive: .*import it with function_name="):
+        imported.metric_errors()
+
+
+def test_the_archive_importer_refuses_bad_attributes_all_at_once_naming_the_path():
+    stack = Stack(new_app(), "Ops")
+    with pytest.raises(ValueError) as raised:
+        StreamArchiver.from_archive_bucket_name(
+            stack, "Archive", archive_bucket_name="acme-archive", prefix="cdc", glue_database_name="archive_db",
+            failure_metrics_filter_id="cdk-ts-failures-x",
+        )
+    message = str(raised.value)
+    assert message.startswith("Ops/Archive")
+    for problem in ("prefix 'cdc' must end with '/'", "glue_table_name go together", "pass failure_bucket_name"):
+        assert problem in message
+
+
+def test_catalog_read_of_an_archive_without_a_catalog_is_refused_naming_the_importer_parameters():
+    stack = Stack(new_app(), "Ops")
+    imported = StreamArchiver.from_archive_bucket_name(stack, "Archive", archive_bucket_name="acme-archive")
+    reader = runtime_function(stack, "Reader", handler="app.handler", description="reader", environment={})
+    with pytest.raises(ValueError, match="Ops/Archive has no Glue catalog.*glue_database_name= and glue_table_name="):
+        imported.grant_catalog_read(reader)
+
+
+def test_the_archive_importer_refuses_a_misspelt_keyword_with_the_closest_name():
+    stack = Stack(new_app(), "Ops")
+    with pytest.raises(ValueError, match=r"^Ops/Archive: unknown keyword argument 'failure_bucket'; did you mean "
+                                         r"'failure_bucket_name'"):
+        StreamArchiver.from_archive_bucket_name(
+            stack, "Archive", archive_bucket_name="acme-archive", failure_bucket="acme-failures"
+        )
+    assert stack.node.try_find_child("Archive") is None
+
+
+def test_a_replay_bound_to_an_imported_archive_with_acknowledged_findings_passes_cdk_nag():
+    # given a replay function whose grants' wildcard findings are acknowledged by bind, as the owner's are
+    app = new_app()
+    stack = Stack(app, "Ops", env=_ANALYTICS)
+    replay = runtime_function(stack, "Replay", handler="app.handler", description="replay", environment={})
+    _archive_import(stack).bind(replay, read=True, acknowledge_nag_findings=True)
+    # then cdk-nag finds nothing left to review
+    assert unacknowledged_findings(app) == []
+
+
+def test_an_imported_archiver_made_directly_is_the_one_the_importer_returns():
+    stack = Stack(new_app(), "Ops")
+    direct = ImportedStreamArchiver(stack, "Direct", archive_bucket_name="acme-archive", prefix="cdc/")
+    via = StreamArchiver.from_archive_bucket_name(stack, "Via", archive_bucket_name="acme-archive", prefix="cdc/")
+    assert type(direct) is type(via)
+    assert direct.binding_environment == via.binding_environment == {
+        "ARCHIVE_BUCKET": "acme-archive", "ARCHIVE_PREFIX": "cdc/"
+    }

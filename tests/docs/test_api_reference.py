@@ -33,6 +33,7 @@ PUBLIC_MODULES = [
     "cdk_ts.runtime_layer",
     "cdk_ts.sharding",
     "cdk_ts.stream_archiver",
+    "cdk_ts.stream_archiver_base",
     "cdk_ts.testing",
     "cdk_ts.testing.pytest_plugin",
     "cdk_ts.testing._engines",  # the public names of cdk_ts.testing live in its private modules

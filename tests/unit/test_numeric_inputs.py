@@ -93,6 +93,13 @@ def _rotating(**kw):
     return RotatingTimeSeriesTables(_stack(), "Tables", table_prefix="readings", **kw)
 
 
+def _period_throttled_keys(**kw):
+    from cdk_ts import MonitoringDashboard
+
+    tables = _rotating(throttled_keys_insights=True)
+    return MonitoringDashboard(tables.node.scope, "Dashboard").show_period_throttled_keys(tables, **kw)
+
+
 def _shard_metadata(**kw):
     from aws_cdk import aws_dynamodb as dynamodb
 
@@ -169,6 +176,7 @@ VALID_CALLS: dict[str, Callable[..., Any]] = {
         **{"pyarrow_layer_arn": "arn:aws:lambda:us-east-1:336392948345:layer:AWSSDKPandas-Python312:16", **kw}
     ),
     "RotatingTimeSeriesTables": _rotating,
+    "MonitoringDashboard.show_period_throttled_keys": _period_throttled_keys,
     "ShardMetadataTable": _shard_metadata,
     "PeriodRouter": _router,
     "PeriodRouter.table_for": lambda **kw: _router().table_for(**{"when": _at(), **kw}),
