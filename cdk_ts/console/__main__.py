@@ -181,7 +181,7 @@ def _delegate(command: str, argv: list[str]) -> int:
     if command == "plan":
         from cdk_ts.plan.__main__ import main as plan
 
-        return plan(argv)
+        return plan(argv, prog="cdk-ts plan")
     if command == "local":
         from cdk_ts.console.local import main as local
 
