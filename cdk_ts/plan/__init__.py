@@ -40,7 +40,7 @@ def _positive(name: str, value: float, *, allow_zero: bool = True) -> float:
     return number(name, value, minimum=0, above=not allow_zero)  # type: ignore[return-value]
 
 
-def checked_item_size(name: str, value: float) -> float:
+def _item_size(name: str, value: float) -> float:
     """``value`` when it is an item size DynamoDB can store (> 0 and at most :data:`MAX_ITEM_BYTES`).
 
     :param name: the parameter's name, as the caller spells it (``item_size_bytes``, ``--item-size``).
@@ -58,7 +58,7 @@ def write_units_per_item(item_size_bytes: float) -> int:
 
     :param item_size_bytes: the item's size in bytes (> 0, at most :data:`MAX_ITEM_BYTES`).
     """
-    return math.ceil(checked_item_size("item_size_bytes", item_size_bytes) / KB)
+    return math.ceil(_item_size("item_size_bytes", item_size_bytes) / KB)
 
 
 def read_units_per_item(item_size_bytes: float, *, consistent_reads: bool = False) -> float:
@@ -68,7 +68,7 @@ def read_units_per_item(item_size_bytes: float, *, consistent_reads: bool = Fals
     :param consistent_reads: price a strongly consistent read.
         Default: False — an eventually consistent read, which costs half.
     """
-    units = math.ceil(checked_item_size("item_size_bytes", item_size_bytes) / (4 * KB))
+    units = math.ceil(_item_size("item_size_bytes", item_size_bytes) / (4 * KB))
     return units if consistent_reads else units / 2
 
 
@@ -296,7 +296,7 @@ def _check_workload(retain_periods: int, item_size_bytes: float, **rates: float)
         raise ValidationError(f"retain_periods {retain_periods!r} must be a whole number >= 2")
     for name, value in rates.items():
         _positive(name, value)
-    checked_item_size("item_size_bytes", item_size_bytes)
+    _item_size("item_size_bytes", item_size_bytes)
     if (
         rates["average_writes_per_second"] > rates["peak_writes_per_second"]
         or rates["average_reads_per_second"] > rates["peak_reads_per_second"]

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from cdk_ts._cli import quiet_on_closed_pipe
-from cdk_ts.plan import CapacityPlan, StrategyComparison, capacity, checked_item_size, compare_strategies
+from cdk_ts.plan import CapacityPlan, StrategyComparison, _item_size, capacity, compare_strategies
 from cdk_ts.plan.prices import US_EAST_1, Prices
 from cdk_ts_runtime._inputs import flag_type, non_negative_float, share_float, whole_flag
 from cdk_ts_runtime.periods import RotationPeriod
@@ -38,7 +38,7 @@ def parser(prog: str = PROG) -> argparse.ArgumentParser:
     p.add_argument("--reads-per-second", type=rate("--reads-per-second"), default=0.0, help="peak reads/s")
     p.add_argument("--average-reads-per-second", type=rate("--average-reads-per-second"),
                    help="average reads/s (default: the peak)")
-    p.add_argument("--item-size", type=flag_type(float, checked_item_size, "--item-size"), required=True,
+    p.add_argument("--item-size", type=flag_type(float, _item_size, "--item-size"), required=True,
                    help="item size in bytes (DynamoDB's limit: 400 KB = 409600, attribute names included)")
     p.add_argument("--consistent-reads", action="store_true", help="strongly consistent reads (default: eventual)")
     p.add_argument("--hot-key-share", type=share_float("--hot-key-share"), default=0.0,
