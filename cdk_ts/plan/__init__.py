@@ -56,7 +56,7 @@ def _item_size(name: str, value: float) -> float:
 def write_units_per_item(item_size_bytes: float) -> int:
     """WCU one write of an item of this size consumes (1 per started KB).
 
-    :param item_size_bytes: the item's size in bytes (> 0, at most :data:`MAX_ITEM_BYTES`).
+    :param item_size_bytes: the item's size in bytes (> 0, at most ``MAX_ITEM_BYTES``, 400 KB).
     """
     return math.ceil(_item_size("item_size_bytes", item_size_bytes) / KB)
 
@@ -64,7 +64,7 @@ def write_units_per_item(item_size_bytes: float) -> int:
 def read_units_per_item(item_size_bytes: float, *, consistent_reads: bool = False) -> float:
     """RCU one read consumes: 1 per started 4 KB, half for an eventually consistent read.
 
-    :param item_size_bytes: the item's size in bytes (> 0, at most :data:`MAX_ITEM_BYTES`).
+    :param item_size_bytes: the item's size in bytes (> 0, at most ``MAX_ITEM_BYTES``, 400 KB).
     :param consistent_reads: price a strongly consistent read.
         Default: False — an eventually consistent read, which costs half.
     """
@@ -114,7 +114,7 @@ def capacity(
 
     :param writes_per_second: items written per second (>= 0).
     :param reads_per_second: items read per second (>= 0).
-    :param item_size_bytes: the item's size in bytes (> 0, at most :data:`MAX_ITEM_BYTES`).
+    :param item_size_bytes: the item's size in bytes (> 0, at most ``MAX_ITEM_BYTES``, 400 KB).
     :param consistent_reads: reads are strongly consistent.
         Default: False — eventually consistent reads, at half the RCU.
     :param hot_key_share: the fraction (0-1) of writes that go to the single hottest partition key.
@@ -242,7 +242,7 @@ def compare_strategies(
     :param average_writes_per_second: items written per second on average (storage, on-demand bill).
     :param peak_reads_per_second: items read per second at the peak.
     :param average_reads_per_second: items read per second on average.
-    :param item_size_bytes: the item's size in bytes (> 0, at most :data:`MAX_ITEM_BYTES`).
+    :param item_size_bytes: the item's size in bytes (> 0, at most ``MAX_ITEM_BYTES``, 400 KB).
     :param period: the rotation period (a ``RotationPeriod`` or its value).
     :param retain_periods: periods kept, counting the current one (>= 2).
     :param archive: expired tables are exported to S3 before deletion (strategies a-c).

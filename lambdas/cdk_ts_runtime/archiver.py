@@ -300,7 +300,7 @@ def main(argv: list[str] | None = None, *, s3_client=None) -> int:
     0 everything replayed, 1 failure records left in place, 2 usage error, 3 an AWS call failed (one line on
     stderr, never a traceback).
 
-    :param argv: the command line after the program name: ``replay`` and its flags.
+    :param argv: the command line after the program name (``replay`` and its flags).
         Default: None — ``sys.argv[1:]``.
     :param s3_client: the boto3 S3 client to use.
         Default: None — one is created on first use.
