@@ -88,7 +88,7 @@ def stack_outputs(cloudformation) -> dict[str, str]:
     stack = cloudformation.describe_stacks(StackName=STACK)["Stacks"][0]
     if stack.get("Outputs"):
         return {o["OutputKey"]: o["OutputValue"] for o in stack["Outputs"]}
-    template = json.loads((REPO / "cdk.out" / f"{STACK}.template.json").read_text())
+    template = synthesized_template()
     paginator = cloudformation.get_paginator("list_stack_resources")
     physical = {
         r["LogicalResourceId"]: r.get("PhysicalResourceId", "")
@@ -103,6 +103,16 @@ def stack_outputs(cloudformation) -> dict[str, str]:
         elif isinstance(value, dict) and "Ref" in value and value["Ref"] in physical:
             outputs[key] = physical[value["Ref"]]
     return outputs
+
+
+def synthesized_template() -> dict:
+    """The stack's template as ``cdk deploy`` synthesized it (``cdk.out``)."""
+    return json.loads((REPO / "cdk.out" / f"{STACK}.template.json").read_text())
+
+
+def output_logical_id(key: str) -> str:
+    """The logical ID of the resource the stack output ``key`` names (its ``Ref``), from the synthesized template."""
+    return synthesized_template()["Outputs"][key]["Value"]["Ref"]
 
 
 class Scenario:
@@ -490,7 +500,8 @@ def main(argv: list[str] | None = None) -> int:
         results = scenario.results if scenario else []
         write_results(args.results, results, server.pid, destroyed=destroyed)
         if args.keep:
-            say(reach_text(server.endpoint_url, env))
+            function = scenario.outputs.get("RotationFunctionName") if scenario else None
+            say(reach_text(server.endpoint_url, env, function, output_logical_id("RotationFunctionName")))
             wait_until_stopped(server)
     finally:
         server.stop()
@@ -508,8 +519,22 @@ def write_results(path: Path | None, results: list, pid: int, *, destroyed: bool
         }, indent=2))
 
 
-def reach_text(url: str, env: dict[str, str]) -> str:
-    """What ``--keep`` prints: where the emulator is, the stack's name and what to export to use it."""
+def reach_text(url: str, env: dict[str, str], rotation_function: str | None, rotation_logical_id: str) -> str:
+    """What ``--keep`` prints: where the emulator is, the stack's name, what to export, and commands that work.
+
+    The rotation function's name is printed as it is, with the lookup that finds it on the emulator and on AWS
+    alike: moto_server leaves ``Outputs`` out of DescribeStacks, so a ``describe-stacks`` query of the
+    ``RotationFunctionName`` output answers ``None`` there (and moto_server answers DescribeStackResource with an
+    HTTP 500); ListStackResources filtered to the output's logical ID answers the name on both.
+    """
+    lookup = (
+        f"aws cloudformation list-stack-resources --stack-name {STACK} --query \"StackResourceSummaries"
+        f"[?LogicalResourceId=='{rotation_logical_id}'].PhysicalResourceId\" --output text"
+    )
+    status = (
+        f"  .venv/bin/cdk-ts status --function {rotation_function}\n" if rotation_function
+        else f"  .venv/bin/cdk-ts status --function \"$({lookup})\"\n"
+    )
     exports = "\n".join(
         f"  export {name}={env[name]}"
         for name in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION")
@@ -519,8 +544,9 @@ def reach_text(url: str, env: dict[str, str]) -> str:
         f"Region {REGION}).\n"
         f"To reach it from another shell:\n{exports}\n"
         f"  aws cloudformation describe-stacks --stack-name {STACK}\n"
-        f"  .venv/bin/cdk-ts status --function \"$(aws cloudformation describe-stacks --stack-name {STACK} "
-        "--query \"Stacks[0].Outputs[?OutputKey=='RotationFunctionName'].OutputValue\" --output text)\"\n"
+        "The rotation's state (its function's name; the lookup after it finds the name here and on AWS):\n"
+        f"{status}"
+        f"  {lookup}\n"
         "Stop with Ctrl-C (or SIGTERM): the emulator and everything in it go with it."
     )
 

@@ -1,11 +1,44 @@
 #!/usr/bin/env bash
 # Installs everything cdk-ts needs into the checkout: a Python venv (.venv) and the pinned Node tools
 # (node_modules: the CDK CLI 2.x and dynalite). Safe to run again; only Python 3.11+, Node 20+ and npm assumed.
+#
+# Usage: bash scripts/setup.sh            (or: PYTHON=python3.12 bash scripts/setup.sh)
+#   PYTHON  the interpreter that makes .venv (default: python3); it must be Python 3.11 or newer.
+#           A .venv made earlier with an older Python is deleted and made again with PYTHON.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
 
+usage() {
+  cat <<'EOF'
+Usage: bash scripts/setup.sh
+Makes .venv (Python 3.11+, with cdk-ts and its dev tools installed editable) and node_modules (npm ci).
+Environment:
+  PYTHON  the interpreter that makes .venv (default: python3); it must be Python 3.11 or newer,
+          e.g. PYTHON=python3.12 bash scripts/setup.sh. A .venv of an older Python is made again with it.
+EOF
+}
+case "${1:-}" in
+  -h|--help) usage; exit 0 ;;
+  "") ;;
+  *) usage >&2; exit 2 ;;
+esac
+
+# The version of interpreter $1 when it is Python 3.11 or newer (pyproject.toml's requires-python); fails otherwise.
+supported_version() {
+  "$1" -c 'import sys; print("%d.%d" % sys.version_info[:2]); sys.exit(sys.version_info < (3, 11))' 2>/dev/null
+}
+
 python=${PYTHON:-python3}
+if ! version=$(supported_version "$python"); then
+  echo "setup.sh: PYTHON=$python is ${version:-not a Python that runs} and cdk-ts needs Python 3.11 or newer:" \
+    "set PYTHON to one, e.g. PYTHON=python3.11 bash scripts/setup.sh" >&2
+  exit 1
+fi
+if [ -e .venv ] && ! old=$(supported_version .venv/bin/python); then
+  echo "setup.sh: .venv runs Python ${old:-that no longer starts}, older than 3.11: making it again with $python ($version)" >&2
+  rm -rf .venv
+fi
 if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi

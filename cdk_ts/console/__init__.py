@@ -33,6 +33,9 @@ EXIT_ATTENTION = 1
 EXIT_USAGE = 2
 EXIT_AWS = 3
 
+#: The rotation function's handler (``RotatingTimeSeriesTables.function``).
+ROTATION_HANDLER = "cdk_ts_runtime.handlers.rotation.handler"
+
 #: Report actions that need an operator: a failed table, tables the rotation leaves alone, a failed export.
 ATTENTION_ACTIONS = ("error", "not_owned", "future", "export_failed")
 
@@ -46,7 +49,8 @@ def function_environment(lambda_client, function_name: str) -> dict[str, str]:
 
     :param lambda_client: the boto3 Lambda client.
     :param function_name: the rotation function's name or ARN (``RotatingTimeSeriesTables.function``).
-    :raises ConsoleError: when there is no such function, or it holds no rotation's settings.
+    :raises ConsoleError: when there is no such function, or it holds no rotation's settings (a function
+        ``bind`` prepared holds the tables' layout only: it is told apart by its handler and environment).
     """
     from botocore.exceptions import ClientError
 
@@ -61,6 +65,15 @@ def function_environment(lambda_client, function_name: str) -> dict[str, str]:
         raise ConsoleError(
             f"function {function_name!r} has no {ENV_TABLE_PREFIX} in its environment: pass the rotation "
             "function of a RotatingTimeSeriesTables (its .function), or give --table-prefix"
+        )
+    if ENV_ROTATION_CONFIG not in env and configuration.get("Handler") != ROTATION_HANDLER:
+        # bind gives a user function the tables' layout but not the rotation's settings: a report from it
+        # would show defaults (no retention, no archive) as if they were the rotation's
+        raise ConsoleError(
+            f"function {function_name!r} is not a rotation function: it has the tables' layout "
+            f"({ENV_TABLE_PREFIX}={env[ENV_TABLE_PREFIX]}, as bind sets it) but no {ENV_ROTATION_CONFIG}, and its "
+            f"handler is {configuration.get('Handler')!r}; pass the rotation function of the "
+            "RotatingTimeSeriesTables (its .function), or --table-prefix with --retain-periods and --archive-bucket"
         )
     return env
 
@@ -310,13 +323,23 @@ def format_status(state: Mapping[str, Any]) -> str:
 
 
 def format_report(report: Mapping[str, Any]) -> str:
-    """A dry run's report as text for people: one line per action a real run would take."""
+    """A dry run's report as text for people: one line per action a real run would take, table by table.
+
+    Lines are sorted by table (a table's own actions keep the run's order); lists are written as words
+    (``changes=ProvisionedThroughput, TableClass``), details separated by ``;``. ``--json`` keeps the run's order.
+    """
     lines = [f"Dry run of {report['operation']} at {report['time']}: nothing was changed."]
     if not report["actions"]:
         lines.append("  a real run would change nothing")
-    for action in report["actions"]:
-        details = ", ".join(
-            f"{key}={value}" for key, value in action.items() if key not in ("action", "table", "dry_run")
+    for action in sorted(report["actions"], key=lambda a: str(a["table"])):
+        details = "; ".join(
+            f"{key}={_words(value)}" for key, value in action.items() if key not in ("action", "table", "dry_run")
         )
         lines.append(f"  {action['action']:<24} {action['table']}" + (f"  ({details})" if details else ""))
     return "\n".join(lines)
+
+
+def _words(value: Any) -> str:
+    if isinstance(value, list | tuple | set | frozenset):
+        return ", ".join(sorted(map(str, value))) if isinstance(value, set | frozenset) else ", ".join(map(str, value))
+    return str(value)

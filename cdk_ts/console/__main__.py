@@ -28,6 +28,7 @@ from cdk_ts.console import (
     status_exit_code,
 )
 from cdk_ts_runtime._inputs import whole_flag
+from cdk_ts_runtime._periods import RotationPeriod
 
 #: Subcommands handed whole to the commands they replace (their own flags and help).
 DELEGATED = ("plan", "replay", "archive-status", "local")
@@ -55,8 +56,8 @@ def parser() -> argparse.ArgumentParser:
                         help="required: the console only reports; real runs are the rotation function's")
     rotate.add_argument("operation", choices=["create_new", "resize_old", "reconcile"])
     _rotation_flags(rotate)
-    commands.add_parser("replay", add_help=False, help="archive S3 on-failure records (python -m cdk_ts_runtime."
-                        "archiver replay); see cdk-ts replay --help")
+    commands.add_parser("replay", add_help=False, help="archive the stream records kept in an S3 on-failure "
+                        "destination; see cdk-ts replay --help")
     commands.add_parser("local", add_help=False, help="a local DynamoDB that throttles and refuses as DynamoDB "
                         "does, in the foreground (cdk_ts.testing); see cdk-ts local --help")
     commands.add_parser("archive-status", add_help=False, help="an archive's partitions: raw, compacted, late "
@@ -70,7 +71,7 @@ def _rotation_flags(p: argparse.ArgumentParser) -> None:
     given = p.add_argument_group("the rotation (from its function, flags, or both: flags win)")
     given.add_argument("--function", help="the rotation function's name or ARN: its environment holds the settings")
     given.add_argument("--table-prefix", help="the tables' prefix (tables are PREFIX_LABEL)")
-    given.add_argument("--period", help="hourly, daily, weekly or monthly (default daily)")
+    given.add_argument("--period", help=f"{', '.join(p.value for p in RotationPeriod)} (default daily)")
     given.add_argument("--partition-key", help="default pk")
     given.add_argument("--partition-key-type", choices=["S", "N", "B"], help="default N")
     given.add_argument("--sort-key", help="default sk")
@@ -180,7 +181,7 @@ def _delegate(command: str, argv: list[str]) -> int:
     if command == "plan":
         from cdk_ts.plan.__main__ import main as plan
 
-        return plan(argv)
+        return plan(argv, prog="cdk-ts plan")
     if command == "local":
         from cdk_ts.console.local import main as local
 

@@ -29,26 +29,46 @@ AVERAGE_PERIOD_DAYS = {
 }
 
 
+#: DynamoDB's largest item, 400 KB of 1,024 bytes, attribute names included: "The maximum item size in DynamoDB
+#: is 400 KB, which includes both attribute name binary length (UTF-8 length) and attribute value lengths"
+#: (Amazon DynamoDB Developer Guide, "Constraints in Amazon DynamoDB", Items; the same page: 1 KB = 1024 bytes).
+#: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Constraints.html#limits-items
+MAX_ITEM_BYTES = 400 * KB
+
+
 def _positive(name: str, value: float, *, allow_zero: bool = True) -> float:
     return number(name, value, minimum=0, above=not allow_zero)  # type: ignore[return-value]
+
+
+def _item_size(name: str, value: float) -> float:
+    """``value`` when it is an item size DynamoDB can store (> 0 and at most :data:`MAX_ITEM_BYTES`).
+
+    :param name: the parameter's name, as the caller spells it (``item_size_bytes``, ``--item-size``).
+    :param value: the size in bytes.
+    :raises ValueError: naming ``name``, the range and DynamoDB's limit.
+    """
+    return number(  # type: ignore[return-value]
+        name, value, minimum=0, above=True, maximum=MAX_ITEM_BYTES,
+        hint="DynamoDB stores items of at most 400 KB, attribute names included; keep larger payloads in S3",
+    )
 
 
 def write_units_per_item(item_size_bytes: float) -> int:
     """WCU one write of an item of this size consumes (1 per started KB).
 
-    :param item_size_bytes: the item's size in bytes (> 0).
+    :param item_size_bytes: the item's size in bytes (> 0, at most ``MAX_ITEM_BYTES``, 400 KB).
     """
-    return math.ceil(_positive("item_size_bytes", item_size_bytes, allow_zero=False) / KB)
+    return math.ceil(_item_size("item_size_bytes", item_size_bytes) / KB)
 
 
 def read_units_per_item(item_size_bytes: float, *, consistent_reads: bool = False) -> float:
     """RCU one read consumes: 1 per started 4 KB, half for an eventually consistent read.
 
-    :param item_size_bytes: the item's size in bytes (> 0).
+    :param item_size_bytes: the item's size in bytes (> 0, at most ``MAX_ITEM_BYTES``, 400 KB).
     :param consistent_reads: price a strongly consistent read.
         Default: False — an eventually consistent read, which costs half.
     """
-    units = math.ceil(_positive("item_size_bytes", item_size_bytes, allow_zero=False) / (4 * KB))
+    units = math.ceil(_item_size("item_size_bytes", item_size_bytes) / (4 * KB))
     return units if consistent_reads else units / 2
 
 
@@ -94,7 +114,7 @@ def capacity(
 
     :param writes_per_second: items written per second (>= 0).
     :param reads_per_second: items read per second (>= 0).
-    :param item_size_bytes: the item's size in bytes (> 0).
+    :param item_size_bytes: the item's size in bytes (> 0, at most ``MAX_ITEM_BYTES``, 400 KB).
     :param consistent_reads: reads are strongly consistent.
         Default: False — eventually consistent reads, at half the RCU.
     :param hot_key_share: the fraction (0-1) of writes that go to the single hottest partition key.
@@ -222,7 +242,7 @@ def compare_strategies(
     :param average_writes_per_second: items written per second on average (storage, on-demand bill).
     :param peak_reads_per_second: items read per second at the peak.
     :param average_reads_per_second: items read per second on average.
-    :param item_size_bytes: the item's size in bytes (> 0).
+    :param item_size_bytes: the item's size in bytes (> 0, at most ``MAX_ITEM_BYTES``, 400 KB).
     :param period: the rotation period (a ``RotationPeriod`` or its value).
     :param retain_periods: periods kept, counting the current one (>= 2).
     :param archive: expired tables are exported to S3 before deletion (strategies a-c).
@@ -271,12 +291,12 @@ def compare_strategies(
 
 
 def _check_workload(retain_periods: int, item_size_bytes: float, **rates: float) -> None:
-    """Refuse fewer than 2 retained periods, negative rates, an empty item, or average rates above the peaks."""
+    """Refuse fewer than 2 retained periods, negative rates, an empty or oversized item, or averages above peaks."""
     if not isinstance(retain_periods, int) or isinstance(retain_periods, bool) or retain_periods < 2:
         raise ValidationError(f"retain_periods {retain_periods!r} must be a whole number >= 2")
     for name, value in rates.items():
         _positive(name, value)
-    _positive("item_size_bytes", item_size_bytes, allow_zero=False)
+    _item_size("item_size_bytes", item_size_bytes)
     if (
         rates["average_writes_per_second"] > rates["peak_writes_per_second"]
         or rates["average_reads_per_second"] > rates["peak_reads_per_second"]

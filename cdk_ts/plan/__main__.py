@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 from cdk_ts._cli import quiet_on_closed_pipe
-from cdk_ts.plan import CapacityPlan, StrategyComparison, capacity, compare_strategies
+from cdk_ts.plan import CapacityPlan, StrategyComparison, _item_size, capacity, compare_strategies
 from cdk_ts.plan.prices import US_EAST_1, Prices
-from cdk_ts_runtime._inputs import non_negative_float, positive_float, share_float, whole_flag
+from cdk_ts_runtime._inputs import flag_type, non_negative_float, share_float, whole_flag
 from cdk_ts_runtime._periods import RotationPeriod
 
 
@@ -20,9 +20,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def parser() -> argparse.ArgumentParser:
-    """The command line; every rate is per second."""
-    p = _Parser(prog="cdk-ts-plan", description=__doc__)
+#: The planner's name when run on its own; ``cdk-ts plan`` passes its own.
+PROG = "cdk-ts-plan"
+
+
+def parser(prog: str = PROG) -> argparse.ArgumentParser:
+    """The command line; every rate is per second.
+
+    :param prog: the command's name in usage and errors.
+        Default: ``cdk-ts-plan``; ``cdk-ts plan`` when run by the console.
+    """
+    p = _Parser(prog=prog, description=__doc__)
     rate, price = non_negative_float, non_negative_float  # each refuses NaN, infinities and negatives, naming the flag
     p.add_argument("--writes-per-second", type=rate("--writes-per-second"), required=True, help="peak writes/s")
     p.add_argument("--average-writes-per-second", type=rate("--average-writes-per-second"),
@@ -30,7 +38,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--reads-per-second", type=rate("--reads-per-second"), default=0.0, help="peak reads/s")
     p.add_argument("--average-reads-per-second", type=rate("--average-reads-per-second"),
                    help="average reads/s (default: the peak)")
-    p.add_argument("--item-size", type=positive_float("--item-size"), required=True, help="item size in bytes")
+    p.add_argument("--item-size", type=flag_type(float, _item_size, "--item-size"), required=True,
+                   help="item size in bytes (DynamoDB's limit: 400 KB = 409600, attribute names included)")
     p.add_argument("--consistent-reads", action="store_true", help="strongly consistent reads (default: eventual)")
     p.add_argument("--hot-key-share", type=share_float("--hot-key-share"), default=0.0,
                    help="share of writes on the hottest key (0-1)")
@@ -47,19 +56,23 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, prog: str = PROG) -> int:
     """Print the plan; exit code 2 for bad input (with the reason on stderr).
 
     A closed stdout (``| head``) ends quietly (exit 141, as a shell reports SIGPIPE): never a traceback.
 
     :param argv: the command-line arguments.
         Default: None — ``sys.argv[1:]``.
+    :param prog: the command's name in usage and errors.
+        Default: ``cdk-ts-plan``.
     """
-    return quiet_on_closed_pipe(lambda: _main(argv))
+    return quiet_on_closed_pipe(lambda: _main(argv, prog))
 
 
-def _main(argv: list[str] | None) -> int:
-    args = parser().parse_args(argv)
+def _main(argv: list[str] | None, prog: str) -> int:
+    command = parser(prog)
+    args = command.parse_args(argv)
+    _check_averages(command, args)
     prices = _prices(args)
     try:
         period = RotationPeriod.parse(args.period)
@@ -75,11 +88,21 @@ def _main(argv: list[str] | None) -> int:
             storage_gb=comparison.storage_gb,
         )
     except ValueError as error:
-        print(f"cdk-ts-plan: error: {error}", file=sys.stderr)
+        print(f"{prog}: error: {error}", file=sys.stderr)
         return 2
     _print_capacity(args, plan, single, comparison)
     _print_costs(args, period, comparison)
-    return _write_plot(args, comparisons, period) if args.plot else 0
+    return _write_plot(args, comparisons, period, prog) if args.plot else 0
+
+
+def _check_averages(command: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """A usage error naming both flags when an average rate is above its peak."""
+    for average, peak in (("--average-writes-per-second", "--writes-per-second"),
+                          ("--average-reads-per-second", "--reads-per-second")):
+        average_value, peak_value = (getattr(args, flag[2:].replace("-", "_")) for flag in (average, peak))
+        if average_value is not None and average_value > peak_value:
+            command.error(f"{average} {average_value:g} is above {peak} {peak_value:g}: an average cannot exceed "
+                          "its peak (leave it out to plan for the peak all the time)")
 
 
 def _prices(args: argparse.Namespace) -> Prices:
@@ -166,16 +189,16 @@ def _print_costs(args: argparse.Namespace, period: RotationPeriod, comparison: S
 
 
 def _write_plot(
-    args: argparse.Namespace, comparisons: list[tuple[int, StrategyComparison]], period: RotationPeriod
+    args: argparse.Namespace, comparisons: list[tuple[int, StrategyComparison]], period: RotationPeriod, prog: str
 ) -> int:
     """Write ``--plot``; 2 with the reason on stderr when matplotlib is missing or the file cannot be written."""
     try:
         _plot(comparisons, period, args.plot)
     except ImportError:
-        print("cdk-ts-plan: error: --plot needs matplotlib: pip install 'cdk-ts[plot]'", file=sys.stderr)
+        print(f"{prog}: error: --plot needs matplotlib: pip install 'cdk-ts[plot]'", file=sys.stderr)
         return 2
     except OSError as error:
-        print(f"cdk-ts-plan: error: --plot {str(args.plot)!r} cannot be written: {error.strerror or error}",
+        print(f"{prog}: error: --plot {str(args.plot)!r} cannot be written: {error.strerror or error}",
               file=sys.stderr)
         return 2
     print(f"\nplot: {args.plot}")

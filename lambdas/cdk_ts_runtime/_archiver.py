@@ -8,9 +8,9 @@ duplicating them. Every line carries ``eventID`` for readers that deduplicate (s
 What a line holds is in :mod:`cdk_ts_runtime.archive_lines`.
 
 Replay: when a batch keeps failing, Lambda writes the whole invocation record to the S3 on-failure
-destination; :meth:`StreamRecordArchiver.replay` (``python -m cdk_ts_runtime.archiver replay ...``)
-archives those records exactly as the live path does and then moves each failure object under
-``done/``.
+destination; :meth:`StreamRecordArchiver.replay` (``cdk-ts replay ...``, also
+``python -m cdk_ts_runtime.archiver replay ...``) archives those records exactly as the live path does and
+then moves each failure object under ``done/``.
 
 Why not Powertools' batch utilities: they report failures record by record, while this function
 writes a *group* of records as one object; for an ordered stream the right report is the first
@@ -27,7 +27,7 @@ from enum import StrEnum
 from typing import Any
 
 from cdk_ts_runtime._archive_lines import Group, UnreadableRecordError, group_records, readable_groups, sequence_number
-from cdk_ts_runtime._aws import LazyClient, client_property
+from cdk_ts_runtime._aws import LazyClient, client_property, error_code
 from cdk_ts_runtime._emf import METRIC_NAMESPACE, EmfWriter
 from cdk_ts_runtime._errors import ValidationError
 
@@ -287,22 +287,60 @@ def failure_record_records(document: Mapping[str, Any]) -> list[Mapping[str, Any
     return payload["Records"]
 
 
+#: Exit codes of ``cdk-ts replay``, as every ``cdk-ts`` command: 1 some failure records were left in place,
+#: 2 a usage error, 3 an AWS call failed (credentials, bucket, endpoint) before anything was replayed.
+EXIT_LEFT_IN_PLACE, EXIT_USAGE, EXIT_AWS = 1, 2, 3
+
+
 def main(argv: list[str] | None = None, *, s3_client=None) -> int:
-    """``python -m cdk_ts_runtime.archiver replay --bucket FAILURES [--prefix aws/lambda/] [--archive-bucket ...]``.
+    """``cdk-ts replay --bucket FAILURES [--prefix aws/lambda/] [--archive-bucket ...] [--json]``.
 
-    Prints the replay report as JSON; exits 1 when any failure record could not be replayed.
+    Also run as ``python -m cdk_ts_runtime.archiver replay ...``. Prints what was replayed and what was left in
+    place (``--json``: the report of :meth:`StreamRecordArchiver.replay`); progress goes to stderr. Exit codes:
+    0 everything replayed, 1 failure records left in place, 2 usage error, 3 an AWS call failed (one line on
+    stderr, never a traceback).
 
-    :param argv: the command line after the program name.
+    :param argv: the command line after the program name (``replay`` and its flags).
         Default: None — ``sys.argv[1:]``.
     :param s3_client: the boto3 S3 client to use.
         Default: None — one is created on first use.
     """
+    import sys
+
+    replay, args = _replay_arguments(argv)
+    handler = logging.StreamHandler(sys.stderr)  # progress on stderr, the report alone on stdout
+    handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+    logger.addHandler(handler)
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        archiver = StreamRecordArchiver(args.archive_bucket, args.archive_prefix, s3_client=s3_client)
+        report = archiver.replay(args.bucket, args.prefix, done_prefix=args.done_prefix)
+    except ValidationError as error:
+        replay.error(str(error))
+    except Exception as error:  # noqa: BLE001 - botocore's errors: credentials, bucket, endpoint
+        print(f"{replay.prog}: AWS error: {_aws_error_text(error, args)}", file=sys.stderr)
+        return EXIT_AWS
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    print(json.dumps(report, indent=2) if args.json else _replay_text(report, args))
+    return EXIT_LEFT_IN_PLACE if report["failed"] else 0
+
+
+def _replay_arguments(argv: list[str] | None):
+    """The ``replay`` parser (its ``prog`` is ``cdk-ts replay``) and the parsed flags; usage errors exit 2."""
     import argparse
     import os
 
-    parser = argparse.ArgumentParser(prog="python -m cdk_ts_runtime.archiver")
+    parser = argparse.ArgumentParser(prog="cdk-ts")
     commands = parser.add_subparsers(dest="command", required=True)
-    replay = commands.add_parser("replay", help="archive the records of S3 on-failure destination records")
+    replay = commands.add_parser(
+        "replay", help="archive the records of S3 on-failure destination records",
+        description="Archive the stream records Lambda kept in an S3 on-failure destination, as the live path "
+        "would, then move each failure record under --done-prefix. Exit codes: 0 all replayed; 1 some left in "
+        "place; 2 usage error; 3 an AWS call failed.",
+    )
     replay.add_argument("--bucket", required=True, help="the failure destination bucket")
     replay.add_argument("--prefix", default=FAILURE_PREFIX, help=f"failure records' prefix (default {FAILURE_PREFIX})")
     replay.add_argument("--done-prefix", default=DONE_PREFIX, help=f"where replayed ones go (default {DONE_PREFIX})")
@@ -310,15 +348,34 @@ def main(argv: list[str] | None = None, *, s3_client=None) -> int:
     replay.add_argument(
         "--archive-prefix", default=os.environ.get(ENV_PREFIX, "dynamodb/"), help=f"default ${ENV_PREFIX} or dynamodb/"
     )
+    replay.add_argument("--json", action="store_true", help="print the report as JSON for scripts")
     args = parser.parse_args(argv)
-    # progress on stderr, the report alone on stdout
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
     if not args.archive_bucket:
-        parser.error(f"--archive-bucket is required (or set {ENV_BUCKET})")
-    archiver = StreamRecordArchiver(args.archive_bucket, args.archive_prefix, s3_client=s3_client)
-    report = archiver.replay(args.bucket, args.prefix, done_prefix=args.done_prefix)
-    print(json.dumps(report, indent=2))
-    return 1 if report["failed"] else 0
+        replay.error(f"--archive-bucket is required (or set {ENV_BUCKET})")
+    return replay, args
+
+
+def _aws_error_text(error: BaseException, args) -> str:
+    """``Type: message``, naming the flag when S3 says the failure bucket does not exist."""
+    text = f"{type(error).__name__}: {error}"
+    if error_code(error) == "NoSuchBucket" and getattr(error, "operation_name", "") == "ListObjectsV2":
+        text += f" (--bucket {args.bucket})"
+    return text
+
+
+def _replay_text(report: Mapping[str, Any], args) -> str:
+    """The replay report for people: a summary line, then each failure record replayed or left in place."""
+    lines = [
+        f"Replay of s3://{args.bucket}/{args.prefix} into s3://{args.archive_bucket}/{args.archive_prefix}: "
+        f"{len(report['replayed'])} failure record(s) replayed ({report['records']} stream records), "
+        f"{len(report['failed'])} left in place"
+    ]
+    lines += [
+        f"  replayed: {done['failure']} -> {done['done']} ({done['records']} records, {len(done['objects'])} objects)"
+        for done in report["replayed"]
+    ]
+    lines += [f"  left in place: {failed['failure']}: {failed['error']}" for failed in report["failed"]]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

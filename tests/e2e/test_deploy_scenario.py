@@ -79,6 +79,7 @@ def test_keep_leaves_the_stack_and_the_emulator_until_sigterm_and_says_how_to_re
         )
         (stack,) = cloudformation.describe_stacks(StackName="CdkTsSample")["Stacks"]
         assert stack["StackStatus"].endswith("_COMPLETE")
+        commands_from_another_shell_work(output, env)
         process.send_signal(signal.SIGTERM)
         rest = process.communicate(timeout=60)[0]
     finally:
@@ -87,3 +88,30 @@ def test_keep_leaves_the_stack_and_the_emulator_until_sigterm_and_says_how_to_re
     assert "emulator: stopped pid" in rest
     assert process.returncode == 0, output[-3000:] + rest
     assert not Path(f"/proc/{results['emulator_pid']}").exists(), "the emulator process is still running"
+
+
+def commands_from_another_shell_work(output: str, env: dict[str, str]) -> None:
+    """Each command ``--keep`` prints runs, in bash with the printed exports, as a user pastes it into a shell.
+
+    The rotation function's name comes from the printed lookup (``aws cloudformation ...``), which must answer
+    the name ``cdk-ts status --function`` is given, and ``cdk-ts status`` must report that rotation.
+    """
+    import re
+    import shutil
+
+    exports = dict(re.findall(r"^  export (\w+)=(\S+)$", output, re.MULTILINE))
+    shell_env = {**env, **exports}
+    lines = [line.strip() for line in output.splitlines() if line.startswith("  ")]
+    (status_line,) = [line for line in lines if "cdk-ts status --function" in line]
+    status = subprocess.run(["bash", "-c", status_line], cwd=REPO, env=shell_env, capture_output=True, text=True,
+                            timeout=300, check=False)
+    assert status.returncode in (0, 1), f"{status_line}\n{status.stdout}{status.stderr}"
+    assert re.search(r"^Rotation \S+ \(daily\)", status.stdout, re.MULTILINE), status.stdout
+    (lookup_line,) = [line for line in lines if line.startswith("aws cloudformation list-stack-resources")]
+    function = status_line.split("--function", 1)[1].split()[0].strip("'\"")
+    if shutil.which("aws", path=shell_env.get("PATH")) is None:
+        pytest.skip("no aws CLI here to run the printed lookup; cdk-ts status with the printed name passed")
+    lookup = subprocess.run(["bash", "-c", lookup_line], cwd=REPO, env=shell_env, capture_output=True, text=True,
+                            timeout=120, check=False)
+    assert lookup.returncode == 0, lookup.stderr
+    assert lookup.stdout.strip() == function, (lookup_line, lookup.stdout)

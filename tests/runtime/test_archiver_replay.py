@@ -205,7 +205,8 @@ def test_the_command_line_replays_and_prints_the_report(stream_table, s3, capsys
     key = failure_key()
     s3.put_object(Bucket=FAILURES, Key=key, Body=json.dumps(failure_record(lambda_style(stream_records(stream)))))
 
-    code = main(["replay", "--bucket", FAILURES, "--archive-bucket", BUCKET, "--archive-prefix", "x/"], s3_client=s3)
+    code = main(["replay", "--bucket", FAILURES, "--archive-bucket", BUCKET, "--archive-prefix", "x/", "--json"],
+                s3_client=s3)
 
     assert code == 0
     report = json.loads(capsys.readouterr().out)

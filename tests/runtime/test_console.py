@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 AT = "2026-03-02T10:00:00Z"
 
 
-def console(server, *args):
+def console(server, *args, module="cdk_ts.console", credentials=True):
+    """``python -m cdk_ts.console ARGS`` (``cdk-ts``) against ``server``; without ``credentials``, none anywhere."""
     env = {
         **os.environ,
         "AWS_ENDPOINT_URL": server.endpoint_url,
@@ -30,8 +31,14 @@ def console(server, *args):
         "AWS_SECRET_ACCESS_KEY": "testing",
         "AWS_DEFAULT_REGION": "us-east-1",
     }
+    if not credentials:
+        for variable in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+            env.pop(variable, None)
+        nowhere = str(ROOT / "no-such-aws-file")
+        env.update(AWS_SHARED_CREDENTIALS_FILE=nowhere, AWS_CONFIG_FILE=nowhere, AWS_EC2_METADATA_DISABLED="true")
     return subprocess.run(
-        [sys.executable, "-m", "cdk_ts.console", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+        # the old runtime path warns that it is deprecated (tests/docs/test_public_api.py); here only its output counts
+        [sys.executable, "-W", "ignore::FutureWarning", "-m", module, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
     )
 
 
@@ -186,6 +193,20 @@ def test_a_function_without_a_rotation_is_a_configuration_error(moto_server, uni
     assert result.returncode == 2 and "has no CDK_TS_TABLE_PREFIX" in result.stderr
 
 
+def test_status_of_a_function_bind_set_up_says_it_is_not_the_rotation_function(moto_server, unique_name):
+    # given a user function that bind prepared: the tables' layout in its environment, no rotation settings
+    layout = TableLayout(f"{unique_name}_readings")
+    create_rotation_function(moto_server, f"{unique_name}-writer", layout.to_env())
+    # when status is asked of it
+    result = console(moto_server, "status", "--function", f"{unique_name}-writer", "--at", AT)
+    # then no report of a rotation it does not run (no "retention: unlimited"), but what it is and the way out
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stdout == ""
+    assert "is not a rotation function" in result.stderr
+    assert "RotatingTimeSeriesTables" in result.stderr and "--table-prefix" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 @pytest.mark.slow  # ~6 s measured on a shared 2-core machine
 def test_plan_and_replay_moved_under_cdk_ts_and_the_old_commands_still_work(moto_server, unique_name):
     flags = ["--writes-per-second", "100", "--item-size", "200"]
@@ -194,7 +215,7 @@ def test_plan_and_replay_moved_under_cdk_ts_and_the_old_commands_still_work(moto
     ).stdout
     s3 = server_client_for(moto_server, "s3")
     s3.create_bucket(Bucket=f"{unique_name}-failures")
-    replay = console(moto_server, "replay", "--bucket", f"{unique_name}-failures", "--archive-bucket", "x")
+    replay = console(moto_server, "replay", "--bucket", f"{unique_name}-failures", "--archive-bucket", "x", "--json")
     assert replay.returncode == 0, replay.stderr
     assert json.loads(replay.stdout) == {"replayed": [], "failed": [], "records": 0}
 
@@ -219,7 +240,7 @@ def test_an_aws_failure_exits_3_and_says_so(unique_name):
 
 
 def test_a_function_whose_environment_does_not_parse_names_the_variable(moto_server, unique_name):
-    env = {"CDK_TS_TABLE_PREFIX": "x_y", "CDK_TS_PERIOD": "hourly"}
+    env = {"CDK_TS_TABLE_PREFIX": "x_y", "CDK_TS_PERIOD": "hourly", "CDK_TS_ROTATION_CONFIG": "{}"}
     create_rotation_function(moto_server, f"{unique_name}-bad", env)
     result = console(moto_server, "status", "--function", f"{unique_name}-bad")
     assert result.returncode == 2, result.stderr
@@ -236,3 +257,71 @@ def test_a_replay_that_cannot_reach_aws_exits_3_without_a_traceback(unique_name)
     assert result.returncode == 3, result.stderr
     assert "cdk-ts replay: AWS error: EndpointConnectionError" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+REPLAY_COMMANDS = [("cdk_ts.console", "replay"), ("cdk_ts_runtime.archiver", "replay")]
+REPLAY_IDS = ["cdk-ts replay", "python -m cdk_ts_runtime.archiver replay"]
+
+
+@pytest.mark.parametrize(("module", "command"), REPLAY_COMMANDS, ids=REPLAY_IDS)
+def test_a_replay_of_a_missing_bucket_is_one_line_and_exit_3_as_status(moto_server, unique_name, module, command):
+    result = console(moto_server, command, "--bucket", f"{unique_name}-nowhere", "--archive-bucket", "x",
+                     module=module)
+    assert result.returncode == 3, result.stderr
+    assert result.stderr.splitlines() == [
+        "cdk-ts replay: AWS error: NoSuchBucket: An error occurred (NoSuchBucket) when calling the ListObjectsV2 "
+        f"operation: The specified bucket does not exist (--bucket {unique_name}-nowhere)"
+    ]
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize(("module", "command"), REPLAY_COMMANDS, ids=REPLAY_IDS)
+def test_a_replay_without_credentials_is_one_line_and_exit_3_as_status(moto_server, unique_name, module, command):
+    result = console(moto_server, command, "--bucket", f"{unique_name}-failures", "--archive-bucket", "x",
+                     module=module, credentials=False)
+    status = console(moto_server, "status", "--table-prefix", f"{unique_name}_x", credentials=False)
+    assert (result.returncode, status.returncode) == (3, 3), result.stderr
+    assert result.stderr.splitlines() == ["cdk-ts replay: AWS error: NoCredentialsError: Unable to locate credentials"]
+    assert result.stdout == ""
+
+
+def test_replay_prints_a_summary_for_people_and_the_report_with_json(moto_server, unique_name):
+    s3 = server_client_for(moto_server, "s3")
+    s3.create_bucket(Bucket=f"{unique_name}-failures")
+    s3.put_object(Bucket=f"{unique_name}-failures", Key="aws/lambda/uuid/shard/2026/03/02/x", Body=b"{}")
+    flags = ["--bucket", f"{unique_name}-failures", "--archive-bucket", f"{unique_name}-archive"]
+
+    human = console(moto_server, "replay", *flags)
+    scripted = console(moto_server, "replay", *flags, "--json")
+
+    assert (human.returncode, scripted.returncode) == (1, 1), human.stderr  # the object is no failure record
+    assert json.loads(scripted.stdout)["failed"] == [{
+        "failure": "aws/lambda/uuid/shard/2026/03/02/x",
+        "error": "ValidationError: not a DynamoDB stream failure record (no DDBStreamBatchInfo)",
+    }]
+    assert human.stdout.splitlines()[0] == (
+        f"Replay of s3://{unique_name}-failures/aws/lambda/ into s3://{unique_name}-archive/dynamodb/: "
+        "0 failure record(s) replayed (0 stream records), 1 left in place"
+    )
+    assert ("  left in place: aws/lambda/uuid/shard/2026/03/02/x: ValidationError: not a DynamoDB stream failure "
+            "record (no DDBStreamBatchInfo)") in human.stdout.splitlines()
+    assert "Found credentials" not in human.stderr  # botocore's own progress is not the replay's
+
+
+@pytest.mark.parametrize(("module", "command"), REPLAY_COMMANDS, ids=REPLAY_IDS)
+def test_replay_usage_errors_name_cdk_ts_replay(moto_server, module, command):
+    result = console(moto_server, command, "--bucket", "failures", module=module)
+    assert result.returncode == 2
+    assert "cdk-ts replay: error: --archive-bucket is required (or set ARCHIVE_BUCKET)" in result.stderr
+    assert "cdk_ts_runtime.archiver" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_dry_run_lists_changes_by_table_in_words_not_python_lists(moto_server, rotation):
+    prefix = rotation["prefix"]
+    human = console(moto_server, "rotate", "--dry-run", "reconcile", "--function", rotation["function"], "--at", AT)
+    lines = [line for line in human.stdout.splitlines()[1:] if line.strip()]
+    tables = [line.split()[1] for line in lines]
+    assert tables == sorted(tables), human.stdout
+    assert "['" not in human.stdout, human.stdout
+    assert f"update                   {prefix}_2026-03-01  (tier=100/1; was=300/1000; changes=ProvisionedThroughput" \
+        in human.stdout

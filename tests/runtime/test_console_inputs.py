@@ -156,3 +156,15 @@ def test_a_plot_that_cannot_be_written_is_a_usage_error(tmp_path, capsys):
     code = plan_main(["--writes-per-second", "10", "--item-size", "100", "--plot", str(tmp_path / "no" / "such.png")])
     err = capsys.readouterr().err
     assert code == 2 and "--plot" in err and "cannot be written" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", ["status", "rotate"])
+def test_the_period_help_lists_the_periods_a_rotation_takes_and_only_those(command, capsys):
+    from cdk_ts_runtime import RotationPeriod
+
+    with pytest.raises(SystemExit):
+        console_main([command, "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    listed = help_text.rsplit("--period PERIOD", 1)[1].split(" --", 1)[0]  # the option's line, not the usage
+    assert "hourly" not in listed
+    assert all(period.value in listed for period in RotationPeriod), listed

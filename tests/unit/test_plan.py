@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import subprocess
 import sys
 
@@ -60,6 +61,8 @@ WORKLOAD = dict(
         (lambda: capacity(-1, 0, 100), "writes_per_second -1 must be a finite number >= 0"),
         (lambda: capacity(1, 0, 0), "item_size_bytes 0 must be a finite number > 0"),
         (lambda: capacity(1, 0, 10, hot_key_share=1.5), "hot_key_share 1.5 must be between 0 and 1"),
+        (lambda: capacity(1, 0, 500_000), r"item_size_bytes 500000 must be .*<= 409600.*400 KB"),
+        (lambda: write_units_per_item(409_601), r"item_size_bytes 409601 must be .*<= 409600"),
         (lambda: compare_strategies(**{**WORKLOAD, "period": "hourly"}), "period 'hourly' is not one of"),
         (
             lambda: compare_strategies(**{**WORKLOAD, "average_writes_per_second": 2000}),
@@ -219,3 +222,46 @@ def test_cli_counts_partitions_by_the_stored_size(capsys):
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "partitions             9 per period table (throughput 4, size 9 for 82.397 GB)" in out
+
+
+def _cli(argv: list[str], capsys) -> tuple[int, str, str]:
+    """``cdk-ts ARGV`` as the console's main runs it: exit code, stdout, stderr."""
+    from cdk_ts.console.__main__ import main as console_main
+
+    try:
+        code = console_main(argv)
+    except SystemExit as exit_:
+        code = exit_.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cdk_ts_plan_errors_name_the_flag_and_cdk_ts_plan(capsys):
+    code, out, err = _cli(["plan", "--writes-per-second", "-5", "--item-size", "100"], capsys)
+    assert code == 2 and out == ""
+    assert re.search(r"cdk-ts plan: error: argument --writes-per-second: -5(\.0)? must be a finite number >= 0", err)
+    assert err.startswith("usage: cdk-ts plan ") and "cdk-ts-plan" not in err
+
+
+def test_an_average_above_its_peak_names_both_flags(capsys):
+    code, _out, err = _cli(["plan", "--writes-per-second", "5", "--average-writes-per-second", "10",
+                            "--item-size", "100"], capsys)
+    assert code == 2
+    assert "cdk-ts plan: error: --average-writes-per-second 10 is above --writes-per-second 5" in err, err
+
+
+def test_an_item_over_dynamodbs_400_kb_is_refused_and_400_kb_itself_is_planned(capsys):
+    # DynamoDB's item size limit: 400 KB (409,600 bytes), attribute names included
+    code, out, err = _cli(["plan", "--writes-per-second", "5", "--item-size", "500000"], capsys)
+    assert code == 2 and out == ""
+    assert re.search(r"argument --item-size: 500000(\.0)? must be", err) and "<= 409600" in err and "400 KB" in err, err
+    code, out, _err = _cli(["plan", "--writes-per-second", "5", "--item-size", "409600"], capsys)
+    assert code == 0 and "write units per item   400" in out
+
+
+def test_the_standalone_command_keeps_its_name(capsys):
+    try:
+        code = main(["--writes-per-second", "-5", "--item-size", "100"])
+    except SystemExit as exit_:
+        code = exit_.code
+    assert code == 2 and "cdk-ts-plan: error: argument --writes-per-second:" in capsys.readouterr().err
