@@ -29,7 +29,6 @@ _BEING_SPLIT_ELSEWHERE: set[str] = {
     "cdk_ts/archive_compaction.py::ArchiveCompaction.__init__",
     "cdk_ts/stream_archiver.py::StreamArchiver",
     "cdk_ts/stream_archiver.py::StreamArchiver.__init__",
-    "examples/scenario.py::Scenario",
 }
 
 
