@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import io
 import json
 import os
 import shutil
@@ -28,22 +27,18 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from cdk_ts.testing import start_moto_server
+from examples import archive_step, device_log_step, rotation_step, sharding_step, telemetry_step
 from examples.compaction_step import CompactionSteps, publish_stand_in_layer
+from examples.progress import say
 
 REPO = Path(__file__).resolve().parents[1]
-SAMPLE_DATA = REPO / "tests" / "data" / "device_state_log.json"
 ACCOUNT, REGION = "123456789012", "us-east-1"
 STACK = "CdkTsSample"
-
-
-def say(text: str = "") -> None:
-    """Progress output a person can follow."""
-    print(text, flush=True)
 
 
 # ---- emulator and CDK CLI ---------------------------------------------------------------------
@@ -116,7 +111,12 @@ def output_logical_id(key: str) -> str:
 
 
 class Scenario:
-    """The steps run against the deployed stack; each records a check and the figure it produced."""
+    """The steps run against the deployed stack; each records a check and the figure it produced.
+
+    A table of contents: each step names the module that holds it (one per group of steps), and the class keeps
+    only what the steps share (the stack's outputs, the deployed functions' environments, the period tables and
+    the results).
+    """
 
     def __init__(self) -> None:
         import boto3
@@ -127,6 +127,36 @@ class Scenario:
         self.archived: dict[str, list[dict]] = {}
         self.outputs = stack_outputs(boto3.client("cloudformation"))
         self.today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+
+    # -- steps --
+
+    def rotation(self) -> None:
+        """1-2. Deploy-time reconcile, then three days of create_new/resize_old (``examples/rotation_step.py``)."""
+        rotation_step.rotation(self)
+
+    def mappings(self) -> None:
+        """2b. Every stream has its event source mapping (``examples/rotation_step.py``)."""
+        rotation_step.mappings(self)
+
+    def telemetry(self) -> None:
+        """3. Batched multi-measure ingest and a range read across period tables (``examples/telemetry_step.py``)."""
+        telemetry_step.telemetry(self)
+
+    def device_log(self) -> None:
+        """4. The sample data and the seven access patterns (``examples/device_log_step.py``)."""
+        device_log_step.device_log(self)
+
+    def sharding(self) -> None:
+        """5. A hot key through the sharded writer, read back from every shard (``examples/sharding_step.py``)."""
+        sharding_step.sharding(self)
+
+    def archive(self) -> None:
+        """6. Stream records through each archiver's code into the archive bucket (``examples/archive_step.py``)."""
+        archive_step.archive(self)
+
+    # Step 7, the compaction, is ``examples/compaction_step.py``'s ``CompactionSteps.compaction``.
+
+    # -- what the steps share --
 
     def check(self, step: str, ok: bool, figure: str) -> None:
         """Record one result and print it."""
@@ -181,254 +211,9 @@ class Scenario:
         """UTC midnight ``offset`` days from today."""
         return self.today + timedelta(days=offset)
 
-    # -- steps --
-
-    def rotation(self) -> None:
-        """Deploy-time reconcile, then three days of create_new/resize_old."""
-        from cdk_ts_runtime.handlers import rotation
-
-        prefix = self.outputs["TelemetryTablePrefix"]
-
-        def on_time(event: dict) -> dict:
-            # Three simulated days pass in seconds: the clock reads each event's scheduled time, as it
-            # would when EventBridge delivers on time (the rotation refuses times far from its clock).
-            rotation.now = lambda: datetime.fromisoformat(event["time"])
-            return rotation.handler(event, None)
-
-        say("\n1. Rotation: reconcile (what the deploy-time custom resource runs)")
-        with self.deployed_environment("RotationFunctionName"):
-            on_time({"Operation": "reconcile", "time": self.day(0).replace(hour=12).isoformat()})
-            current = f"{prefix}_{self.day(0):%Y-%m-%d}"
-            self.check("reconcile creates the current period's table", current in self.period_tables(), current)
-
-            say("\n2. Rotation: three days of schedule (create_new at 23:45, its retry at 23:55, resize_old at 00:15)")
-            for offset in range(3):
-                for minute in (45, 55):  # the 23:55 run finds the table there: it only checks its settings
-                    on_time({"Operation": "create_new",
-                             "time": self.day(offset).replace(hour=23, minute=minute).isoformat()})
-                on_time({"Operation": "resize_old", "time": self.day(offset + 1).replace(minute=15).isoformat()})
-            tiers = {name: self.capacity(name) for name in self.period_tables()}
-            for name, tier in tiers.items():
-                say(f"     {name}  {tier}")
-            # closed periods: on-demand Standard-IA (the emulator does not report the table class)
-            expected = {
-                f"{prefix}_{self.day(0):%Y-%m-%d}": "on-demand",
-                f"{prefix}_{self.day(1):%Y-%m-%d}": "on-demand",
-                f"{prefix}_{self.day(2):%Y-%m-%d}": "on-demand",
-                f"{prefix}_{self.day(3):%Y-%m-%d}": "300/1000",
-            }
-            self.check(
-                "tables sit in their tiers (closed periods on-demand Standard-IA, current 300/1000 RCU/WCU)",
-                tiers == expected,
-                f"{len(tiers)} tables",
-            )
-
-    def mappings(self) -> None:
-        """Every stream has its mapping: CloudFormation made the device log's, the rotation the period tables'."""
-        say("\n2b. Stream mappings: one per stream (the device log's from CloudFormation, the rest from the rotation)")
-        lambda_client = self.boto3.client("lambda")
-        dynamodb = self.boto3.client("dynamodb")
-        mappings = []
-        for page in lambda_client.get_paginator("list_event_source_mappings").paginate():
-            mappings += page["EventSourceMappings"]
-        period_streams = {
-            dynamodb.describe_table(TableName=t)["Table"].get("LatestStreamArn") for t in self.period_tables()
-        }
-        mapped = {m["EventSourceArn"] for m in mappings}
-        self.check(
-            "every period table's stream is mapped to the telemetry archiver",
-            bool(period_streams) and period_streams <= mapped,
-            f"{len(period_streams & mapped)} of {len(period_streams)} period tables",
-        )
-        log_stream = dynamodb.describe_table(TableName=self.outputs["DeviceLogTableName"])["Table"]["LatestStreamArn"]
-        self.check("the device log's stream is mapped to its archiver", log_stream in mapped, "1 mapping")
-
-    def telemetry(self) -> None:
-        """Batched multi-measure ingest and a range read across period tables."""
-        from cdk_ts_runtime import PeriodRouter
-        from examples.ingest.ingest import ingest
-
-        say("\n3. Telemetry: batched multi-measure ingest through the router, a range read across tables")
-        with self.deployed_environment("IngestFunctionName"):
-            router = PeriodRouter.from_env(os.environ)
-            readings = [
-                {
-                    "device_id": device,
-                    "time": (self.day(0) + timedelta(hours=2 * step)).isoformat(),
-                    "measures": {"temperature_c": f"{20 + step % 7}.{device}", "humidity_pct": "41.5"},
-                }
-                for device in (1, 2, 3)
-                for step in range(48)
-            ]
-            result = ingest(router, readings)
-            self.check(
-                "ingest writes every reading",
-                result["written"] == len(readings) and not result["unwritten"],
-                f"{result['written']} readings into {len(router.tables_between(self.day(0), self.day(3)))} tables",
-            )
-            items = router.query(2, self.day(0), self.day(3) + timedelta(hours=23))
-            ordered = [i["sk"] for i in items] == sorted(i["sk"] for i in items)
-            self.check(
-                "range read returns device 2's readings in time order",
-                len(items) == 48 and ordered,
-                f"{len(items)} items from {len({router.table_for(i['sk']) for i in items})} period tables",
-            )
-
-    def device_log(self) -> None:
-        """The sample data and the seven access patterns."""
-        from cdk_ts_runtime import DeviceLogRepository
-
-        say("\n4. Device log: the use case's sample data and the seven access patterns")
-        if not SAMPLE_DATA.exists():
-            self.check("sample data present", False, f"{SAMPLE_DATA} missing")
-            return
-        logs = DeviceLogRepository(self.outputs["DeviceLogTableName"])
-        for item in json.loads(SAMPLE_DATA.read_text())["items"]:
-            logs.create_log_entry_for_specific_device(
-                item["DeviceID"],
-                item["State"],
-                item["Date"],
-                operator=item.get("Operator"),
-                escalated_to=item.get("EscalatedTo"),
-            )
-        patterns: list[tuple[str, Callable[[], list], int]] = [
-            ("2 d#12345 WARNING1", lambda: logs.get_logs_for_specific_device("d#12345", "WARNING1"), 3),
-            ("3 d#54321 warnings", lambda: logs.get_warning_logs_for_specific_device("d#54321"), 3),
-            (
-                "4 Liz 2020-04-11..24",
-                lambda: logs.get_logs_for_operator_between_two_dates("Liz", "2020-04-11", "2020-04-24"),
-                6,
-            ),
-            ("5 Sara escalations", lambda: logs.get_escalated_logs_for_supervisor("Sara"), 1),
-            (
-                "6 Sara WARNING4",
-                lambda: logs.get_escalated_logs_with_specific_status_for_supervisor("Sara", "WARNING4"),
-                1,
-            ),
-            (
-                "7 Sara WARNING4 2020-04-27",
-                lambda: logs.get_escalated_logs_with_specific_status_for_supervisor_for_date(
-                    "Sara", "WARNING4", "2020-04-27"
-                ),
-                1,
-            ),
-        ]
-        for label, query, expected in patterns:
-            found = len(query())
-            self.check(f"pattern {label}", found == expected, f"{found} items (expected {expected})")
-
-    def sharding(self) -> None:
-        """A hot key through the sharded writer, read back from every shard."""
-        from botocore.exceptions import ClientError
-
-        from cdk_ts_runtime import ShardedTable
-
-        say("\n5. Sharded audit log: a hot key over a partition limit injected at the client (the emulator has none)")
-        client = self.boto3.client("dynamodb")
-        # Simulated time: each write is a tenth of a second later and the writer's waits move the same clock,
-        # so 20 s of a key offered 10 writes a second pass in the demo without a real wait.
-        simulated = {"now": time.time()}
-        per_second_limit = 4  # writes one partition key takes a simulated second (DynamoDB's is 1,000 WCU)
-        taken: dict[str, list[float]] = {}
-
-        def partition_limit(params, **_kwargs):
-            if params.get("TableName") != self.outputs["AuditLogTableName"]:
-                return
-            now = simulated["now"]
-            recent = [at for at in taken.get(params["Item"]["file_path"]["S"], []) if at > now - 1]
-            if len(recent) >= per_second_limit:
-                raise ClientError(
-                    {
-                        "Error": {"Code": "ProvisionedThroughputExceededException", "Message": "injected"},
-                        "ThrottlingReasons": [{"reason": "TableWriteKeyRangeThroughputExceeded"}],
-                    },
-                    "PutItem",
-                )
-            taken[params["Item"]["file_path"]["S"]] = [*recent, now]
-
-        client.meta.events.register("provide-client-params.dynamodb.PutItem", partition_limit)
-        audit = ShardedTable(
-            self.outputs["AuditLogTableName"],
-            self.outputs["AuditLogShardsTableName"],
-            partition_key="file_path",
-            sort_key="timestamp",
-            dynamodb_client=client,
-            cooldown_seconds=1,
-            growth="increment",
-            clock=lambda: simulated["now"],
-            sleep=lambda seconds: simulated.update(now=simulated["now"] + seconds),
-        )
-        start = int(time.time())
-        for i in range(200):
-            simulated["now"] += 0.1
-            audit.put_item({"file_path": "/releases/viral.mp4", "timestamp": start * 1000 + i, "action": "GET"})
-        count = audit.shard_count("/releases/viral.mp4")
-        items = audit.query("/releases/viral.mp4")
-        self.check("hot key grew past one shard on partition throttles", count > 1, f"{count} shards")
-        self.check("every write read back across the shards", len(items) == 200, f"{len(items)} of 200 items")
-
     def stream_records(self, tables: list[str]) -> list[dict]:
         """Every record in the tables' streams, oldest first, as Lambda delivers them (with ``eventSourceARN``)."""
-        streams = self.boto3.client("dynamodbstreams")
-        dynamodb = self.boto3.client("dynamodb")
-        records = []
-        for table in tables:
-            arn = dynamodb.describe_table(TableName=table)["Table"].get("LatestStreamArn")
-            if not arn:
-                continue
-            for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
-                iterator = streams.get_shard_iterator(
-                    StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
-                )["ShardIterator"]
-                while iterator:
-                    page = streams.get_records(ShardIterator=iterator, Limit=1000)
-                    if not page["Records"]:
-                        break
-                    records += [{**r, "eventSourceARN": arn} for r in page["Records"]]
-                    iterator = page.get("NextShardIterator")
-        return records
-
-    def archive(self) -> None:
-        """Stream records through each archiver's code into the archive bucket."""
-        from cdk_ts_runtime._archiver import StreamRecordArchiver
-
-        say("\n6. Streams to S3: the emulator's stream records through each archiver's code")
-        sources = [
-            ("DeviceLogArchiverFunctionName", [self.outputs["DeviceLogTableName"]]),
-            ("TelemetryArchiverFunctionName", self.period_tables()),
-        ]
-        total = 0
-        for function_output, tables in sources:
-            env = self.function_environment(function_output)
-            archiver = StreamRecordArchiver(env["ARCHIVE_BUCKET"], env["ARCHIVE_PREFIX"])
-            records = self.archived[function_output] = self.stream_records(tables)
-            for start in range(0, len(records), 1000):
-                with contextlib.redirect_stderr(io.StringIO()):  # the function's JSON log lines
-                    response = archiver.archive(records[start : start + 1000])
-                if response["batchItemFailures"]:
-                    self.check("archive batch", False, str(response))
-                    return
-            total += len(records)
-            self.check(
-                f"{function_output.removesuffix('FunctionName')} archived its stream",
-                bool(records),
-                f"{len(records)} records",
-            )
-        s3 = self.boto3.client("s3")
-        objects = s3.list_objects_v2(Bucket=self.outputs["ArchiveBucketName"], Prefix="cdc/").get("Contents", [])
-        for obj in objects[:8]:
-            say(f"     s3://{self.outputs['ArchiveBucketName']}/{obj['Key']}  {obj['Size']} B")
-        if len(objects) > 8:
-            say(f"     ... {len(objects) - 8} more")
-        lines = 0
-        import gzip
-
-        for obj in objects:
-            body = s3.get_object(Bucket=self.outputs["ArchiveBucketName"], Key=obj["Key"])["Body"].read()
-            lines += len(gzip.decompress(body).splitlines())
-        self.check(
-            "every stream record is one archived line", lines == total, f"{lines} lines in {len(objects)} objects"
-        )
+        return archive_step.stream_records(self.boto3.client("dynamodb"), self.boto3.client("dynamodbstreams"), tables)
 
     def summary(self) -> bool:
         """Print the summary table; True when every check passed."""

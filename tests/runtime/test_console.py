@@ -38,7 +38,8 @@ def console(server, *args, module="cdk_ts.console", credentials=True):
         env.update(AWS_SHARED_CREDENTIALS_FILE=nowhere, AWS_CONFIG_FILE=nowhere, AWS_EC2_METADATA_DISABLED="true")
     return subprocess.run(
         # the old runtime path warns that it is deprecated (tests/docs/test_public_api.py); here only its output counts
-        [sys.executable, "-W", "ignore::FutureWarning", "-m", module, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-W", "ignore::FutureWarning", "-m", module, *args],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
     )
 
 
