@@ -44,7 +44,7 @@ from cdk_ts_runtime.archiver import (
     ArchiverMetric,
 )
 from cdk_ts_runtime.emf import METRIC_NAMESPACE
-from cdk_ts_runtime.errors import ValidationError
+from cdk_ts_runtime.errors import ValidationError, WrongTypeError
 from cdk_ts_runtime.stream_consumer import StreamConsumer
 
 #: Event pattern for "archive only items that TTL deleted" (``filter_patterns=[TTL_DELETIONS_ONLY]``).
@@ -187,7 +187,8 @@ class StreamArchiver(AlarmingConstruct):
             prefix without a trailing ``/``, a source without a stream, a failure bucket with SQS, a bad Glue
             table or database name, or a failure bucket that is the archive bucket with an empty prefix
             (failure records would land in the archive's location).
-        :raises TypeError: when ``source`` is not a table, ``DeviceLogTable`` or ``RotatingTimeSeriesTables``.
+        :raises WrongTypeError: (a ``TypeError``) when ``source`` is not a table, ``DeviceLogTable`` or
+            ``RotatingTimeSeriesTables``.
         """
         problems = Problems(scope, construct_id)
         problems.collect(lambda: whole("batch_size", batch_size, maximum=10_000, hint="the DynamoDB Streams limit"))
@@ -678,7 +679,7 @@ def _check_source(problems: Problems, source: object) -> None:
     table = source.table if isinstance(source, HasTable) else source
     path = describe(source)
     if not hasattr(table, "table_stream_arn"):
-        raise TypeError(f"source {path} is not a DynamoDB table, DeviceLogTable or RotatingTimeSeriesTables")
+        raise WrongTypeError(f"source {path} is not a DynamoDB table, DeviceLogTable or RotatingTimeSeriesTables")
     problems.check(
         table.table_stream_arn is not None,
         f"source {path} has no stream: create it with stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES "

@@ -380,7 +380,7 @@ class Scenario:
 
     def archive(self) -> None:
         """Stream records through each archiver's code into the archive bucket."""
-        from cdk_ts_runtime.archiver import StreamRecordArchiver
+        from cdk_ts_runtime.archiver import ENV_BUCKET, ENV_PREFIX, StreamRecordArchiver
 
         say("\n6. Streams to S3: the emulator's stream records through each archiver's code")
         sources = [
@@ -390,7 +390,7 @@ class Scenario:
         total = 0
         for function_output, tables in sources:
             env = self.function_environment(function_output)
-            archiver = StreamRecordArchiver(env["ARCHIVE_BUCKET"], env["ARCHIVE_PREFIX"])
+            archiver = StreamRecordArchiver(env[ENV_BUCKET], env[ENV_PREFIX])
             records = self.archived[function_output] = self.stream_records(tables)
             for start in range(0, len(records), 1000):
                 with contextlib.redirect_stderr(io.StringIO()):  # the function's JSON log lines

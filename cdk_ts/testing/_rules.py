@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime, timedelta
 
 from cdk_ts.testing._registry import RULE_NAMES
+from cdk_ts_runtime.errors import ValidationError
 
 DYNAMODB_ERROR_PREFIX = "com.amazonaws.dynamodb.v20120810#"
 
@@ -94,10 +95,12 @@ class RulesSettings:
         known = {f.name for f in fields(self)}
         unknown = set(changes) - known
         if unknown:
-            raise ValueError(f"unknown RulesSettings {sorted(unknown)}; known: {sorted(known)}")
+            raise ValidationError(f"unknown RulesSettings {sorted(unknown)}; known: {sorted(known)}")
         unknown_rules = set(changes.get("disabled_rules") or ()) - RULE_NAMES
         if unknown_rules:
-            raise ValueError(f"disabled_rules names no rule {sorted(unknown_rules)}; the rules: {sorted(RULE_NAMES)}")
+            raise ValidationError(
+                f"disabled_rules names no rule {sorted(unknown_rules)}; the rules: {sorted(RULE_NAMES)}"
+            )
         return RulesSettings(**{**asdict(self), **changes})
 
     def on(self, rule: str) -> bool:

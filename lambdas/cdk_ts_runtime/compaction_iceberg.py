@@ -18,11 +18,12 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
+from cdk_ts_runtime import _environment
 from cdk_ts_runtime.compaction_plan import CompactionSettings, Granularity, Manifest, Partition
-from cdk_ts_runtime.errors import CdkTsError, ValidationError
+from cdk_ts_runtime.errors import CdkTsError, EnvironmentVariableMissingError, ValidationError
 
 #: ``{"identifier": "namespace.table", "catalog": {pyiceberg catalog properties}}`` (set by ``ArchiveCompaction``).
-ENV_ICEBERG = "COMPACTION_ICEBERG"
+ENV_ICEBERG = _environment.COMPACTION_ICEBERG
 
 
 class PyicebergMissingError(CdkTsError, ImportError):
@@ -59,7 +60,12 @@ class IcebergSink:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], settings: CompactionSettings) -> IcebergSink:
-        """The sink ``COMPACTION_ICEBERG`` describes (catalog properties and identifier)."""
+        """The sink ``CDK_TS_COMPACTION_ICEBERG`` describes (catalog properties and identifier).
+
+        The old name, ``COMPACTION_ICEBERG``, is still read for one release, with a ``DeprecationWarning``.
+
+        :raises EnvironmentVariableMissingError: (a ``KeyError``) when the variable is not set.
+        """
         try:
             from pyiceberg.catalog import load_catalog
         except ImportError as error:
@@ -67,7 +73,13 @@ class IcebergSink:
                 "the Iceberg option needs pyiceberg: give the compaction function a layer holding it "
                 "(ArchiveCompaction(extra_layers=...)), or pip install pyiceberg"
             ) from error
-        config = json.loads(env[ENV_ICEBERG])
+        raw = _environment.read(env, ENV_ICEBERG)
+        if not raw:
+            raise EnvironmentVariableMissingError(
+                f"environment variable {ENV_ICEBERG} is not set; ArchiveCompaction sets it with the iceberg option",
+                ENV_ICEBERG,
+            )
+        config = json.loads(raw)
         return cls(load_catalog("compaction", **config["catalog"]), config["identifier"], settings)
 
     def table(self, arrow_schema: Any) -> Any:

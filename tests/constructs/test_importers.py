@@ -225,8 +225,8 @@ def test_device_log_and_shard_metadata_imported_grant_the_same_actions_on_the_sa
     assert "table/device-log/index/*" in resources and "table/device-log-shards" in resources
     env = next(iter(Template.from_stack(user).find_resources("AWS::Lambda::Function").values()))
     variables = env["Properties"]["Environment"]["Variables"]
-    assert variables["SHARDED_TABLE_NAME"] == "device-log"
-    assert variables["SHARD_METADATA_TABLE_NAME"] == "device-log-shards"
+    assert variables["CDK_TS_SHARDED_TABLE_NAME"] == "device-log"
+    assert variables["CDK_TS_SHARD_METADATA_TABLE_NAME"] == "device-log-shards"
 
 
 def test_shard_metadata_importer_refuses_a_number_partition_key_naming_the_path():
@@ -349,7 +349,7 @@ def test_shard_metadata_table_takes_a_name_another_app_imports_it_by():
         [_dynamodb_table_arn(user, "device-log-shards")],
     ]
     env = next(iter(Template.from_stack(user).find_resources("AWS::Lambda::Function").values()))
-    assert env["Properties"]["Environment"]["Variables"]["SHARD_METADATA_TABLE_NAME"] == "device-log-shards"
+    assert env["Properties"]["Environment"]["Variables"]["CDK_TS_SHARD_METADATA_TABLE_NAME"] == "device-log-shards"
 
 
 @pytest.mark.parametrize("name", ["ab", "x" * 256, "no spaces", "device/log"])

@@ -9,10 +9,11 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from cdk_ts_runtime import _environment
 from cdk_ts_runtime._aws import Backoff, LazyClient, client_property
 from cdk_ts_runtime._retries import DATA_PATH, METRICS, WRITE_PATH
 from cdk_ts_runtime.emf import MetricsSink, WriterMetric, emit, writer_point
-from cdk_ts_runtime.errors import CdkTsError, ValidationError
+from cdk_ts_runtime.errors import CdkTsError, EnvironmentVariableMissingError, ValidationError
 from cdk_ts_runtime.items import to_attribute_values
 from cdk_ts_runtime.sharding import policy
 from cdk_ts_runtime.sharding._arguments import check_names, check_settings
@@ -24,11 +25,11 @@ from cdk_ts_runtime.sharding.policy import GrowthName, ShardGrowth, ShardStrateg
 from cdk_ts_runtime.sharding.throttles import CloudWatchScope, ThrottleWindow
 from cdk_ts_runtime.throttling import ThrottledError, ThrottleScope, throttle_scope
 
-ENV_TABLE = "SHARDED_TABLE_NAME"
-ENV_METADATA_TABLE = "SHARD_METADATA_TABLE_NAME"
-ENV_PARTITION_KEY = "SHARDED_PARTITION_KEY"
-ENV_SORT_KEY = "SHARDED_SORT_KEY"
-ENV_STRATEGY = "SHARDING_STRATEGY"
+ENV_TABLE = _environment.SHARDED_TABLE_NAME
+ENV_METADATA_TABLE = _environment.SHARD_METADATA_TABLE_NAME
+ENV_PARTITION_KEY = _environment.SHARDED_PARTITION_KEY
+ENV_SORT_KEY = _environment.SHARDED_SORT_KEY
+ENV_STRATEGY = _environment.SHARDING_STRATEGY
 
 #: After a partition throttle, metadata cached longer than this is read again, so a growth by another
 #: writer is used within a second rather than after the whole ``cache_ttl_seconds``.
@@ -187,13 +188,17 @@ class ShardedTable:
     def from_env(cls, env: Mapping[str, str], **kwargs: Any) -> ShardedTable:
         """The client ``ShardMetadataTable.bind`` configured through environment variables.
 
-        :param env: the environment, usually ``os.environ``.
+        :param env: the environment, usually ``os.environ``. The names before 0.3 (``SHARDED_TABLE_NAME``,
+            ...) are still read for one release, with a ``DeprecationWarning``.
         :param kwargs: further constructor arguments (``max_shards``, ``growth``, ...).
-        :raises KeyError: when a table or key variable is not set.
+        :raises EnvironmentVariableMissingError: (a ``KeyError``) when a table or key variable is not set.
         """
+        env = _environment.current_names(env)
         missing = [n for n in (ENV_TABLE, ENV_METADATA_TABLE, ENV_PARTITION_KEY, ENV_SORT_KEY) if not env.get(n)]
         if missing:
-            raise KeyError(f"environment variables {', '.join(missing)} are not set; use ShardMetadataTable.bind")
+            raise EnvironmentVariableMissingError(
+                f"environment variables {', '.join(missing)} are not set; use ShardMetadataTable.bind", *missing
+            )
         strategy = env.get(ENV_STRATEGY, ShardStrategy.RANDOM)
         if strategy not in policy.STRATEGIES:
             raise ValidationError(
