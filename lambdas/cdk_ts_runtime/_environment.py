@@ -12,6 +12,8 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping
 
+from cdk_ts_runtime.errors import EnvironmentVariableMissingError
+
 PREFIX = "CDK_TS_"
 
 # -- a rotation's layout and settings (RotatingTimeSeriesTables: its function and the functions it binds) --
@@ -72,10 +74,27 @@ def current_names(env: Mapping[str, str]) -> Mapping[str, str]:
 
     :param env: an environment, usually ``os.environ`` or a function's ``Environment.Variables``.
     """
-    found = {new: old for new, old in RENAMED.items() if old in env and new not in env}
-    for new, old in found.items():
-        _warn_renamed(old, new)
-    return {**env, **{new: env[old] for new, old in found.items()}} if found else env
+    return _current_names(env)
+
+
+def required(env: Mapping[str, str], names: tuple[str, ...], way_out: str) -> Mapping[str, str]:
+    """``env`` as :func:`current_names` gives it, once each variable of ``names`` is known to be set (not empty).
+
+    :param env: an environment, usually ``os.environ``.
+    :param names: the variables the reader cannot do without.
+    :param way_out: what sets them, for the error (e.g. ``"bind the function with DeviceLogTable.bind"``).
+    :raises EnvironmentVariableMissingError: (a ``KeyError``) naming every variable that is not set.
+    """
+    current = _current_names(env)
+    missing = [name for name in names if not current.get(name)]
+    if missing:
+        many = len(missing) > 1
+        raise EnvironmentVariableMissingError(
+            f"environment variable{'s' if many else ''} {', '.join(missing)} {'are' if many else 'is'} not set; "
+            f"{way_out}",
+            *missing,
+        )
+    return current
 
 
 def read(env: Mapping[str, str], name: str, default: str | None = None) -> str | None:
@@ -90,14 +109,23 @@ def read(env: Mapping[str, str], name: str, default: str | None = None) -> str |
     old = RENAMED.get(name)
     if old is None or old not in env:
         return default
-    _warn_renamed(old, name)
+    _warn_renamed(old, name, stacklevel=4)
     return env[old]
 
 
-def _warn_renamed(old: str, new: str) -> None:
+def _current_names(env: Mapping[str, str]) -> Mapping[str, str]:
+    """:func:`current_names` for it and :func:`required`: the warning names the caller of their caller."""
+    found = {new: old for new, old in RENAMED.items() if old in env and new not in env}
+    for new, old in found.items():
+        _warn_renamed(old, new, stacklevel=5)
+    return {**env, **{new: env[old] for new, old in found.items()}} if found else env
+
+
+def _warn_renamed(old: str, new: str, stacklevel: int) -> None:
+    """Warn about ``old``; ``stacklevel`` counts from this function to the code that called the reader."""
     warnings.warn(
         f"environment variable {old} is renamed {new} (every cdk-ts variable starts with {PREFIX}); the old "
         "name is still read for one release: set the new one (bind sets it when the function is deployed again)",
         DeprecationWarning,
-        stacklevel=4,  # the code that called the reader (from_env) that called current_names or read
+        stacklevel=stacklevel,
     )

@@ -30,7 +30,7 @@ from cdk_ts_runtime import _environment
 from cdk_ts_runtime._aws import LazyClient, client_property
 from cdk_ts_runtime.archive_lines import Group, UnreadableRecordError, group_records, readable_groups, sequence_number
 from cdk_ts_runtime.emf import METRIC_NAMESPACE, EmfWriter
-from cdk_ts_runtime.errors import EnvironmentVariableMissingError, ValidationError
+from cdk_ts_runtime.errors import ValidationError
 
 # Records carry their fields in ``extra``: Lambda's JSON log format, set on every cdk-ts function, writes
 # them as keys of the JSON line.
@@ -107,9 +107,7 @@ class StreamRecordArchiver:
         :param kwargs: further constructor arguments (``s3_client``, ``metrics``).
         :raises EnvironmentVariableMissingError: (a ``KeyError``) when ``CDK_TS_ARCHIVE_BUCKET`` is not set.
         """
-        env = _environment.current_names(env)
-        if not env.get(ENV_BUCKET):
-            raise EnvironmentVariableMissingError(f"environment variable {ENV_BUCKET} is not set", ENV_BUCKET)
+        env = _environment.required(env, (ENV_BUCKET,), "StreamArchiver sets it on its function")
         kwargs.setdefault("metrics", EmfWriter(METRIC_NAMESPACE))
         kwargs.setdefault("function_name", env.get("AWS_LAMBDA_FUNCTION_NAME"))
         return cls(env[ENV_BUCKET], env.get(ENV_PREFIX, "dynamodb/"), **kwargs)

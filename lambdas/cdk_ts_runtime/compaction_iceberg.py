@@ -20,7 +20,7 @@ from typing import Any
 
 from cdk_ts_runtime import _environment
 from cdk_ts_runtime.compaction_plan import CompactionSettings, Granularity, Manifest, Partition
-from cdk_ts_runtime.errors import CdkTsError, EnvironmentVariableMissingError, ValidationError
+from cdk_ts_runtime.errors import CdkTsError, ValidationError
 
 #: ``{"identifier": "namespace.table", "catalog": {pyiceberg catalog properties}}`` (set by ``ArchiveCompaction``).
 ENV_ICEBERG = _environment.COMPACTION_ICEBERG
@@ -73,13 +73,8 @@ class IcebergSink:
                 "the Iceberg option needs pyiceberg: give the compaction function a layer holding it "
                 "(ArchiveCompaction(extra_layers=...)), or pip install pyiceberg"
             ) from error
-        raw = _environment.read(env, ENV_ICEBERG)
-        if not raw:
-            raise EnvironmentVariableMissingError(
-                f"environment variable {ENV_ICEBERG} is not set; ArchiveCompaction sets it with the iceberg option",
-                ENV_ICEBERG,
-            )
-        config = json.loads(raw)
+        env = _environment.required(env, (ENV_ICEBERG,), "ArchiveCompaction sets it with the iceberg option")
+        config = json.loads(env[ENV_ICEBERG])
         return cls(load_catalog("compaction", **config["catalog"]), config["identifier"], settings)
 
     def table(self, arrow_schema: Any) -> Any:

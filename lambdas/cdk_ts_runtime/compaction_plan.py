@@ -23,7 +23,7 @@ from typing import Any
 
 from cdk_ts_runtime import _environment
 from cdk_ts_runtime._aws import LazyClient, client_property, error_code
-from cdk_ts_runtime.errors import CdkTsError, EnvironmentVariableMissingError, ValidationError
+from cdk_ts_runtime.errors import CdkTsError, ValidationError
 
 #: The compacted layer's settings (set by ``ArchiveCompaction`` on its function), as JSON: see ``CompactionSettings``.
 ENV_SETTINGS = _environment.COMPACTION_SETTINGS
@@ -217,12 +217,7 @@ class CompactionSettings:
 
         :raises EnvironmentVariableMissingError: (a ``KeyError``) when the variable is not set.
         """
-        env = _environment.current_names(env)
-        if not env.get(ENV_SETTINGS):
-            raise EnvironmentVariableMissingError(
-                f"environment variable {ENV_SETTINGS} is not set; ArchiveCompaction sets it on its function",
-                ENV_SETTINGS,
-            )
+        env = _environment.required(env, (ENV_SETTINGS,), "ArchiveCompaction sets it on its function")
         return cls.from_json(json.loads(env[ENV_SETTINGS]))
 
 

@@ -24,7 +24,7 @@ from cdk_ts_runtime import _environment
 from cdk_ts_runtime._aws import LazyClient, client_property, error_code
 from cdk_ts_runtime._inputs import whole
 from cdk_ts_runtime._retries import DATA_PATH
-from cdk_ts_runtime.errors import CdkTsError, EnvironmentVariableMissingError, ValidationError
+from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.items import from_attribute_values, query_all, to_attribute_values
 from cdk_ts_runtime.throttling import throttled_after_retries
 from cdk_ts_runtime.time_spans import time_span
@@ -148,13 +148,8 @@ class DeviceLogRepository:
         :param kwargs: further constructor arguments (``dynamodb_client``, ``page_size``).
         :raises EnvironmentVariableMissingError: (a ``KeyError``) when ``CDK_TS_DEVICE_LOG_TABLE_NAME`` is not set.
         """
-        name = _environment.read(env, ENV_TABLE_NAME)
-        if not name:
-            raise EnvironmentVariableMissingError(
-                f"environment variable {ENV_TABLE_NAME} is not set; bind the function with DeviceLogTable.bind",
-                ENV_TABLE_NAME,
-            )
-        return cls(name, **kwargs)
+        env = _environment.required(env, (ENV_TABLE_NAME,), "bind the function with DeviceLogTable.bind")
+        return cls(env[ENV_TABLE_NAME], **kwargs)
 
     dynamodb = client_property("_client", "The DynamoDB client (created on first use).")
 

@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import ROUND_FLOOR, Context, Decimal, localcontext
 
 from cdk_ts_runtime import _environment
-from cdk_ts_runtime.errors import EnvironmentVariableMissingError, ValidationError
+from cdk_ts_runtime.errors import ValidationError
 from cdk_ts_runtime.periods import RotationPeriod, validate_table_prefix
 
 #: The environment variable that carries each field of a :class:`TableLayout`.
@@ -106,12 +106,8 @@ class TableLayout:
         :raises EnvironmentVariableMissingError: (a ``KeyError``) when ``CDK_TS_TABLE_PREFIX`` is not set.
         :raises ValueError: for a variable that does not parse, naming the variable and its value.
         """
-        if not env.get(ENV_TABLE_PREFIX):
-            raise EnvironmentVariableMissingError(
-                f"environment variable {ENV_TABLE_PREFIX} is not set; bind the function with "
-                "RotatingTimeSeriesTables.bind(function) or set it yourself",
-                ENV_TABLE_PREFIX,
-            )
+        way_out = "bind the function with RotatingTimeSeriesTables.bind(function) or set it yourself"
+        env = _environment.required(env, (ENV_TABLE_PREFIX,), way_out)
         given = {field: env[variable] for field, variable in ENV_VARIABLES.items() if variable in env}
         try:
             return cls(**given)

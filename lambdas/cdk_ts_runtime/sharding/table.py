@@ -13,7 +13,7 @@ from cdk_ts_runtime import _environment
 from cdk_ts_runtime._aws import Backoff, LazyClient, client_property
 from cdk_ts_runtime._retries import DATA_PATH, METRICS, WRITE_PATH
 from cdk_ts_runtime.emf import MetricsSink, WriterMetric, emit, writer_point
-from cdk_ts_runtime.errors import CdkTsError, EnvironmentVariableMissingError, ValidationError
+from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.items import to_attribute_values
 from cdk_ts_runtime.sharding import policy
 from cdk_ts_runtime.sharding._arguments import check_names, check_settings
@@ -193,12 +193,8 @@ class ShardedTable:
         :param kwargs: further constructor arguments (``max_shards``, ``growth``, ...).
         :raises EnvironmentVariableMissingError: (a ``KeyError``) when a table or key variable is not set.
         """
-        env = _environment.current_names(env)
-        missing = [n for n in (ENV_TABLE, ENV_METADATA_TABLE, ENV_PARTITION_KEY, ENV_SORT_KEY) if not env.get(n)]
-        if missing:
-            raise EnvironmentVariableMissingError(
-                f"environment variables {', '.join(missing)} are not set; use ShardMetadataTable.bind", *missing
-            )
+        names = (ENV_TABLE, ENV_METADATA_TABLE, ENV_PARTITION_KEY, ENV_SORT_KEY)
+        env = _environment.required(env, names, "use ShardMetadataTable.bind")
         strategy = env.get(ENV_STRATEGY, ShardStrategy.RANDOM)
         if strategy not in policy.STRATEGIES:
             raise ValidationError(
