@@ -74,7 +74,7 @@ class RulesSettings:
     decreases_per_day: int = 27  # then one per hour, up to this many in the UTC day
     on_demand_switches_per_day: int = 4  # provisioned -> on-demand, rolling 24 h
     table_class_changes_per_30_days: int = 2  # trailing 30 days
-    # -- what settles after a moment (settling.py; issue 28) ---------------------------------------------------
+    # -- what settles after a moment (_settling.py, each rule's source beside it) -----------------------------
     # UpdateContinuousBackups answers ContinuousBackupsUnavailableException this long after a new table turns
     # ACTIVE. A guess: DynamoDB documents the exception, not how long it lasts.
     backups_unavailable_seconds: float = 5.0
@@ -534,7 +534,7 @@ def _state_from_description(name: str, description: dict) -> TableState:
 
 def _initial_warm(state: TableState) -> tuple[int, int]:
     # On-demand: 12,000 / 4,000 (warm-throughput-scenarios.html). Provisioned: its provisioned capacity,
-    # as moto reports and as DESIGN.md records (provisioned tables accept warm values below 12,000/4,000,
+    # as moto reports (provisioned tables accept warm values below 12,000/4,000:
     # hashicorp/terraform-provider-aws#49894); it rises with the provisioned capacity (same page).
     if state.billing_mode == "PAY_PER_REQUEST":
         return ON_DEMAND_WARM_READ, ON_DEMAND_WARM_WRITE

@@ -121,7 +121,7 @@ class RulesState:
         self.settings = settings
         self.clock = Clock(start)
         self.control = ControlPlane(settings)
-        self.settling = Settling(lambda: self.settings)  # backups window, tag lag, TTL (issue 28)
+        self.settling = Settling(lambda: self.settings)  # backups window, tag lag, TTL (sources in _settling.py)
         self.throughput = Throughput(settings)
         self.engine = Engine(engine_url)
         self.lock = threading.RLock()  # control plane and admin: one at a time
