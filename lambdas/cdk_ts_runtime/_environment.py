@@ -114,7 +114,7 @@ def read(env: Mapping[str, str], name: str, default: str | None = None) -> str |
 
 
 def _current_names(env: Mapping[str, str]) -> Mapping[str, str]:
-    """:func:`current_names` for it and :func:`required`: the warning names the caller of their caller."""
+    """The work of :func:`current_names` and :func:`required`; its warnings point at whoever called the reader."""
     found = {new: old for new, old in RENAMED.items() if old in env and new not in env}
     for new, old in found.items():
         _warn_renamed(old, new, stacklevel=5)
