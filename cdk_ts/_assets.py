@@ -15,6 +15,8 @@ from pathlib import Path
 
 from aws_cdk import aws_lambda as lambda_
 
+from cdk_ts_runtime._errors import CdkTsError
+
 RUNTIME_PACKAGE = "cdk_ts_runtime"
 #: Modules only the compaction function runs (with pyarrow from its own layer): left out of the code every other
 #: function shares and of the RuntimeLayer, which stay within their 100 KB.
@@ -23,11 +25,17 @@ COMPACTION_MODULES = frozenset(
 )
 
 
+class RuntimePackageMissingError(CdkTsError, RuntimeError):
+    """``cdk_ts_runtime``, the code every cdk-ts function runs, is not installed beside ``cdk_ts``."""
+
+
 def runtime_package_dir() -> Path:
     """Directory of the installed ``cdk_ts_runtime`` package."""
     spec = importlib.util.find_spec(RUNTIME_PACKAGE)
     if spec is None or spec.origin is None:
-        raise RuntimeError("the cdk-ts runtime package 'cdk_ts_runtime' is not installed; reinstall cdk-ts")
+        raise RuntimePackageMissingError(
+            "the cdk-ts runtime package 'cdk_ts_runtime' is not installed; reinstall cdk-ts"
+        )
     return Path(spec.origin).parent
 
 

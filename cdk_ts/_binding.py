@@ -14,6 +14,7 @@ from constructs import Construct
 from cdk_ts._abstract import AbstractConstructMeta
 from cdk_ts._validation import require_access
 from cdk_ts.runtime_layer import RuntimeLayer
+from cdk_ts_runtime._errors import WrongTypeError
 
 
 class BindableConstruct(Construct, metaclass=AbstractConstructMeta):
@@ -87,9 +88,9 @@ class BindableConstruct(Construct, metaclass=AbstractConstructMeta):
         :param environment: set the ``binding_environment`` variables on ``function``.
             Default: True; pass False for an imported function whose variables you set yourself.
         :raises ValueError: when both ``read`` and ``write`` are False, naming the construct and the function.
-        :raises TypeError: after granting what it can, when ``function`` is imported and cannot take the
-            environment variables or the layer asked for, or has no role to grant to; naming this construct's
-            path, the function and each variable to set by hand.
+        :raises WrongTypeError: (a ``TypeError``) after granting what it can, when ``function`` is imported
+            and cannot take the environment variables or the layer asked for, or has no role to grant to;
+            naming this construct's path, the function and each variable to set by hand.
         """
         require_access(self, function, read=read, write=write)
         if read and write:
@@ -110,7 +111,7 @@ class BindableConstruct(Construct, metaclass=AbstractConstructMeta):
         granted = None if function.role is None else grant(function, acknowledge_nag_findings=acknowledge_nag_findings)
         todo = _by_hand(self, granted is not None, self.binding_environment if environment else None, add_runtime_layer)
         if todo:
-            raise TypeError(
+            raise WrongTypeError(
                 f"{self.node.path}.bind({function.node.path}): this function is not defined in this app (imported "
                 "by ARN or name), so bind cannot change it; do this by hand:\n" + "\n".join(f"- {t}" for t in todo)
             )

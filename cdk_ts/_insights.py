@@ -26,7 +26,7 @@ from cdk_ts._defaults import runtime_function, table_arn_pattern
 from cdk_ts._nag import acknowledge_wildcard_resources
 from cdk_ts._validation import describe
 from cdk_ts.rotation.base import PeriodTablesBase
-from cdk_ts_runtime._errors import ValidationError
+from cdk_ts_runtime._errors import ValidationError, WrongTypeError
 from cdk_ts_runtime._rotation.config import RotationConfig
 from cdk_ts_runtime._throttled_keys_report import DEFAULT_CONTRIBUTORS, check_top
 
@@ -243,10 +243,10 @@ class PeriodThrottledKeysWidget(Construct):
 def period_throttled_keys_widget_of(tables: PeriodTablesBase) -> PeriodThrottledKeysWidget:
     """The :class:`PeriodThrottledKeysWidget` of ``tables``, made on first use (one per rotation, whoever asks).
 
-    :raises TypeError: for anything but period tables, naming it.
+    :raises WrongTypeError: (a ``TypeError``) for anything but period tables, naming it.
     """
     if not isinstance(tables, PeriodTablesBase):
-        raise TypeError(
+        raise WrongTypeError(
             f"{describe(tables)} has no period tables: pass RotatingTimeSeriesTables or its from_table_prefix import"
         )
     existing = tables.node.try_find_child("ThrottledKeysWidget")

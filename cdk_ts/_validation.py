@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import TypeVar
 
 from aws_cdk import aws_dynamodb as dynamodb
@@ -29,8 +29,26 @@ def describe(value: object) -> str:
 class ConstructValidationError(ValidationError):
     """Props a construct refuses at synth: every problem at once, prefixed with the construct's path.
 
-    A :class:`cdk_ts_runtime.errors.CdkTsError` and a ``ValueError``.
+    A :class:`cdk_ts_runtime.errors.CdkTsError` and a ``ValueError``. The message lists the problems under the
+    path; :attr:`construct_path` and :attr:`problems` give the same for code (a test, a tool) that reads them.
+
+    :param construct_path: the path of the construct whose props are refused, e.g. ``"App/Stack/Readings"``.
+    :param problems: one message per problem, each naming the value and the way out.
     """
+
+    def __init__(self, construct_path: str, problems: Sequence[str]) -> None:
+        """Refuse the props of ``construct_path`` for ``problems`` (at least one)."""
+        self.construct_path = construct_path
+        self.problems: tuple[str, ...] = tuple(problems)
+        if len(self.problems) == 1:
+            message = f"{construct_path}: {self.problems[0]}"
+        else:
+            listed = "\n".join(f"  - {m}" for m in self.problems)
+            message = f"{construct_path}: {len(self.problems)} problems:\n{listed}"
+        super().__init__(message)
+
+    def __reduce__(self) -> tuple:
+        return type(self), (self.construct_path, self.problems)  # pickles (e.g. across processes) as it was made
 
 
 class Problems:
@@ -70,11 +88,8 @@ class Problems:
 
     def raise_if_any(self) -> None:
         """Raise one :class:`ConstructValidationError` listing every problem, prefixed with the construct path."""
-        if len(self.messages) == 1:
-            raise ConstructValidationError(f"{self.path}: {self.messages[0]}")
         if self.messages:
-            listed = "\n".join(f"  - {m}" for m in self.messages)
-            raise ConstructValidationError(f"{self.path}: {len(self.messages)} problems:\n{listed}")
+            raise ConstructValidationError(self.path, self.messages)
 
 
 def keyword_names(function: Callable) -> list[str]:

@@ -12,6 +12,7 @@ from constructs import Construct
 from cdk_ts import _perms
 from cdk_ts._nag import acknowledge
 from cdk_ts._validation import Problems, check_keywords, keyword_names
+from cdk_ts_runtime._errors import WrongTypeError
 
 __all__ = ["access_logs_bucket", "secure_bucket", "stack_access_logs_bucket"]
 
@@ -160,12 +161,12 @@ def stack_access_logs_bucket(scope: Construct) -> s3.Bucket:
     ``access_logs_bucket=``; each source writes under its own prefix.
 
     :param scope: any construct in the stack.
-    :raises TypeError: when the stack has another kind of construct with that ID.
+    :raises WrongTypeError: (a ``TypeError``) when the stack has another kind of construct with that ID.
     """
     stack = Stack.of(scope)
     existing = stack.node.try_find_child(_STACK_LOGS_ID)
     if existing is None:
         return access_logs_bucket(stack, _STACK_LOGS_ID)
     if not isinstance(existing, s3.Bucket):
-        raise TypeError(f"{stack.node.path}/{_STACK_LOGS_ID} exists and is not an S3 bucket; use another ID")
+        raise WrongTypeError(f"{stack.node.path}/{_STACK_LOGS_ID} exists and is not an S3 bucket; use another ID")
     return existing

@@ -107,7 +107,7 @@ class DeviceLogTableBase(SingleTableConstruct):
 
     @property
     def binding_environment(self) -> dict[str, str]:
-        """``DEVICE_LOG_TABLE_NAME``, which ``DeviceLogRepository.from_env`` reads."""
+        """``CDK_TS_DEVICE_LOG_TABLE_NAME``, which ``DeviceLogRepository.from_env`` reads."""
         return {ENV_TABLE_NAME: self.table.table_name}
 
     def _acknowledged(self, grantee: iam.IGrantable, grant: iam.Grant, acknowledge_nag_findings: bool) -> iam.Grant:

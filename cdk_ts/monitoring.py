@@ -10,6 +10,7 @@ from constructs import Construct
 from cdk_ts._insights import names_period_throttled_keys, period_throttled_keys_widget_of, throttled_keys_graph
 from cdk_ts._validation import describe
 from cdk_ts.protocols import HasAlarms, Monitorable
+from cdk_ts_runtime._errors import WrongTypeError
 
 
 class MonitoringDashboard(Construct):
@@ -45,11 +46,11 @@ class MonitoringDashboard(Construct):
         :param constructs: ``RotatingTimeSeriesTables``, ``StreamArchiver``, ``DeviceLogTable`` and
             ``ShardMetadataTable`` instances (or their imports; anything with ``dashboard_widgets()``), in
             the order their rows should appear; each gives its own graphs.
-        :raises TypeError: for anything else, naming it.
+        :raises WrongTypeError: (a ``TypeError``) for anything else, naming it.
         """
         for construct in constructs:
             if not isinstance(construct, Monitorable):
-                raise TypeError(
+                raise WrongTypeError(
                     f"{describe(construct)} cannot be monitored here: pass RotatingTimeSeriesTables, StreamArchiver, "
                     "DeviceLogTable or ShardMetadataTable instances (anything with dashboard_widgets())"
                 )

@@ -9,6 +9,7 @@ from constructs import Construct
 from cdk_ts._assets import layer_code
 from cdk_ts._defaults import supported_python_runtimes
 from cdk_ts._validation import describe
+from cdk_ts_runtime._errors import WrongTypeError
 
 _SINGLETON_ID = "CdkTsRuntimeLayer"
 
@@ -54,13 +55,13 @@ class RuntimeLayer(lambda_.LayerVersion):
         if existing is None:
             return cls(stack, _SINGLETON_ID)
         if not isinstance(existing, RuntimeLayer):
-            raise TypeError(f"{stack.node.path}/{_SINGLETON_ID} exists and is not a RuntimeLayer; use another ID")
+            raise WrongTypeError(f"{stack.node.path}/{_SINGLETON_ID} exists and is not a RuntimeLayer; use another ID")
         return existing
 
     def add_to(self, function: lambda_.Function) -> None:
         """Add this layer to ``function`` once (a second call for the same function does nothing)."""
         if not isinstance(function, lambda_.Function):
-            raise TypeError(
+            raise WrongTypeError(
                 f"{describe(function)} is not a lambda_.Function: layers can "
                 "only be added to functions defined in this app; pass add_runtime_layer=False and add it yourself"
             )

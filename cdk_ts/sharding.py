@@ -23,6 +23,7 @@ from cdk_ts._table_metrics import TableMetricFactory
 from cdk_ts._table_names import check_table_name
 from cdk_ts._validation import Problems, attribute_problem, check_keywords, keyword_names
 from cdk_ts.protocols import HasTable
+from cdk_ts_runtime._errors import WrongTypeError
 from cdk_ts_runtime._sharding import (
     ENV_METADATA_TABLE,
     ENV_PARTITION_KEY,
@@ -147,8 +148,8 @@ class ShardMetadataTableBase(SingleTableConstruct):
     def binding_environment(self) -> dict[str, str]:
         """What ``ShardedTable.from_env`` reads.
 
-        ``SHARDED_TABLE_NAME``, ``SHARD_METADATA_TABLE_NAME``, ``SHARDED_PARTITION_KEY``,
-        ``SHARDED_SORT_KEY`` and ``SHARDING_STRATEGY``.
+        ``CDK_TS_SHARDED_TABLE_NAME``, ``CDK_TS_SHARD_METADATA_TABLE_NAME``, ``CDK_TS_SHARDED_PARTITION_KEY``,
+        ``CDK_TS_SHARDED_SORT_KEY`` and ``CDK_TS_SHARDING_STRATEGY``.
         """
         return {
             ENV_TABLE: self.main_table.table_name,
@@ -215,7 +216,7 @@ class ShardMetadataTable(ShardMetadataTableBase):
     :raises ValueError: naming this construct's path and every problem at once, an unknown keyword (with
         the closest valid one), an unknown strategy, a ``table_name`` DynamoDB would refuse, a partition key
         that cannot be read or is not a String, no sort key, or a cap or warm value below 1.
-    :raises TypeError: when ``main_table`` is not a table or a construct with ``.table``.
+    :raises WrongTypeError: (a ``TypeError``) when ``main_table`` is not a table or a construct with ``.table``.
     """
 
     def __init__(
@@ -335,7 +336,7 @@ def _table_of(problems: Problems, main_table: object) -> dynamodb.ITable | dynam
     """The table ``main_table`` is or exposes as ``.table``; a ``TypeError`` naming the path for anything else."""
     table = main_table.table if isinstance(main_table, HasTable) else main_table
     if not hasattr(table, "table_name"):
-        raise TypeError(
+        raise WrongTypeError(
             f"{problems.path}: main_table {main_table!r} is not a DynamoDB table or a construct with .table"
         )
     return table

@@ -32,6 +32,7 @@ from cdk_ts.archive_compaction import ArchiveCompaction, CompactionOptions
 from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
 from cdk_ts.stream_archiver_base import ArchiveAttributes, ImportedStreamArchiver, StreamArchiverBase
 from cdk_ts_runtime._archiver import FAILURE_PREFIX
+from cdk_ts_runtime._errors import WrongTypeError
 from cdk_ts_runtime._inputs import whole
 
 #: Event pattern for "archive only items that TTL deleted" (``filter_patterns=[TTL_DELETIONS_ONLY]``).
@@ -435,7 +436,7 @@ def _check_source(problems: Problems, source: object) -> None:
     table = source.table if isinstance(source, HasTable) else source
     path = describe(source)
     if not hasattr(table, "table_stream_arn"):
-        raise TypeError(f"source {path} is not a DynamoDB table, DeviceLogTable or RotatingTimeSeriesTables")
+        raise WrongTypeError(f"source {path} is not a DynamoDB table, DeviceLogTable or RotatingTimeSeriesTables")
     problems.check(
         table.table_stream_arn is not None,
         f"source {path} has no stream: create it with stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES "

@@ -147,9 +147,9 @@ class StreamArchiverBase(BindableConstruct):
 
     @property
     def binding_environment(self) -> dict[str, str]:
-        """What ``StreamRecordArchiver.from_env`` reads: ``ARCHIVE_BUCKET`` and ``ARCHIVE_PREFIX``.
+        """What ``StreamRecordArchiver.from_env`` reads: ``CDK_TS_ARCHIVE_BUCKET`` and ``CDK_TS_ARCHIVE_PREFIX``.
 
-        With a failure bucket also ``ARCHIVE_FAILURE_BUCKET``, what the replay reads by default.
+        With a failure bucket also ``CDK_TS_ARCHIVE_FAILURE_BUCKET``, what the replay reads by default.
         """
         environment = {ENV_BUCKET: self.bucket.bucket_name, ENV_PREFIX: self.prefix}
         if self.failure_bucket is not None:

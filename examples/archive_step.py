@@ -45,7 +45,7 @@ def archive(scenario: Scenario) -> None:
 
     Keeps the records each archiver was given in ``scenario.archived`` (the compaction step counts them).
     """
-    from cdk_ts_runtime._archiver import StreamRecordArchiver
+    from cdk_ts_runtime._archiver import ENV_BUCKET, ENV_PREFIX, StreamRecordArchiver
 
     say("\n6. Streams to S3: the emulator's stream records through each archiver's code")
     sources = [
@@ -55,7 +55,7 @@ def archive(scenario: Scenario) -> None:
     total = 0
     for function_output, tables in sources:
         env = scenario.function_environment(function_output)
-        archiver = StreamRecordArchiver(env["ARCHIVE_BUCKET"], env["ARCHIVE_PREFIX"])
+        archiver = StreamRecordArchiver(env[ENV_BUCKET], env[ENV_PREFIX])
         records = scenario.archived[function_output] = scenario.stream_records(tables)
         for start in range(0, len(records), 1000):
             with contextlib.redirect_stderr(io.StringIO()):  # the function's JSON log lines

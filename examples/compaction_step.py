@@ -199,7 +199,7 @@ class CompactionSteps:
 
     def compaction(self) -> None:
         """Redeliver some records, compact, write a late record, compact again; the view counts each event once."""
-        from cdk_ts_runtime._archiver import StreamRecordArchiver
+        from cdk_ts_runtime._archiver import ENV_BUCKET, ENV_PREFIX, StreamRecordArchiver
         from cdk_ts_runtime._compaction_plan import CompactionSettings
 
         scenario = self.scenario
@@ -212,7 +212,7 @@ class CompactionSteps:
         records = scenario.archived["TelemetryArchiverFunctionName"]
         written = {r["eventID"] for r in records}
         archiver_env = scenario.function_environment("TelemetryArchiverFunctionName")
-        archiver = StreamRecordArchiver(archiver_env["ARCHIVE_BUCKET"], archiver_env["ARCHIVE_PREFIX"])
+        archiver = StreamRecordArchiver(archiver_env[ENV_BUCKET], archiver_env[ENV_PREFIX])
         # at least once: a retried, bisected batch writes records 1-3 again, in another object
         self._archive(archiver, records[1:4])
         with scenario.deployed_environment("TelemetryCompactionFunctionName") as env:

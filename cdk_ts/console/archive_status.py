@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cdk_ts.console import EXIT_ATTENTION, EXIT_AWS, EXIT_OK, EXIT_USAGE, ConsoleError, parse_time
+from cdk_ts_runtime import _environment
 from cdk_ts_runtime._compaction_plan import (
     ENV_SETTINGS,
     ArchiveInventory,
@@ -45,7 +46,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def settings_from(args: argparse.Namespace, lambda_client=None) -> CompactionSettings:
-    """The compaction settings: the function's ``COMPACTION_SETTINGS``, then the flags over them."""
+    """The compaction settings: the function's ``CDK_TS_COMPACTION_SETTINGS``, then the flags over them."""
     document: dict[str, Any] = {}
     if args.function:
         from botocore.exceptions import ClientError
@@ -56,7 +57,7 @@ def settings_from(args: argparse.Namespace, lambda_client=None) -> CompactionSet
             if error.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
                 raise ConsoleError(f"no Lambda function {args.function!r} in this account and Region") from None
             raise
-        env = (configuration.get("Environment") or {}).get("Variables") or {}
+        env = _environment.current_names((configuration.get("Environment") or {}).get("Variables") or {})
         if not env.get(ENV_SETTINGS):
             raise ConsoleError(f"function {args.function!r} has no {ENV_SETTINGS}: pass ArchiveCompaction.function")
         document = json.loads(env[ENV_SETTINGS])

@@ -14,6 +14,8 @@ import sys
 import threading
 from typing import Any
 
+from cdk_ts_runtime._errors import ValidationError
+
 EXIT_USAGE = 2
 
 
@@ -42,11 +44,13 @@ def _settings(pairs: list[str]) -> dict[str, Any]:
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep:
-            raise ValueError(f"--set {pair!r}: write NAME=VALUE, e.g. --set update_seconds=60")
+            raise ValidationError(f"--set {pair!r}: write NAME=VALUE, e.g. --set update_seconds=60")
         try:
             settings[name] = json.loads(value)
         except json.JSONDecodeError:
-            raise ValueError(f"--set {pair!r}: VALUE must be JSON (a number, true/false, a quoted string)") from None
+            raise ValidationError(
+                f"--set {pair!r}: VALUE must be JSON (a number, true/false, a quoted string)"
+            ) from None
     return settings
 
 

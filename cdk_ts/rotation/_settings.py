@@ -17,7 +17,7 @@ from cdk_ts.rotation._texts import check_derived_texts
 from cdk_ts.rotation.base import LAYOUT_KEYWORDS, METRIC_NAMESPACE, layout_period, literal_prefix, table_layout
 from cdk_ts.rotation.options import ROTATION_DEFAULTS, RotationOptions
 from cdk_ts_runtime._errors import ValidationError
-from cdk_ts_runtime._periods import RotationPeriod, globs_overlap, table_name_glob
+from cdk_ts_runtime._periods import LABEL_LENGTH, RotationPeriod, globs_overlap, table_name_glob, validate_table_prefix
 from cdk_ts_runtime._rotation.config import RotationConfig
 from cdk_ts_runtime._table_layout import TableLayout
 
@@ -25,6 +25,10 @@ from cdk_ts_runtime._table_layout import TableLayout
 DEFAULT_CREATE_LEAD = Duration.minutes(15)
 DEFAULT_RESIZE_DELAY = Duration.minutes(15)
 DEFAULT_RECONCILE_EVERY = Duration.hours(1)
+#: The period whose labels are shortest: a prefix it refuses makes no valid table name with any period.
+_SHORTEST_LABELS = min(RotationPeriod, key=LABEL_LENGTH.__getitem__)
+#: A valid prefix ``TableLayout`` checks the other layout keywords with when the prefix has a problem already.
+_STAND_IN_PREFIX = "t"
 
 
 @dataclass(frozen=True)
@@ -83,13 +87,24 @@ def rotation_settings(
 def _checked_layout(
     problems: Problems, table_prefix: str, options: Mapping[str, Any], given: RotationOptions
 ) -> TableLayout | None:
-    """The layout, and every string made from the prefix checked against its AWS limit."""
+    """The layout, and every string made from the prefix checked against its AWS limit.
+
+    ``TableLayout`` stops at its first problem, so the prefix is checked first on its own (against the period
+    with the shortest labels when the period itself is refused) and the other keywords with a stand-in prefix:
+    a bad prefix, period and keys are all reported in one run.
+    """
     if not literal_prefix(problems, table_prefix):
         return None
     period = _parsed_period(layout_period(options))  # None: TableLayout reports the period
     if period is not None:
         archive_prefix = given["archive_prefix"] if given["archive_bucket"] else None
         check_derived_texts(problems, table_prefix, period, archive_prefix)
+    try:
+        validate_table_prefix(table_prefix, period or _SHORTEST_LABELS)
+    except ValidationError as error:
+        problems.add(str(error))
+        problems.collect(lambda: table_layout(_STAND_IN_PREFIX, options))
+        return None
     return problems.collect(lambda: table_layout(table_prefix, options))
 
 

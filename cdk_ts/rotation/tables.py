@@ -26,7 +26,7 @@ from cdk_ts.rotation._texts import CREATE_RETRY, function_description, rule_desc
 from cdk_ts.rotation.base import PeriodTableOptions, PeriodTablesBase
 from cdk_ts.rotation.imported import ImportedPeriodTables
 from cdk_ts.rotation.options import RotationOptions
-from cdk_ts_runtime._errors import ValidationError
+from cdk_ts_runtime._errors import ValidationError, WrongTypeError
 from cdk_ts_runtime._periods import RotationPeriod
 from cdk_ts_runtime._rotation.config import ENV_ROTATION_CONFIG, RotationConfig
 from cdk_ts_runtime._rotation.lock import LOCK_TABLE_ENV, RUN_TIMEOUT_ENV
@@ -184,7 +184,7 @@ class RotatingTimeSeriesTables(AlarmingConstruct, PeriodTablesBase):
                 f"{self.node.path} has no stream: pass stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES"
             )
         if not isinstance(mapping, StreamConsumer):
-            raise TypeError(
+            raise WrongTypeError(
                 f"mapping {mapping!r} is not a cdk_ts_runtime.stream_consumer.StreamConsumer; build one with "
                 "StreamConsumer(function_name=consumer.function_arn, ...)"
             )

@@ -20,7 +20,14 @@ package is installed) gives the same, one per test, with settings from ``@pytest
 command ``cdk-ts local`` serves it in the foreground for other languages' SDKs. See docs/testing.md.
 """
 
-from cdk_ts.testing._engines import LocalServer, RequestCounter, server_client_for, start_dynalite, start_moto_server
+from cdk_ts.testing._engines import (
+    LocalServer,
+    LocalServerError,
+    RequestCounter,
+    server_client_for,
+    start_dynalite,
+    start_moto_server,
+)
 from cdk_ts.testing._local import LocalDynamoDB, local_dynamodb, start_local_dynamodb
 from cdk_ts.testing._proxy import THROTTLE_CODES, RulesProxy, start_rules_proxy
 from cdk_ts.testing._registry import GUESSES, RULES, Rule, rule_named, rules_table
@@ -32,6 +39,7 @@ __all__ = [
     "THROTTLE_CODES",
     "LocalDynamoDB",
     "LocalServer",
+    "LocalServerError",
     "RequestCounter",
     "Rule",
     "RuleError",

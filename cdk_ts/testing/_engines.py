@@ -28,11 +28,18 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from cdk_ts_runtime import _environment
+from cdk_ts_runtime._errors import CdkTsError
+
 #: Where dynalite's command line is looked for when ``dynalite_command`` is not told: this variable, else
 #: ``node_modules/dynalite/cli.js`` in the working directory or a parent of it.
-DYNALITE_CLI_VARIABLE = "CDK_TS_DYNALITE_CLI"
+DYNALITE_CLI_VARIABLE = _environment.DYNALITE_CLI
 
 _RUNNING: dict[int, LocalServer] = {}  # servers started here and not yet stopped, by PID: stopped at exit
+
+
+class LocalServerError(CdkTsError, RuntimeError):
+    """A local server (an engine or the rules proxy) that could not start: missing, exited, or not listening."""
 
 
 def free_port() -> int:
@@ -107,7 +114,7 @@ def _wait_until_listening(name: str, url: str, process: subprocess.Popen, timeou
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"{name} exited with code {process.returncode} before listening on {url}")
+            raise LocalServerError(f"{name} exited with code {process.returncode} before listening on {url}")
         try:
             urllib.request.urlopen(url, timeout=1)  # noqa: S310 - loopback URL we built
             return
@@ -116,7 +123,7 @@ def _wait_until_listening(name: str, url: str, process: subprocess.Popen, timeou
         except OSError:
             time.sleep(0.1)
     process.kill()
-    raise RuntimeError(f"{name} did not listen on {url} within {timeout:.0f} s")
+    raise LocalServerError(f"{name} did not listen on {url} within {timeout:.0f} s")
 
 
 def start_moto_server(
@@ -162,7 +169,7 @@ def serve_moto(host: str, port: int, *, keep_stream_records: bool = False) -> No
     try:
         from moto.server import main as moto_server
     except ImportError as error:
-        raise RuntimeError(
+        raise LocalServerError(
             "moto_server is not installed: pip install 'cdk-ts[testing]' (moto[server,dynamodb])"
         ) from error
 
@@ -264,7 +271,7 @@ def dynalite_command(cli: Path | None = None) -> list[str]:
     script = cli or find_dynalite_cli()
     node = shutil.which("node")
     if script is None or not script.exists() or node is None:
-        raise RuntimeError(
+        raise LocalServerError(
             f"dynalite needs node and the npm package: `npm install dynalite` in your project (found cli.js: "
             f"{script}, node: {node}), or set {DYNALITE_CLI_VARIABLE} to its cli.js; engine='moto' needs neither"
         )

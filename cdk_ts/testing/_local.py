@@ -10,6 +10,7 @@ from typing import Literal
 from cdk_ts.testing._engines import LocalServer, start_dynalite, start_moto_server
 from cdk_ts.testing._proxy import RulesProxy, start_rules_proxy
 from cdk_ts.testing._registry import GUESSES, RULES, Rule, rule_named
+from cdk_ts_runtime._errors import ValidationError
 
 Engine = Literal["moto", "dynalite"]
 
@@ -69,7 +70,7 @@ def start_local_dynamodb(engine: Engine = "moto", *, guesses: bool = False, disa
     :param settings: ``RulesSettings`` fields (see ``local_dynamodb``).
     """
     if engine not in ("moto", "dynalite"):
-        raise ValueError(f"engine {engine!r} is not one of 'moto' (needs cdk-ts[testing]) or 'dynalite' "
+        raise ValidationError(f"engine {engine!r} is not one of 'moto' (needs cdk-ts[testing]) or 'dynalite' "
                          "(needs node and `npm install dynalite`)")
     disabled = disabled_for(guesses=guesses, disabled_rules=disabled_rules)
     server = start_moto_server() if engine == "moto" else start_dynalite()

@@ -31,8 +31,9 @@ import urllib.request
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 
-from cdk_ts.testing._engines import LocalServer, free_port, server_client_for
+from cdk_ts.testing._engines import LocalServer, LocalServerError, free_port, server_client_for
 from cdk_ts.testing._rules import RuleError, RulesSettings, TableState
+from cdk_ts_runtime._errors import ValidationError
 
 __all__ = ["RuleError", "RulesProxy", "RulesSettings", "TableState", "start_rules_proxy"]
 
@@ -92,7 +93,7 @@ class RulesProxy:
             with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
                 return json.loads(response.read())
         except urllib.error.HTTPError as error:
-            raise ValueError(f"rules proxy refused /_rules/{path}: {error.read().decode()}") from error
+            raise ValidationError(f"rules proxy refused /_rules/{path}: {error.read().decode()}") from error
 
     def now(self) -> datetime:
         """The proxy's current time (aware UTC)."""
@@ -228,13 +229,13 @@ def start_rules_proxy(engine: LocalServer, *, start_time: datetime | None = None
     while True:
         if process.poll() is not None:
             log.seek(0)
-            raise RuntimeError(f"rules proxy exited with code {process.returncode}: {log.read().decode()[-2000:]}")
+            raise LocalServerError(f"rules proxy exited with code {process.returncode}: {log.read().decode()[-2000:]}")
         try:
             with urllib.request.urlopen(f"{url}/_rules/health", timeout=1):  # noqa: S310
                 break
         except OSError:
             if time.monotonic() > deadline:
                 server.stop()
-                raise RuntimeError(f"rules proxy did not listen on {url} within 30 s") from None
+                raise LocalServerError(f"rules proxy did not listen on {url} within 30 s") from None
             time.sleep(0.05)
     return RulesProxy(server, engine)

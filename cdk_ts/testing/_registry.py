@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cdk_ts_runtime._errors import ValidationError
+
 _API = "https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/"
 _GUIDE = "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/"
 
@@ -124,7 +126,7 @@ def rule_named(name: str) -> Rule:
     for rule in RULES:
         if rule.name == name:
             return rule
-    raise ValueError(f"no rule named {name!r}; the rules are {sorted(RULE_NAMES)}")
+    raise ValidationError(f"no rule named {name!r}; the rules are {sorted(RULE_NAMES)}")
 
 
 def rules_table() -> str:

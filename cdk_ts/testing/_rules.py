@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime, timedelta
 
 from cdk_ts.testing._registry import RULE_NAMES
+from cdk_ts_runtime._errors import ValidationError
 
 DYNAMODB_ERROR_PREFIX = "com.amazonaws.dynamodb.v20120810#"
 
@@ -73,7 +74,7 @@ class RulesSettings:
     decreases_per_day: int = 27  # then one per hour, up to this many in the UTC day
     on_demand_switches_per_day: int = 4  # provisioned -> on-demand, rolling 24 h
     table_class_changes_per_30_days: int = 2  # trailing 30 days
-    # -- what settles after a moment (settling.py; issue 28) ---------------------------------------------------
+    # -- what settles after a moment (_settling.py, each rule's source beside it) -----------------------------
     # UpdateContinuousBackups answers ContinuousBackupsUnavailableException this long after a new table turns
     # ACTIVE. A guess: DynamoDB documents the exception, not how long it lasts.
     backups_unavailable_seconds: float = 5.0
@@ -94,10 +95,12 @@ class RulesSettings:
         known = {f.name for f in fields(self)}
         unknown = set(changes) - known
         if unknown:
-            raise ValueError(f"unknown RulesSettings {sorted(unknown)}; known: {sorted(known)}")
+            raise ValidationError(f"unknown RulesSettings {sorted(unknown)}; known: {sorted(known)}")
         unknown_rules = set(changes.get("disabled_rules") or ()) - RULE_NAMES
         if unknown_rules:
-            raise ValueError(f"disabled_rules names no rule {sorted(unknown_rules)}; the rules: {sorted(RULE_NAMES)}")
+            raise ValidationError(
+                f"disabled_rules names no rule {sorted(unknown_rules)}; the rules: {sorted(RULE_NAMES)}"
+            )
         return RulesSettings(**{**asdict(self), **changes})
 
     def on(self, rule: str) -> bool:
@@ -531,7 +534,7 @@ def _state_from_description(name: str, description: dict) -> TableState:
 
 def _initial_warm(state: TableState) -> tuple[int, int]:
     # On-demand: 12,000 / 4,000 (warm-throughput-scenarios.html). Provisioned: its provisioned capacity,
-    # as moto reports and as DESIGN.md records (provisioned tables accept warm values below 12,000/4,000,
+    # as moto reports (provisioned tables accept warm values below 12,000/4,000:
     # hashicorp/terraform-provider-aws#49894); it rises with the provisioned capacity (same page).
     if state.billing_mode == "PAY_PER_REQUEST":
         return ON_DEMAND_WARM_READ, ON_DEMAND_WARM_WRITE

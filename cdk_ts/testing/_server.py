@@ -38,6 +38,7 @@ from cdk_ts.testing._throughput import (
     Throughput,
     reasons_of,
 )
+from cdk_ts_runtime._errors import ValidationError
 
 TARGET_PREFIX = "DynamoDB_20120810."
 # Request headers not passed on to the engine (hop-by-hop, or recomputed).
@@ -74,7 +75,7 @@ class Clock:
     def advance(self, seconds: float) -> None:
         """Move the clock forward; a real clock is frozen at the current time first (the test takes control)."""
         if seconds < 0:
-            raise ValueError(f"advance takes seconds >= 0, not {seconds}: time does not go back (use set)")
+            raise ValidationError(f"advance takes seconds >= 0, not {seconds}: time does not go back (use set)")
         if self._frozen is None:
             self._frozen = datetime.now(UTC)
         self._frozen += timedelta(seconds=seconds)
@@ -120,7 +121,7 @@ class RulesState:
         self.settings = settings
         self.clock = Clock(start)
         self.control = ControlPlane(settings)
-        self.settling = Settling(lambda: self.settings)  # backups window, tag lag, TTL (issue 28)
+        self.settling = Settling(lambda: self.settings)  # backups window, tag lag, TTL (sources in _settling.py)
         self.throughput = Throughput(settings)
         self.engine = Engine(engine_url)
         self.lock = threading.RLock()  # control plane and admin: one at a time

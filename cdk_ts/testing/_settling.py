@@ -19,9 +19,11 @@ class BackupsWindow:
     """UpdateContinuousBackups refused for a while after a new table turns ACTIVE.
 
     botocore's service model lists ``ContinuousBackupsUnavailableException`` ("Backups have not yet been
-    enabled for this table") among UpdateContinuousBackups' errors, and DESIGN.md records that it answers
-    right after a table turns ACTIVE. How long that lasts is not documented: ``backups_unavailable_seconds``
-    is a guess.
+    enabled for this table") among UpdateContinuousBackups' errors. That it answers right after a table turns
+    ACTIVE is what DynamoDB's clients work around: scalar-labs/scalardb#347 waits for continuous backups to be
+    enabled before turning on point-in-time recovery of a new table, and nasa/cumulus#1116 quotes a note that
+    enabling it "fails ... if it is running against newly created tables". How long that lasts is not
+    documented: ``backups_unavailable_seconds`` is a guess.
     """
 
     def __init__(self, settings: Callable[[], RulesSettings]) -> None:

@@ -72,9 +72,10 @@ def no_op_error(request: dict, state: TableState) -> RuleError:
 
 # Only equal provisioned throughput and an empty request are refused as no-ops. Other values equal to the
 # current ones are accepted (nothing changes, the table is UPDATING like after any accepted UpdateTable):
-# BillingMode PAY_PER_REQUEST on an on-demand table is accepted by DynamoDB (recorded against DynamoDB,
-# issue 28), and no public source says DynamoDB refuses the same table class, deletion protection, warm
-# throughput or on-demand maximum, so the harness does not refuse what ordinary clients send.
+# no public source says DynamoDB refuses BillingMode PAY_PER_REQUEST on an on-demand table, the same table
+# class, deletion protection, warm throughput or on-demand maximum (the documented refusals above are for
+# equal provisioned throughput and an empty request), so the harness does not refuse what ordinary clients
+# send: accepting them is a guess.
 
 
 def check_index_changes(request: dict) -> None:
@@ -168,7 +169,7 @@ def check_on_demand_switch(settings: RulesSettings, changes: dict, state: TableS
 
 def check_class_change(settings: RulesSettings, changes: dict, state: TableState, now: datetime) -> None:
     """Refuse a table-class change past the 30-day allowance."""
-    # Table class changes: at most two in a trailing 30-day period, per issue 22 and DESIGN.md
+    # Table class changes: at most two in a trailing 30-day period, per the developer guide
     # ("Considerations when choosing a table class",
     # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/WorkingWithTables.tableclasses.html,
     # and the UpdateTable TableClass parameter). DynamoDB's exact message is not documented:

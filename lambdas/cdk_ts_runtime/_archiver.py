@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
 
+from cdk_ts_runtime import _environment
 from cdk_ts_runtime._archive_lines import Group, UnreadableRecordError, group_records, readable_groups, sequence_number
 from cdk_ts_runtime._aws import LazyClient, client_property, error_code
 from cdk_ts_runtime._emf import METRIC_NAMESPACE, EmfWriter
@@ -36,11 +37,11 @@ from cdk_ts_runtime._errors import ValidationError
 logger = logging.getLogger(__name__)
 
 #: The archive bucket (set by ``StreamArchiver`` on its function).
-ENV_BUCKET = "ARCHIVE_BUCKET"
+ENV_BUCKET = _environment.ARCHIVE_BUCKET
 #: The key prefix of every archive object, e.g. ``dynamodb/``.
-ENV_PREFIX = "ARCHIVE_PREFIX"
+ENV_PREFIX = _environment.ARCHIVE_PREFIX
 #: The S3 on-failure destination bucket of the archiver's mappings (what a replay reads by default).
-ENV_FAILURE_BUCKET = "ARCHIVE_FAILURE_BUCKET"
+ENV_FAILURE_BUCKET = _environment.ARCHIVE_FAILURE_BUCKET
 #: Where Lambda writes failure records in an S3 on-failure destination (AWS chooses the keys below it).
 FAILURE_PREFIX = "aws/lambda/"
 #: Where a replayed failure record is moved to: ``done/`` + its original key.
@@ -99,14 +100,14 @@ class StreamRecordArchiver:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], **kwargs: Any) -> StreamRecordArchiver:
-        """The archiver the construct configured (``ARCHIVE_BUCKET``, ``ARCHIVE_PREFIX``).
+        """The archiver the construct configured (``CDK_TS_ARCHIVE_BUCKET``, ``CDK_TS_ARCHIVE_PREFIX``).
 
-        :param env: the environment, usually ``os.environ``; an unset ``ARCHIVE_PREFIX`` means ``"dynamodb/"``.
+        :param env: the environment, usually ``os.environ``; an unset ``CDK_TS_ARCHIVE_PREFIX`` means
+            ``"dynamodb/"``. The names before 0.3 (``ARCHIVE_BUCKET``, ...) are still read, with a warning.
         :param kwargs: further constructor arguments (``s3_client``, ``metrics``).
-        :raises KeyError: when ``ARCHIVE_BUCKET`` is not set.
+        :raises EnvironmentVariableMissingError: (a ``KeyError``) when ``CDK_TS_ARCHIVE_BUCKET`` is not set.
         """
-        if not env.get(ENV_BUCKET):
-            raise KeyError(f"environment variable {ENV_BUCKET} is not set")
+        env = _environment.required(env, (ENV_BUCKET,), "StreamArchiver sets it on its function")
         kwargs.setdefault("metrics", EmfWriter(METRIC_NAMESPACE))
         kwargs.setdefault("function_name", env.get("AWS_LAMBDA_FUNCTION_NAME"))
         return cls(env[ENV_BUCKET], env.get(ENV_PREFIX, "dynamodb/"), **kwargs)
@@ -344,9 +345,13 @@ def _replay_arguments(argv: list[str] | None):
     replay.add_argument("--bucket", required=True, help="the failure destination bucket")
     replay.add_argument("--prefix", default=FAILURE_PREFIX, help=f"failure records' prefix (default {FAILURE_PREFIX})")
     replay.add_argument("--done-prefix", default=DONE_PREFIX, help=f"where replayed ones go (default {DONE_PREFIX})")
-    replay.add_argument("--archive-bucket", default=os.environ.get(ENV_BUCKET), help=f"default ${ENV_BUCKET}")
     replay.add_argument(
-        "--archive-prefix", default=os.environ.get(ENV_PREFIX, "dynamodb/"), help=f"default ${ENV_PREFIX} or dynamodb/"
+        "--archive-bucket", default=_environment.read(os.environ, ENV_BUCKET), help=f"default ${ENV_BUCKET}"
+    )
+    replay.add_argument(
+        "--archive-prefix",
+        default=_environment.read(os.environ, ENV_PREFIX, "dynamodb/"),
+        help=f"default ${ENV_PREFIX} or dynamodb/",
     )
     replay.add_argument("--json", action="store_true", help="print the report as JSON for scripts")
     args = parser.parse_args(argv)

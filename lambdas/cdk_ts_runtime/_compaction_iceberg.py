@@ -18,11 +18,12 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
+from cdk_ts_runtime import _environment
 from cdk_ts_runtime._compaction_plan import CompactionSettings, Granularity, Manifest, Partition
 from cdk_ts_runtime._errors import CdkTsError, ValidationError
 
 #: ``{"identifier": "namespace.table", "catalog": {pyiceberg catalog properties}}`` (set by ``ArchiveCompaction``).
-ENV_ICEBERG = "COMPACTION_ICEBERG"
+ENV_ICEBERG = _environment.COMPACTION_ICEBERG
 
 
 class PyicebergMissingError(CdkTsError, ImportError):
@@ -59,7 +60,12 @@ class IcebergSink:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], settings: CompactionSettings) -> IcebergSink:
-        """The sink ``COMPACTION_ICEBERG`` describes (catalog properties and identifier)."""
+        """The sink ``CDK_TS_COMPACTION_ICEBERG`` describes (catalog properties and identifier).
+
+        The old name, ``COMPACTION_ICEBERG``, is still read for one release, with a ``DeprecationWarning``.
+
+        :raises EnvironmentVariableMissingError: (a ``KeyError``) when the variable is not set.
+        """
         try:
             from pyiceberg.catalog import load_catalog
         except ImportError as error:
@@ -67,6 +73,7 @@ class IcebergSink:
                 "the Iceberg option needs pyiceberg: give the compaction function a layer holding it "
                 "(ArchiveCompaction(extra_layers=...)), or pip install pyiceberg"
             ) from error
+        env = _environment.required(env, (ENV_ICEBERG,), "ArchiveCompaction sets it with the iceberg option")
         config = json.loads(env[ENV_ICEBERG])
         return cls(load_catalog("compaction", **config["catalog"]), config["identifier"], settings)
 

@@ -21,11 +21,12 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
+from cdk_ts_runtime import _environment
 from cdk_ts_runtime._aws import LazyClient, client_property, error_code
-from cdk_ts_runtime._errors import ValidationError
+from cdk_ts_runtime._errors import CdkTsError, ValidationError
 
 #: The compacted layer's settings (set by ``ArchiveCompaction`` on its function), as JSON: see ``CompactionSettings``.
-ENV_SETTINGS = "COMPACTION_SETTINGS"
+ENV_SETTINGS = _environment.COMPACTION_SETTINGS
 #: Where the manifests live, under the compacted prefix.
 MANIFESTS = "_manifests/"
 MANIFEST_VERSION = 1
@@ -38,6 +39,10 @@ FIXED_COLUMNS = (
     "keys", "newimage", "oldimage", "useridentity",
 )
 PARTITION_NAMES = ("table", "dt", "hour")
+
+
+class ManifestMissingError(CdkTsError, LookupError):
+    """No manifest is stored at the key (the message): the partition was never compacted."""
 
 
 class Granularity(StrEnum):
@@ -184,7 +189,7 @@ class CompactionSettings:
         return hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()[:16]
 
     def as_json(self) -> dict[str, Any]:
-        """The JSON the construct sets in ``COMPACTION_SETTINGS`` (:meth:`from_json` reads it)."""
+        """The JSON the construct sets in ``CDK_TS_COMPACTION_SETTINGS`` (:meth:`from_json` reads it)."""
         return {
             "bucket": self.bucket, "prefix": self.prefix, "compacted_prefix": self.compacted_prefix,
             "granularity": self.granularity.value, "grace_seconds": int(self.grace.total_seconds()),
@@ -206,9 +211,13 @@ class CompactionSettings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> CompactionSettings:
-        """The settings the construct configured in ``COMPACTION_SETTINGS``."""
-        if not env.get(ENV_SETTINGS):
-            raise KeyError(f"environment variable {ENV_SETTINGS} is not set")
+        """The settings the construct configured in ``CDK_TS_COMPACTION_SETTINGS``.
+
+        The old name, ``COMPACTION_SETTINGS``, is still read for one release, with a ``DeprecationWarning``.
+
+        :raises EnvironmentVariableMissingError: (a ``KeyError``) when the variable is not set.
+        """
+        env = _environment.required(env, (ENV_SETTINGS,), "ArchiveCompaction sets it on its function")
         return cls.from_json(json.loads(env[ENV_SETTINGS]))
 
 
@@ -425,12 +434,12 @@ class ArchiveInventory:
             return None
 
     def manifest_at(self, key: str) -> Manifest:
-        """The manifest stored at ``key``; ``LookupError`` when there is none."""
+        """The manifest stored at ``key``; :class:`ManifestMissingError` (a ``LookupError``) when there is none."""
         try:
             body = self.s3.get_object(Bucket=self.settings.bucket, Key=key)["Body"].read()
         except Exception as error:
             if error_code(error) in ("NoSuchKey", "404"):
-                raise LookupError(key) from None
+                raise ManifestMissingError(key) from None
             raise
         return Manifest.from_json(json.loads(body))
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from cdk_ts_runtime import _environment
 from cdk_ts_runtime._aws import LazyClient, client_property, error_code
 from cdk_ts_runtime._errors import CdkTsError, ValidationError
 from cdk_ts_runtime._inputs import whole
@@ -28,7 +29,7 @@ from cdk_ts_runtime._retries import DATA_PATH
 from cdk_ts_runtime._throttling import throttled_after_retries
 from cdk_ts_runtime._time_spans import time_span
 
-ENV_TABLE_NAME = "DEVICE_LOG_TABLE_NAME"
+ENV_TABLE_NAME = _environment.DEVICE_LOG_TABLE_NAME
 GSI_BY_OPERATOR = "GSI1"
 GSI_BY_SUPERVISOR = "GSI2"
 KEY_ATTRIBUTES = ("DeviceID", "State#Date", "State", "Date", "Operator", "EscalatedTo")
@@ -49,6 +50,18 @@ class LogEntryExistsError(CdkTsError):
             f"log entry {key} exists already and was left as it is: give the time with its fraction of a "
             "second (e.g. 2020-04-24T14:40:00.250) to keep both entries, or pass overwrite=True to replace it"
         )
+        self.key = key
+
+
+class LogEntryMissingError(CdkTsError, LookupError):
+    """No log entry has the key the call names (a ``LookupError`` too); nothing was changed.
+
+    :param key: the entry's key (``DeviceID`` and ``State#Date``).
+    """
+
+    def __init__(self, message: str, key: dict[str, str]) -> None:
+        """Name the key that is missing."""
+        super().__init__(message)
         self.key = key
 
 
@@ -130,16 +143,13 @@ class DeviceLogRepository:
     def from_env(cls, env: Mapping[str, str], **kwargs: Any) -> DeviceLogRepository:
         """The repository for the table ``DeviceLogTable.bind`` named in the environment.
 
-        :param env: the environment, usually ``os.environ``.
+        :param env: the environment, usually ``os.environ``. The name before 0.3, ``DEVICE_LOG_TABLE_NAME``, is
+            still read for one release, with a ``DeprecationWarning``.
         :param kwargs: further constructor arguments (``dynamodb_client``, ``page_size``).
-        :raises KeyError: when ``DEVICE_LOG_TABLE_NAME`` is not set.
+        :raises EnvironmentVariableMissingError: (a ``KeyError``) when ``CDK_TS_DEVICE_LOG_TABLE_NAME`` is not set.
         """
-        name = env.get(ENV_TABLE_NAME)
-        if not name:
-            raise KeyError(
-                f"environment variable {ENV_TABLE_NAME} is not set; bind the function with DeviceLogTable.bind"
-            )
-        return cls(name, **kwargs)
+        env = _environment.required(env, (ENV_TABLE_NAME,), "bind the function with DeviceLogTable.bind")
+        return cls(env[ENV_TABLE_NAME], **kwargs)
 
     dynamodb = client_property("_client", "The DynamoDB client (created on first use).")
 
@@ -295,6 +305,8 @@ class DeviceLogRepository:
         """Set ``EscalatedTo`` on an existing entry (it then appears in GSI2); a missing entry is a LookupError.
 
         ``date`` names the entry's moment as it was written (to the second, with its fraction if it had one).
+
+        :raises LogEntryMissingError: (a ``LookupError``) when no entry has that key.
         """
         key = {
             "DeviceID": _require_text("device_id", device_id),
@@ -311,7 +323,7 @@ class DeviceLogRepository:
             )
         except ClientError as error:
             if error_code(error) == "ConditionalCheckFailedException":
-                raise LookupError(f"no log entry {key} to escalate") from None
+                raise LogEntryMissingError(f"no log entry {key} to escalate", key) from None
             if (throttled := throttled_after_retries(error)) is not None:
                 raise throttled from error
             raise

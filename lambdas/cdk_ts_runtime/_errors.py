@@ -1,9 +1,9 @@
 """One error hierarchy: every error cdk-ts raises on purpose is a :class:`CdkTsError`.
 
-Each keeps the built-in base it had (``ValueError``, ``LookupError``, ``RuntimeError``), so code that
-caught those still does; ``except CdkTsError`` catches all of them. The construct side's synth-time error
-(``cdk_ts.ConstructValidationError``) is one too. Renamed errors keep their old names for one release, as
-deprecated aliases (:func:`deprecated_alias`).
+Each keeps the built-in base it had (``ValueError``, ``KeyError``, ``TypeError``, ``LookupError``,
+``RuntimeError``), so code that caught those still does; ``except CdkTsError`` catches all of them. The
+construct side's synth-time error (``cdk_ts.ConstructValidationError``) is one too. Renamed errors keep
+their old names for one release, as deprecated aliases (:func:`deprecated_alias`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,37 @@ class CdkTsError(Exception):
 
 class ValidationError(CdkTsError, ValueError):
     """A value cdk-ts refuses (a setting, an argument, an item); the message names it and the way out."""
+
+
+class EnvironmentVariableMissingError(CdkTsError, KeyError):
+    """A ``from_env`` found no value for a variable it needs; the message names it and what sets it (``bind``).
+
+    A ``KeyError`` too, as the missing variable was before; its text is the message itself, not its repr.
+    """
+
+    def __init__(self, message: str, *names: str) -> None:
+        """An error for the variables ``names``.
+
+        :param message: what is missing and the way out.
+        :param names: the variables that are not set.
+        """
+        super().__init__(message)
+        self.names = names
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class WrongTypeError(CdkTsError, TypeError):
+    """A value of a kind cdk-ts cannot use there (a construct, a function, a table); the message names both."""
+
+
+class UnknownKeywordError(CdkTsError, TypeError):
+    """A keyword argument a function does not take; the message names the closest one it does."""
+
+
+class MissingClientError(CdkTsError, RuntimeError):
+    """A call needs a boto3 client the object was built without; the message names the argument to pass."""
 
 
 def deprecated_alias(module: str, aliases: Mapping[str, type], name: str) -> Any:

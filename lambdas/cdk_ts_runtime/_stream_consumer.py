@@ -11,10 +11,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from cdk_ts_runtime import _environment
 from cdk_ts_runtime._errors import ValidationError
 from cdk_ts_runtime._inputs import json_object_env, whole
 
-STREAM_CONSUMER_ENV = "CDK_TS_STREAM_CONSUMER"
+STREAM_CONSUMER_ENV = _environment.STREAM_CONSUMER
 
 
 @dataclass(frozen=True)

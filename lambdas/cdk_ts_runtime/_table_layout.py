@@ -13,18 +13,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import ROUND_FLOOR, Context, Decimal, localcontext
 
+from cdk_ts_runtime import _environment
 from cdk_ts_runtime._errors import ValidationError
 from cdk_ts_runtime._periods import RotationPeriod, validate_table_prefix
 
 #: The environment variable that carries each field of a :class:`TableLayout`.
 ENV_VARIABLES = {
-    "table_prefix": "CDK_TS_TABLE_PREFIX",
-    "period": "CDK_TS_PERIOD",
-    "partition_key": "CDK_TS_PARTITION_KEY",
-    "partition_key_type": "CDK_TS_PARTITION_KEY_TYPE",
-    "sort_key": "CDK_TS_SORT_KEY",
-    "sort_key_type": "CDK_TS_SORT_KEY_TYPE",
-    "time_unit": "CDK_TS_TIME_UNIT",
+    "table_prefix": _environment.TABLE_PREFIX,
+    "period": _environment.PERIOD,
+    "partition_key": _environment.PARTITION_KEY,
+    "partition_key_type": _environment.PARTITION_KEY_TYPE,
+    "sort_key": _environment.SORT_KEY,
+    "sort_key_type": _environment.SORT_KEY_TYPE,
+    "time_unit": _environment.TIME_UNIT,
 }
 #: The one variable a bound function must have; the other fields have defaults.
 ENV_TABLE_PREFIX = ENV_VARIABLES["table_prefix"]
@@ -102,14 +103,11 @@ class TableLayout:
     def from_env(cls, env: Mapping[str, str]) -> TableLayout:
         """Read a layout written by :meth:`to_env`: an unset field has its default; no prefix is a clear error.
 
-        :raises KeyError: when ``CDK_TS_TABLE_PREFIX`` is not set.
+        :raises EnvironmentVariableMissingError: (a ``KeyError``) when ``CDK_TS_TABLE_PREFIX`` is not set.
         :raises ValueError: for a variable that does not parse, naming the variable and its value.
         """
-        if not env.get(ENV_TABLE_PREFIX):
-            raise KeyError(
-                f"environment variable {ENV_TABLE_PREFIX} is not set; bind the function with "
-                "RotatingTimeSeriesTables.bind(function) or set it yourself"
-            )
+        way_out = "bind the function with RotatingTimeSeriesTables.bind(function) or set it yourself"
+        env = _environment.required(env, (ENV_TABLE_PREFIX,), way_out)
         given = {field: env[variable] for field, variable in ENV_VARIABLES.items() if variable in env}
         try:
             return cls(**given)

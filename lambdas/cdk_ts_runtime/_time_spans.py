@@ -144,7 +144,7 @@ def _date_of(match: re.Match[str], value: str) -> tuple[date, str]:
         if match["ordinal"]:
             ordinal = int(match["ordinal"])
             if not 1 <= ordinal <= (366 if monthrange(year, 2)[1] == 29 else 365):
-                raise ValueError(f"day {ordinal} of {year} does not exist")
+                raise ValidationError(f"day {ordinal} of {year} does not exist")
             return date(year, 1, 1) + timedelta(days=ordinal - 1), "day"
         month, day = match["month"] or match["bmonth"], match["day"] or match["bday"]
         if month is None:

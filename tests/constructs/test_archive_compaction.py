@@ -56,7 +56,7 @@ def test_the_function_runs_on_the_layers_python_and_architecture_with_the_settin
     props = compaction_function(template)
     assert (props["Runtime"], props["Architectures"], props["Layers"]) == ("python3.13", ["arm64"], [LAYER])
     assert (props["MemorySize"], props["Timeout"]) == (3008, 900)
-    joined = stack.resolve(props["Environment"]["Variables"]["COMPACTION_SETTINGS"])["Fn::Join"][1]
+    joined = stack.resolve(props["Environment"]["Variables"]["CDK_TS_COMPACTION_SETTINGS"])["Fn::Join"][1]
     bucket_ref = {"Ref": stack.get_logical_id(archiver.bucket.node.default_child)}
     text = "".join("BUCKET" if part == bucket_ref else part for part in joined)
     settings = CompactionSettings.from_json(json.loads(text))  # what the function will read
@@ -152,7 +152,7 @@ def test_the_iceberg_option_creates_the_table_bucket_namespace_and_partitioned_t
     assert [(p["Name"], p["Transform"], p["SourceId"]) for p in metadata["IcebergPartitionSpec"]["Fields"]] == [
         ("table", "identity", fields["table"]["Id"]), ("dt", "identity", fields["dt"]["Id"])]
     env = compaction_function(template)["Environment"]["Variables"]
-    assert "COMPACTION_ICEBERG" in env
+    assert "CDK_TS_COMPACTION_ICEBERG" in env
     statements = compaction_statements(stack, template, archiver)
     assert any("s3tables:UpdateTableMetadataLocation" in actions_of(s) for s in statements)
     names = [t["Properties"]["TableInput"]["Name"] for t in template.find_resources("AWS::Glue::Table").values()]

@@ -227,8 +227,8 @@ def test_device_log_and_shard_metadata_imported_grant_the_same_actions_on_the_sa
     assert "table/device-log/index/*" in resources and "table/device-log-shards" in resources
     env = next(iter(Template.from_stack(user).find_resources("AWS::Lambda::Function").values()))
     variables = env["Properties"]["Environment"]["Variables"]
-    assert variables["SHARDED_TABLE_NAME"] == "device-log"
-    assert variables["SHARD_METADATA_TABLE_NAME"] == "device-log-shards"
+    assert variables["CDK_TS_SHARDED_TABLE_NAME"] == "device-log"
+    assert variables["CDK_TS_SHARD_METADATA_TABLE_NAME"] == "device-log-shards"
 
 
 def test_shard_metadata_importer_refuses_a_number_partition_key_naming_the_path():
@@ -351,7 +351,7 @@ def test_shard_metadata_table_takes_a_name_another_app_imports_it_by():
         [_dynamodb_table_arn(user, "device-log-shards")],
     ]
     env = next(iter(Template.from_stack(user).find_resources("AWS::Lambda::Function").values()))
-    assert env["Properties"]["Environment"]["Variables"]["SHARD_METADATA_TABLE_NAME"] == "device-log-shards"
+    assert env["Properties"]["Environment"]["Variables"]["CDK_TS_SHARD_METADATA_TABLE_NAME"] == "device-log-shards"
 
 
 @pytest.mark.parametrize("name", ["ab", "x" * 256, "no spaces", "device/log"])
@@ -494,8 +494,10 @@ def test_a_replay_function_bound_to_an_imported_archive_gets_its_environment_and
     # then StreamRecordArchiver.from_env finds the archive and the replay finds the failure bucket
     (function,) = Template.from_stack(stack).find_resources("AWS::Lambda::Function").values()
     variables = function["Properties"]["Environment"]["Variables"]
-    assert {k: variables[k] for k in ("ARCHIVE_BUCKET", "ARCHIVE_PREFIX", "ARCHIVE_FAILURE_BUCKET")} == {
-        "ARCHIVE_BUCKET": "acme-archive", "ARCHIVE_PREFIX": "dynamodb/", "ARCHIVE_FAILURE_BUCKET": "acme-failures",
+    names = ("CDK_TS_ARCHIVE_BUCKET", "CDK_TS_ARCHIVE_PREFIX", "CDK_TS_ARCHIVE_FAILURE_BUCKET")
+    assert {k: variables[k] for k in names} == {
+        "CDK_TS_ARCHIVE_BUCKET": "acme-archive", "CDK_TS_ARCHIVE_PREFIX": "dynamodb/",
+        "CDK_TS_ARCHIVE_FAILURE_BUCKET": "acme-failures",
     }
     statements = _statements_on(stack, "s3")
     # it writes archive objects under the prefix only, and reads, lists, writes and deletes failure records
@@ -587,5 +589,5 @@ def test_an_imported_archiver_made_directly_is_the_one_the_importer_returns():
     via = StreamArchiver.from_archive_bucket_name(stack, "Via", archive_bucket_name="acme-archive", prefix="cdc/")
     assert type(direct) is type(via)
     assert direct.binding_environment == via.binding_environment == {
-        "ARCHIVE_BUCKET": "acme-archive", "ARCHIVE_PREFIX": "cdc/"
+        "CDK_TS_ARCHIVE_BUCKET": "acme-archive", "CDK_TS_ARCHIVE_PREFIX": "cdc/"
     }

@@ -304,6 +304,23 @@ def test_every_bad_prop_is_reported_in_one_error_with_the_construct_path():
     )
 
 
+@pytest.mark.parametrize(
+    ("layout", "problem"),
+    [
+        ({"period": "hourly"}, "period 'hourly' is not one of"),
+        ({"partition_key": "device_id"}, "partition_key 'device_id' is a str, not a dynamodb.Attribute"),
+    ],
+)
+def test_a_bad_prefix_is_reported_beside_a_bad_period_or_key_not_after_they_are_fixed(layout, problem):
+    # issue 31: the layout stopped at its first problem, so the prefix showed only once the period was fixed
+    stack = Stack(new_app(), "Test")
+    raises_problems(
+        lambda: RotatingTimeSeriesTables(stack, "Telemetry", table_prefix="bad prefix!", retain_periods=0, **layout),
+        "Test/Telemetry",
+        "table_prefix 'bad prefix!'", problem, "retain_periods 0",
+    )
+
+
 def test_bind_returns_the_grant_and_refuses_to_grant_nothing():
     _app, stack, tables = build(retain_periods=7)
     writer = runtime_function(stack, "Writer", handler="app.handler", description="w", environment={})

@@ -70,7 +70,7 @@ def test_bind_sets_the_client_configuration_and_grants_both_tables(wired):
                     ENV_METADATA_TABLE: stack.resolve(shards.table.table_name),
                     ENV_PARTITION_KEY: "file_path",
                     ENV_SORT_KEY: "timestamp",
-                    "SHARDING_STRATEGY": "computed",
+                    "CDK_TS_SHARDING_STRATEGY": "computed",
                 }
             }
         },

@@ -61,7 +61,7 @@ def test_the_function_may_write_failure_records_and_replay_them(fixed):
     (function,) = template.find_resources(
         "AWS::Lambda::Function", {"Properties": {"Handler": "cdk_ts_runtime.handlers.archiver.handler"}}
     ).values()
-    assert function["Properties"]["Environment"]["Variables"]["ARCHIVE_FAILURE_BUCKET"] == stack.resolve(
+    assert function["Properties"]["Environment"]["Variables"]["CDK_TS_ARCHIVE_FAILURE_BUCKET"] == stack.resolve(
         archiver.failure_bucket.bucket_name
     )
 

@@ -16,9 +16,9 @@ Blocks that need tables or environment variables first are preceded in README.md
 
 - ``router``: ``CDK_TS_*`` variables for ``table_prefix="readings"`` (daily) and the period tables
   ``readings_2026-01-01`` and ``readings_2026-03-01`` (pk Number, sk Number);
-- ``device_log``: a device-log table (base keys, GSI1, GSI2) and ``DEVICE_LOG_TABLE_NAME``;
+- ``device_log``: a device-log table (base keys, GSI1, GSI2) and ``CDK_TS_DEVICE_LOG_TABLE_NAME``;
 - ``sharding``: an audit table (``file_path``/``timestamp``), its shard-metadata table and the
-  ``SHARDED_*`` / ``SHARDING_STRATEGY`` variables;
+  ``CDK_TS_SHARDED_*`` / ``CDK_TS_SHARDING_STRATEGY`` variables;
 - ``timestream``: the Timestream database ``fleet`` with table ``telemetry``;
 - ``handler_module``: the ``user-handler: code`` block importable as ``handler`` (what a user's
   pytest ``pythonpath = ["src/ingest"]`` does);
@@ -27,7 +27,7 @@ Blocks that need tables or environment variables first are preceded in README.md
 - ``compacted``: the same, plus ``parquet/`` as the compaction wrote it (``write_compacted``: columns
   ``device_id``, ``sk``, ``v``);
 - ``iceberg``: the same rows compacted into the Iceberg table ``archive.changes`` of a local pyiceberg SQL
-  catalog, and ``COMPACTION_ICEBERG`` describing it as the function's environment would.
+  catalog, and ``CDK_TS_COMPACTION_ICEBERG`` describing it as the function's environment would.
 
 The block marked ``<!-- user-handler: code -->`` only defines ``handler``; its test calls it with the
 environment the ``user-handler: construct`` block's ``bind`` sets, against moto.

@@ -81,7 +81,8 @@ try:
     device_log.bind(imported)
     raise SystemExit("bind on an imported function did not list what to set by hand")
 except TypeError as error:
-    assert "UserStack/DeviceLog.bind(UserStack/Imported)" in str(error) and "DEVICE_LOG_TABLE_NAME=" in str(error)
+    assert "UserStack/DeviceLog.bind(UserStack/Imported)" in str(error)
+    assert "CDK_TS_DEVICE_LOG_TABLE_NAME=" in str(error)
 device_log.bind(imported, environment=False, add_runtime_layer=False)
 fn = lambda_.Function(
     stack,

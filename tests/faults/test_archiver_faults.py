@@ -166,7 +166,7 @@ def test_a_real_boolean_stays_a_boolean(records):
 def test_an_event_without_records_is_refused_not_archived_as_nothing(monkeypatch, event, message):
     from cdk_ts_runtime.handlers import archiver as handler
 
-    monkeypatch.setenv("ARCHIVE_BUCKET", BUCKET)
+    monkeypatch.setenv("CDK_TS_ARCHIVE_BUCKET", BUCKET)
     with pytest.raises(ValueError, match=message):
         handler.handler(event, None)
 
@@ -207,7 +207,7 @@ def test_values_only_json_can_carry_are_reported_for_retry_and_never_archived(re
     for part, attributes in where.items():
         broken[3]["dynamodb"].setdefault(part, {}).update(attributes)
     event = lambda_event(broken, **{"@": fragment})
-    monkeypatch.setenv("ARCHIVE_BUCKET", BUCKET)
+    monkeypatch.setenv("CDK_TS_ARCHIVE_BUCKET", BUCKET)
 
     response = handler.handler(event, None)
 

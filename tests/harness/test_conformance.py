@@ -27,7 +27,8 @@ from tests.support.conformance import (
 
 CORPUS = load_corpus()
 #: The proxy fixture for each engine, and the features the engine lacks: dynalite answers UnknownOperationException
-#: to UpdateTimeToLive and UpdateContinuousBackups, and has no streams (DESIGN.md).
+#: to UpdateTimeToLive and UpdateContinuousBackups, and has no streams (architect/dynalite#103: "No, it doesn't"
+#: support TTL, its maintainer answers; streams are the open request #66).
 ENGINES = {"moto_server": ("rules_proxy", set()), "dynalite": ("rules_proxy_dynalite", set(FEATURES))}
 
 

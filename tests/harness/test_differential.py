@@ -163,7 +163,7 @@ class Request:
     operation: str
     params: Callable[[Context], dict]
     error: str | None = None  # the code the engine answers (the sequence is wrong if it does not)
-    needs_ttl: bool = False  # dynalite has no TTL (DESIGN.md)
+    needs_ttl: bool = False  # dynalite has no TTL (architect/dynalite#103)
 
 
 def _keys(*extra):

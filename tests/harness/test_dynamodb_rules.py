@@ -172,7 +172,7 @@ def test_equal_throughput_is_refused_and_other_unchanged_values_are_accepted(pro
 
 
 def test_on_demand_on_a_table_already_on_demand_is_accepted_and_counts_no_switch(proxy, ddb, unique_name):
-    """Recorded against DynamoDB (issue 28): BillingMode PAY_PER_REQUEST on an on-demand table is accepted."""
+    """BillingMode PAY_PER_REQUEST on an on-demand table is accepted: no public source says DynamoDB refuses it."""
     name = active_table(proxy, ddb, f"{unique_name}-ondemand", billing="PAY_PER_REQUEST")
 
     ddb.update_table(TableName=name, BillingMode="PAY_PER_REQUEST")
@@ -640,7 +640,7 @@ def test_reset_forgets_tracked_state(rules_proxy, unique_name):
     assert rules_proxy.table_state(name) == {}
 
 
-# -- what settles after a moment: backups of a new table, tags, time to live (issue 28) -----------------------
+# -- what settles after a moment: backups of a new table, tags, time to live (sources in _settling.py) --------
 def test_pitr_on_a_table_just_turned_active_waits_until_its_backups_are_enabled(rules_proxy, unique_name):
     ddb = rules_proxy.client(config=NO_RETRIES)
     name = active_table(rules_proxy, ddb, f"{unique_name}-pitr")  # ACTIVE this very moment

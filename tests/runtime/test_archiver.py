@@ -138,8 +138,8 @@ def test_handler_reads_bucket_and_prefix_when_invoked(stream_table, monkeypatch)
         record["dynamodb"]["ApproximateCreationDateTime"] = record["dynamodb"][
             "ApproximateCreationDateTime"
         ].timestamp()
-    monkeypatch.setenv("ARCHIVE_BUCKET", BUCKET)
-    monkeypatch.setenv("ARCHIVE_PREFIX", "cdc/")
+    monkeypatch.setenv("CDK_TS_ARCHIVE_BUCKET", BUCKET)
+    monkeypatch.setenv("CDK_TS_ARCHIVE_PREFIX", "cdc/")
     assert archiver.handler({"Records": lambda_style}, None) == {"batchItemFailures": []}
     (obj,) = boto3.client("s3", region_name="us-east-1").list_objects_v2(Bucket=BUCKET)["Contents"]
     assert obj["Key"].startswith("cdc/table=readings/dt=")

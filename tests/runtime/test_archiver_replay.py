@@ -188,9 +188,9 @@ def test_the_handler_replays_from_the_configured_failure_bucket(stream_table, s3
     records = lambda_style(stream_records(stream))
     key = failure_key()
     s3.put_object(Bucket=FAILURES, Key=key, Body=json.dumps(failure_record(records)).encode())
-    monkeypatch.setenv("ARCHIVE_BUCKET", BUCKET)
-    monkeypatch.setenv("ARCHIVE_PREFIX", "cdc/")
-    monkeypatch.setenv("ARCHIVE_FAILURE_BUCKET", FAILURES)
+    monkeypatch.setenv("CDK_TS_ARCHIVE_BUCKET", BUCKET)
+    monkeypatch.setenv("CDK_TS_ARCHIVE_PREFIX", "cdc/")
+    monkeypatch.setenv("CDK_TS_ARCHIVE_FAILURE_BUCKET", FAILURES)
 
     report = archiver_handler.handler({"Operation": "replay"}, None)
 

@@ -257,7 +257,7 @@ def test_bad_settings_are_refused_naming_the_value():
 
 def test_settings_survive_the_environment_round_trip():
     original = settings(granularity="day", grace=timedelta(minutes=30), glue_database="a", glue_table="b")
-    env = {"COMPACTION_SETTINGS": json.dumps(original.as_json())}
+    env = {"CDK_TS_COMPACTION_SETTINGS": json.dumps(original.as_json())}
     assert CompactionSettings.from_env(env) == original
 
 
@@ -288,7 +288,7 @@ def test_the_handler_compacts_as_of_the_scheduled_time_and_fails_the_invocation_
 ):
     from cdk_ts_runtime.handlers import compaction
 
-    monkeypatch.setenv("COMPACTION_SETTINGS", json.dumps(settings().as_json()))
+    monkeypatch.setenv("CDK_TS_COMPACTION_SETTINGS", json.dumps(settings().as_json()))
     archive(s3, records)
     # 00:30 on 2 March: only the 22:00 partition has ended more than an hour ago
     report = compaction.handler({"time": "2026-03-02T00:30:00Z", "Since": "2026-03-01"}, None)

@@ -43,7 +43,7 @@ def test_it_reads_the_settings_from_the_compaction_function_and_prints_text(stre
     boto3.client("lambda").create_function(
         FunctionName="compaction", Runtime="python3.13", Role=role, Handler="index.handler",
         Code={"ZipFile": code.getvalue()},
-        Environment={"Variables": {"COMPACTION_SETTINGS": json.dumps(compaction_settings(
+        Environment={"Variables": {"CDK_TS_COMPACTION_SETTINGS": json.dumps(compaction_settings(
             granularity="day").as_json())}},
     )
 

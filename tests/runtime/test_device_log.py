@@ -221,6 +221,6 @@ def test_dates_are_normalised_to_utc_keeping_the_fraction_given():
 
 
 def test_from_env_names_the_missing_variable():
-    with pytest.raises(KeyError, match="DEVICE_LOG_TABLE_NAME"):
+    with pytest.raises(KeyError, match="CDK_TS_DEVICE_LOG_TABLE_NAME"):
         DeviceLogRepository.from_env({})
-    assert DeviceLogRepository.from_env({"DEVICE_LOG_TABLE_NAME": "logs"}).table_name == "logs"
+    assert DeviceLogRepository.from_env({"CDK_TS_DEVICE_LOG_TABLE_NAME": "logs"}).table_name == "logs"

@@ -141,7 +141,7 @@ class TestEveryFunctionWritesEmfWithCloudWatchUnreachable:
         dynamodb, stream = stream_table
         for n in range(3):
             dynamodb.put_item(TableName="readings", Item={"pk": {"S": "d"}, "sk": {"N": str(n)}})
-        monkeypatch.setenv("ARCHIVE_BUCKET", BUCKET)
+        monkeypatch.setenv("CDK_TS_ARCHIVE_BUCKET", BUCKET)
         monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "cdk-ts-archiver")
 
         assert archiver.handler(lambda_event(stream_records(stream)), None) == {"batchItemFailures": []}

@@ -69,3 +69,38 @@ def test_a_refused_construct_is_a_construct_validation_error_with_its_path():
         cdk_ts.RotatingTimeSeriesTables(Stack(App(), "S"), "Readings", table_prefix="readings", retain_periods=1)
     assert isinstance(refused.value, cdk_ts.CdkTsError) and isinstance(refused.value, ValueError)
     assert issubclass(cdk_ts.ConstructValidationError, cdk_ts.ValidationError)
+
+
+def test_a_construct_validation_error_carries_the_path_and_each_problem():
+    import pickle
+
+    from aws_cdk import App, Stack
+
+    import cdk_ts
+
+    stack = Stack(App(), "S")
+    with pytest.raises(cdk_ts.ConstructValidationError) as one:
+        cdk_ts.RotatingTimeSeriesTables(stack, "One", table_prefix="readings", retain_periods=1)
+    assert one.value.construct_path == "S/One"
+    assert one.value.problems == (str(one.value).removeprefix("S/One: "),)
+    assert one.value.problems[0].startswith("retain_periods 1 must be >= 2")
+
+    with pytest.raises(cdk_ts.ConstructValidationError) as many:
+        cdk_ts.RotatingTimeSeriesTables(stack, "Many", table_prefix="bad prefix!", retain_periods=1, period="hourly")
+    assert many.value.construct_path == "S/Many"
+    assert [p.split(" ")[0] for p in many.value.problems] == ["table_prefix", "period", "retain_periods"]
+    assert str(many.value) == "S/Many: 3 problems:\n" + "\n".join(f"  - {p}" for p in many.value.problems)
+
+    copy = pickle.loads(pickle.dumps(many.value))
+    assert (copy.construct_path, copy.problems, str(copy)) == ("S/Many", many.value.problems, str(many.value))
+
+
+def test_a_missing_environment_variable_is_a_cdk_ts_error_and_still_a_key_error():
+    from cdk_ts_runtime import TableLayout
+    from cdk_ts_runtime._errors import EnvironmentVariableMissingError
+
+    with pytest.raises(KeyError) as missing:
+        TableLayout.from_env({})
+    assert isinstance(missing.value, EnvironmentVariableMissingError) and isinstance(missing.value, CdkTsError)
+    assert missing.value.names == ("CDK_TS_TABLE_PREFIX",)
+    assert str(missing.value).startswith("environment variable CDK_TS_TABLE_PREFIX is not set; bind the function")

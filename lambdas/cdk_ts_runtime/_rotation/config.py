@@ -17,7 +17,8 @@ from enum import StrEnum
 from types import MethodType
 from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypedDict, Unpack, overload
 
-from cdk_ts_runtime._errors import ValidationError
+from cdk_ts_runtime import _environment
+from cdk_ts_runtime._errors import UnknownKeywordError, ValidationError
 from cdk_ts_runtime._inputs import json_object_env, number, whole
 from cdk_ts_runtime._keywords import unknown_keyword
 
@@ -25,7 +26,7 @@ from cdk_ts_runtime._keywords import unknown_keyword
 NEW_ON_DEMAND_WARM_READS = 12000
 NEW_ON_DEMAND_WARM_WRITES = 4000
 
-ENV_ROTATION_CONFIG = "CDK_TS_ROTATION_CONFIG"
+ENV_ROTATION_CONFIG = _environment.ROTATION_CONFIG
 #: The longest create lead (and wait) that means something: a yearly period's 366 days.
 MAX_LEAD_SECONDS = 366 * 86_400
 STREAM_VIEW_TYPES = ("KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES")
@@ -312,7 +313,8 @@ class CapacityTier:
             Default: None — fixed capacity.
         :param options: the table options (warm throughput, table class, right-sizing) by keyword, as
             :class:`cdk_ts_runtime.rotation_config.TierOptions` lists them.
-        :raises TypeError: for a keyword that is not a table option (the message names it and the options).
+        :raises UnknownKeywordError: (a ``TypeError``) for a keyword that is not a table option (the message
+            names it and the options).
         """
         return cls(
             read_capacity=read, write_capacity=write, auto_scaling=auto_scaling,
@@ -339,7 +341,8 @@ class CapacityTier:
             Default: None — no cap.
         :param options: the table options (warm throughput, table class, right-sizing) by keyword, as
             :class:`cdk_ts_runtime.rotation_config.TierOptions` lists them.
-        :raises TypeError: for a keyword that is not a table option (the message names it and the options).
+        :raises UnknownKeywordError: (a ``TypeError``) for a keyword that is not a table option (the message
+            names it and the options).
         """
         return cls(
             billing=Billing.ON_DEMAND,
@@ -408,7 +411,7 @@ def _tier_fields(factory: Callable[..., Any], options: Mapping[str, Any]) -> dic
     if unknown:
         valid = [*known, *(p for p in inspect.signature(factory).parameters if p != "options")]
         messages = "; ".join(unknown_keyword(name, valid) for name in unknown)
-        raise TypeError(f"CapacityTier.{factory.__name__}(): {messages}")
+        raise UnknownKeywordError(f"CapacityTier.{factory.__name__}(): {messages}")
     fields = dict(options)
     fields["right_sizing"] = _right_sizing(fields.pop("right_size", False))
     return fields

@@ -20,13 +20,14 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from cdk_ts_runtime import _environment
 from cdk_ts_runtime._aws import error_code
 from cdk_ts_runtime._errors import CdkTsError
 
 #: The environment variable holding the lock table's name (set by ``RotatingTimeSeriesTables``).
-LOCK_TABLE_ENV = "CDK_TS_ROTATION_LOCK_TABLE"
+LOCK_TABLE_ENV = _environment.ROTATION_LOCK_TABLE
 #: The environment variable holding the rotation function's timeout in seconds (set by ``RotatingTimeSeriesTables``).
-RUN_TIMEOUT_ENV = "CDK_TS_ROTATION_TIMEOUT_SECONDS"
+RUN_TIMEOUT_ENV = _environment.ROTATION_TIMEOUT_SECONDS
 #: What a run adds to its time limit when it takes the lock (so the lock outlives the run).
 LOCK_MARGIN_SECONDS = 60
 #: Lambda's longest function timeout (15 minutes): the most a run can hold the lock without knowing its own limit.

@@ -11,6 +11,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import error_code
+from cdk_ts_runtime._errors import MissingClientError
 from cdk_ts_runtime._rotation.config import CapacityTier
 from cdk_ts_runtime._rotation.report import ChangeBudget, PeriodTable, RunReport, describe_table, record_failure
 
@@ -137,7 +138,10 @@ class TierChanges:
     def register_scaling(self, name: str, tier: CapacityTier, scaled: set[str], report: RunReport) -> None:
         """Register target tracking between the tier's units and its auto-scaling maximum (once per table)."""
         if self.autoscaling is None:
-            raise RuntimeError("a tier uses auto scaling but the rotator has no application-autoscaling client")
+            raise MissingClientError(
+                "a tier uses auto scaling but the rotator has no application-autoscaling client: pass "
+                "TableRotator(autoscaling=boto3.client('application-autoscaling'))"
+            )
         if name in scaled:
             return
         scaling = tier.auto_scaling

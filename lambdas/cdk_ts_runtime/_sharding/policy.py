@@ -30,7 +30,7 @@ class ShardGrowth(StrEnum):
 
 STRATEGIES = tuple(s.value for s in ShardStrategy)
 GROWTH_POLICIES = tuple(g.value for g in ShardGrowth)
-#: The strategy and growth names as plain strings (what ``SHARDING_STRATEGY`` holds).
+#: The strategy and growth names as plain strings (what ``CDK_TS_SHARDING_STRATEGY`` holds).
 StrategyName = Literal["random", "computed"]
 GrowthName = Literal["increment", "double"]
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from cdk_ts_runtime import _environment
 from cdk_ts_runtime._aws import Backoff, LazyClient, client_property
 from cdk_ts_runtime._emf import MetricsSink, WriterMetric, emit, writer_point
 from cdk_ts_runtime._errors import CdkTsError, ValidationError
@@ -24,11 +25,11 @@ from cdk_ts_runtime._sharding.policy import GrowthName, ShardGrowth, ShardStrate
 from cdk_ts_runtime._sharding.throttles import CloudWatchScope, ThrottleWindow
 from cdk_ts_runtime._throttling import ThrottledError, ThrottleScope, throttle_scope
 
-ENV_TABLE = "SHARDED_TABLE_NAME"
-ENV_METADATA_TABLE = "SHARD_METADATA_TABLE_NAME"
-ENV_PARTITION_KEY = "SHARDED_PARTITION_KEY"
-ENV_SORT_KEY = "SHARDED_SORT_KEY"
-ENV_STRATEGY = "SHARDING_STRATEGY"
+ENV_TABLE = _environment.SHARDED_TABLE_NAME
+ENV_METADATA_TABLE = _environment.SHARD_METADATA_TABLE_NAME
+ENV_PARTITION_KEY = _environment.SHARDED_PARTITION_KEY
+ENV_SORT_KEY = _environment.SHARDED_SORT_KEY
+ENV_STRATEGY = _environment.SHARDING_STRATEGY
 
 #: After a partition throttle, metadata cached longer than this is read again, so a growth by another
 #: writer is used within a second rather than after the whole ``cache_ttl_seconds``.
@@ -187,13 +188,13 @@ class ShardedTable:
     def from_env(cls, env: Mapping[str, str], **kwargs: Any) -> ShardedTable:
         """The client ``ShardMetadataTable.bind`` configured through environment variables.
 
-        :param env: the environment, usually ``os.environ``.
+        :param env: the environment, usually ``os.environ``. The names before 0.3 (``SHARDED_TABLE_NAME``,
+            ...) are still read for one release, with a ``DeprecationWarning``.
         :param kwargs: further constructor arguments (``max_shards``, ``growth``, ...).
-        :raises KeyError: when a table or key variable is not set.
+        :raises EnvironmentVariableMissingError: (a ``KeyError``) when a table or key variable is not set.
         """
-        missing = [n for n in (ENV_TABLE, ENV_METADATA_TABLE, ENV_PARTITION_KEY, ENV_SORT_KEY) if not env.get(n)]
-        if missing:
-            raise KeyError(f"environment variables {', '.join(missing)} are not set; use ShardMetadataTable.bind")
+        names = (ENV_TABLE, ENV_METADATA_TABLE, ENV_PARTITION_KEY, ENV_SORT_KEY)
+        env = _environment.required(env, names, "use ShardMetadataTable.bind")
         strategy = env.get(ENV_STRATEGY, ShardStrategy.RANDOM)
         if strategy not in policy.STRATEGIES:
             raise ValidationError(

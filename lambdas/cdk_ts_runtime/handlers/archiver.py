@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from cdk_ts_runtime import _environment
 from cdk_ts_runtime._archiver import (
     DONE_PREFIX,
     ENV_FAILURE_BUCKET,
@@ -21,7 +22,7 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
     """Archive the event's ``Records``, or replay failure records.
 
     A stream batch returns ``batchItemFailures`` for Lambda to retry from. ``{"Operation": "replay"}``
-    (optional ``Bucket``, default ``$ARCHIVE_FAILURE_BUCKET``; ``Prefix``, default ``aws/lambda/``;
+    (optional ``Bucket``, default ``$CDK_TS_ARCHIVE_FAILURE_BUCKET``; ``Prefix``, default ``aws/lambda/``;
     ``DonePrefix``, default ``done/``) returns the replay report of
     :meth:`~cdk_ts_runtime.archiver.StreamRecordArchiver.replay`.
     """
@@ -29,7 +30,7 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
         raise ValidationError(f"the event is {type(event).__name__}, not a DynamoDB Streams event or a replay request")
     archiver = StreamRecordArchiver.from_env(os.environ)
     if event.get("Operation") == "replay":
-        bucket = event.get("Bucket") or os.environ.get(ENV_FAILURE_BUCKET)
+        bucket = event.get("Bucket") or _environment.read(os.environ, ENV_FAILURE_BUCKET)
         if not bucket:
             raise ValidationError(f"replay needs a Bucket in the event or {ENV_FAILURE_BUCKET} in the environment")
         return archiver.replay(

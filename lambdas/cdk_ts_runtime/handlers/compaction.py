@@ -6,6 +6,7 @@ import os
 from datetime import UTC, datetime
 from typing import Any
 
+from cdk_ts_runtime import _environment
 from cdk_ts_runtime._compaction import ArchiveCompactor
 from cdk_ts_runtime._compaction_iceberg import ENV_ICEBERG, IcebergSink
 from cdk_ts_runtime._compaction_plan import CompactionSettings
@@ -32,5 +33,5 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
             since = datetime.fromisoformat(str(event["Since"])).replace(tzinfo=UTC)
         except ValueError:
             raise ValidationError(f"Since {event['Since']!r} is not an ISO day (e.g. 2026-03-01)") from None
-    sink = IcebergSink.from_env(os.environ, settings) if os.environ.get(ENV_ICEBERG) else None
+    sink = IcebergSink.from_env(os.environ, settings) if _environment.read(os.environ, ENV_ICEBERG) else None
     return ArchiveCompactor(settings, sink=sink).run(now=scheduled_time(event), since=since)

@@ -1,0 +1,132 @@
+"""Environment variable names: one module, one prefix, and the old names still read for one release."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import warnings
+from pathlib import Path
+
+import pytest
+
+import cdk_ts
+import cdk_ts_runtime
+from cdk_ts_runtime import DeviceLogRepository, ShardedTable, _environment
+from cdk_ts_runtime._archiver import StreamRecordArchiver
+from cdk_ts_runtime._compaction_plan import CompactionSettings
+
+NAMES = {
+    name: value
+    for name, value in vars(_environment).items()
+    if name.isupper() and isinstance(value, str) and name != "PREFIX"
+}
+SETTINGS = json.dumps({"bucket": "archive", "prefix": "cdc/"})
+
+
+def test_every_variable_has_the_one_prefix():
+    assert len(NAMES) >= 20
+    assert {name: value for name, value in NAMES.items() if not value.startswith(_environment.PREFIX)} == {}
+    assert set(_environment.RENAMED) <= set(NAMES.values())
+    assert all(not old.startswith(_environment.PREFIX) for old in _environment.RENAMED.values())
+
+
+def test_no_other_module_spells_a_variable_name():
+    # A name written anywhere else is a second definition that can drift from this module's.
+    variable = re.compile(rf"^({_environment.PREFIX}[A-Z0-9_]+|{'|'.join(_environment.RENAMED.values())})$")
+    spelt = []
+    for package in (cdk_ts, cdk_ts_runtime):
+        for path in Path(package.__file__).parent.rglob("*.py"):
+            if path.name == "_environment.py":
+                continue
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str) and variable.match(node.value):
+                    spelt.append(f"{path.name}:{node.lineno}: {node.value}")
+    assert spelt == []
+
+
+#: Each reader, the old names a 0.2 function (or a user's own environment) has, and what the reader made of them.
+READERS = [
+    pytest.param(
+        lambda env: (lambda a: (a.bucket, a.prefix))(StreamRecordArchiver.from_env(env)),
+        {"ARCHIVE_BUCKET": "archive", "ARCHIVE_PREFIX": "cdc/"},
+        ("archive", "cdc/"),
+        id="StreamRecordArchiver",
+    ),
+    pytest.param(
+        lambda env: (lambda s: (s.bucket, s.prefix))(CompactionSettings.from_env(env)),
+        {"COMPACTION_SETTINGS": SETTINGS},
+        ("archive", "cdc/"),
+        id="CompactionSettings",
+    ),
+    pytest.param(
+        lambda env: DeviceLogRepository.from_env(env).table_name,
+        {"DEVICE_LOG_TABLE_NAME": "device-log"},
+        "device-log",
+        id="DeviceLogRepository",
+    ),
+    pytest.param(
+        lambda env: (lambda t: (t.table_name, t.metadata_table_name, t.partition_key, t.sort_key, t.strategy))(
+            ShardedTable.from_env(env)
+        ),
+        {
+            "SHARDED_TABLE_NAME": "audit",
+            "SHARD_METADATA_TABLE_NAME": "audit-shards",
+            "SHARDED_PARTITION_KEY": "file_path",
+            "SHARDED_SORT_KEY": "timestamp",
+            "SHARDING_STRATEGY": "computed",
+        },
+        ("audit", "audit-shards", "file_path", "timestamp", "computed"),
+        id="ShardedTable",
+    ),
+]
+
+
+def _renamed(old_env: dict[str, str]) -> dict[str, str]:
+    new_of = {old: new for new, old in _environment.RENAMED.items()}
+    return {new_of[name]: value for name, value in old_env.items()}
+
+
+@pytest.mark.parametrize(("read", "old_env", "expected"), READERS)
+def test_an_environment_with_only_the_old_names_still_works_and_warns(read, old_env, expected):
+    with pytest.warns(DeprecationWarning) as caught:
+        assert read(old_env) == expected
+    for old, new in zip(old_env, _renamed(old_env), strict=True):
+        assert any(f"{old} is renamed {new}" in str(w.message) for w in caught), old
+
+
+@pytest.mark.parametrize(("read", "old_env", "expected"), READERS)
+def test_the_new_names_are_read_without_a_warning_and_win_over_the_old(read, old_env, expected):
+    decoy = {name: "decoy" if name != "COMPACTION_SETTINGS" else json.dumps({"bucket": "decoy"}) for name in old_env}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert read({**decoy, **_renamed(old_env)}) == expected
+
+
+def test_read_takes_the_new_name_first_then_the_old_with_a_warning_then_the_default():
+    new, old = _environment.ARCHIVE_FAILURE_BUCKET, "ARCHIVE_FAILURE_BUCKET"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _environment.read({new: "failures", old: "old"}, new) == "failures"
+        assert _environment.read({}, new, "default") == "default"
+    with pytest.warns(DeprecationWarning, match=f"{old} is renamed {new}"):
+        assert _environment.read({old: "old"}, new) == "old"
+
+
+def test_the_warning_points_at_the_code_that_called_the_reader():
+    with pytest.warns(DeprecationWarning) as caught:
+        DeviceLogRepository.from_env({"DEVICE_LOG_TABLE_NAME": "device-log"})
+    assert [Path(w.filename).name for w in caught] == [Path(__file__).name]
+
+
+def test_a_missing_variable_is_a_cdk_ts_error_and_still_a_key_error_naming_it():
+    from cdk_ts_runtime._errors import CdkTsError, EnvironmentVariableMissingError
+
+    with pytest.raises(EnvironmentVariableMissingError) as missing:
+        ShardedTable.from_env({_environment.SHARDED_TABLE_NAME: "audit"})
+    assert isinstance(missing.value, KeyError) and isinstance(missing.value, CdkTsError)
+    assert missing.value.names == (
+        _environment.SHARD_METADATA_TABLE_NAME, _environment.SHARDED_PARTITION_KEY, _environment.SHARDED_SORT_KEY
+    )
+    # the message as written, not KeyError's repr of it (quotes around the whole text)
+    assert str(missing.value).startswith(f"environment variables {_environment.SHARD_METADATA_TABLE_NAME}, ")
