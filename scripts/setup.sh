@@ -5,10 +5,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
 
+# npm and pip each spend most of their time waiting on downloads: npm ci runs while pip installs.
+npm ci --no-audit --no-fund --loglevel=error --prefer-offline &
+npm_pid=$!
+trap 'kill "$npm_pid" 2>/dev/null || true' EXIT
+
 python=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --upgrade pip
+# The venv's own pip (ensurepip's) installs everything below; upgrading it first cost a download and a reinstall.
 .venv/bin/python -m pip install --quiet -e ".[dev]"
-npm ci --no-audit --no-fund --loglevel=error
+wait "$npm_pid"
