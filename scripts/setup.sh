@@ -35,6 +35,10 @@ if ! version=$(supported_version "$python"); then
     "set PYTHON to one, e.g. PYTHON=python3.11 bash scripts/setup.sh" >&2
   exit 1
 fi
+# npm and pip each spend most of their time waiting on downloads: npm ci runs while pip installs.
+npm ci --no-audit --no-fund --loglevel=error --prefer-offline &
+npm_pid=$!
+trap 'kill "$npm_pid" 2>/dev/null || true' EXIT
 if [ -e .venv ] && ! old=$(supported_version .venv/bin/python); then
   echo "setup.sh: .venv runs Python ${old:-that no longer starts}, older than 3.11: making it again with $python ($version)" >&2
   rm -rf .venv
@@ -42,6 +46,6 @@ fi
 if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --upgrade pip
+# The venv's own pip (ensurepip's) installs everything below; upgrading it first cost a download and a reinstall.
 .venv/bin/python -m pip install --quiet -e ".[dev]"
-npm ci --no-audit --no-fund --loglevel=error
+wait "$npm_pid"

@@ -25,7 +25,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_wheel import venv_env, venv_python, wheel  # noqa: F401 - fixtures: one built wheel
 from tests.support.processes import alive, run_captured, still_alive
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -58,7 +57,7 @@ def worked_example(folder: Path) -> list[str]:
     return names
 
 
-def test_the_wheel_ships_the_testing_module_its_extra_and_its_pytest_plugin(wheel):  # noqa: F811
+def test_the_wheel_ships_the_testing_module_its_extra_and_its_pytest_plugin(wheel):
     archive = zipfile.ZipFile(wheel)
     names = set(archive.namelist())
     assert {"cdk_ts/testing/__init__.py", "cdk_ts/testing/_server.py", "cdk_ts/testing/py.typed",
@@ -75,7 +74,7 @@ def test_the_wheel_ships_the_testing_module_its_extra_and_its_pytest_plugin(whee
 
 
 def test_a_new_project_tests_its_handler_with_the_fixture_alone_and_mypy_checks_it(
-    venv_python, venv_env, tmp_path  # noqa: F811
+    venv_python, venv_env, tmp_path
 ):
     # given a project with its handler and tests (docs/testing.md), and no conftest.py
     assert worked_example(tmp_path) == ["handler.py", "test_handler.py"]
@@ -100,7 +99,7 @@ def test_a_new_project_tests_its_handler_with_the_fixture_alone_and_mypy_checks_
     assert mypy.returncode == 0, mypy.stdout[-3000:] + mypy.stderr[-2000:]
 
 
-def _start_recording_test(venv_python, venv_env, folder: Path, *, wait: bool):  # noqa: F811
+def _start_recording_test(venv_python, venv_env, folder: Path, *, wait: bool):
     (folder / "test_left_behind.py").write_text(LEFT_BEHIND)
     pids_file = folder / "pids.json"
     env = {**venv_env, "PIDS_FILE": str(pids_file), **({"WAIT": "1"} if wait else {})}
@@ -114,7 +113,7 @@ def _start_recording_test(venv_python, venv_env, folder: Path, *, wait: bool):  
     return process, json.loads(pids_file.read_text())
 
 
-def test_a_failing_test_leaves_no_process(venv_python, venv_env, tmp_path):  # noqa: F811
+def test_a_failing_test_leaves_no_process(venv_python, venv_env, tmp_path):
     process, pids = _start_recording_test(venv_python, venv_env, tmp_path, wait=False)
     output, _ = process.communicate(timeout=120)
     assert process.returncode == 1 and "this test fails on purpose" in output, output[-3000:]
@@ -122,7 +121,7 @@ def test_a_failing_test_leaves_no_process(venv_python, venv_env, tmp_path):  # n
 
 
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "killed"])
-def test_an_interrupted_or_killed_pytest_leaves_no_process(stop, venv_python, venv_env, tmp_path):  # noqa: F811
+def test_an_interrupted_or_killed_pytest_leaves_no_process(stop, venv_python, venv_env, tmp_path):
     process, pids = _start_recording_test(venv_python, venv_env, tmp_path, wait=True)
     try:
         assert all(alive(pid) for pid in pids)

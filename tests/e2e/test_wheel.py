@@ -8,11 +8,7 @@ all four constructs from such an app folder.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 import sys
-import sysconfig
 import zipfile
 from pathlib import Path
 
@@ -99,46 +95,6 @@ print(json.dumps({
     "cdk_ts_runtime": sys.modules["cdk_ts_runtime"].__file__,
 }))
 """
-
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory):
-    # Built from a copy of the sources: setuptools reuses a build/ folder, whose stale files
-    # (an old lambdas/ package, say) would end up in the wheel.
-    source = tmp_path_factory.mktemp("src") / "cdk-ts"
-    shutil.copytree(
-        REPO,
-        source,
-        ignore=shutil.ignore_patterns(
-            ".git", ".venv", "node_modules", "build", "dist", "cdk.out", "*.egg-info", "__pycache__", ".*_cache"
-        ),
-    )
-    out = tmp_path_factory.mktemp("dist")
-    result = run_captured([sys.executable, "-m", "build", "--wheel", "--outdir", out, source], cwd=source, timeout=600)
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
-    (built,) = out.glob("cdk_ts-*.whl")
-    return built
-
-
-@pytest.fixture(scope="module")
-def venv_python(wheel, tmp_path_factory) -> Path:
-    venv = tmp_path_factory.mktemp("venv") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    python = venv / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", str(wheel)], check=True, timeout=300)
-    return python
-
-
-@pytest.fixture
-def venv_env() -> dict[str, str]:
-    # Dependencies (aws-cdk-lib, boto3, ...) come from this test environment. Its cdk_ts and
-    # cdk_ts_runtime are an editable install reached only through a .pth file, which PYTHONPATH does
-    # not run, so in the venv both packages can only come from the wheel.
-    return {
-        **os.environ,
-        "PYTHONPATH": sysconfig.get_paths()["purelib"],
-        "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
-    }
 
 
 def test_wheel_holds_only_the_cdk_ts_and_cdk_ts_runtime_packages(wheel):

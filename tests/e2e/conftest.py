@@ -1,0 +1,63 @@
+"""The built wheel and a fresh venv holding it: built once per session for every end-to-end module that reads them.
+
+test_wheel.py and test_testing_module.py only read the wheel and the venv (each test writes into its own
+tmp_path), so one build and one install serve both modules on each xdist worker that runs them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from tests.support.processes import run_captured
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory):
+    """cdk-ts's wheel, built by ``python -m build`` from a copy of this checkout."""
+    # Built from a copy of the sources: setuptools reuses a build/ folder, whose stale files
+    # (an old lambdas/ package, say) would end up in the wheel.
+    source = tmp_path_factory.mktemp("src") / "cdk-ts"
+    shutil.copytree(
+        REPO,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv", "node_modules", "build", "dist", "cdk.out", "*.egg-info", "__pycache__", ".*_cache"
+        ),
+    )
+    out = tmp_path_factory.mktemp("dist")
+    result = run_captured([sys.executable, "-m", "build", "--wheel", "--outdir", out, source], cwd=source, timeout=600)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    (built,) = out.glob("cdk_ts-*.whl")
+    return built
+
+
+@pytest.fixture(scope="session")
+def venv_python(wheel, tmp_path_factory) -> Path:
+    """The python of a fresh venv with the wheel installed (no dependencies: those come from ``venv_env``)."""
+    venv = tmp_path_factory.mktemp("venv") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", str(wheel)], check=True, timeout=300)
+    return python
+
+
+@pytest.fixture
+def venv_env() -> dict[str, str]:
+    """The environment for ``venv_python``: this test environment's dependencies, cdk-ts only from the wheel."""
+    # Dependencies (aws-cdk-lib, boto3, ...) come from this test environment. Its cdk_ts and
+    # cdk_ts_runtime are an editable install reached only through a .pth file, which PYTHONPATH does
+    # not run, so in the venv both packages can only come from the wheel.
+    return {
+        **os.environ,
+        "PYTHONPATH": sysconfig.get_paths()["purelib"],
+        "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
+    }
