@@ -130,16 +130,7 @@ class AlarmingConstruct(Construct, metaclass=AbstractConstructMeta):
     def _create_default_alarms(self) -> dict[str, cloudwatch.Alarm]:
         """This construct's recommended alarms by name, each made with ``_alarm_above``; called once."""
 
-    def _alarm_above(
-        self,
-        construct_id: str,
-        metric: cloudwatch.IMetric,
-        description: str,
-        *,
-        threshold: float = 0,
-        evaluation_periods: int = 1,
-    ) -> cloudwatch.Alarm:
-        """An alarm of this construct (it gets every action) when ``metric`` exceeds ``threshold``."""
-        return self._alarm_book.above(
-            construct_id, metric, description, threshold=threshold, evaluation_periods=evaluation_periods
-        )
+    @property
+    def _alarm_above(self) -> Callable[..., cloudwatch.Alarm]:
+        """This construct's :meth:`AlarmBook.above`: an alarm that gets every action, made and later added."""
+        return self._alarm_book.above

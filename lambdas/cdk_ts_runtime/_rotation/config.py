@@ -311,10 +311,8 @@ class CapacityTier:
         :param write: write capacity units (>= 1).
         :param auto_scaling: target tracking above these units.
             Default: None — fixed capacity.
-        :param options: the table options (warm throughput, table class, right-sizing) by keyword, as
-            :class:`cdk_ts_runtime.rotation_config.TierOptions` lists them.
-        :raises UnknownKeywordError: (a ``TypeError``) for a keyword that is not a table option (the message
-            names it and the options).
+        :param options: the table options by keyword, as :class:`TierOptions` lists them.
+        :raises UnknownKeywordError: (a ``TypeError``) for a keyword that is not a table option, naming it.
         """
         return cls(
             read_capacity=read, write_capacity=write, auto_scaling=auto_scaling,
@@ -339,10 +337,8 @@ class CapacityTier:
             Default: None — no cap.
         :param max_write_request_units: cap on write request units per second.
             Default: None — no cap.
-        :param options: the table options (warm throughput, table class, right-sizing) by keyword, as
-            :class:`cdk_ts_runtime.rotation_config.TierOptions` lists them.
-        :raises UnknownKeywordError: (a ``TypeError``) for a keyword that is not a table option (the message
-            names it and the options).
+        :param options: warm throughput, table class and right-sizing by keyword (:class:`TierOptions`).
+        :raises UnknownKeywordError: (a ``TypeError``) naming a keyword :class:`TierOptions` does not list.
         """
         return cls(
             billing=Billing.ON_DEMAND,
