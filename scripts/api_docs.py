@@ -7,9 +7,9 @@ rendered from the docstrings and signatures by griffe, which reads the source wi
 the build does not start the jsii runtime and takes seconds).
 
 The public names are read from each package's ``__init__.py`` (its literal ``__all__``), so the reference
-and the deprecation promise cover the same list. While ``cdk_ts_runtime`` has no ``__all__`` (issue 31 gives
-the runtime one list of public names), its page falls back to the client and contract modules users
-import today, :data:`RUNTIME_FALLBACK_MODULES`, each documented whole.
+and the deprecation promise cover the same list. While ``cdk_ts_runtime`` has no ``__all__``, its page falls
+back to the client and contract modules users import today, :data:`RUNTIME_FALLBACK_MODULES`, each documented
+whole.
 
 Usage::
 
