@@ -514,6 +514,12 @@ def test_the_archive_sync_gets_the_objects_the_sample_app_writes(sample_archiver
 
     # then it copied every object and says how many, and the recipes read every record from them
     assert int(done.stdout.split()[-1]) == len(keys)
+    # (the command the page gave before, the default prefix, copies nothing from the sample app's bucket)
+    before = tmp_path / "before"
+    (before / "archive").mkdir(parents=True)
+    old = 'aws s3 sync "s3://$ARCHIVE_BUCKET/dynamodb/" archive/dynamodb/'
+    subprocess.run(["bash", "-e", "-c", old], cwd=before, env=env, check=True, timeout=120)
+    assert list(before.rglob("*.jsonl.gz")) == []
     monkeypatch.chdir(work)
     rows = run("stream-archiver/read_duckdb.py")["rows"]
     assert [row[0] for row in rows] == sequences
