@@ -365,8 +365,19 @@ def check_archive_sync(name: str, tmp_path: Path) -> None:
     check_bash_syntax(name, tmp_path)
 
 
+def check_stack_lookup(name: str, tmp_path: Path) -> None:
+    """The lookup names the sample app's stack (app.py's STACK_NAME); the emulator answer it relies on is the
+    scenario's (examples/scenario.py)."""
+    from app import STACK_NAME
+
+    check_bash_syntax(name, tmp_path)
+    stacks = [words[words.index("--stack-name") + 1] for words in commands(name) if "--stack-name" in words]
+    assert stacks == [STACK_NAME]
+
+
 SHELL: dict[str, Callable] = {
     "getting-started/two-commands.sh": check_two_commands,
+    "getting-started/find-rotation-function.sh": check_stack_lookup,
     "getting-started/deploy-real-account.sh": check_context_keys,
     "getting-started/install-from-git.sh": check_release_names,
     "getting-started/install-wheel.sh": check_release_names,

@@ -1,3 +1,4 @@
+# on AWS; on the emulator, the list-stack-resources lookup (Getting started, "What the main command does")
 FN=$(aws cloudformation describe-stacks --stack-name CdkTsSample \
      --query "Stacks[0].Outputs[?OutputKey=='RotationFunctionName'].OutputValue" --output text)
 cdk-ts status --function "$FN"                        # tables, tiers, ownership, export proof, next table
