@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """The cdk-ts sample app: the library's constructs composed into one stack, checked by cdk-nag.
 
-Context (cdk.json or ``-c key=value``): ``table_prefix``, ``period``, ``retain_periods``, and
-``alarm_email`` (an address subscribed to the alarm topic; none by default).
+Context (cdk.json or ``-c key=value``): ``table_prefix``, ``period``, ``retain_periods``,
+``alarm_email`` (an address subscribed to the alarm topic; none by default), and ``pandas_layer_arn``
+(the AWS SDK for pandas layer the archive compaction takes pyarrow from; default :data:`PANDAS_LAYER`
+in the stack's Region).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from constructs import Construct  # noqa: E402
 
 from cdk_ts import (  # noqa: E402
     LAMBDA_RUNTIME,
+    ColumnSpec,
+    CompactionOptions,
     DeviceLogTable,
     MonitoringDashboard,
     RotatingTimeSeriesTables,
@@ -38,6 +42,17 @@ from cdk_ts import (  # noqa: E402
 
 STACK_NAME = "CdkTsSample"
 EXAMPLES = Path(__file__).resolve().parent / "examples"
+#: The AWS-managed AWS SDK for pandas layer (pyarrow inside) for Python 3.14 on Arm64, in the stack's Region. Its
+#: version is release 3.16.1's in the table https://aws-sdk-pandas.readthedocs.io/en/stable/layers.html; versions
+#: differ by Region and release: check yours there and pass it with ``-c pandas_layer_arn=...``.
+PANDAS_LAYER = "arn:aws:lambda:{region}:336392948345:layer:AWSSDKPandas-Python314-Arm64:6"
+#: The telemetry items' typed columns in the compacted layer (the key attributes and the scenario's measures).
+TELEMETRY_COLUMNS = (
+    ColumnSpec("device_id", "bigint", attribute="pk"),
+    ColumnSpec("ts_ms", "bigint", attribute="sk"),
+    ColumnSpec("temperature_c", "decimal(6,2)"),
+    ColumnSpec("humidity_pct", "decimal(5,2)"),
+)
 
 
 class SampleStack(Stack):
@@ -52,6 +67,7 @@ class SampleStack(Stack):
         period: RotationPeriod | str = RotationPeriod.DAILY,
         retain_periods: int = 14,
         alarm_email: str | None = None,
+        pandas_layer_arn: str | None = None,
         **kwargs,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
@@ -97,6 +113,11 @@ class SampleStack(Stack):
             glue_database="cdk_ts_archive",
             create_glue_database=True,
             access_logs_bucket=access_logs,
+            # closed hours rewritten as Parquet, and the Glue view over both layers (telemetry_archiver_all)
+            compaction=CompactionOptions(
+                pyarrow_layer_arn=pandas_layer_arn or PANDAS_LAYER.format(region=self.region),
+                columns=TELEMETRY_COLUMNS,
+            ),
         )
         self.device_log_archiver = StreamArchiver(
             self,
@@ -120,6 +141,7 @@ class SampleStack(Stack):
             ("AuditLogShardsTableName", self.audit_shards.table.table_name),
             ("ArchiveBucketName", self.archive_bucket.bucket_name),
             ("TelemetryArchiverFunctionName", self.telemetry_archiver.function.function_name),
+            ("TelemetryCompactionFunctionName", self.telemetry_archiver.compaction.function.function_name),
             ("DeviceLogArchiverFunctionName", self.device_log_archiver.function.function_name),
             ("TelemetryArchiverFailureBucketName", self.telemetry_archiver.failure_bucket.bucket_name),
             ("DeviceLogArchiverFailureBucketName", self.device_log_archiver.failure_bucket.bucket_name),
@@ -164,7 +186,8 @@ class SampleStack(Stack):
 
     def _monitoring(self) -> MonitoringDashboard:
         """The recommended alarms of every construct, all notifying the alarm topic, and one dashboard."""
-        alarmed = (self.telemetry, self.telemetry_archiver, self.device_log_archiver)
+        compaction = self.telemetry_archiver.compaction
+        alarmed = (self.telemetry, self.telemetry_archiver, compaction, self.device_log_archiver)
         for construct in alarmed:
             construct.add_default_alarms(alarm_topic=self.alarm_topic)
         dashboard = MonitoringDashboard(self, "Monitoring", dashboard_name=f"{self.stack_name}-monitoring")
@@ -183,6 +206,7 @@ def build_app(app: App | None = None, *, checks: bool = True) -> App:
         period=context("period") or "daily",
         retain_periods=int(context("retain_periods") or 14),
         alarm_email=context("alarm_email"),
+        pandas_layer_arn=context("pandas_layer_arn"),
         env=Environment(account=os.environ.get("CDK_DEFAULT_ACCOUNT"), region=os.environ.get("CDK_DEFAULT_REGION")),
         description="cdk-ts sample: rotating DynamoDB time-series tables and the patterns around them",
     )

@@ -24,15 +24,20 @@ if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time
     from cdk_ts.archive_compaction import ArchiveCompaction, CompactionOptions, IcebergOptions
     from cdk_ts.buckets import access_logs_bucket, secure_bucket, stack_access_logs_bucket
     from cdk_ts.compacted_catalog import CompactedCatalog
-    from cdk_ts.device_log import DeviceLogTable
+    from cdk_ts.device_log import DeviceLogTable, DeviceLogTableBase
     from cdk_ts.monitoring import MonitoringDashboard
-    from cdk_ts.period_tables import PeriodTableOptions, PeriodTablesBase
     from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
-    from cdk_ts.rotating_tables import RotatingTimeSeriesTables
+    from cdk_ts.rotation import (
+        ImportedPeriodTables,
+        PeriodTableOptions,
+        PeriodTablesBase,
+        RotatingTimeSeriesTables,
+        RotationOptions,
+    )
     from cdk_ts.runtime_layer import RuntimeLayer
     from cdk_ts.sharding import ShardMetadataTable, ShardMetadataTableBase
     from cdk_ts.stream_archiver import TTL_DELETIONS_ONLY, FailureDestination, StreamArchiver
-    from cdk_ts.timestream import TimestreamTable
+    from cdk_ts.timestream import TimestreamTable, TimestreamTableBase
     from cdk_ts_runtime.archiver import ArchiverMetric
     from cdk_ts_runtime.compaction_plan import ColumnSpec, Granularity
     from cdk_ts_runtime.sharding import ShardGrowth, ShardStrategy
@@ -56,13 +61,16 @@ _LAZY = {
     "PARTITION_COLUMNS": "cdk_ts.archive_catalog",
     "deduplicated_view_sql": "cdk_ts.archive_catalog",
     "DeviceLogTable": "cdk_ts.device_log",
+    "DeviceLogTableBase": "cdk_ts.device_log",
     "MonitoringDashboard": "cdk_ts.monitoring",
-    "RotatingTimeSeriesTables": "cdk_ts.rotating_tables",
+    "RotatingTimeSeriesTables": "cdk_ts.rotation",
     "RuntimeLayer": "cdk_ts.runtime_layer",
     "ShardMetadataTable": "cdk_ts.sharding",
     "ShardMetadataTableBase": "cdk_ts.sharding",
-    "PeriodTablesBase": "cdk_ts.period_tables",
-    "PeriodTableOptions": "cdk_ts.period_tables",
+    "PeriodTablesBase": "cdk_ts.rotation",
+    "PeriodTableOptions": "cdk_ts.rotation",
+    "ImportedPeriodTables": "cdk_ts.rotation",
+    "RotationOptions": "cdk_ts.rotation",
     "ArchiveCatalog": "cdk_ts.archive_catalog",
     "ArchiveCompaction": "cdk_ts.archive_compaction",
     "CompactionOptions": "cdk_ts.archive_compaction",
@@ -72,6 +80,7 @@ _LAZY = {
     "FailureDestination": "cdk_ts.stream_archiver",
     "TTL_DELETIONS_ONLY": "cdk_ts.stream_archiver",
     "TimestreamTable": "cdk_ts.timestream",
+    "TimestreamTableBase": "cdk_ts.timestream",
 }
 
 try:  # one version, written in pyproject.toml only
@@ -95,17 +104,20 @@ __all__ = [
     "CompactedCatalog",
     "CompactionOptions",
     "DeviceLogTable",
+    "DeviceLogTableBase",
     "FailureDestination",
     "Granularity",
     "IcebergOptions",
     "MonitoringDashboard",
     "HasTable",
+    "ImportedPeriodTables",
     "PeriodTableOptions",
     "PeriodTablesBase",
     "RightSizing",
     "RotatingStreamSource",
     "RotatingTimeSeriesTables",
     "RotationMetric",
+    "RotationOptions",
     "RotationPeriod",
     "RuntimeLayer",
     "ShardGrowth",
@@ -116,6 +128,7 @@ __all__ = [
     "StreamConsumer",
     "TableCapacityOptions",
     "TimestreamTable",
+    "TimestreamTableBase",
     "ValidationError",
     "access_logs_bucket",
     "deduplicated_view_sql",

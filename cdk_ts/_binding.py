@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from abc import abstractmethod
 from collections.abc import Mapping
 
 from aws_cdk import Stack, Token
@@ -10,20 +11,47 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from cdk_ts._abstract import AbstractConstructMeta
 from cdk_ts._validation import require_access
 from cdk_ts.runtime_layer import RuntimeLayer
 
 
-class Bindable:
-    """Mixin: ``bind`` sets the construct's environment, adds the runtime layer and returns the data grant.
+class BindableConstruct(Construct, metaclass=AbstractConstructMeta):
+    """Base of a data construct: ``bind`` sets its environment, adds the runtime layer and returns the data grant.
 
-    A construct provides ``binding_environment`` and the three ``grant_*_data`` methods.
+    A subclass defines ``binding_environment`` and the three ``grant_*_data`` methods; Python refuses to
+    instantiate one that does not. ``PeriodTablesBase``, ``DeviceLogTable`` and ``ShardMetadataTableBase``
+    derive from it.
     """
 
     @property
+    @abstractmethod
     def binding_environment(self) -> Mapping[str, str]:
         """The environment variables ``bind`` sets, read back by the runtime client's ``from_env``."""
-        raise NotImplementedError
+
+    @abstractmethod
+    def grant_read_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
+        """Read this construct's data.
+
+        :param grantee: who reads.
+        :param acknowledge_nag_findings: acknowledge the grant's cdk-nag findings on ``grantee``'s policy.
+        """
+
+    @abstractmethod
+    def grant_write_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
+        """Write this construct's data.
+
+        :param grantee: who writes.
+        :param acknowledge_nag_findings: acknowledge the grant's cdk-nag findings on ``grantee``'s policy.
+        """
+
+    @abstractmethod
+    def grant_read_write_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
+        """Read and write this construct's data.
+
+        :param grantee: who reads and writes.
+        :param acknowledge_nag_findings: acknowledge the grant's cdk-nag findings on ``grantee``'s policy.
+        """
 
     def bind(
         self,
@@ -87,6 +115,10 @@ class Bindable:
                 "by ARN or name), so bind cannot change it; do this by hand:\n" + "\n".join(f"- {t}" for t in todo)
             )
         return granted
+
+
+#: The former mixin's name, kept while other modules and branches move to the base class.
+Bindable = BindableConstruct
 
 
 def _by_hand(construct: Construct, granted: bool, env: Mapping[str, str] | None, layer: bool) -> list[str]:

@@ -21,7 +21,7 @@ from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from cdk_ts import _perms
-from cdk_ts._alarms import AlarmActions
+from cdk_ts._alarms import AlarmingConstruct
 from cdk_ts._assets import compaction_code
 from cdk_ts._defaults import LAMBDA_RUNTIME, MIN_RUNTIME_MINOR, dead_letter_queue, runtime_function
 from cdk_ts._metrics import graph, metric_options
@@ -111,7 +111,7 @@ class CompactionOptions:
         whole("memory_size", self.memory_size, minimum=128, maximum=10_240)
 
 
-class ArchiveCompaction(AlarmActions, Construct):
+class ArchiveCompaction(AlarmingConstruct):
     """Compacts a StreamArchiver's closed partitions to zstd Parquet sorted by key and time, hourly.
 
     Each run (an EventBridge schedule, every hour at minute 20 by default) compacts the partitions whose
@@ -174,7 +174,6 @@ class ArchiveCompaction(AlarmActions, Construct):
             )
         problems.raise_if_any()
         super().__init__(scope, construct_id)
-        self._init_alarm_actions()
         self.settings: CompactionSettings = settings
         self.bucket = bucket
         self.dead_letter_queue = dead_letter_queue(
@@ -333,7 +332,7 @@ class ArchiveCompaction(AlarmActions, Construct):
         return [graph(f"{self.node.id}: failed compaction runs, errors",
                       self.metric_dead_letters(label="failed runs"), self.metric_errors(label="errors"))]
 
-    def _default_alarms(self) -> dict[str, cloudwatch.Alarm]:
+    def _create_default_alarms(self) -> dict[str, cloudwatch.Alarm]:
         alarms = {
             "dead_letter_queue": self._alarm_above(
                 "DeadLetterQueueAlarm", self.metric_dead_letters(),

@@ -11,208 +11,54 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
-from cdk_ts._binding import Bindable
 from cdk_ts._capacity import CAPACITY_KEYWORDS, TableCapacityOptions, table_capacity_options
 from cdk_ts._defaults import table_protection
 from cdk_ts._insights import ThrottledKeysRule, throttled_keys_options, throttled_keys_rule_of
-from cdk_ts._metrics import TableThrottleWidgets, metric_options
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
+from cdk_ts._single_table import SingleTableConstruct
+from cdk_ts._table_metrics import TableMetricFactory
+from cdk_ts._table_names import check_table_name
 from cdk_ts._validation import Problems, check_keywords, keyword_names
 from cdk_ts_runtime.device_log import ENV_TABLE_NAME, GSI_BY_OPERATOR, GSI_BY_SUPERVISOR
 from cdk_ts_runtime.errors import ValidationError
 
 _STRING = dynamodb.AttributeType.STRING
+#: Each GSI: its name, partition key, sort key, and the constructor keyword of its projection.
+_INDEXES = (
+    (GSI_BY_OPERATOR, "Operator", "Date", "gsi1_projection"),
+    (GSI_BY_SUPERVISOR, "EscalatedTo", "State#Date", "gsi2_projection"),
+)
 
 
-class DeviceLogTable(TableThrottleWidgets, Bindable, Construct):
-    """Device status log: ``DeviceID`` + ``State#Date``, GSI1 by ``Operator``/``Date``, sparse GSI2 by ``EscalatedTo``.
+class DeviceLogTableBase(SingleTableConstruct):
+    """What any device log table can do, created here or elsewhere: grants, ``bind`` and metrics.
 
-    Both GSIs are created with the table (CloudFormation cannot add two GSIs in one update). Pass
-    ``existing_table`` to use a table created elsewhere; it must follow the same model, with index
-    names GSI1 and GSI2 (import it with ``global_indexes=["GSI1", "GSI2"]`` so grants cover them).
-    The table is exposed as ``table``.
+    ``DeviceLogTable`` creates the table (or wraps ``existing_table``); ``DeviceLogTable.from_table_name``
+    returns one of these for a table another stack or app deployed. Exposes ``table``, ``stream_view_type``
+    (None when not known here), ``encryption_key`` and ``throttled_keys_rule``.
     """
 
-    def __init__(
-        self, scope: Construct, construct_id: str, *,
-        existing_table: dynamodb.ITable | None = None,
-        table_name: str | None = None,
-        billing_mode: dynamodb.BillingMode = dynamodb.BillingMode.PAY_PER_REQUEST,
-        read_capacity: int | None = None,
-        write_capacity: int | None = None,
-        gsi1_projection: dynamodb.ProjectionType = dynamodb.ProjectionType.ALL,
-        gsi2_projection: dynamodb.ProjectionType = dynamodb.ProjectionType.ALL,
-        gsi_non_key_attributes: list[str] | None = None,
-        encryption_key: kms.IKey | None = None,
-        point_in_time_recovery: bool = True,
-        stream: dynamodb.StreamViewType | None = None,
-        time_to_live_attribute: str | None = None,
-        removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
-        deletion_protection: bool = False,
-        throttled_keys_insights: bool = False,
-        **capacity: Unpack[TableCapacityOptions],
-    ) -> None:
-        """Create the table and its two GSIs, or wrap ``existing_table``.
+    table: dynamodb.ITable
+
+    def __init__(self, scope: Construct, construct_id: str) -> None:
+        """Start with nothing known but the path; the owning construct and the importer set ``table``.
 
         :param scope: the parent construct.
         :param construct_id: the construct ID.
-        :param existing_table: a table defined elsewhere that follows the same model (index names GSI1 and
-            GSI2); the table options below must then be left unset. Default: None — a new table is created.
-        :param table_name: the table's name.
-            Default: None — CloudFormation generates a unique name.
-        :param billing_mode: on-demand or provisioned capacity for the table and both GSIs.
-            Default: ``BillingMode.PAY_PER_REQUEST`` — on-demand, no capacity planning.
-        :param read_capacity: provisioned RCU of the table and of each GSI; required (>= 1) with
-            ``BillingMode.PROVISIONED``, not allowed otherwise. Default: None — on-demand.
-        :param write_capacity: provisioned WCU of the table and of each GSI; same rules as ``read_capacity``.
-            Default: None — on-demand.
-        :param gsi1_projection: attributes GSI1 (by ``Operator``/``Date``) carries.
-            Default: ``ProjectionType.ALL`` — whole items, so GSI1 queries need no second read.
-        :param gsi2_projection: attributes GSI2 (by ``EscalatedTo``) carries.
-            Default: ``ProjectionType.ALL``.
-        :param gsi_non_key_attributes: the non-key attributes an ``INCLUDE`` projection carries (required
-            with ``INCLUDE``). Default: None — none; only needed for ``INCLUDE`` projections.
-        :param encryption_key: the KMS key the table is encrypted with.
-            Default: None — an AWS owned key.
-        :param point_in_time_recovery: enable point-in-time recovery.
-            Default: True.
-        :param stream: the stream view type (``NEW_AND_OLD_IMAGES`` for a ``StreamArchiver``).
-            Default: None — no stream, so nothing to archive.
-        :param time_to_live_attribute: the attribute holding each entry's expiry (epoch seconds).
-            Default: None — no TTL; entries are kept until deleted.
-        :param removal_policy: what happens to the table when it leaves the stack.
-            Default: ``RemovalPolicy.RETAIN`` — the table and its data are kept.
-        :param deletion_protection: enable DynamoDB deletion protection.
-            Default: False.
-        :param throttled_keys_insights: turn on CloudWatch Contributor Insights in ``THROTTLED_KEYS`` mode on the
-            table and both GSIs, so the keys DynamoDB throttles are named (README, "Hot keys named"); the table's
-            dashboard row then graphs its top throttled key (``throttled_keys_rule`` reads the rule name at deploy
-            time). Default: False — no Contributor Insights rules (each rule is billed).
-        :param capacity: the keywords of ``TableCapacityOptions``, documented there (``max_read_request_units``,
-            ``max_write_request_units``, ``warm_read_units_per_second``, ``warm_write_units_per_second``,
-            ``table_class``); the on-demand caps apply to the table and to each GSI.
-        :raises ValueError: naming this construct's path and every problem at once, an unknown keyword (with
-            the closest valid one), table options given with ``existing_table``, capacity or caps that do not
-            match ``billing_mode``, a cap or warm value below 1, or an ``INCLUDE`` projection without
-            ``gsi_non_key_attributes``.
         """
-        problems = Problems(scope, construct_id)
-        check_keywords(problems, capacity, CAPACITY_KEYWORDS, also_valid=keyword_names(DeviceLogTable.__init__))
-        provisioned = billing_mode == dynamodb.BillingMode.PROVISIONED
-        if existing_table is not None:
-            given = [
-                name
-                for name, value in (
-                    ("table_name", table_name),
-                    ("read_capacity", read_capacity),
-                    ("write_capacity", write_capacity),
-                    ("encryption_key", encryption_key),
-                    ("stream", stream),
-                    ("time_to_live_attribute", time_to_live_attribute),
-                    ("throttled_keys_insights", throttled_keys_insights or None),
-                    *((name, capacity.get(name)) for name in CAPACITY_KEYWORDS),
-                )
-                if value is not None
-            ]
-            problems.check(
-                not given,
-                f"{', '.join(given)} cannot be applied to existing_table {existing_table.node.path}; "
-                "configure the existing table where it is defined",
-            )
-        else:
-            for name, value in (("read_capacity", read_capacity), ("write_capacity", write_capacity)):
-                if provisioned:
-                    problems.check(
-                        value is not None and value >= 1, f"{name} {value!r} must be >= 1 with billing_mode PROVISIONED"
-                    )
-                else:
-                    problems.check(
-                        value is None, f"{name} {value!r} needs billing_mode=dynamodb.BillingMode.PROVISIONED"
-                    )
-            for name, projection in (("gsi1_projection", gsi1_projection), ("gsi2_projection", gsi2_projection)):
-                problems.check(
-                    projection != dynamodb.ProjectionType.INCLUDE or bool(gsi_non_key_attributes),
-                    f"{name} INCLUDE needs gsi_non_key_attributes",
-                )
-            options, caps = table_capacity_options(problems, capacity, on_demand=not provisioned)
-        problems.raise_if_any()
         super().__init__(scope, construct_id)
-        self.stream_view_type = stream
-        self.encryption_key = encryption_key
+        self.stream_view_type: dynamodb.StreamViewType | None = None
+        self.encryption_key: kms.IKey | None = None
         #: Reads the table's throttled-keys rule name at deploy time (``throttled_keys_insights=True``), for the
         #: dashboard row; None otherwise.
         self.throttled_keys_rule: ThrottledKeysRule | None = None
-        if existing_table is not None:
-            self.table = existing_table
-            self.stream_view_type = None  # unknown for a table defined elsewhere: its stream ARN tells
-            return
-        capacity = {"read_capacity": read_capacity, "write_capacity": write_capacity} if provisioned else {}
-        table = dynamodb.Table(
-            self,
-            "Table",
-            table_name=table_name,
-            partition_key=dynamodb.Attribute(name="DeviceID", type=_STRING),
-            sort_key=dynamodb.Attribute(name="State#Date", type=_STRING),
-            billing_mode=billing_mode,
-            **table_protection(encryption_key, point_in_time_recovery),
-            stream=stream,
-            time_to_live_attribute=time_to_live_attribute,
-            removal_policy=removal_policy,
-            deletion_protection=deletion_protection,
-            **throttled_keys_options(throttled_keys_insights),
-            **capacity,
-            **options,
-        )
-        for index, partition, sort, projection in (
-            (GSI_BY_OPERATOR, "Operator", "Date", gsi1_projection),
-            (GSI_BY_SUPERVISOR, "EscalatedTo", "State#Date", gsi2_projection),
-        ):
-            table.add_global_secondary_index(
-                index_name=index,
-                partition_key=dynamodb.Attribute(name=partition, type=_STRING),
-                sort_key=dynamodb.Attribute(name=sort, type=_STRING),
-                projection_type=projection,
-                non_key_attributes=gsi_non_key_attributes if projection == dynamodb.ProjectionType.INCLUDE else None,
-                **throttled_keys_options(throttled_keys_insights),
-                **capacity,
-                **caps,
-            )
-        self.table: dynamodb.ITable = table
-        if throttled_keys_insights:
-            self.throttled_keys_rule = throttled_keys_rule_of(table)
-
-    @classmethod
-    def from_table_name(
-        cls, scope: Construct, construct_id: str, *,
-        table_name: str,
-        encryption_key: kms.IKey | None = None,
-        table_stream_arn: str | None = None,
-    ) -> DeviceLogTable:
-        """A device log table another stack or app created, with the same grants, ``bind`` and metrics.
-
-        Imports the table (``Table.from_table_attributes`` with its indexes GSI1 and GSI2, so grants
-        cover them) as the sibling ``{construct_id}Table`` and wraps it, as ``existing_table`` does.
-
-        :param scope: the parent construct.
-        :param construct_id: the construct ID.
-        :param table_name: the table's name (the owning ``DeviceLogTable``'s ``table.table_name``).
-        :param encryption_key: the table's KMS key, so grants include it.
-            Default: None — an AWS owned key.
-        :param table_stream_arn: the table's stream ARN, for ``grant_stream_read`` and a ``StreamArchiver``.
-            Default: None — no stream.
-        """
-        table = dynamodb.Table.from_table_attributes(
-            scope, f"{construct_id}Table", table_name=table_name, encryption_key=encryption_key,
-            table_stream_arn=table_stream_arn, global_indexes=[GSI_BY_OPERATOR, GSI_BY_SUPERVISOR],
-        )
-        return cls(scope, construct_id, existing_table=table)
 
     def metric_throttled_requests(self, **props: Any) -> cloudwatch.IMetric:
         """Throttled requests on the table, every operation summed (``AWS/DynamoDB`` ``ThrottledRequests``).
 
         :param props: metric options (``label``, ``period``...). Sum over 5 minutes.
         """
-        return self.table.metric_throttled_requests_for_operations(**metric_options(props))
+        return TableMetricFactory(self.table).throttled_requests(**props)
 
     def grant_read_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
         """Query/GetItem/BatchGetItem/Scan on the table and both GSIs (what the seven reads need).
@@ -273,3 +119,216 @@ class DeviceLogTable(TableThrottleWidgets, Bindable, Construct):
                 "the grant covers this one table's two GSIs (GSI1, GSI2), which the repository queries",
             )
         return grant
+
+
+class DeviceLogTable(DeviceLogTableBase):
+    """Device status log: ``DeviceID`` + ``State#Date``, GSI1 by ``Operator``/``Date``, sparse GSI2 by ``EscalatedTo``.
+
+    Both GSIs are created with the table (CloudFormation cannot add two GSIs in one update). Pass
+    ``existing_table`` to use a table created elsewhere; it must follow the same model, with index
+    names GSI1 and GSI2 (import it with ``global_indexes=["GSI1", "GSI2"]`` so grants cover them).
+    The table is exposed as ``table``. For a table another stack or app deployed, ``from_table_name``.
+
+    Keyword arguments of the constructor:
+
+    :param existing_table: a table defined elsewhere that follows the same model (index names GSI1 and
+        GSI2); the table options below must then be left unset. Default: None — a new table is created.
+    :param table_name: the table's name, 3-255 characters of ``[A-Za-z0-9_.-]``.
+        Default: None — CloudFormation generates a unique name.
+    :param billing_mode: on-demand or provisioned capacity for the table and both GSIs.
+        Default: ``BillingMode.PAY_PER_REQUEST`` — on-demand, no capacity planning.
+    :param read_capacity: provisioned RCU of the table and of each GSI; required (>= 1) with
+        ``BillingMode.PROVISIONED``, not allowed otherwise. Default: None — on-demand.
+    :param write_capacity: provisioned WCU of the table and of each GSI; same rules as ``read_capacity``.
+        Default: None — on-demand.
+    :param gsi1_projection: attributes GSI1 (by ``Operator``/``Date``) carries.
+        Default: ``ProjectionType.ALL`` — whole items, so GSI1 queries need no second read.
+    :param gsi2_projection: attributes GSI2 (by ``EscalatedTo``) carries.
+        Default: ``ProjectionType.ALL``.
+    :param gsi_non_key_attributes: the non-key attributes an ``INCLUDE`` projection carries (required
+        with ``INCLUDE``). Default: None — none; only needed for ``INCLUDE`` projections.
+    :param encryption_key: the KMS key the table is encrypted with.
+        Default: None — an AWS owned key.
+    :param point_in_time_recovery: enable point-in-time recovery.
+        Default: True.
+    :param stream: the stream view type (``NEW_AND_OLD_IMAGES`` for a ``StreamArchiver``).
+        Default: None — no stream, so nothing to archive.
+    :param time_to_live_attribute: the attribute holding each entry's expiry (epoch seconds).
+        Default: None — no TTL; entries are kept until deleted.
+    :param removal_policy: what happens to the table when it leaves the stack.
+        Default: ``RemovalPolicy.RETAIN`` — the table and its data are kept.
+    :param deletion_protection: enable DynamoDB deletion protection.
+        Default: False.
+    :param throttled_keys_insights: turn on CloudWatch Contributor Insights in ``THROTTLED_KEYS`` mode on the
+        table and both GSIs, so the keys DynamoDB throttles are named (README, "Hot keys named"); the table's
+        dashboard row then graphs its top throttled key (``throttled_keys_rule`` reads the rule name at deploy
+        time). Default: False — no Contributor Insights rules (each rule is billed).
+    :param capacity: the keywords of ``TableCapacityOptions``, documented there (``max_read_request_units``,
+        ``max_write_request_units``, ``warm_read_units_per_second``, ``warm_write_units_per_second``,
+        ``table_class``); the on-demand caps apply to the table and to each GSI.
+    :raises ValueError: naming this construct's path and every problem at once, an unknown keyword (with
+        the closest valid one), table options given with ``existing_table``, capacity or caps that do not
+        match ``billing_mode``, a cap or warm value below 1, an ``INCLUDE`` projection without
+        ``gsi_non_key_attributes``, or a ``table_name`` DynamoDB would refuse.
+    """
+
+    def __init__(
+        self, scope: Construct, construct_id: str, *,
+        existing_table: dynamodb.ITable | None = None,
+        table_name: str | None = None,
+        billing_mode: dynamodb.BillingMode = dynamodb.BillingMode.PAY_PER_REQUEST,
+        read_capacity: int | None = None,
+        write_capacity: int | None = None,
+        gsi1_projection: dynamodb.ProjectionType = dynamodb.ProjectionType.ALL,
+        gsi2_projection: dynamodb.ProjectionType = dynamodb.ProjectionType.ALL,
+        gsi_non_key_attributes: list[str] | None = None,
+        encryption_key: kms.IKey | None = None,
+        point_in_time_recovery: bool = True,
+        stream: dynamodb.StreamViewType | None = None,
+        time_to_live_attribute: str | None = None,
+        removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
+        deletion_protection: bool = False,
+        throttled_keys_insights: bool = False,
+        **capacity: Unpack[TableCapacityOptions],
+    ) -> None:
+        """Create the table and its two GSIs, or wrap ``existing_table`` (keywords in the class docstring)."""
+        problems = Problems(scope, construct_id)
+        check_keywords(problems, capacity, CAPACITY_KEYWORDS, also_valid=keyword_names(DeviceLogTable.__init__))
+        provisioned = billing_mode == dynamodb.BillingMode.PROVISIONED
+        if existing_table is not None:
+            _validate_existing(problems, existing_table, {
+                "table_name": table_name, "read_capacity": read_capacity, "write_capacity": write_capacity,
+                "encryption_key": encryption_key, "stream": stream, "time_to_live_attribute": time_to_live_attribute,
+                "throttled_keys_insights": throttled_keys_insights or None,
+                **{name: capacity.get(name) for name in CAPACITY_KEYWORDS},
+            })
+        else:
+            check_table_name(problems, "table_name", table_name)
+            _validate_capacity(problems, provisioned, read_capacity, write_capacity)
+            _validate_projections(problems, gsi1_projection, gsi2_projection, gsi_non_key_attributes)
+            options, caps = table_capacity_options(problems, capacity, on_demand=not provisioned)
+        problems.raise_if_any()
+        super().__init__(scope, construct_id)
+        if existing_table is not None:
+            self.table = existing_table  # its stream view type is unknown here: its stream ARN tells
+            return
+        self.stream_view_type = stream
+        self.encryption_key = encryption_key
+        provisioned_units = {"read_capacity": read_capacity, "write_capacity": write_capacity} if provisioned else {}
+        table = self._create_table(
+            table_name=table_name, billing_mode=billing_mode, stream=stream,
+            time_to_live_attribute=time_to_live_attribute, removal_policy=removal_policy,
+            deletion_protection=deletion_protection, **table_protection(encryption_key, point_in_time_recovery),
+            **throttled_keys_options(throttled_keys_insights), **provisioned_units, **options,
+        )
+        _add_indexes(
+            table, {"gsi1_projection": gsi1_projection, "gsi2_projection": gsi2_projection}, gsi_non_key_attributes,
+            {**throttled_keys_options(throttled_keys_insights), **provisioned_units, **caps},
+        )
+        self.table: dynamodb.ITable = table
+        if throttled_keys_insights:
+            self.throttled_keys_rule = throttled_keys_rule_of(table)
+
+    def _create_table(self, **props: Any) -> dynamodb.Table:
+        """The table with the model's keys (``DeviceID`` + ``State#Date``) and ``props`` (the constructor's options)."""
+        return dynamodb.Table(
+            self,
+            "Table",
+            partition_key=dynamodb.Attribute(name="DeviceID", type=_STRING),
+            sort_key=dynamodb.Attribute(name="State#Date", type=_STRING),
+            **props,
+        )
+
+    @classmethod
+    def from_table_name(
+        cls, scope: Construct, construct_id: str, *,
+        table_name: str,
+        encryption_key: kms.IKey | None = None,
+        table_stream_arn: str | None = None,
+    ) -> DeviceLogTableBase:
+        """A device log table another stack or app created, with the same grants, ``bind`` and metrics; creates nothing.
+
+        Imports the table as ``{construct_id}/Table`` (``Table.from_table_attributes`` with its indexes GSI1 and
+        GSI2, so grants cover them).
+
+        :param scope: the parent construct.
+        :param construct_id: the construct ID.
+        :param table_name: the table's name (the owning ``DeviceLogTable``'s ``table_name``, or its
+            ``table.table_name`` exported from the owning stack).
+        :param encryption_key: the table's KMS key, so grants include it.
+            Default: None — an AWS owned key.
+        :param table_stream_arn: the table's stream ARN, for ``grant_stream_read`` and a ``StreamArchiver``.
+            Default: None — no stream.
+        :raises ValueError: naming the construct path, for a ``table_name`` DynamoDB would refuse.
+        """
+        problems = Problems(scope, construct_id)
+        check_table_name(problems, "table_name", table_name)
+        problems.raise_if_any()
+        return _ImportedDeviceLogTable(
+            scope, construct_id, table_name=table_name, encryption_key=encryption_key,
+            table_stream_arn=table_stream_arn,
+        )
+
+
+class _ImportedDeviceLogTable(DeviceLogTableBase):
+    """A device log table deployed elsewhere, known by name: what ``DeviceLogTable.from_table_name`` returns."""
+
+    def __init__(
+        self, scope: Construct, construct_id: str, *,
+        table_name: str, encryption_key: kms.IKey | None, table_stream_arn: str | None,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.encryption_key = encryption_key
+        self.table = dynamodb.Table.from_table_attributes(
+            self, "Table", table_name=table_name, encryption_key=encryption_key,
+            table_stream_arn=table_stream_arn, global_indexes=[GSI_BY_OPERATOR, GSI_BY_SUPERVISOR],
+        )
+
+
+def _validate_existing(problems: Problems, existing_table: dynamodb.ITable, options: dict[str, object]) -> None:
+    """Record the table options given with ``existing_table``, which only its own definition can apply."""
+    given = [name for name, value in options.items() if value is not None]
+    problems.check(
+        not given,
+        f"{', '.join(given)} cannot be applied to existing_table {existing_table.node.path}; "
+        "configure the existing table where it is defined",
+    )
+
+
+def _validate_capacity(problems: Problems, provisioned: bool, read: int | None, write: int | None) -> None:
+    """Record provisioned units that do not match the billing mode."""
+    for name, value in (("read_capacity", read), ("write_capacity", write)):
+        if provisioned:
+            problems.check(
+                value is not None and value >= 1, f"{name} {value!r} must be >= 1 with billing_mode PROVISIONED"
+            )
+        else:
+            problems.check(value is None, f"{name} {value!r} needs billing_mode=dynamodb.BillingMode.PROVISIONED")
+
+
+def _validate_projections(
+    problems: Problems, gsi1: dynamodb.ProjectionType, gsi2: dynamodb.ProjectionType, non_key: list[str] | None
+) -> None:
+    """Record an ``INCLUDE`` projection without the attributes it includes."""
+    for name, projection in (("gsi1_projection", gsi1), ("gsi2_projection", gsi2)):
+        problems.check(
+            projection != dynamodb.ProjectionType.INCLUDE or bool(non_key),
+            f"{name} INCLUDE needs gsi_non_key_attributes",
+        )
+
+
+def _add_indexes(
+    table: dynamodb.Table, projections: dict[str, dynamodb.ProjectionType], non_key: list[str] | None,
+    options: dict[str, Any],
+) -> None:
+    """GSI1 and GSI2, in that order, each with ``options`` (insights, provisioned units, on-demand caps)."""
+    for index, partition, sort, keyword in _INDEXES:
+        projection = projections[keyword]
+        table.add_global_secondary_index(
+            index_name=index,
+            partition_key=dynamodb.Attribute(name=partition, type=_STRING),
+            sort_key=dynamodb.Attribute(name=sort, type=_STRING),
+            projection_type=projection,
+            non_key_attributes=non_key if projection == dynamodb.ProjectionType.INCLUDE else None,
+            **options,
+        )

@@ -7,10 +7,9 @@ from typing import Any
 from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
-from cdk_ts._alarms import AlarmActions
 from cdk_ts._insights import throttled_keys_graph
 from cdk_ts._validation import describe
-from cdk_ts.protocols import Monitorable
+from cdk_ts.protocols import HasAlarms, Monitorable
 
 
 class MonitoringDashboard(Construct):
@@ -55,7 +54,7 @@ class MonitoringDashboard(Construct):
         alarms: list[cloudwatch.IAlarm] = []
         for construct in constructs:
             self.dashboard.add_widgets(*construct.dashboard_widgets())
-            if isinstance(construct, AlarmActions):
+            if isinstance(construct, HasAlarms):
                 alarms.extend(construct.alarms.values())
         if alarms:
             self._alarms.extend(alarms)

@@ -12,7 +12,7 @@ from constructs import Node
 
 from cdk_ts_runtime.stream_consumer import StreamConsumer
 
-__all__ = ["ArchiverSource", "HasTable", "Monitorable", "RotatingStreamSource"]
+__all__ = ["ArchiverSource", "HasAlarms", "HasTable", "Monitorable", "RotatingStreamSource"]
 
 
 @runtime_checkable
@@ -31,6 +31,16 @@ class Monitorable(Protocol):
 
     def dashboard_widgets(self) -> list[cloudwatch.IWidget]:
         """The widgets of this construct's dashboard row."""
+        ...
+
+
+@runtime_checkable
+class HasAlarms(Protocol):
+    """A construct with opt-in default alarms (``add_default_alarms``), kept by name in ``alarms``."""
+
+    @property
+    def alarms(self) -> dict[str, cloudwatch.Alarm]:
+        """The default alarms by name; empty until ``add_default_alarms`` is called."""
         ...
 
 

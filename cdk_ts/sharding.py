@@ -13,12 +13,14 @@ from aws_cdk import aws_kms as kms
 from constructs import Construct
 
 from cdk_ts import _perms
-from cdk_ts._binding import Bindable
+from cdk_ts._binding import BindableConstruct
 from cdk_ts._capacity import CAPACITY_KEYWORDS, TableCapacityOptions, table_capacity_options
 from cdk_ts._defaults import table_protection
 from cdk_ts._insights import ThrottledKeysRule, main_table_problem, name_throttled_keys_of, throttled_keys_rule_of
-from cdk_ts._metrics import TableThrottleWidgets, metric_options
 from cdk_ts._nag import grant_unscoped
+from cdk_ts._single_table import SingleTableConstruct
+from cdk_ts._table_metrics import TableMetricFactory
+from cdk_ts._table_names import check_table_name
 from cdk_ts._validation import Problems, attribute_problem, check_keywords, keyword_names
 from cdk_ts.protocols import HasTable
 from cdk_ts_runtime.sharding import (
@@ -39,12 +41,12 @@ _ATTRIBUTE_TYPES = {
 }
 
 
-class ShardMetadataTableBase(TableThrottleWidgets, Bindable, Construct):
+class ShardMetadataTableBase(SingleTableConstruct):
     """What any shard metadata table can do, created here or elsewhere: grants, ``bind`` and metrics.
 
     ``ShardMetadataTable`` creates the table; ``ShardMetadataTable.from_table_name`` returns one of these
     for a metadata table another stack or app deployed. Exposes ``table`` (the metadata table),
-    ``main_table``, ``partition_key``, ``sort_key_name`` and ``strategy``.
+    ``main_table``, ``partition_key``, ``sort_key_name``, ``strategy`` and ``throttled_keys_rule``.
     """
 
     table: dynamodb.ITable
@@ -56,7 +58,8 @@ class ShardMetadataTableBase(TableThrottleWidgets, Bindable, Construct):
         sort_key_name: str,
         strategy: ShardStrategy | StrategyName,
     ) -> None:
-        """Hold the main table's keys and the strategy; the owning construct and the importer validate first.
+        """Hold the main table's keys and the strategy; the owning construct and the importer validate first
+        and set ``table``.
 
         :param scope: the parent construct.
         :param construct_id: the construct ID.
@@ -70,10 +73,13 @@ class ShardMetadataTableBase(TableThrottleWidgets, Bindable, Construct):
             main_table.table if isinstance(main_table, HasTable) else main_table
         )
         # a construct such as DeviceLogTable grants its own way (its GSIs' acknowledgement included)
-        self._main_construct = main_table if isinstance(main_table, Bindable) else None
+        self._main_construct = main_table if isinstance(main_table, BindableConstruct) else None
         self.partition_key: dynamodb.Attribute = partition_key
         self.sort_key_name: str = sort_key_name
         self.strategy = ShardStrategy(strategy)
+        #: Reads the main table's throttled-keys rule name at deploy time (``throttled_keys_insights=True``), for
+        #: the dashboard row; None otherwise.
+        self.throttled_keys_rule: ThrottledKeysRule | None = None
 
     def metric_throttled_requests(self, **props: Any) -> cloudwatch.IMetric:
         """Throttled requests on the metadata table (writers read it on every shard-count cache miss).
@@ -82,7 +88,7 @@ class ShardMetadataTableBase(TableThrottleWidgets, Bindable, Construct):
 
         :param props: metric options (``label``, ``period``...). Sum over 5 minutes.
         """
-        return self.table.metric_throttled_requests_for_operations(**metric_options(props))
+        return TableMetricFactory(self.table).throttled_requests(**props)
 
     def grant_read_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
         """Read data on the main table and the metadata table (what ``ShardedTable`` queries need).
@@ -172,12 +178,50 @@ class ShardMetadataTable(ShardMetadataTableBase):
     is read from a ``Table`` or ``TableV2`` defined in the app; for an imported table pass
     ``partition_key`` and ``sort_key_name``. The main table needs a sort key (``ShardedTable`` reads
     by it). On-demand by default: the metadata table must never be the bottleneck of the writes it
-    spreads. Exposes ``table`` (the metadata table) and ``main_table``.
+    spreads. Exposes ``table`` (the metadata table) and ``main_table``. Give it a ``table_name`` when
+    another stack or app will import it (``from_table_name``).
+
+    Keyword arguments of the constructor:
+
+    :param main_table: the table whose hot keys are sharded, an ``ITable``/``ITableV2`` or a construct
+        exposing ``.table`` (such as ``DeviceLogTable``). Its partition key must be a String (shards are
+        stored as ``{key}_{n}``).
+    :param table_name: the metadata table's name, 3-255 characters of ``[A-Za-z0-9_.-]``, so that another
+        stack or app can import it with ``ShardMetadataTable.from_table_name`` by a name known in advance.
+        Default: None — CloudFormation generates a unique name (read it from ``table.table_name``).
+    :param partition_key: the main table's partition key (the metadata table uses the same name and
+        type). Default: None — read from ``main_table``'s schema (a ``Table`` or ``TableV2`` with a single
+        partition key); required for an imported table.
+    :param sort_key_name: the main table's sort key name, which ``bind`` passes to ``ShardedTable``.
+        Default: None — read from ``main_table``'s schema; required for an imported table.
+    :param strategy: how writers pick a shard, ``ShardStrategy.RANDOM`` (uniform) or
+        ``ShardStrategy.COMPUTED`` (``md5(key + sort key) % N + 1``, so a point read touches one shard);
+        the values ``"random"``/``"computed"`` work too. Default: ``ShardStrategy.RANDOM``.
+    :param encryption_key: the KMS key the metadata table is encrypted with.
+        Default: None — an AWS owned key.
+    :param point_in_time_recovery: enable point-in-time recovery on the metadata table.
+        Default: True.
+    :param removal_policy: what happens to the metadata table when it leaves the stack.
+        Default: ``RemovalPolicy.RETAIN`` — kept, so readers still find every shard of the main table.
+    :param throttled_keys_insights: turn on CloudWatch Contributor Insights in ``THROTTLED_KEYS`` mode on the
+        MAIN table, so the keys DynamoDB throttles are named, the ones worth sharing out (README, "Hot keys
+        named"). Possible for a ``dynamodb.Table`` defined in this app (a ``DeviceLogTable``'s included);
+        insights it already has, in either mode, are kept; this construct's dashboard row then graphs the main
+        table's top throttled key (``throttled_keys_rule`` reads the rule name at deploy time).
+        Default: False — no Contributor Insights rules.
+    :param capacity: the keywords of ``TableCapacityOptions``, documented there (``max_read_request_units``,
+        ``max_write_request_units``, ``warm_read_units_per_second``, ``warm_write_units_per_second``,
+        ``table_class``), applied to the metadata table.
+    :raises ValueError: naming this construct's path and every problem at once, an unknown keyword (with
+        the closest valid one), an unknown strategy, a ``table_name`` DynamoDB would refuse, a partition key
+        that cannot be read or is not a String, no sort key, or a cap or warm value below 1.
+    :raises TypeError: when ``main_table`` is not a table or a construct with ``.table``.
     """
 
     def __init__(
         self, scope: Construct, construct_id: str, *,
         main_table: dynamodb.ITable | dynamodb.ITableV2 | HasTable,
+        table_name: str | None = None,
         partition_key: dynamodb.Attribute | None = None,
         sort_key_name: str | None = None,
         strategy: ShardStrategy | StrategyName = ShardStrategy.RANDOM,
@@ -187,76 +231,16 @@ class ShardMetadataTable(ShardMetadataTableBase):
         throttled_keys_insights: bool = False,
         **capacity: Unpack[TableCapacityOptions],
     ) -> None:
-        """Create the metadata table for ``main_table``.
-
-        :param scope: the parent construct.
-        :param construct_id: the construct ID.
-        :param main_table: the table whose hot keys are sharded, an ``ITable``/``ITableV2`` or a construct
-            exposing ``.table`` (such as ``DeviceLogTable``). Its partition key must be a String (shards are
-            stored as ``{key}_{n}``).
-        :param partition_key: the main table's partition key (the metadata table uses the same name and
-            type). Default: None — read from ``main_table``'s schema (a ``Table`` or ``TableV2`` with a single
-            partition key); required for an imported table.
-        :param sort_key_name: the main table's sort key name, which ``bind`` passes to ``ShardedTable``.
-            Default: None — read from ``main_table``'s schema; required for an imported table.
-        :param strategy: how writers pick a shard, ``ShardStrategy.RANDOM`` (uniform) or
-            ``ShardStrategy.COMPUTED`` (``md5(key + sort key) % N + 1``, so a point read touches one shard);
-            the values ``"random"``/``"computed"`` work too. Default: ``ShardStrategy.RANDOM``.
-        :param encryption_key: the KMS key the metadata table is encrypted with.
-            Default: None — an AWS owned key.
-        :param point_in_time_recovery: enable point-in-time recovery on the metadata table.
-            Default: True.
-        :param removal_policy: what happens to the metadata table when it leaves the stack.
-            Default: ``RemovalPolicy.RETAIN`` — kept, so readers still find every shard of the main table.
-        :param throttled_keys_insights: turn on CloudWatch Contributor Insights in ``THROTTLED_KEYS`` mode on the
-            MAIN table, so the keys DynamoDB throttles are named, the ones worth sharing out (README, "Hot keys
-            named"). Possible for a ``dynamodb.Table`` defined in this app (a ``DeviceLogTable``'s included);
-            insights it already has, in either mode, are kept; this construct's dashboard row then graphs the main
-            table's top throttled key (``throttled_keys_rule`` reads the rule name at deploy time).
-            Default: False — no Contributor Insights rules.
-        :param capacity: the keywords of ``TableCapacityOptions``, documented there (``max_read_request_units``,
-            ``max_write_request_units``, ``warm_read_units_per_second``, ``warm_write_units_per_second``,
-            ``table_class``), applied to the metadata table.
-        :raises ValueError: naming this construct's path and every problem at once, an unknown keyword (with
-            the closest valid one), an unknown strategy, a partition key that cannot be read or is not a
-            String, no sort key, or a cap or warm value below 1.
-        :raises TypeError: when ``main_table`` is not a table or a construct with ``.table``.
-        """
+        """Create the metadata table for ``main_table`` (keywords in the class docstring)."""
         problems = Problems(scope, construct_id)
         check_keywords(problems, capacity, CAPACITY_KEYWORDS, also_valid=keyword_names(ShardMetadataTable.__init__))
-        problems.check(strategy in STRATEGIES, f"strategy {strategy!r} is not one of {', '.join(STRATEGIES)}")
-        table = main_table.table if isinstance(main_table, HasTable) else main_table
-        if not hasattr(table, "table_name"):
-            raise TypeError(
-                f"{problems.path}: main_table {main_table!r} is not a DynamoDB table or a construct with .table"
-            )
-        schema_partition, schema_sort = _schema_keys(table)
-        partition_key = partition_key or schema_partition
-        if problems.check(
-            partition_key is not None,
-            f"cannot read the partition key of main_table {table.node.path} (an imported table, or a key of "
-            "several attributes); pass partition_key=dynamodb.Attribute(...)",
-        ) and problems.check(
-            (problem := attribute_problem("partition_key", partition_key)) is None, str(problem)
-        ):
-            problems.check(
-                partition_key.type == dynamodb.AttributeType.STRING,
-                f"partition key {partition_key.name!r} is {partition_key.type.name}; shards are stored as "
-                "'{key}_{n}', so the main table's partition key must be a String",
-            )
-        sort_key_name = sort_key_name or schema_sort
-        problems.check(
-            bool(sort_key_name),
-            f"main_table {table.node.path} has no sort key that can be read; ShardedTable needs the sort key name: "
-            "pass sort_key_name= (for an imported table), or shard a table that has a sort key",
-        )
+        _check_strategy(problems, strategy)
+        check_table_name(problems, "table_name", table_name)
+        table = _table_of(problems, main_table)
+        partition_key, sort_key_name = _main_table_keys(problems, table, partition_key, sort_key_name)
         options, _caps = table_capacity_options(problems, capacity, on_demand=True)
         if throttled_keys_insights:
-            why_not = main_table_problem(table)
-            problems.check(
-                why_not is None,
-                f"throttled_keys_insights cannot name the keys of main_table {table.node.path}: {why_not}",
-            )
+            _check_insights(problems, table)
         problems.raise_if_any()
         super().__init__(
             scope, construct_id, main_table=main_table, partition_key=partition_key, sort_key_name=sort_key_name,
@@ -265,15 +249,13 @@ class ShardMetadataTable(ShardMetadataTableBase):
         self.table = dynamodb.Table(
             self,
             "Table",
+            table_name=table_name,
             partition_key=dynamodb.Attribute(name=partition_key.name, type=partition_key.type),
-            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,  # never the bottleneck of the writes it spreads
             **table_protection(encryption_key, point_in_time_recovery),
             removal_policy=removal_policy,
             **options,
         )
-        #: Reads the main table's throttled-keys rule name at deploy time (``throttled_keys_insights=True``), for
-        #: the dashboard row; None otherwise.
-        self.throttled_keys_rule: ThrottledKeysRule | None = None
         if throttled_keys_insights:
             name_throttled_keys_of(table)
             self.throttled_keys_rule = throttled_keys_rule_of(table)
@@ -290,9 +272,16 @@ class ShardMetadataTable(ShardMetadataTableBase):
     ) -> ShardMetadataTableBase:
         """A metadata table another stack or app created, for the same grants, ``bind`` and metrics; creates nothing.
 
+        The metadata table is found by ``table_name`` alone: the ``table_name`` the owning
+        ``ShardMetadataTable`` was given (or its ``table.table_name``, exported from the owning stack when it was
+        generated), imported as ``{construct_id}/Table``. The main table is the one passed here, found as it
+        was imported: ``dynamodb.Table.from_table_name`` or ``DeviceLogTable.from_table_name`` by its own
+        name, so its grants (a device log's GSIs included) are its own. Neither name is looked up at synth
+        time: a wrong name shows when the function first reads or writes.
+
         :param scope: the parent construct.
         :param construct_id: the construct ID.
-        :param table_name: the metadata table's name (the owning ``ShardMetadataTable``'s ``table.table_name``).
+        :param table_name: the metadata table's name (the owning ``ShardMetadataTable``'s ``table_name``).
         :param main_table: the sharded table, an ``ITable``/``ITableV2`` (``Table.from_table_name`` for one
             deployed elsewhere) or a construct exposing ``.table`` (``DeviceLogTable.from_table_name``).
         :param partition_key: the main table's partition key (a String).
@@ -301,24 +290,85 @@ class ShardMetadataTable(ShardMetadataTableBase):
             Default: ``ShardStrategy.RANDOM``.
         :param encryption_key: the metadata table's KMS key, so grants include it.
             Default: None — an AWS owned key.
-        :raises ValueError: naming the construct path, for an unknown strategy or a partition key that is not a String.
+        :raises ValueError: naming the construct path, for an unknown strategy, a ``table_name`` DynamoDB would
+            refuse, or a partition key that is not a String.
         """
         problems = Problems(scope, construct_id)
-        problems.check(strategy in STRATEGIES, f"strategy {strategy!r} is not one of {', '.join(STRATEGIES)}")
-        if problems.check((problem := attribute_problem("partition_key", partition_key)) is None, str(problem)):
-            problems.check(
-                partition_key.type == dynamodb.AttributeType.STRING,
-                f"partition key {partition_key.name!r} is {partition_key.type.name}; the main table's must be a String",
-            )
+        _check_strategy(problems, strategy)
+        check_table_name(problems, "table_name", table_name)
+        _check_partition_key(problems, partition_key)
         problems.raise_if_any()
-        imported = ShardMetadataTableBase(
-            scope, construct_id, main_table=main_table, partition_key=partition_key, sort_key_name=sort_key_name,
-            strategy=strategy,
+        return _ImportedShardMetadataTable(
+            scope, construct_id, table_name=table_name, encryption_key=encryption_key, main_table=main_table,
+            partition_key=partition_key, sort_key_name=sort_key_name, strategy=strategy,
         )
-        imported.table = dynamodb.Table.from_table_attributes(
-            imported, "Table", table_name=table_name, encryption_key=encryption_key
+
+
+class _ImportedShardMetadataTable(ShardMetadataTableBase):
+    """A metadata table deployed elsewhere, known by name: what ``ShardMetadataTable.from_table_name`` returns."""
+
+    def __init__(
+        self, scope: Construct, construct_id: str, *, table_name: str, encryption_key: kms.IKey | None, **keys: Any
+    ) -> None:
+        super().__init__(scope, construct_id, **keys)
+        self.table = dynamodb.Table.from_table_attributes(
+            self, "Table", table_name=table_name, encryption_key=encryption_key
         )
-        return imported
+
+
+def _check_strategy(problems: Problems, strategy: object) -> None:
+    """Record a strategy that is not one of ``STRATEGIES``."""
+    problems.check(strategy in STRATEGIES, f"strategy {strategy!r} is not one of {', '.join(STRATEGIES)}")
+
+
+def _check_partition_key(problems: Problems, partition_key: object) -> None:
+    """Record a partition key that is not a ``dynamodb.Attribute`` of type String (shards are ``{key}_{n}``)."""
+    if problems.check((problem := attribute_problem("partition_key", partition_key)) is None, str(problem)):
+        problems.check(
+            partition_key.type == dynamodb.AttributeType.STRING,
+            f"partition key {partition_key.name!r} is {partition_key.type.name}; shards are stored as "
+            "'{key}_{n}', so the main table's partition key must be a String",
+        )
+
+
+def _table_of(problems: Problems, main_table: object) -> dynamodb.ITable | dynamodb.ITableV2:
+    """The table ``main_table`` is or exposes as ``.table``; a ``TypeError`` naming the path for anything else."""
+    table = main_table.table if isinstance(main_table, HasTable) else main_table
+    if not hasattr(table, "table_name"):
+        raise TypeError(
+            f"{problems.path}: main_table {main_table!r} is not a DynamoDB table or a construct with .table"
+        )
+    return table
+
+
+def _main_table_keys(
+    problems: Problems, table: dynamodb.ITable | dynamodb.ITableV2, partition_key: dynamodb.Attribute | None,
+    sort_key_name: str | None,
+) -> tuple[dynamodb.Attribute | None, str | None]:
+    """The main table's partition key and sort key name, given or read from its schema, with their problems."""
+    schema_partition, schema_sort = _schema_keys(table)
+    partition_key = partition_key or schema_partition
+    if problems.check(
+        partition_key is not None,
+        f"cannot read the partition key of main_table {table.node.path} (an imported table, or a key of "
+        "several attributes); pass partition_key=dynamodb.Attribute(...)",
+    ):
+        _check_partition_key(problems, partition_key)
+    sort_key_name = sort_key_name or schema_sort
+    problems.check(
+        bool(sort_key_name),
+        f"main_table {table.node.path} has no sort key that can be read; ShardedTable needs the sort key name: "
+        "pass sort_key_name= (for an imported table), or shard a table that has a sort key",
+    )
+    return partition_key, sort_key_name
+
+
+def _check_insights(problems: Problems, table: dynamodb.ITable | dynamodb.ITableV2) -> None:
+    """Record why Contributor Insights cannot be turned on for the main table, if it cannot."""
+    why_not = main_table_problem(table)
+    problems.check(
+        why_not is None, f"throttled_keys_insights cannot name the keys of main_table {table.node.path}: {why_not}"
+    )
 
 
 def _schema_keys(table: object) -> tuple[dynamodb.Attribute | None, str | None]:

@@ -21,7 +21,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from cdk_ts import _perms, buckets
-from cdk_ts._alarms import AlarmActions
+from cdk_ts._alarms import AlarmingConstruct
 from cdk_ts._defaults import dead_letter_queue, runtime_function
 from cdk_ts._glue_names import MAX_NAME_LENGTH, VIEW_SUFFIX, glue_name
 from cdk_ts._metrics import graph, metric_options
@@ -68,7 +68,7 @@ def glue_name_for(construct_id: str) -> str:
     return re.sub(r"[^a-z0-9_]+", "_", snake).strip("_") or "stream_archive"
 
 
-class StreamArchiver(AlarmActions, Construct):
+class StreamArchiver(AlarmingConstruct):
     """Archives a DynamoDB stream to S3 as gzip JSON Lines under ``{prefix}table=/dt=/hour=/``.
 
     ``source`` is any ``ITable`` with a stream, a ``DeviceLogTable`` or a ``RotatingTimeSeriesTables``
@@ -217,7 +217,6 @@ class StreamArchiver(AlarmActions, Construct):
         _check_raw_expiration(problems, raw_expiration, compaction, bucket)
         problems.raise_if_any()
         super().__init__(scope, construct_id)
-        self._init_alarm_actions()
         self._iterator_age_threshold = iterator_age_threshold or Duration.hours(1)
         self.prefix = prefix
         self.filter_patterns = list(filter_patterns or [])
@@ -446,7 +445,7 @@ class StreamArchiver(AlarmActions, Construct):
         """
         return self.function.metric("DestinationDeliveryFailures", **metric_options(props, "Sum"))
 
-    def _default_alarms(self) -> dict[str, cloudwatch.Alarm]:
+    def _create_default_alarms(self) -> dict[str, cloudwatch.Alarm]:
         failed_batches = (
             "Stream batches gave up and went to the dead-letter queue: read their records from the stream "
             "within 24 hours" if self.dead_letter_queue is not None else

@@ -33,6 +33,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from cdk_ts.testing import start_moto_server
+from examples.compaction_step import CompactionSteps, publish_stand_in_layer
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_DATA = REPO / "tests" / "data" / "device_state_log.json"
@@ -112,6 +113,8 @@ class Scenario:
 
         self.boto3 = boto3
         self.results: list[tuple[str, bool, str]] = []
+        #: The stream records the archive step wrote, by the archiver's output name.
+        self.archived: dict[str, list[dict]] = {}
         self.outputs = stack_outputs(boto3.client("cloudformation"))
         self.today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
@@ -354,13 +357,32 @@ class Scenario:
         self.check("hot key grew past one shard on partition throttles", count > 1, f"{count} shards")
         self.check("every write read back across the shards", len(items) == 200, f"{len(items)} of 200 items")
 
+    def stream_records(self, tables: list[str]) -> list[dict]:
+        """Every record in the tables' streams, oldest first, as Lambda delivers them (with ``eventSourceARN``)."""
+        streams = self.boto3.client("dynamodbstreams")
+        dynamodb = self.boto3.client("dynamodb")
+        records = []
+        for table in tables:
+            arn = dynamodb.describe_table(TableName=table)["Table"].get("LatestStreamArn")
+            if not arn:
+                continue
+            for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
+                iterator = streams.get_shard_iterator(
+                    StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
+                )["ShardIterator"]
+                while iterator:
+                    page = streams.get_records(ShardIterator=iterator, Limit=1000)
+                    if not page["Records"]:
+                        break
+                    records += [{**r, "eventSourceARN": arn} for r in page["Records"]]
+                    iterator = page.get("NextShardIterator")
+        return records
+
     def archive(self) -> None:
         """Stream records through each archiver's code into the archive bucket."""
         from cdk_ts_runtime.archiver import StreamRecordArchiver
 
         say("\n6. Streams to S3: the emulator's stream records through each archiver's code")
-        streams = self.boto3.client("dynamodbstreams")
-        dynamodb = self.boto3.client("dynamodb")
         sources = [
             ("DeviceLogArchiverFunctionName", [self.outputs["DeviceLogTableName"]]),
             ("TelemetryArchiverFunctionName", self.period_tables()),
@@ -369,21 +391,7 @@ class Scenario:
         for function_output, tables in sources:
             env = self.function_environment(function_output)
             archiver = StreamRecordArchiver(env["ARCHIVE_BUCKET"], env["ARCHIVE_PREFIX"])
-            records = []
-            for table in tables:
-                arn = dynamodb.describe_table(TableName=table)["Table"].get("LatestStreamArn")
-                if not arn:
-                    continue
-                for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
-                    iterator = streams.get_shard_iterator(
-                        StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
-                    )["ShardIterator"]
-                    while iterator:
-                        page = streams.get_records(ShardIterator=iterator, Limit=1000)
-                        if not page["Records"]:
-                            break
-                        records += [{**r, "eventSourceARN": arn} for r in page["Records"]]
-                        iterator = page.get("NextShardIterator")
+            records = self.archived[function_output] = self.stream_records(tables)
             for start in range(0, len(records), 1000):
                 with contextlib.redirect_stderr(io.StringIO()):  # the function's JSON log lines
                     response = archiver.archive(records[start : start + 1000])
@@ -447,11 +455,15 @@ def main(argv: list[str] | None = None) -> int:
         started = time.monotonic()
         cdk(env, "bootstrap", f"aws://{ACCOUNT}/{REGION}")
         say(f"bootstrap: done ({time.monotonic() - started:.1f} s)")
+        import boto3
+
+        layer = ["-c", f"pandas_layer_arn={publish_stand_in_layer(boto3.client('lambda'))}"]
+        say(f"layer: a stand-in for the AWS SDK for pandas layer published ({layer[1]})")
         started = time.monotonic()
-        cdk(env, "deploy", "--require-approval", "never")
+        cdk(env, "deploy", "--require-approval", "never", *layer)
         say(f"deploy: {STACK} deployed ({time.monotonic() - started:.1f} s)")
         started = time.monotonic()
-        cdk(env, "deploy", "--require-approval", "never")
+        cdk(env, "deploy", "--require-approval", "never", *layer)
         say(f"deploy again: no-op update accepted ({time.monotonic() - started:.1f} s)")
         try:
             scenario = Scenario()
@@ -462,6 +474,8 @@ def main(argv: list[str] | None = None) -> int:
                 scenario.device_log,
                 scenario.sharding,
                 scenario.archive,
+                CompactionSteps(scenario, json.loads((REPO / "cdk.out" / f"{STACK}.template.json").read_text()),
+                                STACK, ACCOUNT).compaction,
             ):
                 try:
                     step()
@@ -470,7 +484,7 @@ def main(argv: list[str] | None = None) -> int:
             scenario.summary()
         finally:
             if not args.keep:
-                cdk(env, "destroy", "--force")
+                cdk(env, "destroy", "--force", *layer)
                 destroyed = True
                 say(f"destroy: {STACK} deleted (period tables and RETAIN resources stay, as they would in AWS)")
         results = scenario.results if scenario else []

@@ -74,14 +74,16 @@ def typed_dict_docstrings() -> set[str]:
     A TypedDict's keys are documented as ``:param key:`` entries (the keyword options they type), which
     griffe's Sphinx parser reports as parameters missing from a signature.
     """
-    found = set()
+    classes = []  # (location of the docstring, class name, names of its bases)
     for path in [*(ROOT / "cdk_ts").rglob("*.py"), *(ROOT / "lambdas" / "cdk_ts_runtime").rglob("*.py")]:
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ClassDef) and any(
-                getattr(base, "id", getattr(base, "attr", None)) == "TypedDict" for base in node.bases
-            ) and ast.get_docstring(node) is not None:
-                found.add(f"{path.relative_to(ROOT).as_posix()}:{node.body[0].lineno}")
-    return found
+            if isinstance(node, ast.ClassDef) and ast.get_docstring(node) is not None:
+                bases = {getattr(base, "id", getattr(base, "attr", None)) for base in node.bases}
+                classes.append((f"{path.relative_to(ROOT).as_posix()}:{node.body[0].lineno}", node.name, bases))
+    typed = {"TypedDict"}  # a TypedDict's subclasses are TypedDicts too (RotationOptions(PeriodTableOptions))
+    while grown := {name for _, name, bases in classes if bases & typed} - typed:
+        typed |= grown
+    return {location for location, name, _ in classes if name in typed}
 
 
 class _TypedDictKeys(logging.Filter):

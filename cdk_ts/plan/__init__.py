@@ -234,18 +234,11 @@ def compare_strategies(
     :raises ValueError: for fewer than 2 retained periods or average rates above the peaks.
     """
     period = RotationPeriod.parse(period)
-    if not isinstance(retain_periods, int) or isinstance(retain_periods, bool) or retain_periods < 2:
-        raise ValidationError(f"retain_periods {retain_periods!r} must be a whole number >= 2")
-    for name, value in (
-        ("peak_writes_per_second", peak_writes_per_second),
-        ("average_writes_per_second", average_writes_per_second),
-        ("peak_reads_per_second", peak_reads_per_second),
-        ("average_reads_per_second", average_reads_per_second),
-    ):
-        _positive(name, value)
-    _positive("item_size_bytes", item_size_bytes, allow_zero=False)
-    if average_writes_per_second > peak_writes_per_second or average_reads_per_second > peak_reads_per_second:
-        raise ValidationError("average rates must not exceed the peak rates")
+    _check_workload(
+        retain_periods, item_size_bytes, peak_writes_per_second=peak_writes_per_second,
+        average_writes_per_second=average_writes_per_second, peak_reads_per_second=peak_reads_per_second,
+        average_reads_per_second=average_reads_per_second,
+    )
     period_hours = AVERAGE_PERIOD_DAYS[period] * 24
     per_period_gb = average_writes_per_second * period_hours * 3600 * item_size_bytes / KB**3
     storage_gb = per_period_gb * retain_periods
@@ -254,24 +247,62 @@ def compare_strategies(
         consistent_reads=consistent_reads, storage_gb=per_period_gb,
     )
     new_tables_per_month = HOURS_PER_MONTH / period_hours
+    strategies = _strategy_costs(
+        peak, per_period_gb, retain_periods, new_tables_per_month, prices, archive=archive,
+        peak_rates=(peak_writes_per_second, peak_reads_per_second),
+        average_rates=(average_writes_per_second, average_reads_per_second),
+    )
+    return StrategyComparison(
+        strategies=strategies,
+        peak=peak,
+        storage_gb_per_period=round(per_period_gb, 3),
+        storage_gb=round(storage_gb, 3),
+        assumptions=[
+            f"prices: {prices.region}, {prices.as_of}",
+            f"every strategy serves the peak: {peak.rcu} RCU / {peak.wcu} WCU provisioned, or on-demand",
+            f"{retain_periods} {period.value} periods of {per_period_gb:.3f} GB each; reads go to the current period",
+            f"{new_tables_per_month:.2f} new tables a month; warm throughput above {NEW_ON_DEMAND_WARM_READS} reads / "
+            f"{NEW_ON_DEMAND_WARM_WRITES} writes per second is charged once per new table",
+            "no free tier, no reserved capacity, no auto scaling, no GSIs; "
+            + ("each expired table exported once" if archive else "no exports"),
+            *_unpriced_note(strategies),
+        ],
+    )
+
+
+def _check_workload(retain_periods: int, item_size_bytes: float, **rates: float) -> None:
+    """Refuse fewer than 2 retained periods, negative rates, an empty item, or average rates above the peaks."""
+    if not isinstance(retain_periods, int) or isinstance(retain_periods, bool) or retain_periods < 2:
+        raise ValidationError(f"retain_periods {retain_periods!r} must be a whole number >= 2")
+    for name, value in rates.items():
+        _positive(name, value)
+    _positive("item_size_bytes", item_size_bytes, allow_zero=False)
+    if (
+        rates["average_writes_per_second"] > rates["peak_writes_per_second"]
+        or rates["average_reads_per_second"] > rates["peak_reads_per_second"]
+    ):
+        raise ValidationError("average rates must not exceed the peak rates")
+
+
+def _strategy_costs(
+    peak: CapacityPlan, per_period_gb: float, retain_periods: int, new_tables_per_month: float, prices: Prices, *,
+    archive: bool, peak_rates: tuple[float, float], average_rates: tuple[float, float],
+) -> list[StrategyCost]:
+    """The monthly costs of strategies (a) to (d) of :func:`compare_strategies`; rates are (writes, reads) a second."""
     closed = retain_periods - 1
 
     def hours(read: float, write: float) -> float:
         return HOURS_PER_MONTH * (read * prices.rcu_hour + write * prices.wcu_hour)
 
-    standard_storage = storage_gb * prices.storage_gb_month
+    standard_storage = per_period_gb * retain_periods * prices.storage_gb_month
     mixed_storage = per_period_gb * prices.storage_gb_month + closed * per_period_gb * prices.ia_storage_gb_month
     exports = _priced(new_tables_per_month * per_period_gb, prices.export_gb) if archive else 0.0
     on_demand = SECONDS_PER_MONTH * (
-        average_writes_per_second * peak.write_units_per_item * prices.write_request_unit
-        + average_reads_per_second * peak.read_units_per_item * prices.read_request_unit
+        average_rates[0] * peak.write_units_per_item * prices.write_request_unit
+        + average_rates[1] * peak.read_units_per_item * prices.read_request_unit
     )
-    warm_reads = max(0.0, peak_reads_per_second * peak.read_units_per_item - NEW_ON_DEMAND_WARM_READS)
-    warm_writes = max(0.0, peak_writes_per_second * peak.write_units_per_item - NEW_ON_DEMAND_WARM_WRITES)
-    warm_reads_cost = _priced(new_tables_per_month * warm_reads / 1000, prices.warm_read_per_1000)
-    warm_writes_cost = _priced(new_tables_per_month * warm_writes / 1000, prices.warm_write_per_1000)
-    warm = None if warm_reads_cost is None or warm_writes_cost is None else warm_reads_cost + warm_writes_cost
-    strategies = [
+    warm = _warm_throughput_cost(peak, peak_rates, new_tables_per_month, prices)
+    return [
         StrategyCost(
             "2016-tiers", "provisioned: current at the peak, previous 100/1, older 1/1, Standard",
             round(hours(peak.rcu, peak.wcu) + hours(100, 1) + hours(closed - 1, closed - 1), 2),
@@ -290,22 +321,17 @@ def compare_strategies(
             round(hours(peak.rcu, peak.wcu), 2), round(standard_storage, 2), 0.0, 0.0,
         ),
     ]
-    return StrategyComparison(
-        strategies=strategies,
-        peak=peak,
-        storage_gb_per_period=round(per_period_gb, 3),
-        storage_gb=round(storage_gb, 3),
-        assumptions=[
-            f"prices: {prices.region}, {prices.as_of}",
-            f"every strategy serves the peak: {peak.rcu} RCU / {peak.wcu} WCU provisioned, or on-demand",
-            f"{retain_periods} {period.value} periods of {per_period_gb:.3f} GB each; reads go to the current period",
-            f"{new_tables_per_month:.2f} new tables a month; warm throughput above {NEW_ON_DEMAND_WARM_READS} reads / "
-            f"{NEW_ON_DEMAND_WARM_WRITES} writes per second is charged once per new table",
-            "no free tier, no reserved capacity, no auto scaling, no GSIs; "
-            + ("each expired table exported once" if archive else "no exports"),
-            *_unpriced_note(strategies),
-        ],
-    )
+
+
+def _warm_throughput_cost(
+    peak: CapacityPlan, peak_rates: tuple[float, float], new_tables_per_month: float, prices: Prices
+) -> float | None:
+    """Raising each new table's warm throughput to the peak, above what a new on-demand table has; None if unpriced."""
+    warm_writes = max(0.0, peak_rates[0] * peak.write_units_per_item - NEW_ON_DEMAND_WARM_WRITES)
+    warm_reads = max(0.0, peak_rates[1] * peak.read_units_per_item - NEW_ON_DEMAND_WARM_READS)
+    warm_reads_cost = _priced(new_tables_per_month * warm_reads / 1000, prices.warm_read_per_1000)
+    warm_writes_cost = _priced(new_tables_per_month * warm_writes / 1000, prices.warm_write_per_1000)
+    return None if warm_reads_cost is None or warm_writes_cost is None else warm_reads_cost + warm_writes_cost
 
 
 def _unpriced_note(strategies: list[StrategyCost]) -> list[str]:

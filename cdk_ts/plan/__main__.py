@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from cdk_ts._cli import quiet_on_closed_pipe
-from cdk_ts.plan import capacity, compare_strategies
-from cdk_ts.plan.prices import US_EAST_1
+from cdk_ts.plan import CapacityPlan, StrategyComparison, capacity, compare_strategies
+from cdk_ts.plan.prices import US_EAST_1, Prices
 from cdk_ts_runtime._inputs import non_negative_float, positive_float, share_float, whole_flag
 from cdk_ts_runtime.periods import RotationPeriod
 
@@ -60,42 +60,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     args = parser().parse_args(argv)
-    prices = dataclasses.replace(
-        US_EAST_1,
-        warm_write_per_1000=args.warm_write_price,
-        warm_read_per_1000=args.warm_read_price,
-        export_gb=args.export_price,
-        as_of=US_EAST_1.as_of + (
-            "; warm-throughput/export prices from the command line"
-            if {args.warm_write_price, args.warm_read_price, args.export_price} != {None} else ""
-        ),
-    )
+    prices = _prices(args)
     try:
         period = RotationPeriod.parse(args.period)
-        average_writes = (
-            args.writes_per_second if args.average_writes_per_second is None else args.average_writes_per_second
-        )
-        average_reads = (
-            args.reads_per_second if args.average_reads_per_second is None else args.average_reads_per_second
-        )
-        comparisons = [
-            (
-                retain,
-                compare_strategies(
-                    peak_writes_per_second=args.writes_per_second,
-                    average_writes_per_second=average_writes,
-                    peak_reads_per_second=args.reads_per_second,
-                    average_reads_per_second=average_reads,
-                    item_size_bytes=args.item_size,
-                    period=period,
-                    retain_periods=retain,
-                    archive=args.archive,
-                    consistent_reads=args.consistent_reads,
-                    prices=prices,
-                ),
-            )
-            for retain in sorted({2, max(2, args.retain_periods // 2), args.retain_periods, args.retain_periods * 2})
-        ]
+        comparisons = _comparisons(args, period, prices)
         comparison = dict(comparisons)[args.retain_periods]
         # partitions of one period's table (the rotation) and of one table holding every period (TTL)
         plan = capacity(
@@ -109,6 +77,57 @@ def _main(argv: list[str] | None) -> int:
     except ValueError as error:
         print(f"cdk-ts-plan: error: {error}", file=sys.stderr)
         return 2
+    _print_capacity(args, plan, single, comparison)
+    _print_costs(args, period, comparison)
+    return _write_plot(args, comparisons, period) if args.plot else 0
+
+
+def _prices(args: argparse.Namespace) -> Prices:
+    """The built-in prices with the warm-throughput and export prices of the command line."""
+    return dataclasses.replace(
+        US_EAST_1,
+        warm_write_per_1000=args.warm_write_price,
+        warm_read_per_1000=args.warm_read_price,
+        export_gb=args.export_price,
+        as_of=US_EAST_1.as_of + (
+            "; warm-throughput/export prices from the command line"
+            if {args.warm_write_price, args.warm_read_price, args.export_price} != {None} else ""
+        ),
+    )
+
+
+def _comparisons(
+    args: argparse.Namespace, period: RotationPeriod, prices: Prices
+) -> list[tuple[int, StrategyComparison]]:
+    """The strategies compared at the asked retention and around it (2, half, as asked, double), for the plot."""
+    average_writes = (
+        args.writes_per_second if args.average_writes_per_second is None else args.average_writes_per_second
+    )
+    average_reads = args.reads_per_second if args.average_reads_per_second is None else args.average_reads_per_second
+    return [
+        (
+            retain,
+            compare_strategies(
+                peak_writes_per_second=args.writes_per_second,
+                average_writes_per_second=average_writes,
+                peak_reads_per_second=args.reads_per_second,
+                average_reads_per_second=average_reads,
+                item_size_bytes=args.item_size,
+                period=period,
+                retain_periods=retain,
+                archive=args.archive,
+                consistent_reads=args.consistent_reads,
+                prices=prices,
+            ),
+        )
+        for retain in sorted({2, max(2, args.retain_periods // 2), args.retain_periods, args.retain_periods * 2})
+    ]
+
+
+def _print_capacity(
+    args: argparse.Namespace, plan: CapacityPlan, single: CapacityPlan, comparison: StrategyComparison
+) -> None:
+    """The capacity part of the report: units, partitions and shards."""
     print(
         f"Capacity for {args.writes_per_second:g} writes/s and {args.reads_per_second:g} reads/s "
         f"of {args.item_size:g}-byte items ({'strongly' if args.consistent_reads else 'eventually'} consistent)"
@@ -123,6 +142,10 @@ def _main(argv: list[str] | None) -> int:
         f"{single.partitions} for one table of {comparison.storage_gb:g} GB"
     )
     print(f"  shards per hot key     {plan.shards_per_hot_key} (hot key share {args.hot_key_share:g}, 20% headroom)")
+
+
+def _print_costs(args: argparse.Namespace, period: RotationPeriod, comparison: StrategyComparison) -> None:
+    """The cost part of the report: one row per strategy, the cheapest marked, then what they assume."""
     print(
         f"\nMonthly cost at equal service (each sized to the peak), {period.value} tables, "
         f"{args.retain_periods} periods retained ({comparison.storage_gb:g} GB stored), USD"
@@ -140,17 +163,22 @@ def _main(argv: list[str] | None) -> int:
         print(f"  {cost.name}: {cost.description}")
     for assumption in comparison.assumptions:
         print(f"  - {assumption}")
-    if args.plot:
-        try:
-            _plot(comparisons, period, args.plot)
-        except ImportError:
-            print("cdk-ts-plan: error: --plot needs matplotlib: pip install 'cdk-ts[plot]'", file=sys.stderr)
-            return 2
-        except OSError as error:
-            print(f"cdk-ts-plan: error: --plot {str(args.plot)!r} cannot be written: {error.strerror or error}",
-                  file=sys.stderr)
-            return 2
-        print(f"\nplot: {args.plot}")
+
+
+def _write_plot(
+    args: argparse.Namespace, comparisons: list[tuple[int, StrategyComparison]], period: RotationPeriod
+) -> int:
+    """Write ``--plot``; 2 with the reason on stderr when matplotlib is missing or the file cannot be written."""
+    try:
+        _plot(comparisons, period, args.plot)
+    except ImportError:
+        print("cdk-ts-plan: error: --plot needs matplotlib: pip install 'cdk-ts[plot]'", file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"cdk-ts-plan: error: --plot {str(args.plot)!r} cannot be written: {error.strerror or error}",
+              file=sys.stderr)
+        return 2
+    print(f"\nplot: {args.plot}")
     return 0
 
 

@@ -7,8 +7,9 @@ or a table name the rotation cannot parse.
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -32,15 +33,28 @@ def _range_text(minimum: float | None, maximum: float | None, above: bool) -> st
     return " and ".join(part for part in (low, high) if part)
 
 
+def _checked(
+    name: str, value: object, kind: str, of_kind: bool, minimum: float | None, maximum: float | None, *,
+    above: bool, optional: bool, hint: str,
+) -> object:
+    """``value`` when it is None and ``optional``, or of ``kind`` and in range; else a refusal naming ``name``."""
+    if value is None and optional:
+        return None
+    ok = of_kind
+    if ok and minimum is not None:
+        ok = value > minimum if above else value >= minimum  # type: ignore[operator]
+    if ok and maximum is not None:
+        ok = value <= maximum  # type: ignore[operator]
+    if not ok:
+        wanted = " ".join(part for part in (kind, _range_text(minimum, maximum, above)) if part)
+        tail = " (or None)" if optional else ""
+        raise ValidationError(f"{name} {value!r} must be {wanted}{tail}" + (f": {hint}" if hint else ""))
+    return value
+
+
 def number(
-    name: str,
-    value: object,
-    *,
-    minimum: float | None = 0,
-    maximum: float | None = None,
-    above: bool = False,
-    optional: bool = False,
-    hint: str = "",
+    name: str, value: object, *, minimum: float | None = 0, maximum: float | None = None, above: bool = False,
+    optional: bool = False, hint: str = "",
 ) -> float | int | Decimal | None:
     """``value`` when it is a finite number in range; else a :class:`ValidationError` naming ``name``.
 
@@ -57,29 +71,14 @@ def number(
     :param hint: what the value is for, appended to the message (the way out).
         Default: none.
     """
-    if value is None and optional:
-        return None
-    ok = _is_number(value) and (
+    finite = _is_number(value) and (
         value.is_finite() if isinstance(value, Decimal) else not isinstance(value, float) or math.isfinite(value)
     )
-    if ok and minimum is not None:
-        ok = value > minimum if above else value >= minimum  # type: ignore[operator]
-    if ok and maximum is not None:
-        ok = value <= maximum  # type: ignore[operator]
-    if not ok:
-        wanted = " ".join(part for part in ("a finite number", _range_text(minimum, maximum, above)) if part)
-        tail = " (or None)" if optional else ""
-        raise ValidationError(f"{name} {value!r} must be {wanted}{tail}" + (f": {hint}" if hint else ""))
-    return value  # type: ignore[return-value]
+    return _checked(name, value, "a finite number", finite, minimum, maximum, above=above, optional=optional, hint=hint)
 
 
 def whole(
-    name: str,
-    value: object,
-    *,
-    minimum: int | None = 1,
-    maximum: int | None = None,
-    optional: bool = False,
+    name: str, value: object, *, minimum: int | None = 1, maximum: int | None = None, optional: bool = False,
     hint: str = "",
 ) -> int | None:
     """``value`` when it is a whole number (an ``int``, not a bool) in range; else a :class:`ValidationError`.
@@ -95,18 +94,8 @@ def whole(
     :param hint: what the value is for (the way out).
         Default: none.
     """
-    if value is None and optional:
-        return None
-    ok = isinstance(value, int) and not isinstance(value, bool)
-    if ok and minimum is not None:
-        ok = value >= minimum  # type: ignore[operator]
-    if ok and maximum is not None:
-        ok = value <= maximum  # type: ignore[operator]
-    if not ok:
-        wanted = " ".join(part for part in ("a whole number", _range_text(minimum, maximum, False)) if part)
-        tail = " (or None)" if optional else ""
-        raise ValidationError(f"{name} {value!r} must be {wanted}{tail}" + (f": {hint}" if hint else ""))
-    return value  # type: ignore[return-value]
+    integer = isinstance(value, int) and not isinstance(value, bool)
+    return _checked(name, value, "a whole number", integer, minimum, maximum, above=False, optional=optional, hint=hint)
 
 
 def table_time(name: str, when: datetime) -> datetime:
@@ -128,6 +117,23 @@ def table_time(name: str, when: datetime) -> datetime:
             "(four-digit years)"
         )
     return utc
+
+
+def json_object_env(env: Mapping[str, str], variable: str) -> dict | None:
+    """The JSON object environment variable ``variable`` holds; None when it is unset or empty.
+
+    A value that is not JSON, or JSON that is not an object, is a :class:`ValidationError` naming the variable.
+    """
+    raw = env.get(variable)
+    if not raw:
+        return None
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as error:
+        raise ValidationError(f"environment variable {variable} is not JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise ValidationError(f"environment variable {variable} must be a JSON object, got {type(data).__name__}")
+    return data
 
 
 def flag_type(convert: Callable[[str], object], check: Callable[[str, object], object], flag: str) -> Callable:

@@ -17,7 +17,7 @@ from enum import StrEnum
 from types import MethodType
 from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypedDict, Unpack, overload
 
-from cdk_ts_runtime._inputs import number, whole
+from cdk_ts_runtime._inputs import json_object_env, number, whole
 from cdk_ts_runtime._keywords import unknown_keyword
 from cdk_ts_runtime.errors import ValidationError
 
@@ -603,15 +603,9 @@ class RotationConfig:
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> RotationConfig:
         """Read :data:`ENV_ROTATION_CONFIG`; unset means all defaults."""
-        raw = env.get(ENV_ROTATION_CONFIG)
-        if not raw:
+        data = json_object_env(env, ENV_ROTATION_CONFIG)
+        if data is None:
             return cls()
-        try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as error:
-            raise ValidationError(f"{ENV_ROTATION_CONFIG} is not JSON: {error}") from None
-        if not isinstance(data, dict):
-            raise ValidationError(f"{ENV_ROTATION_CONFIG} must be a JSON object, got {type(data).__name__}")
         try:
             return cls.from_dict(data)
         except ValidationError as error:

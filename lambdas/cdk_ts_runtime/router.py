@@ -58,6 +58,46 @@ class PeriodRouter:
     ``time_unit`` is the unit of a Number sort key since the epoch (``"s"``, ``"ms"``, ``"us"``,
     ``"ns"``); a String sort key holds ISO-8601 (``"iso"``). Left out, it follows the sort key type:
     ``"ms"`` for a Number, ``"iso"`` for a String.
+
+    :param table_prefix: the tables are named ``{table_prefix}_{label}``.
+    :param period: how long one table covers.
+        Default: ``RotationPeriod.DAILY``.
+    :param partition_key: the partition key attribute.
+        Default: ``"pk"``.
+    :param sort_key: the sort key attribute, which holds the event time.
+        Default: ``"sk"``.
+    :param partition_key_type: ``"S"``, ``"N"`` or ``"B"``.
+        Default: ``"N"`` (Number).
+    :param sort_key_type: ``"N"`` (epoch time in ``time_unit``) or ``"S"`` (ISO-8601).
+        Default: ``"N"``.
+    :param time_unit: ``"s"``, ``"ms"``, ``"us"``, ``"ns"`` or ``"iso"``.
+        Default: None — ``"ms"`` for a Number sort key, ``"iso"`` for a String one.
+    :param dynamodb_client: the boto3 DynamoDB client to use for every call, as given. The router
+        expects botocore's ``standard`` retry mode with a few attempts (it is the only retry of a Query
+        or PutItem; a batch's unprocessed items are retried by the router itself).
+        Default: None — clients are created on first use: ``standard`` retries with 3 attempts for reads
+        and single writes, and for BatchWriteItem calls.
+    :param max_workers: most tables ``query`` reads in parallel.
+        Default: 8.
+    :param page_size: the Query ``Limit`` per page (every page is followed either way).
+        Default: None — DynamoDB's 1 MB pages.
+    :param max_batch_attempts: BatchWriteItem attempts per batch before the unprocessed items are
+        reported in :class:`BatchWriteError`. Default: 8.
+    :param backoff_base_seconds: base of the full-jitter backoff between batch attempts.
+        Default: 0.05.
+    :param backoff_cap_seconds: longest wait between batch attempts.
+        Default: 5.0.
+    :param sleep: how to wait (tests pass a fake).
+        Default: ``time.sleep``.
+    :param rng: a source of floats in [0, 1) for the jitter (tests pass a fixed one).
+        Default: ``random.random``.
+    :param metrics: takes a ``cdk_ts_runtime.emf.MetricPoint`` for every throttle DynamoDB answered
+        (``Throttles``, dimension ``ThrottleScope``: partition, index, table or unknown) and for the items
+        not written (``RefusedWrites``, the count, with the reasons); both carry the ``TableName`` dimension.
+        Pass ``cdk_ts_runtime.emf.EmfWriter("MyApp/Writers")`` for EMF lines, or a callable of your own.
+        Default: None — nothing is reported but the errors raised.
+    :raises ValueError: for an invalid layout, ``max_workers``, ``max_batch_attempts`` or ``page_size`` that is
+        not a whole number >= 1, or a backoff that is not a finite number >= 0 (each named).
     """
 
     def __init__(
@@ -80,48 +120,7 @@ class PeriodRouter:
         rng: Callable[[], float] = random.random,
         metrics: MetricsSink | None = None,
     ) -> None:
-        """Describe the tables to route to; no AWS call is made until the first read or write.
-
-        :param table_prefix: the tables are named ``{table_prefix}_{label}``.
-        :param period: how long one table covers.
-            Default: ``RotationPeriod.DAILY``.
-        :param partition_key: the partition key attribute.
-            Default: ``"pk"``.
-        :param sort_key: the sort key attribute, which holds the event time.
-            Default: ``"sk"``.
-        :param partition_key_type: ``"S"``, ``"N"`` or ``"B"``.
-            Default: ``"N"`` (Number).
-        :param sort_key_type: ``"N"`` (epoch time in ``time_unit``) or ``"S"`` (ISO-8601).
-            Default: ``"N"``.
-        :param time_unit: ``"s"``, ``"ms"``, ``"us"``, ``"ns"`` or ``"iso"``.
-            Default: None — ``"ms"`` for a Number sort key, ``"iso"`` for a String one.
-        :param dynamodb_client: the boto3 DynamoDB client to use for every call, as given. The router
-            expects botocore's ``standard`` retry mode with a few attempts (it is the only retry of a Query
-            or PutItem; a batch's unprocessed items are retried by the router itself).
-            Default: None — clients are created on first use: ``standard`` retries with 3 attempts for reads
-            and single writes, and for BatchWriteItem calls.
-        :param max_workers: most tables ``query`` reads in parallel.
-            Default: 8.
-        :param page_size: the Query ``Limit`` per page (every page is followed either way).
-            Default: None — DynamoDB's 1 MB pages.
-        :param max_batch_attempts: BatchWriteItem attempts per batch before the unprocessed items are
-            reported in :class:`BatchWriteError`. Default: 8.
-        :param backoff_base_seconds: base of the full-jitter backoff between batch attempts.
-            Default: 0.05.
-        :param backoff_cap_seconds: longest wait between batch attempts.
-            Default: 5.0.
-        :param sleep: how to wait (tests pass a fake).
-            Default: ``time.sleep``.
-        :param rng: a source of floats in [0, 1) for the jitter (tests pass a fixed one).
-            Default: ``random.random``.
-        :param metrics: takes a ``cdk_ts_runtime.emf.MetricPoint`` for every throttle DynamoDB answered
-            (``Throttles``, dimension ``ThrottleScope``: partition, index, table or unknown) and for the items
-            not written (``RefusedWrites``, the count, with the reasons); both carry the ``TableName`` dimension.
-            Pass ``cdk_ts_runtime.emf.EmfWriter("MyApp/Writers")`` for EMF lines, or a callable of your own.
-            Default: None — nothing is reported but the errors raised.
-        :raises ValueError: for an invalid layout, ``max_workers``, ``max_batch_attempts`` or ``page_size`` that is
-            not a whole number >= 1, or a backoff that is not a finite number >= 0 (each named).
-        """
+        """Describe the tables to route to (see the class for the parameters); no AWS call is made yet."""
         self.layout = TableLayout(
             table_prefix=table_prefix,
             period=period,
@@ -295,52 +294,6 @@ class PeriodRouter:
         if writer.failed:
             raise BatchWriteError(writer.failed, writer.attempts, writer.reasons)
 
-    def _write_batch(self, batch: list[tuple[str, Mapping[str, Any], dict[str, dict]]]) -> None:
-        """One table's batch (at most 25 puts): retried while throttled or partly processed.
-
-        Raises :class:`BatchWriteError` with exactly the items not written and why: the ones left
-        unprocessed after every retry, or every item of a call that failed for another reason.
-        """
-        pending: dict[str, list[dict]] = {}
-        originals: dict[tuple[str, str], Mapping[str, Any]] = {}
-        for table, item, attributes in batch:
-            pending.setdefault(table, []).append({"PutRequest": {"Item": attributes}})
-            originals[(table, _key_text(self.layout, attributes))] = item
-
-        def unwritten() -> list[Mapping[str, Any]]:
-            return [
-                originals[(table, _key_text(self.layout, r["PutRequest"]["Item"]))]
-                for table, requests in pending.items()
-                for r in requests
-            ]
-
-        attempt = 0
-        why = "throttled: items left in UnprocessedItems"
-        while pending:
-            attempt += 1
-            try:
-                response = self.batch_dynamodb.batch_write_item(RequestItems=pending)
-                pending = response.get("UnprocessedItems") or {}
-            except ClientError as error:
-                throttle = classify_throttle(error)
-                if throttle is not None:
-                    why = f"throttled: {throttle.describe()}"
-                    emit(self.metrics, [writer_point(WriterMetric.THROTTLES, batch[0][0], scope=throttle.scope.value)])
-                else:
-                    items = unwritten()
-                    if error_code(error) == "ResourceNotFoundException":
-                        reason = self._missing_table(batch[0][0], items[0][self.layout.sort_key])
-                    else:
-                        reason = f"{error_code(error)}: {error_message(error)}"
-                    raise BatchWriteError([dict(i) for i in items], attempt, [reason] * len(items)) from None
-            if not pending:
-                return
-            if attempt >= self.max_batch_attempts:
-                items = unwritten()
-                reasons = [f"unprocessed after {attempt} attempts ({why})"] * len(items)
-                raise BatchWriteError([dict(i) for i in items], attempt, reasons)
-            self.backoff.wait(attempt)
-
     # ---- reads ----------------------------------------------------------------------------------
 
     def query(
@@ -433,7 +386,7 @@ class BatchWriter:
 
     def _send(self, chunk: list[tuple[str, Mapping[str, Any], dict[str, dict]]]) -> None:
         try:
-            self.router._write_batch(chunk)
+            _write_batch(self.router, chunk)
         except BatchWriteError as error:
             emit(self.router.metrics, [writer_point(
                 WriterMetric.REFUSED_WRITES, chunk[0][0], len(error.items), reasons=sorted(set(error.reasons))[:5],
@@ -444,6 +397,54 @@ class BatchWriter:
             self.written += len(chunk) - len(error.items)
         else:
             self.written += len(chunk)
+
+
+def _write_batch(router: PeriodRouter, batch: list[tuple[str, Mapping[str, Any], dict[str, dict]]]) -> None:
+    """One table's batch (at most 25 puts): retried while throttled or partly processed.
+
+    Raises :class:`BatchWriteError` with exactly the items not written and why: the ones left
+    unprocessed after every retry, or every item of a call that failed for another reason.
+    """
+    pending: dict[str, list[dict]] = {}
+    originals: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for table, item, attributes in batch:
+        pending.setdefault(table, []).append({"PutRequest": {"Item": attributes}})
+        originals[(table, _key_text(router.layout, attributes))] = item
+
+    def unwritten() -> list[Mapping[str, Any]]:
+        return [
+            originals[(table, _key_text(router.layout, r["PutRequest"]["Item"]))]
+            for table, requests in pending.items()
+            for r in requests
+        ]
+
+    attempt = 0
+    why = "throttled: items left in UnprocessedItems"
+    while pending:
+        attempt += 1
+        try:
+            response = router.batch_dynamodb.batch_write_item(RequestItems=pending)
+            pending = response.get("UnprocessedItems") or {}
+        except ClientError as error:
+            throttle = classify_throttle(error)
+            if throttle is not None:
+                why = f"throttled: {throttle.describe()}"
+                emit(router.metrics, [writer_point(WriterMetric.THROTTLES, batch[0][0], scope=throttle.scope.value)])
+            else:
+                items = unwritten()
+                if error_code(error) == "ResourceNotFoundException":
+                    reason = router._missing_table(batch[0][0], items[0][router.layout.sort_key])
+                else:
+                    reason = f"{error_code(error)}: {error_message(error)}"
+                raise BatchWriteError([dict(i) for i in items], attempt, [reason] * len(items)) from None
+        if not pending:
+            return
+        if attempt >= router.max_batch_attempts:
+            items = unwritten()
+            reasons = [f"unprocessed after {attempt} attempts ({why})"] * len(items)
+            raise BatchWriteError([dict(i) for i in items], attempt, reasons)
+        router.backoff.wait(attempt)
+
 
 def _key_text(layout: TableLayout, attributes: Mapping[str, dict]) -> str:
     return repr((attributes[layout.partition_key], attributes[layout.sort_key]))

@@ -7,12 +7,11 @@ and detaches it before the table is deleted. The settings travel as JSON in :dat
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from cdk_ts_runtime._inputs import whole
+from cdk_ts_runtime._inputs import json_object_env, whole
 from cdk_ts_runtime.errors import ValidationError
 
 STREAM_CONSUMER_ENV = "CDK_TS_STREAM_CONSUMER"
@@ -71,15 +70,9 @@ class StreamConsumer:
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> StreamConsumer | None:
         """The consumer configured for this function, or None when no consumer is attached."""
-        raw = env.get(STREAM_CONSUMER_ENV)
-        if not raw:
+        data = json_object_env(env, STREAM_CONSUMER_ENV)
+        if data is None:
             return None
-        try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as error:
-            raise ValidationError(f"environment variable {STREAM_CONSUMER_ENV} is not JSON: {error}") from None
-        if not isinstance(data, dict):
-            raise ValidationError(f"environment variable {STREAM_CONSUMER_ENV} must be a JSON object")
         unknown = set(data) - set(cls.__dataclass_fields__)
         if unknown:
             raise ValidationError(

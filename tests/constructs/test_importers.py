@@ -4,16 +4,27 @@ from __future__ import annotations
 
 import pytest
 from aws_cdk import Stack
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk.assertions import Template
 
-from cdk_ts import DeviceLogTable, MonitoringDashboard, RotatingTimeSeriesTables, ShardMetadataTable
+from cdk_ts import (
+    DeviceLogTable,
+    DeviceLogTableBase,
+    MonitoringDashboard,
+    RotatingTimeSeriesTables,
+    ShardMetadataTable,
+    ShardMetadataTableBase,
+    TimestreamTable,
+    TimestreamTableBase,
+)
 from cdk_ts._defaults import runtime_function
-from cdk_ts.period_tables import PeriodTablesBase
+from cdk_ts.rotation import ImportedPeriodTables, PeriodTablesBase
 from cdk_ts_runtime.table_layout import TableLayout
-from tests.support.iam import actions_of, policy_statements
+from tests.support.iam import actions_of, lambda_role, policy_statements
 from tests.support.nag import new_app
 
 _ARN = "arn:aws:lambda:eu-west-1:123456789012:function:ingest"
@@ -50,9 +61,11 @@ def two_stacks():
     return owner, tables, owner_fn, user, imported, user_fn
 
 
-def test_importer_returns_the_base_and_creates_no_resource(two_stacks):
+def test_importer_returns_an_imported_subclass_of_the_base_and_creates_no_resource(two_stacks):
     _owner, _tables, _owner_fn, user, imported, _user_fn = two_stacks
-    assert type(imported) is PeriodTablesBase
+    assert type(imported) is ImportedPeriodTables
+    assert isinstance(imported, PeriodTablesBase)
+    assert not isinstance(imported, RotatingTimeSeriesTables)  # no function, schedules or alarms of its own
     template = Template.from_stack(user)
     template.resource_count_is("AWS::DynamoDB::Table", 0)
     template.resource_count_is("AWS::Events::Rule", 0)
@@ -93,6 +106,30 @@ def test_an_imported_rotation_can_be_monitored():
     dashboard.monitor(imported)
     body = stack.resolve(dashboard.dashboard.node.default_child.dashboard_body)
     assert "Throttled requests, readings_* period tables" in str(body)
+
+
+def test_the_imported_class_is_the_importer_itself():
+    # given the same values through from_table_prefix and through ImportedPeriodTables
+    stack = Stack(new_app(), "User")
+    through_importer = RotatingTimeSeriesTables.from_table_prefix(stack, "A", table_prefix="readings", **_KEYS)
+    direct = ImportedPeriodTables(stack, "B", table_prefix="readings", **_KEYS)
+    assert direct.layout == through_importer.layout
+    assert direct.table_arns == through_importer.table_arns
+
+
+def test_importing_a_rotation_twice_is_no_overlap_with_its_owner():
+    # an import names the owner's tables on purpose: only rotations that create tables may not overlap
+    stack = Stack(new_app(), "Both")
+    RotatingTimeSeriesTables(stack, "Owner", table_prefix="readings")
+    RotatingTimeSeriesTables.from_table_prefix(stack, "Imported", table_prefix="readings")
+    with pytest.raises(ValueError, match=r"overlap those of Both/Owner"):
+        RotatingTimeSeriesTables(stack, "Second", table_prefix="readings")
+
+
+def test_importer_refuses_a_misspelt_keyword_with_the_closest_one():
+    stack = Stack(new_app(), "User")
+    with pytest.raises(ValueError, match=r"User/Readings.*encryption_keys.*encryption_key"):
+        RotatingTimeSeriesTables.from_table_prefix(stack, "Readings", table_prefix="readings", encryption_keys=None)
 
 
 def test_importer_refuses_an_invalid_prefix_naming_the_path():
@@ -236,3 +273,153 @@ def test_the_device_log_importer_names_a_key_it_does_not_take():
     # the device log's keys are fixed (DeviceID, State#Date): its importer takes no key at all
     with pytest.raises(TypeError, match="unexpected keyword argument 'partition_key'"):
         DeviceLogTable.from_table_name(Stack(new_app(), "S"), "I", table_name="log", partition_key="device_id")
+
+
+# ---- one importer shape: Xxx.from_... returns an imported XxxBase, created nothing -----------------
+
+_ENV = {"account": "123456789012", "region": "eu-west-1"}
+
+
+def _resources_of(stack: Stack, prefix: str) -> list:
+    """The resolved resources of the policy statements of ``stack`` granting an action starting with ``prefix``,
+    each distinct value once, in template order (CDK grants a table's reads in two statements on one resource)."""
+    found: list = []
+    for statement in policy_statements(Template.from_stack(stack)):
+        if any(a.startswith(prefix) for a in actions_of(statement)) and statement["Resource"] not in found:
+            found.append(statement["Resource"])
+    return found
+
+
+def _dynamodb_table_arn(stack: Stack, name: str, suffix: str = "") -> object:
+    """The ARN a grant on the table ``name`` of ``stack``'s account and Region names, resolved."""
+    return stack.resolve(stack.format_arn(service="dynamodb", resource="table", resource_name=name + suffix))
+
+
+def test_device_log_importer_returns_a_base_that_grants_on_the_named_table_and_its_indexes():
+    # given an app that knows the device log only by its name
+    user = Stack(new_app(), "User", env=_ENV)
+    imported = DeviceLogTable.from_table_name(user, "DeviceLog", table_name="device-log")
+    consumer = runtime_function(user, "Api", handler="app.handler", description="api", environment={})
+    imported.bind(consumer, read=True)
+    # then it is the base, not a second DeviceLogTable wrapping a sibling, and it creates no table
+    assert isinstance(imported, DeviceLogTableBase) and not isinstance(imported, DeviceLogTable)
+    assert user.node.try_find_child("DeviceLogTable") is None
+    Template.from_stack(user).resource_count_is("AWS::DynamoDB::Table", 0)
+    # and the grant names the table and its GSIs, nothing else
+    assert _resources_of(user, "dynamodb:") == [
+        [_dynamodb_table_arn(user, "device-log"), _dynamodb_table_arn(user, "device-log", "/index/*")]
+    ]
+    # the attributes the old importer's DeviceLogTable offered are still there
+    assert (imported.stream_view_type, imported.encryption_key, imported.throttled_keys_rule) == (None, None, None)
+    assert user.resolve(imported.table.table_name) == "device-log"
+
+
+def test_device_log_importer_with_a_stream_arn_grants_the_stream_read():
+    user = Stack(new_app(), "User", env=_ENV)
+    stream_arn = "arn:aws:dynamodb:eu-west-1:123456789012:table/device-log/stream/2026-01-01T00:00:00.000"
+    imported = DeviceLogTable.from_table_name(user, "DeviceLog", table_name="device-log", table_stream_arn=stream_arn)
+    imported.grant_stream_read(lambda_role(user, "Archiver"))
+    assert stream_arn in _resources_of(user, "dynamodb:GetRecords")
+
+
+def test_shard_metadata_table_takes_a_name_another_app_imports_it_by():
+    # given an app that names its device log and its shard metadata table
+    owner = Stack(new_app(), "Owner", env=_ENV)
+    log = DeviceLogTable(owner, "DeviceLog", table_name="device-log")
+    shards = ShardMetadataTable(owner, "Shards", main_table=log, table_name="device-log-shards")
+    owner_template = Template.from_stack(owner)
+    owner_template.has_resource_properties(
+        "AWS::DynamoDB::Table", {"TableName": "device-log-shards", "KeySchema": [
+            {"AttributeName": "DeviceID", "KeyType": "HASH"}]},
+    )
+    # when another app, which cannot read the owner's outputs, imports both by the names it was told
+    user = Stack(new_app(), "User", env=_ENV)
+    imported = ShardMetadataTable.from_table_name(
+        user, "Shards", table_name="device-log-shards",
+        main_table=DeviceLogTable.from_table_name(user, "DeviceLog", table_name="device-log"),
+        partition_key=shards.partition_key, sort_key_name=shards.sort_key_name, strategy=shards.strategy,
+    )
+    consumer = runtime_function(user, "Writer", handler="app.handler", description="writer", environment={})
+    imported.bind(consumer, read=True)
+    # then it is the imported base, its table a child of it (no patched attribute), and the grants name both tables
+    assert isinstance(imported, ShardMetadataTableBase) and not isinstance(imported, ShardMetadataTable)
+    assert imported.table.node.scope is imported
+    assert _resources_of(user, "dynamodb:") == [
+        [_dynamodb_table_arn(user, "device-log"), _dynamodb_table_arn(user, "device-log", "/index/*")],
+        [_dynamodb_table_arn(user, "device-log-shards")],
+    ]
+    env = next(iter(Template.from_stack(user).find_resources("AWS::Lambda::Function").values()))
+    assert env["Properties"]["Environment"]["Variables"]["SHARD_METADATA_TABLE_NAME"] == "device-log-shards"
+
+
+@pytest.mark.parametrize("name", ["ab", "x" * 256, "no spaces", "device/log"])
+def test_a_table_name_dynamodb_would_refuse_is_refused_naming_the_path_and_the_rule(name):
+    stack = Stack(new_app(), "S")
+    main = DeviceLogTable(stack, "Log")
+    rule = r"is not a DynamoDB table name: use 3-255 characters of \[A-Za-z0-9_.-\]"
+    with pytest.raises(ValueError, match=rf"^S/Shards: table_name .* {rule}"):
+        ShardMetadataTable(stack, "Shards", main_table=main, table_name=name)
+    with pytest.raises(ValueError, match=rf"^S/Imported: table_name .* {rule}"):
+        ShardMetadataTable.from_table_name(
+            stack, "Imported", table_name=name, main_table=main, partition_key=dynamodb.Attribute(
+                name="DeviceID", type=dynamodb.AttributeType.STRING), sort_key_name="State#Date",
+        )
+    with pytest.raises(ValueError, match=rf"^S/ImportedLog: table_name .* {rule}"):
+        DeviceLogTable.from_table_name(stack, "ImportedLog", table_name=name)
+    assert stack.node.try_find_child("Shards") is None and stack.node.try_find_child("Imported") is None
+
+
+def test_timestream_importer_returns_a_base_that_grants_on_the_named_table_and_its_key():
+    # given an app that knows the Timestream table by its database's name and its own, and the database's key
+    user = Stack(new_app(), "User", env=_ENV)
+    key_arn = "arn:aws:kms:eu-west-1:123456789012:key/11111111-2222-3333-4444-555555555555"
+    imported = TimestreamTable.from_table_name(
+        user, "Fleet", database_name="fleet", table_name="telemetry",
+        encryption_key=kms.Key.from_key_arn(user, "Key", key_arn),
+    )
+    imported.grant_write_data(lambda_role(user, "Writer"))
+    # then it is the base and creates nothing
+    assert isinstance(imported, TimestreamTableBase) and not isinstance(imported, TimestreamTable)
+    template = Template.from_stack(user)
+    template.resource_count_is("AWS::Timestream::Table", 0)
+    template.resource_count_is("AWS::Timestream::Database", 0)
+    # and the write grant names the table's ARN in this account and Region, and the key
+    table_arn = {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"},
+                                   ":timestream:eu-west-1:123456789012:database/fleet/table/telemetry"]]}
+    assert _resources_of(user, "timestream:WriteRecords") == [table_arn]
+    assert _resources_of(user, "kms:") == [key_arn]
+    assert (imported.database_name, imported.table_name) == ("fleet", "telemetry")
+
+
+def test_timestream_importer_grants_what_the_owning_construct_grants():
+    app = new_app()
+    owner = Stack(app, "Owner", env=_ENV)
+    TimestreamTable(owner, "Fleet", database_name="fleet", table_name="telemetry").grant_read_data(
+        lambda_role(owner, "Reader")
+    )
+    user = Stack(app, "User", env=_ENV)
+    TimestreamTable.from_table_name(user, "Fleet", database_name="fleet", table_name="telemetry").grant_read_data(
+        lambda_role(user, "Reader")
+    )
+    actions = [sorted(actions_of(s)) for stack in (owner, user) for s in policy_statements(Template.from_stack(stack))]
+    assert actions[: len(actions) // 2] == actions[len(actions) // 2 :]
+
+
+def test_timestream_importer_refuses_a_name_timestream_would_refuse():
+    with pytest.raises(ValueError, match=r"^S/Fleet: table_name 'a b' must be 3-256 characters"):
+        TimestreamTable.from_table_name(Stack(new_app(), "S"), "Fleet", database_name="fleet", table_name="a b")
+
+
+def test_timestream_importer_metric_can_drive_an_alarm_on_the_named_table():
+    stack = Stack(new_app(), "User")
+    imported = TimestreamTable.from_table_name(stack, "Fleet", database_name="fleet", table_name="telemetry")
+    cloudwatch.Alarm(
+        stack, "Rejected", metric=imported.metric_magnetic_store_rejected_records(), threshold=1, evaluation_periods=1
+    )
+    alarm = next(iter(Template.from_stack(stack).find_resources("AWS::CloudWatch::Alarm").values()))
+    (query,) = alarm["Properties"]["Metrics"]
+    assert query["Expression"] == (
+        'SELECT SUM(MagneticStoreRejectedRecordCount) FROM SCHEMA("AWS/Timestream", DatabaseName, Operation, '
+        "TableName) WHERE DatabaseName = 'fleet' AND TableName = 'telemetry'"
+    )
+    assert query["Period"] == 300

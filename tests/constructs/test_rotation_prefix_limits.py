@@ -8,10 +8,10 @@ import pytest
 from aws_cdk import Stack
 from aws_cdk.assertions import Template
 
-from cdk_ts._rotation_texts import FUNCTION_DESCRIPTION_MAX, check_derived_texts, derived_texts, function_description
 from cdk_ts._validation import Problems
 from cdk_ts.buckets import secure_bucket
-from cdk_ts.rotating_tables import RotatingTimeSeriesTables
+from cdk_ts.rotation._texts import FUNCTION_DESCRIPTION_MAX, check_derived_texts, derived_texts, function_description
+from cdk_ts.rotation.tables import RotatingTimeSeriesTables
 from cdk_ts_runtime.periods import LABEL_LENGTH, TABLE_NAME_MAX, RotationPeriod
 from tests.support.nag import new_app
 from tests.support.problems import raises_problems

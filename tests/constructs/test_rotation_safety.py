@@ -10,7 +10,7 @@ from aws_cdk import Duration
 from aws_cdk import aws_sns as sns
 from aws_cdk.assertions import Match, Template
 
-from cdk_ts._schedules import before_boundary
+from cdk_ts.rotation._schedules import before_boundary
 from cdk_ts_runtime.periods import RotationPeriod
 from cdk_ts_runtime.rotation.lock import RUN_TIMEOUT_ENV
 from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG

@@ -9,7 +9,7 @@ from aws_cdk import Stack
 from aws_cdk import aws_kms as kms
 from aws_cdk.assertions import Template
 
-from cdk_ts.rotating_tables import RotatingTimeSeriesTables
+from cdk_ts.rotation.tables import RotatingTimeSeriesTables
 from cdk_ts_runtime.periods import RotationPeriod
 from cdk_ts_runtime.rotation.lock import LOCK_EXPIRY_ATTRIBUTE, LOCK_KEY, LOCK_TABLE_ENV
 from tests.support.iam import policy_statements

@@ -72,6 +72,8 @@ def test_every_monitored_construct_has_its_default_alarms_on_the_dashboard(sampl
         stack.telemetry_archiver.dead_letter_alarm,
         stack.device_log_archiver.iterator_age_alarm,
         stack.device_log_archiver.dead_letter_alarm,
+        stack.telemetry_archiver.compaction.dead_letter_alarm,
+        stack.telemetry_archiver.compaction.errors_alarm,
     ]
     assert None not in expected
     shown = stack.monitoring.alarms

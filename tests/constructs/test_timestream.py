@@ -149,3 +149,14 @@ def test_read_write_is_one_grant_of_both_actions_and_one_endpoint_lookup():
     assert set(on_table[0]["Action"]) == {"timestream:Select", "timestream:WriteRecords", "timestream:DescribeTable"}
     assert [s["Action"] for s in statements if s["Resource"] == "*"] == ["timestream:DescribeEndpoints"]
     assert grant.success
+
+
+def test_rejected_records_metric_names_the_generated_database_and_table():
+    # a generated name is a deploy-time value: the query names the resources, not a guess at their names
+    stack = Stack(new_app(), "Test")
+    generated = TimestreamTable(stack, "Generated")
+    expression = stack.resolve(generated.metric_magnetic_store_rejected_records().expression)
+    parts = expression["Fn::Join"][1]
+    assert stack.resolve(generated.database.ref) in parts
+    assert stack.resolve(generated.table.attr_name) in parts
+    assert "SELECT SUM(MagneticStoreRejectedRecordCount)" in parts[0]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -67,3 +69,25 @@ def test_the_sample_app_imports_only_public_modules():
 
 def test_the_private_module_check_can_fail():
     assert private_library_modules({"cdk_ts._defaults", "cdk_ts.buckets"}) == ["cdk_ts._defaults"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "names"),
+    [
+        ("cdk_ts.rotating_tables", "cdk_ts.rotation.tables", ["RotatingTimeSeriesTables", "RUN_TIMEOUT"]),
+        ("cdk_ts.period_tables", "cdk_ts.rotation.base", ["PeriodTablesBase", "PeriodTableOptions", "table_layout"]),
+    ],
+)
+def test_a_moved_rotation_module_still_imports_with_a_deprecation_warning(old, new, names, monkeypatch):
+    monkeypatch.delitem(sys.modules, old, raising=False)  # so the module body, and its warning, run again
+    with pytest.warns(DeprecationWarning, match=rf"{re.escape(old)} is deprecated .* cdk_ts\.rotation"):
+        moved = importlib.import_module(old)
+    current = importlib.import_module(new)
+    assert all(getattr(moved, name) is getattr(current, name) for name in names)
+
+
+def test_the_rotation_names_of_cdk_ts_come_from_the_rotation_package():
+    from cdk_ts import rotation
+
+    assert cdk_ts.RotatingTimeSeriesTables is rotation.RotatingTimeSeriesTables
+    assert cdk_ts.PeriodTablesBase is rotation.PeriodTablesBase

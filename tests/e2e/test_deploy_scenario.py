@@ -34,8 +34,11 @@ def test_sample_app_deploys_runs_the_scenario_and_tears_down(tmp_path):
         "ingest writes every reading",
         "every write read back across the shards",
         "every stream record is one archived line",
+        "compaction rewrites the closed hours as Parquet, each redelivered record once",
+        "the union view counts every stream record written once, before and after compaction",
+        "a late record is counted once: after the next run when its hour was compacted",
     } <= steps
-    assert len(results["steps"]) >= 17
+    assert len(results["steps"]) >= 20
     assert results["destroyed"] is True
     assert result.returncode == 0, output[-3000:]
     assert not Path(f"/proc/{results['emulator_pid']}").exists(), "the emulator process is still running"

@@ -144,7 +144,7 @@ def test_wheel_holds_only_the_cdk_ts_and_cdk_ts_runtime_packages(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     top_level = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert top_level == TOP_LEVEL_PACKAGES
-    assert "cdk_ts/rotating_tables.py" in names
+    assert "cdk_ts/rotation/tables.py" in names
     assert "cdk_ts_runtime/handlers/rotation.py" in names
     assert "cdk_ts_runtime/router.py" in names
     assert {"cdk_ts/py.typed", "cdk_ts_runtime/py.typed"} <= set(names)  # PEP 561: typed packages

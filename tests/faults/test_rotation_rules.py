@@ -551,6 +551,23 @@ ONE_ATTEMPT = Config(retries={"mode": "standard", "total_max_attempts": 1})
 LIMIT = "CreateTable:LimitExceededException"
 
 
+def _creates_refused_until(rules_proxy, moto_server, unique_name, until: datetime) -> tuple[Rotation, MetricLog]:
+    """A rotation whose creates DynamoDB refuses (LimitExceededException) until ``until``, its metrics logged.
+
+    The harness clock is set to 23:45 of day 0, when the create_new schedule runs.
+    """
+    rotation = Rotation(rules_proxy, unique_name, client_config=ONE_ATTEMPT, metric_namespace="cdk-ts")
+    metrics = MetricLog(rules_proxy, moto_server)
+    rules_proxy.set_time(at(0, 23, 45))
+    rotation.block_creates_until(until)
+    return rotation, metrics
+
+
+def _create_new_as_lambda(rotation: Rotation, metrics: MetricLog, when: datetime) -> dict:
+    """create_new at ``when`` as the function runs it: 300 s to run, the longest jittered waits, EMF metrics."""
+    return rotation.run("create_new", when, rng=lambda: 1.0, lambda_seconds=300, metrics=metrics.writer)
+
+
 class TestTheNextTableBeforeItsBoundary:
     """Refused creates are tried again before the boundary; a table still missing then raises the alarm's metric."""
 
@@ -571,15 +588,9 @@ class TestTheNextTableBeforeItsBoundary:
     def test_a_create_refused_for_the_whole_run_is_deferred_and_the_retry_run_makes_it(
         self, rules_proxy, moto_server, unique_name
     ):
-        rotation = Rotation(rules_proxy, unique_name, client_config=ONE_ATTEMPT, metric_namespace="cdk-ts")
-        metrics = MetricLog(rules_proxy, moto_server)
-        rules_proxy.set_time(at(0, 23, 45))
-        rotation.block_creates_until(at(0, 23, 55))
+        rotation, metrics = _creates_refused_until(rules_proxy, moto_server, unique_name, at(0, 23, 55))
 
-        first = rotation.run(
-            "create_new", at(0, 23, 45), rng=lambda: 1.0, lambda_seconds=300,
-            metrics=metrics.writer,
-        )
+        first = _create_new_as_lambda(rotation, metrics, at(0, 23, 45))
 
         # tries at 23:45:00, :10, :30, 23:46:10, 23:47:10, 23:48:10, 23:49:10; a 60 s wait would reach the margin
         [deferred] = actions(first, "defer")
@@ -588,10 +599,7 @@ class TestTheNextTableBeforeItsBoundary:
         assert rotation.name(1) not in rotation.dynamodb.list_tables()["TableNames"]
         assert metrics.values("NextPeriodTableMissing") == []  # not missing yet: 23:55 is the deadline
 
-        second = rotation.run(
-            "create_new", at(0, 23, 55), rng=lambda: 1.0, lambda_seconds=300,
-            metrics=metrics.writer,
-        )
+        second = _create_new_as_lambda(rotation, metrics, at(0, 23, 55))
 
         assert actions(second, "create")[0]["table"] == rotation.name(1)
         assert rotation.tier(1) == HOT
@@ -600,16 +608,10 @@ class TestTheNextTableBeforeItsBoundary:
     def test_a_table_still_refused_at_the_deadline_is_told_before_the_boundary(
         self, rules_proxy, moto_server, unique_name
     ):
-        rotation = Rotation(rules_proxy, unique_name, client_config=ONE_ATTEMPT, metric_namespace="cdk-ts")
-        metrics = MetricLog(rules_proxy, moto_server)
-        rules_proxy.set_time(at(0, 23, 45))
-        rotation.block_creates_until(at(1, 0, 10))
+        rotation, metrics = _creates_refused_until(rules_proxy, moto_server, unique_name, at(1, 0, 10))
 
         for when in (at(0, 23, 45), at(0, 23, 55)):
-            rotation.run(
-                "create_new", when, rng=lambda: 1.0, lambda_seconds=300,
-                metrics=metrics.writer,
-            )
+            _create_new_as_lambda(rotation, metrics, when)
 
         missing = metrics.values("NextPeriodTableMissing")
         # the retry run said so at its first refusal, 23:55, and again as it ended: both before midnight

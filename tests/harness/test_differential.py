@@ -240,6 +240,10 @@ def _creates() -> list[Request]:
 
 
 def _items() -> list[Request]:
+    return _puts() + _single_item_calls() + _queries() + _batches_and_scan()
+
+
+def _puts() -> list[Request]:
     requests = []
     for letter in "abc":
         for sk in ("1", "2", "3"):
@@ -253,7 +257,11 @@ def _items() -> list[Request]:
                     },
                 )
             )
-    return requests + [
+    return requests
+
+
+def _single_item_calls() -> list[Request]:
+    return [
         Request(
             "get a", "GetItem", lambda c: {"TableName": c.t("a"), "Key": _item("dev", "1"), "ConsistentRead": True}
         ),
@@ -291,26 +299,27 @@ def _items() -> list[Request]:
             },
             error="ConditionalCheckFailedException",
         ),
-        Request(
-            "query page 1",
-            "Query",
-            lambda c: {
-                "TableName": c.t("a"),
-                "KeyConditionExpression": "pk = :p",
-                "ExpressionAttributeValues": {":p": {"S": "dev"}},
-                "Limit": 2,
-            },
-        ),
+    ]
+
+
+def _dev_in_a_two_at_a_time(c: Context, **extra) -> dict:
+    """A Query of key ``dev`` in table a, two items a page."""
+    return {
+        "TableName": c.t("a"),
+        "KeyConditionExpression": "pk = :p",
+        "ExpressionAttributeValues": {":p": {"S": "dev"}},
+        "Limit": 2,
+        **extra,
+    }
+
+
+def _queries() -> list[Request]:
+    return [
+        Request("query page 1", "Query", _dev_in_a_two_at_a_time),
         Request(
             "query page 2",
             "Query",
-            lambda c: {
-                "TableName": c.t("a"),
-                "KeyConditionExpression": "pk = :p",
-                "ExpressionAttributeValues": {":p": {"S": "dev"}},
-                "Limit": 2,
-                "ExclusiveStartKey": c.answers["query page 1"]["LastEvaluatedKey"],
-            },
+            lambda c: _dev_in_a_two_at_a_time(c, ExclusiveStartKey=c.answers["query page 1"]["LastEvaluatedKey"]),
         ),
         Request(
             "query the gsi",
@@ -322,6 +331,11 @@ def _items() -> list[Request]:
                 "ExpressionAttributeValues": {":g": {"S": "op2"}},
             },
         ),
+    ]
+
+
+def _batches_and_scan() -> list[Request]:
+    return [
         Request(
             "batch write",
             "BatchWriteItem",

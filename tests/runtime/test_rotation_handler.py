@@ -231,17 +231,28 @@ def mapped_rotation(rotation_env, monkeypatch):
     monkeypatch.setenv(STREAM_CONSUMER_ENV, json.dumps({"function_name": arn}))
     scheduled({"Operation": "create_new", "time": "2026-03-01T23:45:00Z"})
     scheduled({"Operation": "create_new", "time": "2026-03-02T23:45:00Z"})
-    dynamodb, lambda_client = boto3.client("dynamodb"), boto3.client("lambda")
     # the consumer also reads a table that is not a period table (mapped by CloudFormation, say)
-    other = dynamodb.create_table(
-        TableName="telemetry_config", BillingMode="PAY_PER_REQUEST",
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+    other = _table_feeding(arn, "telemetry_config", key_type="S")
+    assert len(_consumer_mappings(boto3.client("lambda"), arn)) == 3
+    return arn, other
+
+
+def _table_feeding(function_arn: str, name: str, *, key_type: str, **create_options) -> str:
+    """A table (key ``pk``) whose NEW_IMAGE stream is mapped to ``function_arn``, made outside the rotation.
+
+    Returns the stream's ARN.
+    """
+    stream = boto3.client("dynamodb").create_table(
+        TableName=name, BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": key_type}],
         KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
         StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
+        **create_options,
     )["TableDescription"]["LatestStreamArn"]
-    lambda_client.create_event_source_mapping(EventSourceArn=other, FunctionName=arn, StartingPosition="LATEST")
-    assert len(_consumer_mappings(lambda_client, arn)) == 3
-    return arn, other
+    boto3.client("lambda").create_event_source_mapping(
+        EventSourceArn=stream, FunctionName=function_arn, StartingPosition="LATEST"
+    )
+    return stream
 
 
 def test_stack_deletion_removes_the_rotations_stream_mappings_and_keeps_the_tables(mapped_rotation, cloudformation):
@@ -281,20 +292,15 @@ def test_a_failure_to_remove_mappings_is_reported_and_never_blocks_deletion(mapp
 def test_stack_deletion_leaves_the_mapping_of_a_lookalike_table_that_has_only_the_name(mapped_rotation, cloudformation):
     # given a table named like a period table of this rotation, without its tags, whose stream feeds the consumer
     arn, other = mapped_rotation
-    dynamodb, lambda_client = boto3.client("dynamodb"), boto3.client("lambda")
-    lookalike = dynamodb.create_table(
-        TableName="telemetry_2026-03-05", BillingMode="PAY_PER_REQUEST",
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "N"}],
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
-        Tags=[{"Key": "cdk-ts:prefix", "Value": "someone-elses"}],
-    )["TableDescription"]["LatestStreamArn"]
-    lambda_client.create_event_source_mapping(EventSourceArn=lookalike, FunctionName=arn, StartingPosition="LATEST")
+    lookalike = _table_feeding(
+        arn, "telemetry_2026-03-05", key_type="N", Tags=[{"Key": "cdk-ts:prefix", "Value": "someone-elses"}]
+    )
 
     _delete_request(cloudformation, "DELETE_IN_PROGRESS")
 
     # then only the two tagged period tables' mappings are removed
-    assert sorted(m["EventSourceArn"] for m in _consumer_mappings(lambda_client, arn)) == sorted([other, lookalike])
+    mapped = _consumer_mappings(boto3.client("lambda"), arn)
+    assert sorted(m["EventSourceArn"] for m in mapped) == sorted([other, lookalike])
     (reply,) = cloudformation.replies
     assert reply["Status"] == "SUCCESS"
     assert "removed 2 event source mapping(s)" in reply["Reason"]

@@ -62,7 +62,7 @@ def three_days_then_nothing(server_dynamodb, unique_name):
     # dynalite has no PITR API, so this lifecycle runs without it (PITR is covered against moto).
     # Neither server reports TableClass back (so a Standard-IA tier would look unconverged every run, and
     # dynalite refuses an UpdateTable carrying only TableClass): closed periods go on-demand in Standard
-    # here; the class is covered against moto with the requests asserted (test_capacity_tiers.py).
+    # here; the class is covered against moto with the requests asserted (test_rotation_capacity_tiers.py).
     rotator = TableRotator(
         TableLayout(unique_name),
         RotationConfig(

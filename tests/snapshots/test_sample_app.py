@@ -75,3 +75,21 @@ def test_synthesized_template_is_cfn_lint_clean(sample, tmp_path):
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_compaction_takes_the_managed_pandas_layer_of_the_stacks_region_or_the_one_the_context_names(sample):
+    def layers(app):
+        template = app.synth().get_stack_by_name(sample_app.STACK_NAME).template
+        (function,) = [r for name, r in template["Resources"].items()
+                       if name.startswith("TelemetryArchiverCompactionFunction")
+                       and r["Type"] == "AWS::Lambda::Function"]
+        return function["Properties"]["Layers"], function["Properties"]["Runtime"]
+
+    default, runtime = layers(sample)
+    assert default == [{"Fn::Join": ["", [
+        "arn:aws:lambda:", {"Ref": "AWS::Region"}, ":336392948345:layer:AWSSDKPandas-Python314-Arm64:6"]]}]
+    assert runtime == "python3.14"
+    own = "arn:aws:lambda:eu-west-1:123456789012:layer:AWSSDKPandas-Python313-Arm64:2"
+    app = App(context={**cdk_json_context(), "pandas_layer_arn": own})
+    sample_app.build_app(app, checks=False)
+    assert layers(app) == ([own], "python3.13")  # the construct follows the layer's Python

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from cdk_ts_runtime.archiver import StreamRecordArchiver
 from cdk_ts_runtime.compaction_plan import ColumnSpec, CompactionSettings
+from examples.archive_duckdb import create_raw_view  # noqa: F401  (tests read the raw layer as the sample does)
 from tests.support.streams import BUCKET, spread_over_hours, stream_records
 
 BIG = "12345678901234567890123456789012345678"  # 38 significant digits, DynamoDB's most
@@ -54,17 +55,3 @@ def download(s3, keys, root: Path) -> list[Path]:
     return paths
 
 
-def create_raw_view(connection, root: Path, name: str = "stream_archive") -> None:
-    """The raw Glue table's DuckDB equivalent over JSON Lines under ``root``: its string columns (lower-case
-    names) and the three partitions."""
-    connection.execute(f"""
-        CREATE VIEW {name} AS
-        SELECT eventID AS eventid, eventName AS eventname, sequenceNumber AS sequencenumber,
-               approximateCreationDateTime AS approximatecreationdatetime, keys, newImage AS newimage,
-               oldImage AS oldimage, userIdentity AS useridentity, "table", dt, hour
-        FROM read_json('{root}/**/*.jsonl.gz', format = 'newline_delimited', hive_partitioning = true,
-                       hive_types = {{'table': 'VARCHAR', 'dt': 'VARCHAR', 'hour': 'VARCHAR'}},
-                       columns = {{eventID: 'VARCHAR', eventName: 'VARCHAR', sequenceNumber: 'VARCHAR',
-                                   approximateCreationDateTime: 'VARCHAR', keys: 'VARCHAR', newImage: 'VARCHAR',
-                                   oldImage: 'VARCHAR', userIdentity: 'VARCHAR'}})
-    """)

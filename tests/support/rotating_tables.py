@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aws_cdk.assertions import Template
 
-from cdk_ts.rotating_tables import RotatingTimeSeriesTables
+from cdk_ts.rotation.tables import RotatingTimeSeriesTables
 from tests.support.nag import new_stack
 
 #: How the rotation function is found in a template: by its handler, never by a logical ID.

@@ -9,21 +9,25 @@ Every operation takes its reference time from the scheduled event, never from th
 from __future__ import annotations
 
 import copy
-import math
 import random
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from botocore.exceptions import ClientError
-
-from cdk_ts_runtime._aws import Backoff, error_code
 from cdk_ts_runtime._inputs import number
 from cdk_ts_runtime.emf import EmfWriter
 from cdk_ts_runtime.errors import CdkTsError, ValidationError
 from cdk_ts_runtime.periods import next_start, parse_table_name, period_start, require_utc, shift, table_name
+from cdk_ts_runtime.rotation._creation import CREATE_ATTEMPTS as CREATE_ATTEMPTS
+from cdk_ts_runtime.rotation._creation import CREATE_RETRY_BASE_SECONDS as CREATE_RETRY_BASE_SECONDS
+from cdk_ts_runtime.rotation._creation import CREATE_RETRY_CAP_SECONDS as CREATE_RETRY_CAP_SECONDS
+from cdk_ts_runtime.rotation._creation import WAIT_STEP_SECONDS as WAIT_STEP_SECONDS
+from cdk_ts_runtime.rotation._creation import TableCreation
+from cdk_ts_runtime.rotation._run_metrics import RunMetrics
+from cdk_ts_runtime.rotation._settings import THROTTLED_KEYS_MODE as THROTTLED_KEYS_MODE
+from cdk_ts_runtime.rotation._settings import TableSettings
 from cdk_ts_runtime.rotation.expiry import TableExpiry
 from cdk_ts_runtime.rotation.lock import (
     LOCK_MARGIN_SECONDS,
@@ -33,23 +37,16 @@ from cdk_ts_runtime.rotation.lock import (
     LockHolder,
     RunLock,
 )
-from cdk_ts_runtime.rotation.ownership import RunOwnership, is_owned, ownership_tags
-from cdk_ts_runtime.rotation.report import (
-    RETRY_LATER_CODES,
-    ChangeBudget,
-    PeriodTable,
-    RotationRunError,
-    RunReport,
-    describe_table,
-    record_failure,
-)
-from cdk_ts_runtime.rotation.sizing import right_sized
-from cdk_ts_runtime.rotation.tiers import TierChanges, capacity_request
+from cdk_ts_runtime.rotation.ownership import RunOwnership, is_owned
+from cdk_ts_runtime.rotation.report import ChangeBudget, PeriodTable, RotationRunError, RunReport
+from cdk_ts_runtime.rotation.tiers import TierChanges
 from cdk_ts_runtime.rotation_config import CapacityTier, RotationConfig
-from cdk_ts_runtime.rotation_metrics import RotationMetric, publish
+from cdk_ts_runtime.rotation_metrics import RotationMetric
 from cdk_ts_runtime.stream_consumer import StreamConsumer
 from cdk_ts_runtime.table_layout import TableLayout
 
+# CREATE_ATTEMPTS, CREATE_RETRY_*_SECONDS, WAIT_STEP_SECONDS and THROTTLED_KEYS_MODE moved with the create and
+# settings steps into _creation and _settings; the imports above (``X as X``) keep them importable from here.
 OPERATIONS = ("create_new", "resize_old", "reconcile")
 #: How long a run holds the lock when it does not know its own time limit (Lambda's longest timeout); the
 #: lock's ``LOCK_MARGIN_SECONDS`` is added to the limit (so the lock outlives the run, and a run that died
@@ -58,18 +55,6 @@ DEFAULT_LOCK_SECONDS = LONGEST_RUN_SECONDS
 LOCK_RETRY_SECONDS = 5
 #: How often one run tries to take over a malformed lock item that keeps changing under it.
 LOCK_TAKEOVER_TRIES = 3
-#: A CreateTable DynamoDB answers with "not now" (a throttle, ``LimitExceededException``, a same-named table
-#: still being deleted) is sent again after full-jitter backoff of up to ``base * 2**n`` s, capped, while
-#: the run has time for the wait, at most ``CREATE_ATTEMPTS`` times. The SDK's own retries (5 attempts,
-#: ``_retries.CONTROL_PLANE``) come first and last seconds; these waits are longer, because the next
-#: period's table is wanted before its boundary and the next scheduled try may come too late.
-CREATE_RETRY_BASE_SECONDS = 5.0
-CREATE_RETRY_CAP_SECONDS = 60.0
-CREATE_ATTEMPTS = 8
-#: How often a run looks whether a table it created is ACTIVE yet.
-WAIT_STEP_SECONDS = 2
-#: The Contributor Insights mode that names only throttled keys (``ContributorInsightsMode``, botocore's model).
-THROTTLED_KEYS_MODE = "THROTTLED_KEYS"
 #: How far outside its expected window an event time may be: clock skew, late delivery, retries.
 TIME_MARGIN = timedelta(minutes=15)
 
@@ -142,7 +127,7 @@ class TableRotator:
     rng: Callable[[], float] = random.random
     _dry_run: bool = field(default=False, init=False, repr=False)
     _ownership: RunOwnership | None = field(default=None, init=False, repr=False)
-    _told_missing: bool = field(default=False, init=False, repr=False)
+    _metrics_of_run: RunMetrics | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], **clients) -> TableRotator:
@@ -201,7 +186,10 @@ class TableRotator:
         report = RunReport(operation, when.isoformat(), dry_run=dry_run)
         this_run = copy.copy(self)  # the run's state lives on its own copy: the shared rotator never changes
         this_run._dry_run = dry_run
-        this_run._told_missing = False
+        this_run._metrics_of_run = RunMetrics(
+            metrics=self.metrics, config=self.config, layout=self.layout, dynamodb=self.dynamodb, clock=self.clock,
+            dry_run=dry_run,
+        )
         return this_run._execute(operation, when, report, wait_for_lock)
 
     def _execute(self, operation: str, when: datetime, report: RunReport, wait_for_lock: float) -> dict[str, Any]:
@@ -210,8 +198,8 @@ class TableRotator:
             self._run(operation, when, report)
             return report.as_dict()
         if self.lock is not None:
-            holder = self._acquire(operation, wait_for_lock, report)
-            self._publish(report, "-", {RotationMetric.LOCK_HELD_RUNS: 0 if holder is None else 1})
+            holder = _take_lock(self.lock, operation, wait_for_lock, report, time_left=self.time_left, sleep=self.sleep)
+            self._metrics_of_run.publish(report, "-", {RotationMetric.LOCK_HELD_RUNS: 0 if holder is None else 1})
             if holder is not None:
                 until = holder.expires_at.isoformat() if holder.expires_at else "it lapses"
                 report.add(
@@ -224,12 +212,13 @@ class TableRotator:
         finally:
             if self.lock is not None and not self.lock.release():
                 report.add("lock_lapsed", "-", reason="the lock expired during the run and another run took it")
-        self._publish_run_metrics(report)
+        self._metrics_of_run.publish_run_counts(report)
         if report.count("error"):
             raise RotationRunError(report)
         return report.as_dict()
 
     def _run(self, operation: str, when: datetime, report: RunReport) -> None:
+        """Set up this run's collaborators (they share its budget), run the operation, report the next table."""
         budget = ChangeBudget(self.config.max_changes_per_run, time_left=self.time_left)
         self._ownership = RunOwnership(self.dynamodb, self.layout)
         self._tiers = TierChanges(
@@ -241,36 +230,17 @@ class TableRotator:
             stream_consumer=self.stream_consumer, lambda_client=self.lambda_client, owned=self._owned,
             dry_run=self._dry_run,
         )
-        self._budget = budget
+        self._settings = TableSettings(
+            dynamodb=self.dynamodb, config=self.config, owned=self._owned, stream_consumer=self.stream_consumer,
+            lambda_client=self.lambda_client, dry_run=self._dry_run,
+        )
+        self._creation = TableCreation(
+            layout=self.layout, config=self.config, dynamodb=self.dynamodb, cloudwatch=self.cloudwatch, budget=budget,
+            ownership=self._ownership, tiers=self._tiers, settings=self._settings, run_metrics=self._metrics_of_run,
+            sleep=self.sleep, rng=self.rng, dry_run=self._dry_run,
+        )
         getattr(self, operation)(when, report)
-        self._report_next_table(when, report)
-
-    def _acquire(self, operation: str, wait_for_lock: float, report: RunReport) -> LockHolder | None:
-        """Take the lock, trying every :data:`LOCK_RETRY_SECONDS` for up to ``wait_for_lock`` s; the holder if not.
-
-        A malformed lock item (see ``LockHolder.problem``) counts as lapsed: it is taken over, if still
-        unchanged, and the takeover is reported with the item as it was.
-        """
-        limit = self.time_left() if self.time_left else DEFAULT_LOCK_SECONDS
-        # never longer than the lock's longest hold: a longer one would look malformed to the other runs
-        hold = min(timedelta(seconds=limit + LOCK_MARGIN_SECONDS), self.lock.longest_hold)
-        waited = 0.0
-        takeovers = LOCK_TAKEOVER_TRIES
-        while True:
-            holder = self.lock.acquire(operation, hold)
-            if holder is not None and holder.problem and takeovers > 0:
-                takeovers -= 1
-                if self.lock.take_over(holder, operation, hold):
-                    report.add(
-                        "lock_taken_over", "-", item=holder.item,
-                        reason=f"the lock item was malformed ({holder.problem}): treated as lapsed and taken over",
-                    )
-                    return None
-                continue  # it changed meanwhile: read it again
-            if holder is None or waited >= wait_for_lock:
-                return holder
-            self.sleep(LOCK_RETRY_SECONDS)
-            waited += LOCK_RETRY_SECONDS
+        self._metrics_of_run.report_next_table(when, report)
 
     def check_window(self, when: datetime) -> datetime:
         """``when`` in UTC if it lies within the window around the clock, else :class:`RotationWindowError`.
@@ -279,30 +249,14 @@ class TableRotator:
         the clock to ``create_lead`` plus :data:`TIME_MARGIN` ahead of it: a scheduled run is never
         earlier than its lead, and a late or retried one is never a whole period late.
         """
-        when = require_utc(when)
-        now = require_utc(self.clock())
-        period = self.layout.period
-        try:
-            current = period_start(period, now)
-            previous_length = current - shift(period, current, -1)
-            earliest = now - previous_length - TIME_MARGIN
-            latest = now + timedelta(seconds=self.config.create_lead_seconds) + TIME_MARGIN
-        except (ValueError, OverflowError) as error:
-            raise RotationWindowError(f"the clock {now.isoformat()} is out of range: {error}") from None
-        if not earliest <= when <= latest:
-            raise RotationWindowError(
-                f"event time {when.isoformat()} is outside the window {earliest.isoformat()} .. {latest.isoformat()} "
-                f"around the clock {now.isoformat()} (one {period.value} period + {TIME_MARGIN} behind, create lead "
-                f"{self.config.create_lead_seconds} s + {TIME_MARGIN} ahead); nothing was changed"
-            )
-        return when
+        return _in_window(when, self.clock, self.layout, self.config)
 
     def create_new(self, when: datetime, report: RunReport) -> None:
         """Create the NEXT period's table at current-tier capacity (never the current one).
 
         With right-sizing on the current tier, the capacity follows the current table's observed peak.
         """
-        self._ensure_table(self._name(next_start(self.layout.period, when)), report, when)
+        self._creation.ensure(self._name(next_start(self.layout.period, when)), report, when)
 
     def resize_old(self, when: datetime, report: RunReport) -> None:
         """Move the previous table to the previous tier and every older one to the older tier; expire old ones."""
@@ -327,31 +281,12 @@ class TableRotator:
         for start in wanted:
             name = self._name(start)
             if name not in tables:
-                self._ensure_table(name, report, when)
+                self._creation.ensure(name, report, when)
         live = [t for t in tables.values() if t.start >= shift(self.layout.period, current, -1)]
-        self._ensure_settings([t.name for t in live], report)
+        self._settings.ensure([t.name for t in live], report)
         kept, expired = self._expiry.split(list(tables.values()), current)
         self._tiers.apply(kept, lambda t: self.tier_for(t.start, current), when, report)
         self._expiry.expire(expired, report)
-
-    def _publish_run_metrics(self, report: RunReport) -> None:
-        """Tables left alone (future-dated, foreign look-alikes) and failed, so alarms can watch them."""
-        self._publish(report, "-", {
-            RotationMetric.FUTURE_PERIOD_TABLES: report.count("future"),
-            RotationMetric.FOREIGN_LOOKALIKE_TABLES: report.count("not_owned"),
-            RotationMetric.FAILED_TABLES: report.count("error"),
-        })
-
-    def _publish(self, report: RunReport, table: str, values: Mapping[RotationMetric, float]) -> bool:
-        """Publish ``values`` (never in a dry run); a failure is reported, never raised. True when sent."""
-        if self.metrics is None or not self.config.metric_namespace or self._dry_run:
-            return False
-        try:
-            publish(self.metrics, self.layout.table_prefix, values)
-        except Exception as error:  # noqa: BLE001 - the run's own outcome is reported either way
-            record_failure(report, table, "metrics", error)
-            return False
-        return True
 
     def _report_future(self, tables: list[PeriodTable], when: datetime, report: RunReport) -> list[PeriodTable]:
         """Tables dated after the next period: reported every run, never treated as current or resized."""
@@ -386,107 +321,10 @@ class TableRotator:
             return self.config.previous
         return self.config.older
 
-    # ---- creation ---------------------------------------------------------------------------
+    # ---- names and ownership ----------------------------------------------------------------
 
     def _name(self, start: datetime) -> str:
         return table_name(self.layout.table_prefix, self.layout.period, start)
-
-    def _tier_for_new(self, name: str, when: datetime, report: RunReport) -> CapacityTier:
-        """The current tier, right-sized from the table before ``name`` when the tier asks for it."""
-        tier = self.config.current
-        if tier.right_sizing is None or describe_table(self.dynamodb, name):
-            return tier
-        start = parse_table_name(self.layout.table_prefix, self.layout.period, name)
-        observed_start = shift(self.layout.period, start, -1)
-        end = min(when, start)
-        return right_sized(tier, self.cloudwatch, self._name(observed_start), observed_start, end, name, report)
-
-    def _ensure_table(self, name: str, report: RunReport, when: datetime) -> None:
-        """Create table ``name`` unless it exists, then apply its settings; a failure is reported, not raised."""
-        try:
-            self._create_table(name, report, when)
-        except Exception as error:  # noqa: BLE001 - reported; the run goes on with the other tables
-            record_failure(report, name, "create", error)
-
-    def _create_table(self, name: str, report: RunReport, when: datetime) -> None:
-        key_schema, definitions = self.layout.key_schema()
-        request: dict[str, Any] = {
-            "TableName": name,
-            "KeySchema": key_schema,
-            "AttributeDefinitions": definitions,
-            "Tags": [{"Key": k, "Value": v} for k, v in sorted(self._tags().items())],
-            "DeletionProtectionEnabled": self.config.deletion_protection,
-        }
-        tier = self._tier_for_new(name, when, report)
-        request.update(capacity_request(tier))
-        if self.config.kms_key_arn:
-            request["SSESpecification"] = {"Enabled": True, "SSEType": "KMS", "KMSMasterKeyId": self.config.kms_key_arn}
-        if self.config.stream_view_type:
-            request["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": self.config.stream_view_type}
-        if self._dry_run:
-            self._report_dry_create(name, tier, report)
-            return
-        if not self._send_create(name, request, tier, report):
-            return
-        self._ensure_settings([name], report)
-        if tier.auto_scaling and self._owned(describe_table(self.dynamodb, name)):
-            self._tiers.register_scaling(name, tier, self._tiers.autoscaled_tables([name]), report)
-
-    def _send_create(self, name: str, request: dict[str, Any], tier: CapacityTier, report: RunReport) -> bool:
-        """CreateTable, sent again while DynamoDB answers "not now" and the run has time; True when the table is there.
-
-        Waits follow :data:`CREATE_RETRY_BASE_SECONDS` and :data:`CREATE_RETRY_CAP_SECONDS` (full jitter), at
-        most :data:`CREATE_ATTEMPTS` tries, and none once a wait of the cap would reach the run's last margin.
-        Past the missing-table deadline the metric says so at once, while the tries go on. A create still
-        refused when they end is deferred: the create-retry schedule and reconcile try again, and the alarm
-        tells someone if the table is still missing at the deadline.
-        """
-        backoff = Backoff(base=CREATE_RETRY_BASE_SECONDS, cap=CREATE_RETRY_CAP_SECONDS, sleep=self.sleep, rng=self.rng)
-        for attempt in range(1, CREATE_ATTEMPTS + 1):
-            try:
-                self._ownership.created(self.dynamodb.create_table(**request)["TableDescription"])
-            except ClientError as error:
-                if error_code(error) == "ResourceInUseException" and self._table_there(name):
-                    report.add("exists", name, reason="table already exists")
-                    return True
-                if error_code(error) not in RETRY_LATER_CODES:
-                    record_failure(report, name, "create", error)
-                    return False
-                self._tell_if_late(name, report)
-                if attempt == CREATE_ATTEMPTS or not self._budget.has_time_for(CREATE_RETRY_CAP_SECONDS):
-                    record_failure(report, name, "create", error, attempts=attempt)
-                    return False
-                backoff.wait(attempt)
-                continue
-            report.add("create", name, tier=tier.describe(), **({"attempts": attempt} if attempt > 1 else {}))
-            self._wait_active(name)
-            return True
-        return False
-
-    def _table_there(self, name: str) -> bool:
-        """True when ``name`` exists and is not being deleted (CreateTable's ResourceInUseException means either)."""
-        return describe_table(self.dynamodb, name).get("TableStatus") in ("CREATING", "ACTIVE", "UPDATING")
-
-    def _report_dry_create(self, name: str, tier: CapacityTier, report: RunReport) -> None:
-        """What creating ``name`` would record, without a call: create, then the new table's settings."""
-        if describe_table(self.dynamodb, name):
-            report.add("exists", name, reason="table already exists")
-            self._ensure_settings([name], report)
-            return
-        report.add("create", name, tier=tier.describe())
-        if self.config.point_in_time_recovery:
-            report.add("enable_pitr", name)
-        if self.config.ttl_attribute:
-            report.add("enable_ttl", name, attribute=self.config.ttl_attribute)
-        if self.config.throttled_keys_insights:
-            report.add("enable_contributor_insights", name, mode=THROTTLED_KEYS_MODE)
-        if self.stream_consumer is not None and self.config.stream_view_type:
-            report.add("attach_stream_consumer", name, stream="(the new table's stream)")
-        if tier.auto_scaling:
-            report.add("register_autoscaling", name, target=tier.auto_scaling.target_utilization)
-
-    def _tags(self) -> dict[str, str]:
-        return {**self.config.tags, **ownership_tags(self.layout)}
 
     def _owned(self, description: dict[str, Any]) -> bool:
         """Whether the described table is this rotation's: created by this run, or carrying its tags."""
@@ -494,131 +332,57 @@ class TableRotator:
             return is_owned(self.dynamodb, description, self.layout)
         return self._ownership(description)
 
-    def _wait_active(self, name: str) -> None:
-        """Wait up to ``wait_for_new_tables_seconds`` (and never into the run's last margin) for ACTIVE."""
-        for _ in range(math.ceil(self.config.wait_for_new_tables_seconds / WAIT_STEP_SECONDS)):
-            if describe_table(self.dynamodb, name).get("TableStatus") == "ACTIVE" or self._budget.out_of_time():
-                return
-            self.sleep(WAIT_STEP_SECONDS)
 
-    def _ensure_settings(self, names: Iterable[str], report: RunReport) -> None:
-        """PITR, TTL and the stream consumer need an ACTIVE table, so they are applied after creation."""
-        for name in names:
-            try:
-                self._ensure_table_settings(name, report)
-            except Exception as error:  # noqa: BLE001 - one table's failure must not stop the others
-                record_failure(report, name, "settings", error)
+def _take_lock(
+    lock: RunLock, operation: str, wait_for_lock: float, report: RunReport, *,
+    time_left: Callable[[], float] | None, sleep: Callable[[float], None],
+) -> LockHolder | None:
+    """Take the lock, trying every :data:`LOCK_RETRY_SECONDS` for up to ``wait_for_lock`` s; the holder if not.
 
-    def _ensure_table_settings(self, name: str, report: RunReport) -> None:
-        description = describe_table(self.dynamodb, name)
-        status = description.get("TableStatus")
-        if status == "UPDATING":  # a tier step is under way (reported by it); the next run checks the settings
-            return
-        if status != "ACTIVE":
-            report.add("defer", name, reason=f"status {status}: settings next run")
-            return
-        if not self._owned(description):
-            report.add("not_owned", name, reason="no cdk-ts:prefix/period tags of this rotation; left as it is")
-            return
-        # Each setting on its own: one DynamoDB refuses for now (a new table's backups still being enabled, a
-        # TTL changed within the hour) is deferred to the next run without holding back the others.
-        steps = (
-            ("pitr", self._ensure_pitr), ("ttl", self._ensure_ttl), ("contributor_insights", self._ensure_insights),
-            ("stream_consumer", self._ensure_consumer),
+    A malformed lock item (see ``LockHolder.problem``) counts as lapsed: it is taken over, if still
+    unchanged, and the takeover is reported with the item as it was.
+    """
+    limit = time_left() if time_left else DEFAULT_LOCK_SECONDS
+    # never longer than the lock's longest hold: a longer one would look malformed to the other runs
+    hold = min(timedelta(seconds=limit + LOCK_MARGIN_SECONDS), lock.longest_hold)
+    waited = 0.0
+    takeovers = LOCK_TAKEOVER_TRIES
+    while True:
+        holder = lock.acquire(operation, hold)
+        if holder is not None and holder.problem and takeovers > 0:
+            takeovers -= 1
+            if lock.take_over(holder, operation, hold):
+                report.add(
+                    "lock_taken_over", "-", item=holder.item,
+                    reason=f"the lock item was malformed ({holder.problem}): treated as lapsed and taken over",
+                )
+                return None
+            continue  # it changed meanwhile: read it again
+        if holder is None or waited >= wait_for_lock:
+            return holder
+        sleep(LOCK_RETRY_SECONDS)
+        waited += LOCK_RETRY_SECONDS
+
+
+def _in_window(when: datetime, clock: Callable[[], datetime], layout: TableLayout, config: RotationConfig) -> datetime:
+    """``when`` in UTC when it lies in the window :meth:`TableRotator.check_window` describes; else refused."""
+    when = require_utc(when)
+    now = require_utc(clock())
+    period = layout.period
+    try:
+        current = period_start(period, now)
+        previous_length = current - shift(period, current, -1)
+        earliest = now - previous_length - TIME_MARGIN
+        latest = now + timedelta(seconds=config.create_lead_seconds) + TIME_MARGIN
+    except (ValueError, OverflowError) as error:
+        raise RotationWindowError(f"the clock {now.isoformat()} is out of range: {error}") from None
+    if not earliest <= when <= latest:
+        raise RotationWindowError(
+            f"event time {when.isoformat()} is outside the window {earliest.isoformat()} .. {latest.isoformat()} "
+            f"around the clock {now.isoformat()} (one {period.value} period + {TIME_MARGIN} behind, create lead "
+            f"{config.create_lead_seconds} s + {TIME_MARGIN} ahead); nothing was changed"
         )
-        for step, ensure in steps:
-            try:
-                ensure(name, description, report)
-            except Exception as error:  # noqa: BLE001 - reported (deferred or failed); the other settings go on
-                record_failure(report, name, step, error)
-
-    def _ensure_pitr(self, name: str, description: dict[str, Any], report: RunReport) -> None:
-        if not self.config.point_in_time_recovery:
-            return
-        status = self.dynamodb.describe_continuous_backups(TableName=name)["ContinuousBackupsDescription"]
-        if status.get("PointInTimeRecoveryDescription", {}).get("PointInTimeRecoveryStatus") == "ENABLED":
-            return
-        if not self._dry_run:
-            self.dynamodb.update_continuous_backups(
-                TableName=name, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True}
-            )
-        report.add("enable_pitr", name)
-
-    def _ensure_ttl(self, name: str, description: dict[str, Any], report: RunReport) -> None:
-        if not self.config.ttl_attribute:
-            return
-        ttl = self.dynamodb.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
-        if ttl.get("TimeToLiveStatus") in ("ENABLED", "ENABLING"):
-            return
-        if not self._dry_run:
-            self.dynamodb.update_time_to_live(
-                TableName=name,
-                TimeToLiveSpecification={"Enabled": True, "AttributeName": self.config.ttl_attribute},
-            )
-        report.add("enable_ttl", name, attribute=self.config.ttl_attribute)
-
-    def _ensure_insights(self, name: str, description: dict[str, Any], report: RunReport) -> None:
-        """Contributor Insights naming the throttled keys; insights already on in either mode are left as they are.
-
-        ``ENABLE`` with a mode is how the mode is set (API_UpdateContributorInsights); ``ACCESSED_AND_THROTTLED_KEYS``
-        names the throttled keys too, so a table someone is debugging with it keeps it.
-        """
-        if not self.config.throttled_keys_insights:
-            return
-        current = self.dynamodb.describe_contributor_insights(TableName=name)
-        if current.get("ContributorInsightsStatus") in ("ENABLED", "ENABLING"):
-            return
-        if not self._dry_run:
-            self.dynamodb.update_contributor_insights(
-                TableName=name, ContributorInsightsAction="ENABLE", ContributorInsightsMode=THROTTLED_KEYS_MODE
-            )
-        report.add("enable_contributor_insights", name, mode=THROTTLED_KEYS_MODE)
-
-    def _ensure_consumer(self, name: str, description: dict[str, Any], report: RunReport) -> None:
-        stream_arn = description.get("LatestStreamArn")
-        if self.stream_consumer is None or not stream_arn:
-            return
-        if self._dry_run:
-            if not self.stream_consumer.attached(self.lambda_client, stream_arn):
-                report.add("attach_stream_consumer", name, stream=stream_arn)
-        elif self.stream_consumer.attach(self.lambda_client, stream_arn):
-            report.add("attach_stream_consumer", name, stream=stream_arn)
-
-    # ---- the next period's table: metric and deadline -------------------------------------
-
-    def _deadline(self, upcoming: datetime) -> datetime:
-        """When a still-missing next table starts to count as missing: ``missing_table_alarm_seconds`` before it."""
-        return upcoming - timedelta(seconds=self.config.missing_table_alarm_seconds)
-
-    def _tell_if_late(self, name: str, report: RunReport) -> None:
-        """Past the deadline, publish ``NextPeriodTableMissing`` 1 now (once a run), before the tries go on."""
-        start = parse_table_name(self.layout.table_prefix, self.layout.period, name)
-        if self._told_missing or start is None or self.clock() < self._deadline(start):
-            return
-        if self._publish(report, name, {RotationMetric.NEXT_PERIOD_TABLE_MISSING: 1}):
-            self._told_missing = True
-            report.add("metric", name, **{RotationMetric.NEXT_PERIOD_TABLE_MISSING: 1})
-
-    def _report_next_table(self, when: datetime, report: RunReport) -> None:
-        """Publish ``NextPeriodTableMissing`` (1 or 0) from every run that ends past the deadline.
-
-        The deadline is ``missing_table_alarm_seconds`` before the next boundary, by the later of the event
-        time and the clock (a run that retried its create for minutes may end past it). A dry run reports
-        what the real run would publish.
-        """
-        if self.metrics is None or not self.config.metric_namespace:
-            return
-        upcoming = next_start(self.layout.period, when)
-        if max(when, require_utc(self.clock())) < self._deadline(upcoming):
-            return
-        name = self._name(upcoming)
-        missing = 0 if describe_table(self.dynamodb, name).get("TableStatus") else 1
-        if self._dry_run:  # what the real run would publish: 0 once it has created the table
-            created = any(a["action"] == "create" and a["table"] == name for a in report.actions)
-            report.add("metric", name, **{RotationMetric.NEXT_PERIOD_TABLE_MISSING: 0 if created else missing})
-            return
-        if self._publish(report, name, {RotationMetric.NEXT_PERIOD_TABLE_MISSING: missing}):
-            report.add("metric", name, **{RotationMetric.NEXT_PERIOD_TABLE_MISSING: missing})
+    return when
 
 
 def _run_timeout(env: Mapping[str, str]) -> int:

@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-import hashlib
-import logging
 import random
-import re
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import Backoff, LazyClient, client_property
-from cdk_ts_runtime._inputs import number, whole
 from cdk_ts_runtime._retries import DATA_PATH, METRICS, WRITE_PATH
 from cdk_ts_runtime.emf import MetricsSink, WriterMetric, emit, writer_point
 from cdk_ts_runtime.errors import CdkTsError, ValidationError
-from cdk_ts_runtime.items import from_attribute_values, query_all, to_attribute_values
+from cdk_ts_runtime.items import to_attribute_values
 from cdk_ts_runtime.sharding import policy
+from cdk_ts_runtime.sharding._arguments import check_names, check_settings
+from cdk_ts_runtime.sharding._growth import grow_key
+from cdk_ts_runtime.sharding._reads import point_read, query_shards
+from cdk_ts_runtime.sharding._shard_keys import ShardKeys, pick_shard
 from cdk_ts_runtime.sharding.metadata import ShardInfo, ShardMetadataStore
 from cdk_ts_runtime.sharding.policy import GrowthName, ShardGrowth, ShardStrategy, StrategyName
 from cdk_ts_runtime.sharding.throttles import CloudWatchScope, ThrottleWindow
@@ -31,19 +30,9 @@ ENV_PARTITION_KEY = "SHARDED_PARTITION_KEY"
 ENV_SORT_KEY = "SHARDED_SORT_KEY"
 ENV_STRATEGY = "SHARDING_STRATEGY"
 
-logger = logging.getLogger(__name__)
 #: After a partition throttle, metadata cached longer than this is read again, so a growth by another
 #: writer is used within a second rather than after the whole ``cache_ttl_seconds``.
 _STALE_AFTER_THROTTLE_SECONDS = 1.0
-_SORT_CONDITIONS = {
-    "eq": "#sk = :a",
-    "lt": "#sk < :a",
-    "lte": "#sk <= :a",
-    "gt": "#sk > :a",
-    "gte": "#sk >= :a",
-    "begins_with": "begins_with(#sk, :a)",
-    "between": "#sk BETWEEN :a AND :b",
-}
 
 
 class ShardReadError(CdkTsError, RuntimeError):
@@ -59,6 +48,66 @@ class ShardedTable:
     of its recent writes throttled implies (``growth`` rounds it: doubling by default), at most once per
     cooldown and only if no other writer grew it first; meanwhile it moves the write to another shard.
     The count in the metadata table is what every writer and reader uses, whatever its own ``max_shards``.
+
+    :param table_name: the main table's name.
+    :param metadata_table_name: the metadata table's name (see ``ShardMetadataTable``).
+    :param partition_key: the main table's partition key attribute (a String).
+    :param sort_key: the main table's sort key attribute.
+    :param strategy: ``ShardStrategy.RANDOM`` (uniform) or ``ShardStrategy.COMPUTED`` (``md5(key + sort
+        key) % N + 1``, so a point read touches one shard); their values ``"random"``/``"computed"`` work
+        too. Default: ``ShardStrategy.RANDOM``.
+    :param cooldown_seconds: the least time between two growths of one key, and after a key is recorded
+        before its first growth, unless the writer has measured the new key's throttling for a second
+        (``ThrottleWindow.saturated_share``) first. Default: 10.
+    :param max_shards: the most shards this writer grows a key to (at most 1024). A key another fleet
+        grew further is still written to and read from every stored shard.
+        Default: 64.
+    :param growth: how the needed count is rounded, ``ShardGrowth.DOUBLE`` to the next doubling,
+        ``ShardGrowth.INCREMENT`` to the exact count (or their values).
+        Default: ``ShardGrowth.DOUBLE``.
+    :param separator: what joins a key and its shard number; a value that ends with it and digits is
+        refused. Default: ``"_"`` — shards are ``{key}_{n}``.
+    :param cache_ttl_seconds: how long a key's metadata is cached for writes (after a partition
+        throttle, one second at most). Default: 5.
+    :param max_backoff_seconds: the longest random wait before a growth and between retries.
+        Default: 2.0.
+    :param max_attempts: write attempts (requests, with ``dynamodb_client`` as the library creates it)
+        before a throttle is raised (as :class:`~cdk_ts_runtime.throttling.ThrottledError`). Default: 10.
+    :param sort_key_time_unit: ``"s"`` or ``"ms"`` when the sort key is an epoch time; then a
+        ``computed`` point read picks the shard count in force at the item's time. Default: None — the
+        sort key is not a time; the current count is used (other shards are read as a fallback).
+    :param table_headroom: without throttling reasons, a table consuming less than this share (above 0, at
+        most 1) of its provisioned WCU is taken to have one hot partition. Default: 0.8.
+    :param on_table_throttle: called with the table name when a throttle is the table's, the account's or an
+        index's, not one partition's of the base table (more shards would not help). Default: None — such
+        throttles are only backed off and retried.
+    :param metrics: takes a ``cdk_ts_runtime.emf.MetricPoint`` for every growth (``ShardGrowths``, with the
+        key, the counts from and to, and the throttled share), every throttle (``Throttles``, dimension
+        ``ThrottleScope``: partition, index, table or unknown) and every write given up (``RefusedWrites``);
+        all carry the ``TableName`` dimension. Pass ``cdk_ts_runtime.emf.EmfWriter("MyApp/Writers")`` for
+        EMF lines on stdout (Lambda, or any log shipper that reads EMF), or a callable of your own. A sink
+        that raises is logged, never the write's failure.
+        Default: None — growths and throttles are only logged.
+    :param dynamodb_client: the boto3 DynamoDB client for writes to the main table, used as given (and
+        for reads too unless ``dynamodb_read_client`` is given). The writer expects
+        ``Config(retries={"mode": "standard", "total_max_attempts": 1})`` on it: with more SDK attempts each
+        throttled write first waits out the SDK's backoff on the hot shard before it can move or grow.
+        Default: None — one is created on first use with 1 attempt.
+    :param dynamodb_read_client: the boto3 DynamoDB client for queries, point reads and the metadata
+        table, used as given; it should keep the SDK's ``standard`` retries (nothing of ours retries a
+        throttled Query). Default: None — ``dynamodb_client`` if given, else one created on first use with
+        ``standard`` retries, 3 attempts.
+    :param cloudwatch_client: the boto3 CloudWatch client for the no-reasons fallback.
+        Default: None — one is created on first use (short timeouts, 2 attempts).
+    :param clock: returns the time in epoch seconds (tests pass a fake).
+        Default: ``time.time``.
+    :param rng: the random generator for shard choice and jitter.
+        Default: None — a new ``random.Random()``.
+    :param sleep: how to wait (tests pass a fake).
+        Default: ``time.sleep``.
+    :param max_workers: most shards read in parallel.
+        Default: 16.
+    :raises ValueError: for empty names, an unknown strategy or growth, or invalid limits or separator.
     """
 
     def __init__(
@@ -88,94 +137,15 @@ class ShardedTable:
         sleep: Callable[[float], None] = time.sleep,
         max_workers: int = 16,
     ) -> None:
-        """Describe the sharded table and its metadata table; no AWS call is made until the first use.
-
-        :param table_name: the main table's name.
-        :param metadata_table_name: the metadata table's name (see ``ShardMetadataTable``).
-        :param partition_key: the main table's partition key attribute (a String).
-        :param sort_key: the main table's sort key attribute.
-        :param strategy: ``ShardStrategy.RANDOM`` (uniform) or ``ShardStrategy.COMPUTED`` (``md5(key + sort
-            key) % N + 1``, so a point read touches one shard); their values ``"random"``/``"computed"`` work
-            too. Default: ``ShardStrategy.RANDOM``.
-        :param cooldown_seconds: the least time between two growths of one key, and after a key is recorded
-            before its first growth, unless the writer has measured the new key's throttling for a second
-            (``ThrottleWindow.saturated_share``) first. Default: 10.
-        :param max_shards: the most shards this writer grows a key to (at most 1024). A key another fleet
-            grew further is still written to and read from every stored shard.
-            Default: 64.
-        :param growth: how the needed count is rounded, ``ShardGrowth.DOUBLE`` to the next doubling,
-            ``ShardGrowth.INCREMENT`` to the exact count (or their values).
-            Default: ``ShardGrowth.DOUBLE``.
-        :param separator: what joins a key and its shard number; a value that ends with it and digits is
-            refused. Default: ``"_"`` — shards are ``{key}_{n}``.
-        :param cache_ttl_seconds: how long a key's metadata is cached for writes (after a partition
-            throttle, one second at most). Default: 5.
-        :param max_backoff_seconds: the longest random wait before a growth and between retries.
-            Default: 2.0.
-        :param max_attempts: write attempts (requests, with ``dynamodb_client`` as the library creates it)
-            before a throttle is raised (as :class:`~cdk_ts_runtime.throttling.ThrottledError`). Default: 10.
-        :param sort_key_time_unit: ``"s"`` or ``"ms"`` when the sort key is an epoch time; then a
-            ``computed`` point read picks the shard count in force at the item's time. Default: None — the
-            sort key is not a time; the current count is used (other shards are read as a fallback).
-        :param table_headroom: without throttling reasons, a table consuming less than this share (above 0, at
-            most 1) of its provisioned WCU is taken to have one hot partition. Default: 0.8.
-        :param on_table_throttle: called with the table name when a throttle is the table's, the account's or an
-            index's, not one partition's of the base table (more shards would not help). Default: None — such
-            throttles are only backed off and retried.
-        :param metrics: takes a ``cdk_ts_runtime.emf.MetricPoint`` for every growth (``ShardGrowths``, with the
-            key, the counts from and to, and the throttled share), every throttle (``Throttles``, dimension
-            ``ThrottleScope``: partition, index, table or unknown) and every write given up (``RefusedWrites``);
-            all carry the ``TableName`` dimension. Pass ``cdk_ts_runtime.emf.EmfWriter("MyApp/Writers")`` for
-            EMF lines on stdout (Lambda, or any log shipper that reads EMF), or a callable of your own. A sink
-            that raises is logged, never the write's failure.
-            Default: None — growths and throttles are only logged.
-        :param dynamodb_client: the boto3 DynamoDB client for writes to the main table, used as given (and
-            for reads too unless ``dynamodb_read_client`` is given). The writer expects
-            ``Config(retries={"mode": "standard", "total_max_attempts": 1})`` on it: with more SDK attempts each
-            throttled write first waits out the SDK's backoff on the hot shard before it can move or grow.
-            Default: None — one is created on first use with 1 attempt.
-        :param dynamodb_read_client: the boto3 DynamoDB client for queries, point reads and the metadata
-            table, used as given; it should keep the SDK's ``standard`` retries (nothing of ours retries a
-            throttled Query). Default: None — ``dynamodb_client`` if given, else one created on first use with
-            ``standard`` retries, 3 attempts.
-        :param cloudwatch_client: the boto3 CloudWatch client for the no-reasons fallback.
-            Default: None — one is created on first use (short timeouts, 2 attempts).
-        :param clock: returns the time in epoch seconds (tests pass a fake).
-            Default: ``time.time``.
-        :param rng: the random generator for shard choice and jitter.
-            Default: None — a new ``random.Random()``.
-        :param sleep: how to wait (tests pass a fake).
-            Default: ``time.sleep``.
-        :param max_workers: most shards read in parallel.
-            Default: 16.
-        :raises ValueError: for empty names, an unknown strategy or growth, or invalid limits or separator.
-        """
-        for name, value in (
-            ("table_name", table_name),
-            ("metadata_table_name", metadata_table_name),
-            ("partition_key", partition_key),
-            ("sort_key", sort_key),
-        ):
-            if not value:
-                raise ValidationError(f"{name} must not be empty")
-        if strategy not in policy.STRATEGIES:
-            raise ValidationError(f"strategy {strategy!r} is not one of {', '.join(policy.STRATEGIES)}")
-        if growth not in policy.GROWTH_POLICIES:
-            raise ValidationError(f"growth {growth!r} is not one of {', '.join(policy.GROWTH_POLICIES)}")
-        ceiling = policy.SHARD_CEILING
-        if isinstance(max_shards, bool) or not isinstance(max_shards, int) or not 1 <= max_shards <= ceiling:
-            raise ValidationError(f"max_shards {max_shards!r} must be a whole number >= 1 and <= {ceiling}")
-        number("cooldown_seconds", cooldown_seconds, minimum=1,
-               hint="a shorter cooldown lets one burst of throttles grow a key several times")
-        whole("max_attempts", max_attempts)
-        number("cache_ttl_seconds", cache_ttl_seconds)
-        number("max_backoff_seconds", max_backoff_seconds)
-        number("table_headroom", table_headroom, minimum=0, maximum=1, above=True)
-        whole("max_workers", max_workers)
-        if not separator or separator.isdigit():
-            raise ValidationError(f"separator {separator!r} must be non-empty and not a digit")
-        if sort_key_time_unit not in (None, "s", "ms"):
-            raise ValidationError(f"sort_key_time_unit {sort_key_time_unit!r} must be 's', 'ms' or None")
+        """Describe the sharded table and its metadata table (see the class for the parameters)."""
+        check_names(table_name=table_name, metadata_table_name=metadata_table_name, partition_key=partition_key,
+                    sort_key=sort_key)
+        check_settings(
+            strategy=strategy, growth=growth, max_shards=max_shards, cooldown_seconds=cooldown_seconds,
+            max_attempts=max_attempts, cache_ttl_seconds=cache_ttl_seconds, max_backoff_seconds=max_backoff_seconds,
+            table_headroom=table_headroom, max_workers=max_workers, separator=separator,
+            sort_key_time_unit=sort_key_time_unit,
+        )
         self.table_name = table_name
         self.metadata_table_name = metadata_table_name
         self.partition_key = partition_key
@@ -185,6 +155,7 @@ class ShardedTable:
         self.max_shards = max_shards
         self.growth = ShardGrowth(growth)
         self.separator = separator
+        self._keys = ShardKeys(separator)
         self.cache_ttl_seconds = cache_ttl_seconds
         self.max_attempts = max_attempts
         self.sort_key_time_unit = sort_key_time_unit
@@ -197,7 +168,6 @@ class ShardedTable:
         self.rng = rng or random.Random()
         self.backoff = Backoff(base=0.05, cap=max_backoff_seconds, sleep=sleep, rng=self.rng.random)
         self.max_workers = max_workers
-        self._suffix = re.compile(re.escape(separator) + r"\d+$")
         self.metadata = ShardMetadataStore(
             metadata_table_name,
             partition_key=partition_key,
@@ -256,34 +226,19 @@ class ShardedTable:
     # ---- keys -----------------------------------------------------------------------------------
 
     def _logical(self, value: Any) -> str:
-        if not isinstance(value, str) or not value:
-            raise ValidationError(
-                f"partition key value {value!r} must be a non-empty string (shards are '{{key}}_{{n}}')"
-            )
-        if self._suffix.search(value):
-            raise ValidationError(
-                f"partition key value {value!r} ends like a shard suffix ({self.separator}<digits>), which would make "
-                f"its shards ambiguous; pass another separator=, e.g. '#'"
-            )
-        return value
+        return self._keys.logical(value)
 
     def physical_key(self, logical: str, shard: int) -> str:
         """The stored partition key of shard ``shard`` (1-based) of ``logical``."""
-        whole("shard", shard)
-        return f"{logical}{self.separator}{shard}"
+        return self._keys.physical(logical, shard)
 
     def logical_key(self, physical: str) -> str:
         """Strip the shard suffix from a stored partition key."""
-        return self._suffix.sub("", physical)
+        return self._keys.strip(physical)
 
-    def _shard_for(self, logical: str, sort_value: Any, count: int, avoid: int | None = None) -> int:
-        if self.strategy is ShardStrategy.COMPUTED:
-            digest = hashlib.md5(f"{logical}{sort_value}".encode(), usedforsecurity=False).hexdigest()
-            return int(digest, 16) % count + 1
-        if avoid is not None and count > 1:  # a retry moves off the shard that was just throttled
-            shard = self.rng.randint(1, count - 1)
-            return shard + 1 if shard >= avoid else shard
-        return self.rng.randint(1, count)
+    def shard_number(self, physical: str) -> int:
+        """The shard number of a stored partition key (``{key}_{n}`` → n)."""
+        return self._keys.number(physical)
 
     # ---- metadata -------------------------------------------------------------------------------
 
@@ -309,51 +264,7 @@ class ShardedTable:
             Default: None — sized from the share of this writer's recent writes at ``seen``'s count that were
             not taken (see ``growth``), capped by ``max_shards``.
         """
-        logical = self._logical(logical_value)
-        whole("target", target, optional=True, maximum=policy.SHARD_CEILING)
-        if seen.number_of_shards >= self.max_shards or self._cooling(logical, seen, target):
-            return False  # a writer never grows a key past its own cap; another fleet's larger count stands
-        if target is None and self.throttles.settling(logical, seen.number_of_shards):
-            return False  # throttled for under a second: the next throttle, if any, tells whether the key is full
-        self.backoff.spread()  # writers that throttled together do not all grow the key at once
-        current = self.metadata.read(logical, fresh=True)
-        if (current.version, current.updated_ms) != (seen.version, seen.updated_ms):
-            return False  # another writer grew it while we backed off
-        if self._cooling(logical, current, target):
-            return False
-        count = current.number_of_shards
-        share = sized = None
-        if target is None:
-            share = self.throttles.share(logical, count)
-            if share is not None and share < policy.MIN_THROTTLED_SHARE:
-                return False  # the shards take the load; the throttle was a backlog draining
-            sized = self.throttles.share(logical, count, cautious=True)
-            target = policy.shards_needed(count, sized, growth=self.growth, cap=self.max_shards)
-        target = min(target, self.max_shards)
-        if target <= count:
-            return False
-        grown = self.metadata.grow(logical, current, target, cap=self.max_shards)
-        if grown:
-            shown = "unmeasured" if share is None else f"{share:.0%}, sized as {sized:.0%}"
-            logger.info("grew %s from %d to %d shards (writes not taken: %s)", logical, count, target, shown)
-            emit(self.metrics, [writer_point(
-                WriterMetric.SHARD_GROWTHS, self.table_name, key=logical, **{"from": count, "to": target},
-                share=share,
-            )])
-        return grown
-
-    def _cooling(self, logical: str, info: ShardInfo, target: int | None) -> bool:
-        """Whether the key must wait before growing: one cooldown after its last change.
-
-        A key never grown (it has only ever had one shard) may grow before that, as soon as this writer has
-        measured its saturated share: the cooldown spaces growths, and waiting one out after the key was
-        recorded only piles up writes that all retry against the grown key at once.
-        """
-        if not self.metadata.cooling(logical, info):
-            return False
-        if target is not None or info.readable_shards != 1:
-            return True
-        return self.throttles.saturated_share(logical, 1) is None
+        return grow_key(self, self._logical(logical_value), seen, target)
 
     # ---- writes ---------------------------------------------------------------------------------
 
@@ -376,7 +287,7 @@ class ShardedTable:
         avoid = None
         for attempt in range(1, self.max_attempts + 1):
             count = info.number_of_shards
-            shard = self._shard_for(logical, item[self.sort_key], count, avoid)
+            shard = pick_shard(self.strategy, self.rng, logical, item[self.sort_key], count, avoid)
             physical = self.physical_key(logical, shard)
             try:
                 self.dynamodb.put_item(
@@ -417,34 +328,7 @@ class ShardedTable:
         Conditions: ``eq``, ``lt``, ``lte``, ``gt``, ``gte``, ``begins_with`` or ``between=(low, high)``;
         none means every item of the key.
         """
-        logical = self._logical(logical_value)
-        if len(sort_condition) > 1:
-            raise ValidationError(f"give at most one sort-key condition, got {sorted(sort_condition)}")
-        key = "#pk = :pk"
-        values: dict[str, Any] = {}
-        if sort_condition:
-            ((name, value),) = sort_condition.items()
-            if name not in _SORT_CONDITIONS:
-                raise ValidationError(f"sort-key condition {name!r} is not one of {', '.join(_SORT_CONDITIONS)}")
-            key += f" AND {_SORT_CONDITIONS[name]}"
-            values = {":a": value[0], ":b": value[1]} if name == "between" else {":a": value}
-        names = {"#pk": self.partition_key, **({"#sk": self.sort_key} if sort_condition else {})}
-        shards = range(1, self.shard_info(logical, fresh=True).readable_shards + 1)
-
-        def one_shard(shard: int) -> list[dict[str, Any]]:
-            request = {
-                "TableName": self.table_name,
-                "KeyConditionExpression": key,
-                "ExpressionAttributeNames": names,
-                "ExpressionAttributeValues": to_attribute_values({":pk": self.physical_key(logical, shard), **values}),
-            }
-            return query_all(self.read_dynamodb, request)
-
-        with ThreadPoolExecutor(max_workers=min(self.max_workers, len(shards))) as pool:
-            results = [item for chunk in pool.map(one_shard, shards) for item in chunk]
-        for item in results:
-            item[self.partition_key] = logical
-        return sorted(results, key=lambda item: item[self.sort_key])
+        return query_shards(self, self._logical(logical_value), sort_condition)
 
     def get_item(self, logical_value: str, sort_value: Any) -> dict[str, Any] | None:
         """One item by logical key: one shard under ``computed`` (the rest only as a fallback), all under ``random``.
@@ -454,49 +338,4 @@ class ShardedTable:
             ``ThrottlingException`` (on-demand) when DynamoDB refuses a whole BatchGetItem (every key left is
             throttled) after the read client's own retries.
         """
-        logical = self._logical(logical_value)
-        info = self.shard_info(logical, fresh=True)
-        every = list(range(1, info.readable_shards + 1))
-        if self.strategy is ShardStrategy.COMPUTED:
-            count = info.count_at(self._epoch_of(sort_value)) if self.sort_key_time_unit else info.number_of_shards
-            first = self._shard_for(logical, sort_value, count)
-            found = self._get_from(logical, sort_value, [first])
-            if found is not None:
-                return found
-            every.remove(first)
-        return self._get_from(logical, sort_value, every)
-
-    def _epoch_of(self, sort_value: Any) -> float:
-        return float(sort_value) / (1000 if self.sort_key_time_unit == "ms" else 1)
-
-    def _get_from(self, logical: str, sort_value: Any, shards: list[int]) -> dict[str, Any] | None:
-        for start in range(0, len(shards), 100):  # BatchGetItem reads up to 100 keys a call
-            keys = [
-                to_attribute_values({self.partition_key: self.physical_key(logical, s), self.sort_key: sort_value})
-                for s in shards[start : start + 100]
-            ]
-            request = {self.table_name: {"Keys": keys, "ConsistentRead": True}}
-            for attempt in range(1, self.max_attempts + 1):
-                response = self.read_dynamodb.batch_get_item(RequestItems=request)
-                for item in response.get("Responses", {}).get(self.table_name, []):
-                    found = from_attribute_values(item)
-                    found[self.partition_key] = logical
-                    return found
-                request = response.get("UnprocessedKeys") or {}
-                if not request:
-                    break
-                if attempt == self.max_attempts:
-                    left = [self.shard_number(k[self.partition_key]["S"]) for k in request[self.table_name]["Keys"]]
-                    raise ShardReadError(
-                        f"point read of {logical!r} at {self.sort_key}={sort_value!r}: shards {left} stayed "
-                        f"unprocessed after {attempt} BatchGetItem attempts (max_attempts); retry later"
-                    )
-                self.backoff.wait(attempt)
-        return None
-
-    def shard_number(self, physical: str) -> int:
-        """The shard number of a stored partition key (``{key}_{n}`` → n)."""
-        match = self._suffix.search(physical)
-        if match is None:
-            raise ValidationError(f"{physical!r} has no shard suffix {self.separator}<digits>")
-        return int(match.group(0)[len(self.separator):])
+        return point_read(self, self._logical(logical_value), sort_value)

@@ -15,7 +15,8 @@ from aws_cdk.assertions import Annotations, Match, Template
 from cdk_ts._defaults import runtime_function
 from cdk_ts._nag import finding_text
 from cdk_ts.buckets import access_logs_bucket, secure_bucket
-from cdk_ts.rotating_tables import RotatingTimeSeriesTables
+from cdk_ts.rotation import PeriodTableOptions, RotatingTimeSeriesTables, RotationOptions
+from cdk_ts.rotation.options import ROTATION_DEFAULTS
 from cdk_ts_runtime.periods import RotationPeriod
 from cdk_ts_runtime.rotation_config import ENV_ROTATION_CONFIG, AutoScaling, CapacityTier
 from cdk_ts_runtime.table_layout import ENV_TABLE_PREFIX, TableLayout
@@ -426,3 +427,19 @@ def test_the_layout_keywords_reach_the_layout():
     )
     assert (tables.period, tables.layout.sort_key, tables.layout.time_unit) == (RotationPeriod.WEEKLY, "at", "s")
     assert (tables.layout.partition_key, tables.layout.partition_key_type) == ("pk", "N")
+
+
+def test_a_lead_longer_than_the_period_is_refused_before_anything_is_made():
+    stack = Stack(new_app(), "Test")
+    with pytest.raises(ValueError, match=r"create_lead 2 days, 0:00:00 must be shorter than a daily period"):
+        RotatingTimeSeriesTables(stack, "Bad", table_prefix="bad", create_lead=Duration.days(2))
+    assert stack.node.try_find_child("Bad") is None
+
+
+def test_every_rotation_keyword_is_typed_and_has_the_default_the_constructor_uses():
+    rotation_keywords = set(RotationOptions.__annotations__) - set(PeriodTableOptions.__annotations__)
+    assert rotation_keywords == set(ROTATION_DEFAULTS)
+    # a keyword left out behaves as its default given explicitly
+    _app, implicit, _tables = build()
+    _app, explicit, _tables = build(**ROTATION_DEFAULTS)
+    assert Template.from_stack(implicit).to_json() == Template.from_stack(explicit).to_json()

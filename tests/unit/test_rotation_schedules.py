@@ -2,7 +2,7 @@ from datetime import timedelta
 
 import pytest
 
-from cdk_ts._schedules import after_boundary, before_boundary, check_alarm_lead
+from cdk_ts.rotation._schedules import after_boundary, before_boundary, check_alarm_lead
 from cdk_ts_runtime.periods import RotationPeriod
 
 MIN = timedelta(minutes=1)

@@ -13,7 +13,7 @@ from cdk_ts._defaults import table_arn_pattern
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
 
 if TYPE_CHECKING:
-    from cdk_ts.rotating_tables import RotatingTimeSeriesTables
+    from cdk_ts.rotation.tables import RotatingTimeSeriesTables
 
 
 def grant_rotation_permissions(rotation: RotatingTimeSeriesTables) -> None:

@@ -1,0 +1,25 @@
+"""Rotation, construct side: one DynamoDB table per period, created, resized and expired by a scheduled function.
+
+The public names are here: ``RotatingTimeSeriesTables`` (creates the function, schedules and alarms),
+``PeriodTablesBase`` (what any period tables of one prefix can do: grants, ``bind``, metrics),
+``ImportedPeriodTables`` (the base for tables another stack rotates, from ``from_table_prefix``) and the
+keywords, ``RotationOptions`` and ``PeriodTableOptions`` (the layout). The ``_``-prefixed modules are the
+machinery: settings checked at synth, IAM, lock table, strings and their limits, schedules, the metric
+factory (``_metrics``) and the alarms and graph made from it (``_monitoring``).
+The runtime side is ``cdk_ts_runtime.rotation``.
+"""
+
+from __future__ import annotations
+
+from cdk_ts.rotation.base import PeriodTableOptions, PeriodTablesBase
+from cdk_ts.rotation.imported import ImportedPeriodTables
+from cdk_ts.rotation.options import RotationOptions
+from cdk_ts.rotation.tables import RotatingTimeSeriesTables
+
+__all__ = [
+    "ImportedPeriodTables",
+    "PeriodTableOptions",
+    "PeriodTablesBase",
+    "RotatingTimeSeriesTables",
+    "RotationOptions",
+]

@@ -1,0 +1,66 @@
+"""The stored keys of a sharded table: ``{key}{separator}{n}``, checked, built, taken apart and chosen."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from typing import Any
+
+from cdk_ts_runtime._inputs import whole
+from cdk_ts_runtime.errors import ValidationError
+from cdk_ts_runtime.sharding.policy import ShardStrategy
+
+
+class ShardKeys:
+    """Builds and parses the stored partition keys for one ``separator``."""
+
+    def __init__(self, separator: str) -> None:
+        self.separator = separator
+        self._suffix = re.compile(re.escape(separator) + r"\d+$")
+
+    def logical(self, value: Any) -> str:
+        """``value`` when it can be a logical key: a non-empty string that does not end like a shard suffix."""
+        if not isinstance(value, str) or not value:
+            raise ValidationError(
+                f"partition key value {value!r} must be a non-empty string (shards are '{{key}}_{{n}}')"
+            )
+        if self._suffix.search(value):
+            raise ValidationError(
+                f"partition key value {value!r} ends like a shard suffix ({self.separator}<digits>), which would make "
+                f"its shards ambiguous; pass another separator=, e.g. '#'"
+            )
+        return value
+
+    def physical(self, logical: str, shard: int) -> str:
+        """The stored partition key of shard ``shard`` (1-based) of ``logical``."""
+        whole("shard", shard)
+        return f"{logical}{self.separator}{shard}"
+
+    def strip(self, physical: str) -> str:
+        """``physical`` without its shard suffix."""
+        return self._suffix.sub("", physical)
+
+    def number(self, physical: str) -> int:
+        """The shard number of a stored partition key (``{key}_{n}`` → n)."""
+        match = self._suffix.search(physical)
+        if match is None:
+            raise ValidationError(f"{physical!r} has no shard suffix {self.separator}<digits>")
+        return int(match.group(0)[len(self.separator):])
+
+
+def pick_shard(
+    strategy: ShardStrategy, rng: random.Random, logical: str, sort_value: Any, count: int, avoid: int | None = None
+) -> int:
+    """The shard (1-based, of ``count``) a write of ``logical`` at ``sort_value`` goes to.
+
+    ``computed``: ``md5(key + sort key) % count + 1``. ``random``: uniform, never ``avoid`` (the shard a
+    retry was just throttled on) when there is another.
+    """
+    if strategy is ShardStrategy.COMPUTED:
+        digest = hashlib.md5(f"{logical}{sort_value}".encode(), usedforsecurity=False).hexdigest()
+        return int(digest, 16) % count + 1
+    if avoid is not None and count > 1:
+        shard = rng.randint(1, count - 1)
+        return shard + 1 if shard >= avoid else shard
+    return rng.randint(1, count)
