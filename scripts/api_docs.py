@@ -1,119 +1,126 @@
-"""Build the HTML API reference of ``cdk_ts`` and ``cdk_ts_runtime`` with pdoc (never committed: docs/api is ignored).
+"""The docs site's API reference: one page per import name, documenting exactly the names of its ``__all__``.
+
+mkdocs loads this file as a hook (``hooks:`` in mkdocs.yml). Its ``on_files`` adds the generated pages
+``api/cdk_ts.md`` and ``api/cdk_ts_runtime.md`` to the build: they are never written to docs/ and never
+committed. Each page holds one mkdocstrings entry (``::: cdk_ts.RotatingTimeSeriesTables``) per public name,
+rendered from the docstrings and signatures by griffe, which reads the source without importing it (so
+the build does not start the jsii runtime and takes seconds).
+
+The public names are read from each package's ``__init__.py`` (its literal ``__all__``), so the reference
+and the deprecation promise cover the same list. While ``cdk_ts_runtime`` has no ``__all__``, its page falls
+back to the client and contract modules users import today, :data:`RUNTIME_FALLBACK_MODULES`, each documented
+whole.
 
 Usage::
 
-    python scripts/api_docs.py                 # (re)write docs/api, then open docs/api/index.html
-    python scripts/api_docs.py --output DIR    # write somewhere else (the test does this)
-
-The reference documents the public surface: modules, classes, functions, signatures and docstrings. A module
-with ``__all__`` shows those names only (``cdk_ts_runtime``'s ``__all__`` is the runtime's whole public face).
-Private modules (names starting with ``_``) are left out, and so is the source code ("View Source"),
-so a change inside a function body does not make the reference stale; a changed signature or
-docstring does. The search index is always left for the browser to build (never precompiled with
-Node.js, which pdoc does only when ``node`` is on the PATH), so the output is the same on every machine
-with the same pdoc version. ``tests/docs/test_api_reference.py`` builds it and fails on docstring problems.
+    python scripts/api_docs.py            # print the generated pages' Markdown
+    .venv/bin/mkdocs build --strict       # the whole site, reference included, into build/site
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import json
-import os
-import pkgutil
-import re
+import ast
+import logging
 import sys
 from pathlib import Path
 
-# Importing cdk_ts submodules starts the jsii runtime, which prints a Node.js end-of-life banner otherwise.
-os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
-
 ROOT = Path(__file__).resolve().parent.parent
-OUTPUT = ROOT / "docs" / "api"
-#: pdoc walks the submodules of these packages and skips private ones (``_defaults``, ``_aws``, ...).
-MODULES = ("cdk_ts", "cdk_ts_runtime")
+#: Import name -> its ``__init__.py``.
+PACKAGES = {
+    "cdk_ts": ROOT / "cdk_ts" / "__init__.py",
+    "cdk_ts_runtime": ROOT / "lambdas" / "cdk_ts_runtime" / "__init__.py",
+}
+#: The runtime modules user code imports today (clients and the contracts they share), documented while
+#: ``cdk_ts_runtime`` lists no public names of its own.
+RUNTIME_FALLBACK_MODULES = (
+    "router", "device_log", "sharding", "timestream", "periods", "table_layout", "errors", "emf", "throttling",
+)
+_INTRO = {
+    "cdk_ts": "The construct side (`aws_cdk`): every name `from cdk_ts import ...` gives (`cdk_ts.__all__`).",
+    "cdk_ts_runtime": "The runtime side (standard library and boto3 only): every name of `cdk_ts_runtime.__all__`.",
+}
 
 
-def public_modules() -> list[str]:
-    """Every module of :data:`MODULES` and their subpackages whose dotted name has no part starting with ``_``.
+def public_names(package: str) -> list[str] | None:
+    """The literal ``__all__`` of ``package``'s ``__init__.py``, or None when it has none."""
+    tree = ast.parse(PACKAGES[package].read_text())
+    for node in tree.body:
+        targets = [node.target] if isinstance(node, ast.AnnAssign) else getattr(node, "targets", [])
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            return list(ast.literal_eval(node.value))
+    return None
 
-    The runtime's public face is ``cdk_ts_runtime`` itself (its ``__all__``) and the Lambda entry points: of
-    ``cdk_ts_runtime.handlers``, only the modules with a ``handler`` (their ``__all__`` names just that).
+
+def page(package: str) -> str:
+    """The Markdown of ``package``'s reference page."""
+    names = public_names(package)
+    if names is None and package == "cdk_ts_runtime":
+        lines = [
+            f"# `{package}`", "",
+            "The runtime side (standard library and boto3 only). `cdk_ts_runtime` does not list its public names yet;",
+            "this page documents the modules user code imports today. The Lambda entry points of cdk-ts's own",
+            "functions are listed in [Operations](../operations.md#lambda-entry-points).", "",
+        ]
+        return "\n".join(lines + [f"::: {package}.{module}\n" for module in RUNTIME_FALLBACK_MODULES])
+    if names is None:
+        raise SystemExit(f"{PACKAGES[package]} has no literal __all__: the API reference documents exactly that list")
+    lines = [f"# `{package}`", "", _INTRO[package], ""]
+    return "\n".join(lines + [f"::: {package}.{name}\n" for name in sorted(names, key=str.lower)])
+
+
+def typed_dict_docstrings() -> set[str]:
+    """``path:line`` of the docstring of every TypedDict class in the two packages.
+
+    A TypedDict's keys are documented as ``:param key:`` entries (the keyword options they type), which
+    griffe's Sphinx parser reports as parameters missing from a signature.
     """
-    names = []
-    for package in MODULES:
-        module = importlib.import_module(package)
-        names.append(package)
-        for info in pkgutil.walk_packages(module.__path__, f"{package}."):
-            if any(part.startswith("_") for part in info.name.split(".")):
-                continue
-            if info.name.startswith("cdk_ts_runtime.handlers.") and not hasattr(
-                importlib.import_module(info.name), "handler"
-            ):
-                continue  # machinery the entry points share (custom_resource), not an entry point
-            names.append(info.name)
-    return sorted(names)
+    classes = []  # (location of the docstring, class name, names of its bases)
+    for path in [*(ROOT / "cdk_ts").rglob("*.py"), *(ROOT / "lambdas" / "cdk_ts_runtime").rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef) and ast.get_docstring(node) is not None:
+                bases = {getattr(base, "id", getattr(base, "attr", None)) for base in node.bases}
+                classes.append((f"{path.relative_to(ROOT).as_posix()}:{node.body[0].lineno}", node.name, bases))
+    typed = {"TypedDict"}  # a TypedDict's subclasses are TypedDicts too (RotationOptions(PeriodTableOptions))
+    while grown := {name for _, name, bases in classes if bases & typed} - typed:
+        typed |= grown
+    return {location for location, name, _ in classes if name in typed}
 
 
-def generate(output: Path) -> None:
-    """Render the reference into ``output`` (created if missing; files pdoc no longer writes are removed)."""
-    import pdoc.doc
-    import pdoc.render
+class _TypedDictKeys(logging.Filter):
+    """Drops griffe's "no such parameter" warnings for a TypedDict's documented keys, and nothing else."""
 
-    # pdoc imports modules with subprocess.Popen patched out, which stops the jsii runtime behind aws_cdk;
-    # modules imported here first are taken from sys.modules. pdoc.pdoc() would also follow __all__ when
-    # looking for submodules (cdk_ts lists classes, not its modules), so the list is made here.
-    names = public_modules()
-    for name in names:
-        module = importlib.import_module(name)
-        # cdk_ts loads its constructs lazily (a module __getattr__); pdoc reads __all__ names from the
-        # module __dict__ only, so resolve them here to document what `from cdk_ts import X` gives.
-        for exported in getattr(module, "__all__", ()):
-            if exported not in vars(module):
-                setattr(module, exported, getattr(module, exported))
-    # pdoc precompiles the search index with Node.js when it finds it, which makes search.js depend on
-    # the machine; the uncompiled index is built by the browser instead and is the same everywhere.
-    pdoc.render.precompile_index = lambda documents, _compile_js: json.dumps(documents)
-    pdoc.render.configure(docformat="restructuredtext", show_source=False, search=True)
-    # pdoc shows a value that equals an environment variable as "$NAME" (REGION = "us-east-1" became
-    # "$AWS_REGION" wherever AWS_REGION is set); the documented values are constants, so show them as they are.
-    os.environ["PDOC_DISPLAY_ENV_VARS"] = "1"
-    modules = {name: pdoc.doc.Module.from_name(name) for name in names}
-    output.mkdir(parents=True, exist_ok=True)
-    for stale in _files(output):
-        (output / stale).unlink()
-    for name, module in modules.items():
-        target = output / f"{name.replace('.', '/')}.html"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(_readable_unpack(pdoc.render.html_module(module, modules)).encode())
-    (output / "index.html").write_bytes(pdoc.render.html_index(modules).encode())
-    (output / "search.js").write_bytes(_readable_unpack(pdoc.render.search_index(modules)).encode())
-    for directory in sorted(output.rglob("*"), reverse=True):
-        if directory.is_dir() and not any(directory.iterdir()):
-            directory.rmdir()
+    def __init__(self) -> None:
+        super().__init__()
+        self.locations = typed_dict_docstrings()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage().removeprefix("griffe: ")
+        location = message.split(": ", 1)[0]
+        unknown = "does not appear in the function signature" in message or "No matching parameter" in message
+        return not (unknown and location in self.locations)
 
 
-# Python 3.11 prints ``Unpack[Options]`` as ``*<class 'Options'>``; signatures with ``**options: Unpack[...]``
-# would show that, so it is written the way the source spells it.
-_UNPACK = re.compile(r"\*&lt;class &#x27;(.*?)&#x27;&gt;")
+def on_config(config):
+    """mkdocs hook: keep the strict build for every griffe warning but a TypedDict's documented keys."""
+    logging.getLogger("mkdocs.plugins.griffe").addFilter(_TypedDictKeys())
+    return config
 
 
-def _readable_unpack(html: str) -> str:
-    return _UNPACK.sub(r"Unpack[\1]", html)
+def on_files(files, config):
+    """mkdocs hook: add the generated reference pages to the site's files."""
+    from mkdocs.structure.files import File
+
+    for package in PACKAGES:
+        files.append(File.generated(config, f"api/{package}.md", content=page(package)))
+    return files
 
 
-def _files(root: Path) -> set[str]:
-    return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()} if root.is_dir() else set()
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Write the reference into ``--output`` (default docs/api)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", type=Path, default=OUTPUT, help=f"target directory (default: {OUTPUT})")
-    args = parser.parse_args(argv)
-    generate(args.output)
-    print(f"API reference written to {args.output}")
+def main() -> int:
+    """Print the generated pages."""
+    for package in PACKAGES:
+        print(page(package))
     return 0
+
 
 if __name__ == "__main__":
     sys.exit(main())

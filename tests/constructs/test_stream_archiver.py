@@ -377,9 +377,9 @@ def test_the_archive_bucket_may_hold_failure_records_only_beside_a_prefixed_arch
     assert archiver.failure_bucket is shared
 
 
-def test_the_readme_shows_the_view_text_the_construct_writes():
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    assert deduplicated_view_sql('"<database>"."<table>"') in readme
+def test_the_docs_show_the_view_text_the_construct_writes():
+    shown = (Path(__file__).resolve().parents[2] / "docs" / "snippets" / "stream-archiver" / "deduplicated_view.sql")
+    assert deduplicated_view_sql('"<database>"."<table>"') in shown.read_text()
 
 
 def test_every_bad_prop_is_reported_in_one_error_with_the_construct_path():

@@ -1,5 +1,5 @@
-"""Public surface: every name ``cdk_ts`` and ``cdk_ts_runtime`` export resolves; README and sample app import public
-modules only; the runtime's old module paths still import, deprecated, as the same objects."""
+"""Public surface: every name ``cdk_ts`` and ``cdk_ts_runtime`` export resolves; README, docs and sample app import
+public modules only; the runtime's old module paths still import, deprecated, as the same objects."""
 
 from __future__ import annotations
 
@@ -57,9 +57,10 @@ def test_an_unknown_name_is_an_attribute_error():
         cdk_ts.Nope  # noqa: B018
 
 
-def test_the_readme_imports_only_public_modules():
+def test_the_readme_and_the_docs_import_only_public_modules():
     blocks = _PYTHON_BLOCK.findall((ROOT / "README.md").read_text())
-    assert blocks, "no python blocks found: this test would prove nothing"
+    blocks += [path.read_text() for path in (ROOT / "docs" / "snippets").rglob("*.py")]
+    assert len(blocks) > 20, "few python blocks found: this test would prove little"
     modules = set().union(*(imported_modules(b) for b in blocks))
     assert "cdk_ts" in modules
     assert private_library_modules(modules) == []

@@ -1,9 +1,9 @@
-"""A user's function written only from the README runs with the RuntimeLayer and the environment ``bind`` set.
+"""A user's function written only from the docs runs with the RuntimeLayer and the environment ``bind`` set.
 
-The app is the README's construct block, synthesized as ``cdk synth`` would; the handler is the
-README's code block. Both run as in Lambda: the handler's folder first on ``sys.path`` (``/var/task``),
-then the layer's ``python/`` folder (``/opt/python``), in an interpreter where ``cdk_ts_runtime`` can
-come from nowhere else; DynamoDB is moto.
+The app is docs/snippets/runtime/user_function_app.py, synthesized as ``cdk synth`` would; the handler
+is docs/snippets/runtime/user_handler.py (both on the "Runtime clients" page). Both run as in Lambda: the
+handler's folder first on ``sys.path`` (``/var/task``), then the layer's ``python/`` folder (``/opt/python``),
+in an interpreter where ``cdk_ts_runtime`` can come from nowhere else; DynamoDB is moto.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import pytest
 
 from bench.synth import zipped_size
 from tests.support.assembly import asset_dir, synth_app
+from tests.support.docs import code
 from tests.support.processes import json_report, run_captured
-from tests.support.readme import marked
 
 # End to end, and each test takes tens of seconds: `-m "not e2e and not slow"` leaves them out.
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -75,8 +75,8 @@ def readme_app(tmp_path_factory):
     """The README's construct block synthesized in an app folder holding the README's handler."""
     app_dir = tmp_path_factory.mktemp("readme-app")
     (app_dir / "src" / "ingest").mkdir(parents=True)
-    (app_dir / "src" / "ingest" / "handler.py").write_text(marked("code").code)
-    (app_dir / "app.py").write_text(marked("construct").code)
+    (app_dir / "src" / "ingest" / "handler.py").write_text(code("runtime/user_handler.py"))
+    (app_dir / "app.py").write_text(code("runtime/user_function_app.py"))
     return app_dir, synth_app(app_dir, what="README.md's user-handler: construct block")
 
 

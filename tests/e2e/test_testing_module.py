@@ -31,7 +31,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "testing.md"
-_FILE_BLOCK = re.compile(r"^```python\n# (\w+\.py)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 MYPY_INI = "[mypy]\nstrict = True\n\n[mypy-boto3,boto3.*,botocore,botocore.*]\nignore_missing_imports = True\n"
 
 # A test that records the fixture's processes, then fails or waits to be interrupted.
@@ -49,11 +48,10 @@ def test_records_its_servers(local_dynamodb):
 
 
 def worked_example(folder: Path) -> list[str]:
-    """Write docs/testing.md's file blocks (``# name.py`` first line) into ``folder``; their names."""
-    names = []
-    for name, body in _FILE_BLOCK.findall(DOC.read_text()):
-        (folder / name).write_text(f"# {name}\n{body}")
-        names.append(name)
+    """Write docs/testing.md's worked example (docs/snippets/testing/handler.py, test_handler.py) into ``folder``."""
+    names = re.findall(r'--8<-- "testing/((?:test_)?handler\.py)"', DOC.read_text())
+    for name in names:
+        (folder / name).write_text((REPO / "docs" / "snippets" / "testing" / name).read_text())
     return names
 
 

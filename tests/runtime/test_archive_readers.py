@@ -1,4 +1,5 @@
-"""The README's "Reading the archive" recipes (DuckDB, pandas, pyarrow) on objects the archiver wrote: exact numbers."""
+"""The docs' "Reading the archive" recipes (docs/snippets/stream-archiver/: DuckDB, pandas, pyarrow) on objects
+the archiver wrote: exact numbers."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pyarrow.json as pj
 import pytest
 
 from tests.support.archive import write_archive
-from tests.support.readme import BLOCKS, run
+from tests.support.docs import run
 
 
 @pytest.fixture
@@ -21,9 +22,7 @@ def sequences(aws, tmp_path, monkeypatch):
 
 
 def recipe(name):
-    found = [b for b in BLOCKS if b.heading == "Reading the archive" and f"import {name}" in b.code]
-    assert len(found) == 1, f"README.md needs one '{name}' block under 'Reading the archive'"
-    return found[0]
+    return f"stream-archiver/read_{name}.py"
 
 
 def test_the_archive_has_inserts_modifies_and_removes_in_objects_read_together(sequences):

@@ -1,5 +1,6 @@
-"""The README's "Reading the compacted layer" recipes (DuckDB, pyarrow, pandas, pyiceberg) on a layer the compaction
-wrote from the archiver's objects: every event once, sequence numbers exact, declared columns typed."""
+"""The docs' "Reading the compacted layer" recipes (docs/snippets/compaction/: DuckDB, pyarrow, pandas, pyiceberg)
+on a layer the compaction wrote from the archiver's objects: every event once, sequence numbers exact, declared
+columns typed."""
 
 from __future__ import annotations
 
@@ -11,13 +12,14 @@ import pytest
 
 from cdk_ts_runtime._compaction_iceberg import ENV_ICEBERG
 from tests.support.archive import write_compacted
-from tests.support.readme import BLOCKS, run
+from tests.support.docs import run
+
+RECIPES = {"import duckdb": "read_duckdb", "import pyarrow.dataset": "read_pyarrow", "import pandas": "read_pandas",
+           "from pyiceberg": "read_iceberg"}
 
 
 def recipe(marker):
-    found = [b for b in BLOCKS if b.heading == "Reading the compacted layer" and marker in b.code]
-    assert len(found) == 1, f"README.md needs one block with {marker!r} under 'Reading the compacted layer'"
-    return found[0]
+    return f"compaction/{RECIPES[marker]}.py"
 
 
 @pytest.fixture

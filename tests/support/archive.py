@@ -1,8 +1,8 @@
 """An archive as the real archiver writes it, on local disk: INSERT, MODIFY and REMOVE records over several objects.
 
-For the README's "Reading the archive" recipes and their tests. Sequence numbers are given DynamoDB's
-real size (21 to 40 digits: ``SequenceNumber`` in the DynamoDB Streams API reference), which a float
-cannot hold: read carelessly, neighbouring ones collapse into one value.
+For the docs' "Reading the archive" recipes (docs/snippets/stream-archiver/) and their tests. Sequence numbers
+are given DynamoDB's real size (21 to 40 digits: ``SequenceNumber`` in the DynamoDB Streams API reference), which a
+float cannot hold: read carelessly, neighbouring ones collapse into one value.
 """
 
 from __future__ import annotations
@@ -21,15 +21,17 @@ BUCKET = "archive-for-readers"
 SEQUENCE_BASE = 400000000000000000000000
 
 
-def write_archive(root: Path, *, records: int = 36) -> list[str]:
+def write_archive(root: Path, *, records: int = 36, prefix: str = "dynamodb/", table: str = "readings") -> list[str]:
     """Write ``records`` stream records (INSERTs, then MODIFYs and REMOVEs) as archive objects under ``root``.
+
+    ``prefix`` is the archiver's (``StreamArchiver(prefix=...)``), ``table`` the source table's name.
 
     Must run inside ``moto.mock_aws()``. The INSERTs land in objects of their own (whose ``oldImage`` is
     null on every line), the MODIFYs and REMOVEs in others. Returns the sequence numbers, in stream order.
     """
     dynamodb = boto3.client("dynamodb", region_name="us-east-1")
     stream = dynamodb.create_table(
-        TableName="readings",
+        TableName=table,
         KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
         AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
                               {"AttributeName": "sk", "AttributeType": "N"}],
@@ -38,12 +40,12 @@ def write_archive(root: Path, *, records: int = 36) -> list[str]:
     )["TableDescription"]["LatestStreamArn"]
     inserts = records // 2
     for i in range(inserts):
-        dynamodb.put_item(TableName="readings", Item={"pk": {"S": "d"}, "sk": {"N": str(i)}, "v": {"N": "1"}})
+        dynamodb.put_item(TableName=table, Item={"pk": {"S": "d"}, "sk": {"N": str(i)}, "v": {"N": "1"}})
     for i in range(records - inserts):
         if i % 2:
-            dynamodb.delete_item(TableName="readings", Key={"pk": {"S": "d"}, "sk": {"N": str(i)}})
+            dynamodb.delete_item(TableName=table, Key={"pk": {"S": "d"}, "sk": {"N": str(i)}})
         else:
-            dynamodb.put_item(TableName="readings", Item={"pk": {"S": "d"}, "sk": {"N": str(i)}, "v": {"N": "2"}})
+            dynamodb.put_item(TableName=table, Item={"pk": {"S": "d"}, "sk": {"N": str(i)}, "v": {"N": "2"}})
     delivered = _stream_records(stream)
     assert len(delivered) == records, f"moto's stream holds {len(delivered)} records, not {records}"
     start = datetime(2026, 3, 1, 22, 30, tzinfo=UTC)
@@ -53,7 +55,7 @@ def write_archive(root: Path, *, records: int = 36) -> list[str]:
         record["dynamodb"]["ApproximateCreationDateTime"] = start + timedelta(hours=0 if index < inserts else 1)
     s3 = boto3.client("s3", region_name="us-east-1")
     s3.create_bucket(Bucket=BUCKET)
-    archiver = StreamRecordArchiver(BUCKET, "dynamodb/", s3_client=s3)
+    archiver = StreamRecordArchiver(BUCKET, prefix, s3_client=s3)
     assert archiver.archive(delivered) == {"batchItemFailures": []}
     for obj in s3.list_objects_v2(Bucket=BUCKET)["Contents"]:
         path = root / obj["Key"]
@@ -74,7 +76,7 @@ def _stream_records(stream_arn: str) -> list[dict]:
     return copy.deepcopy([{**r, "eventSourceARN": stream_arn} for r in records])
 
 
-#: What the README's compacted-layer recipes declare: the device (``pk``), the time (``sk``) and the measure ``v``.
+#: What the docs' compacted-layer recipes declare: the device (``pk``), the time (``sk``) and the measure ``v``.
 COMPACTED_COLUMNS = ({"name": "device_id", "type": "string", "attribute": "pk"}, {"name": "sk", "type": "bigint"},
                      {"name": "v", "type": "bigint"})
 

@@ -1,0 +1,1 @@
+pip install "cdk-ts @ git+https://<repo-url>@v0.2.0"

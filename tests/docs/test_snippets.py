@@ -1,0 +1,539 @@
+"""Every code block on a docs page is included from a file under docs/snippets/, and every such file runs here.
+
+How each kind of file is run:
+
+- Python construct code (it imports ``aws_cdk``) runs as ``python app.py`` in a temporary folder, where every
+  folder it passes to ``lambda_.Code.from_asset("src/...")`` holds the docs' own handler
+  (``runtime/user_handler.py``). A subprocess: jsii's Node process resolves relative asset paths against its
+  own working directory. Every stack written must have resources; ``new-app/app.py`` runs cdk-nag, so its
+  synth fails on any finding.
+- Other Python runs in-process inside ``moto.mock_aws()`` (unless it starts moto itself), after the setups
+  :data:`PYTHON` names for it (tables, environment variables, an archive on disk).
+- Shell files: each has a checker in :data:`SHELL` saying what it does (run for real, run against a local
+  emulator, or its flags and names checked against the parsers and the sample app: see each checker).
+- SQL: run in DuckDB on an archive the archiver wrote, or parsed as Athena SQL (no test runs Athena), or
+  compared with the text the construct writes. Text files: compared with what the code they show produces.
+
+``tests/docs/test_new_app.py`` runs the new-app files together, as a user would; ``runtime/user_handler.py`` is
+run with the environment ``runtime/user_function_app.py``'s ``bind`` sets.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from cdk_ts_runtime import TableLayout
+from cdk_ts_runtime._compaction_iceberg import ENV_ICEBERG
+from cdk_ts_runtime._device_log import ENV_TABLE_NAME as DEVICE_LOG_ENV
+from cdk_ts_runtime._sharding import ENV_METADATA_TABLE, ENV_PARTITION_KEY, ENV_SORT_KEY, ENV_STRATEGY, ENV_TABLE
+from tests.support.archive import write_archive, write_compacted
+from tests.support.assembly import synth_app
+from tests.support.device_log import create_device_log_table
+from tests.support.docs import ROOT, code, included, is_construct, page_blocks, pages, run, snippets
+from tests.support.environment import REGION
+from tests.support.router import create_tables as create_period_tables
+from tests.support.sharding import create_tables as create_sharded_tables
+
+_ASSET = re.compile(r"""Code\.from_asset\(["']([^"']+)["']\)""")
+HANDLER = "runtime/user_handler.py"
+
+
+# ---- setups for Python snippets ------------------------------------------------------------------------
+
+
+def setup_router(monkeypatch, tmp_path) -> None:
+    """``CDK_TS_*`` for ``table_prefix="readings"`` (daily); tables readings_2026-01-01 and readings_2026-03-01."""
+    layout = TableLayout(table_prefix="readings")
+    for name, value in layout.to_env().items():
+        monkeypatch.setenv(name, value)
+    create_period_tables(boto3.client("dynamodb", region_name=REGION), layout,
+                         ["readings_2026-01-01", "readings_2026-03-01"])
+
+
+def setup_device_log(monkeypatch, tmp_path) -> None:
+    """A device-log table (base keys, GSI1, GSI2) and ``DEVICE_LOG_TABLE_NAME``."""
+    create_device_log_table(boto3.client("dynamodb", region_name=REGION), "device-log")
+    monkeypatch.setenv(DEVICE_LOG_ENV, "device-log")
+
+
+def setup_sharding(monkeypatch, tmp_path) -> None:
+    """An audit table (``file_path``/``timestamp``), its shard-metadata table and the ``SHARDED_*`` variables."""
+    main, metadata = create_sharded_tables(boto3.client("dynamodb", region_name=REGION), "docs")
+    for name, value in ((ENV_TABLE, main), (ENV_METADATA_TABLE, metadata), (ENV_PARTITION_KEY, "file_path"),
+                        (ENV_SORT_KEY, "timestamp"), (ENV_STRATEGY, "random")):
+        monkeypatch.setenv(name, value)
+
+
+def setup_timestream(monkeypatch, tmp_path) -> None:
+    """The Timestream database ``fleet`` with its table ``telemetry``."""
+    client = boto3.client("timestream-write", region_name=REGION)
+    client.create_database(DatabaseName="fleet")
+    client.create_table(DatabaseName="fleet", TableName="telemetry")
+
+
+def setup_handler_module(monkeypatch, tmp_path) -> None:
+    """The docs' handler importable as ``handler`` (what a user's ``pythonpath = ["src/ingest"]`` does)."""
+    folder = tmp_path / "src" / "ingest"
+    folder.mkdir(parents=True)
+    (folder / "handler.py").write_text(code(HANDLER))
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.delitem(sys.modules, "handler", raising=False)
+
+
+def setup_archive(monkeypatch, tmp_path) -> None:
+    """A fresh folder holding ``archive/``: objects the real archiver wrote (INSERT, MODIFY, REMOVE)."""
+    monkeypatch.chdir(tmp_path)
+    write_archive(tmp_path / "archive")
+
+
+def setup_compacted(monkeypatch, tmp_path) -> None:
+    """The same, plus ``parquet/`` as the compaction wrote it (columns ``device_id``, ``sk``, ``v``)."""
+    monkeypatch.chdir(tmp_path)
+    write_compacted(tmp_path)
+
+
+def setup_iceberg(monkeypatch, tmp_path) -> None:
+    """The same rows in the Iceberg table ``archive.changes`` of a local SQL catalog, and ``COMPACTION_ICEBERG``."""
+    catalog = {"type": "sql", "uri": f"sqlite:///{tmp_path}/catalog.db", "warehouse": f"file://{tmp_path}/warehouse"}
+    write_compacted(tmp_path, iceberg_catalog=catalog)
+    monkeypatch.setenv(ENV_ICEBERG, json.dumps({"identifier": "archive.changes", "catalog": catalog}))
+
+
+SETUPS: dict[str, Callable] = {
+    "router": setup_router, "device_log": setup_device_log, "sharding": setup_sharding,
+    "timestream": setup_timestream, "handler_module": setup_handler_module, "archive": setup_archive,
+    "compacted": setup_compacted, "iceberg": setup_iceberg,
+}
+#: Python snippets that are no construct code, and the setups each runs after.
+PYTHON: dict[str, list[str]] = {
+    "runtime/router_query.py": ["router"],
+    "runtime/router_batched.py": ["router"],
+    "runtime/test_user_handler.py": ["handler_module"],
+    "monitoring/emf_metrics.py": ["sharding"],
+    "device-log/repository.py": ["device_log"],
+    "sharding/writer.py": ["sharding"],
+    "stream-archiver/read_duckdb.py": ["archive"],
+    "stream-archiver/read_pandas.py": ["archive"],
+    "stream-archiver/read_pyarrow.py": ["archive"],
+    "compaction/read_duckdb.py": ["compacted"],
+    "compaction/read_pyarrow.py": ["compacted"],
+    "compaction/read_pandas.py": ["compacted"],
+    "compaction/read_iceberg.py": ["iceberg"],
+    "timestream/writer.py": ["timestream"],
+    "rotating-tables/capacity_tiers.py": [],
+    "planner/plan.py": [],
+}
+#: Python snippets run by a test of their own below (or in test_new_app.py).
+OWN_TEST = {HANDLER, "testing/one_call.py", "testing/one_fixture.py", "testing/handler.py", "testing/test_handler.py"}
+
+
+# ---- every block is an include, every file is run ---------------------------------------------------------
+
+
+def test_every_code_block_on_a_page_is_included_from_a_snippet_file():
+    inline = [block.where() for page in pages() for block in page_blocks(page) if block.include is None]
+    assert not inline, "code blocks written on the page, not included from docs/snippets: " + ", ".join(inline)
+    missing = [f"{blocks[0].where()}: {name}" for name, blocks in included().items()
+               if not (ROOT / "docs" / "snippets" / name).is_file()]
+    assert not missing, "includes of files that do not exist: " + ", ".join(missing)
+
+
+def test_the_inline_block_check_can_fail(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("# A page\n\n```python\nprint('written on the page')\n```\n\n```sh\n--8<-- \"x.sh\"\n```\n")
+    assert [block.include for block in page_blocks(page)] == [None, "x.sh"]
+
+
+def test_every_snippet_file_is_on_a_page_and_is_run_here():
+    files = set(snippets())
+    assert files - set(included()) == set(), "snippet files no page includes"
+    python = {name for name in files if name.endswith(".py")}
+    construct = {name for name in python if is_construct(name)}
+    assert python - construct == set(PYTHON) | OWN_TEST, "a Python snippet without a runner (or a stale entry)"
+    others = files - python
+    assert others == set(SHELL) | set(SQL) | set(TEXT), "a snippet without a checker (or a stale entry)"
+
+
+# ---- Python ------------------------------------------------------------------------------------------------
+
+
+def write_asset_folders(name: str, root: Path) -> None:
+    """Every ``Code.from_asset("src/...")`` folder of the snippet, holding the docs' handler."""
+    for path in _ASSET.findall(code(name)):
+        folder = root / path
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "handler.py").write_text(code(HANDLER))
+
+
+def synthesize(name: str, folder: Path) -> dict[str, dict]:
+    """Run a construct snippet as ``python app.py`` in ``folder``; the templates it wrote, by stack name."""
+    write_asset_folders(name, folder)
+    (folder / "app.py").write_text(code(name))
+    out = synth_app(folder, what=f"docs/snippets/{name}")
+    manifest = json.loads((out / "manifest.json").read_text())
+    return {
+        stack: json.loads((out / artifact["properties"]["templateFile"]).read_text())
+        for stack, artifact in manifest["artifacts"].items()
+        if artifact["type"] == "aws:cloudformation:stack"
+    }
+
+
+#: Run together with the page's shell steps, as a user would, by tests/docs/test_new_app.py (cdk-nag included).
+NEW_APP = {"new-app/app.py"}
+CONSTRUCTS = sorted(name for name in snippets() if name.endswith(".py") and is_construct(name) and name not in NEW_APP)
+
+
+@pytest.mark.parametrize("name", CONSTRUCTS)
+@pytest.mark.slow  # each synthesizes an app in a subprocess: 15-30 s
+def test_construct_snippet_synthesizes(name, tmp_path):
+    assert code(name).rstrip().endswith("app.synth()"), f"docs/snippets/{name} ends with app.synth()"
+    templates = synthesize(name, tmp_path)
+    assert templates, f"docs/snippets/{name} wrote no stack"
+    for stack, template in templates.items():
+        assert template.get("Resources"), f"docs/snippets/{name}: stack {stack} has no resources"
+
+
+@pytest.mark.parametrize("name", sorted(PYTHON))
+def test_python_snippet_runs_against_moto(name, tmp_path, monkeypatch):
+    if "mock_aws" in code(name):  # the snippet starts moto itself, as a user's test would
+        for setup in PYTHON[name]:
+            SETUPS[setup](monkeypatch, tmp_path)
+        run(name)
+        return
+    with mock_aws():
+        for setup in PYTHON[name]:
+            SETUPS[setup](monkeypatch, tmp_path)
+        run(name)
+
+
+@pytest.mark.slow  # ~18 s measured on a shared 2-core machine
+def test_the_user_handler_writes_and_reads_back_with_the_env_bind_sets(tmp_path, monkeypatch):
+    from aws_cdk import App, Stack
+
+    from cdk_ts import RotatingTimeSeriesTables
+
+    env = RotatingTimeSeriesTables(Stack(App(), "Layout"), "Readings", table_prefix="readings").layout.to_env()
+    # the page's construct code gives its function exactly these variables
+    template = synthesize("runtime/user_function_app.py", tmp_path)["Telemetry"]
+    functions = [
+        r["Properties"] for r in template["Resources"].values()
+        if r["Type"] == "AWS::Lambda::Function" and r["Properties"].get("Handler") == "handler.handler"
+    ]
+    assert len(functions) == 1
+    assert env.items() <= functions[0]["Environment"]["Variables"].items()
+
+    handler = run(HANDLER)["handler"]
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    with mock_aws():
+        create_period_tables(boto3.client("dynamodb", region_name=REGION), TableLayout.from_env(env),
+                             ["readings_2026-03-01"])
+        result = handler({"device_id": 7, "time": "2026-03-01T12:00:00+00:00", "temperature_c": "21.5"}, None)
+    assert result == {"table": "readings_2026-03-01", "items": ["21.5"]}
+
+
+@pytest.mark.slow  # starts moto_server and the rules proxy
+def test_the_one_call_example_runs():
+    namespace = run("testing/one_call.py")
+    assert namespace["ddb"].endpoint_url.startswith("http://127.0.0.1:")
+
+
+@pytest.mark.slow  # a pytest run in a subprocess, with the plugin the install registered
+def test_the_fixture_example_passes_under_pytest_with_the_plugin(tmp_path):
+    # testing/handler.py and testing/test_handler.py (the worked example) run in tests/e2e/test_testing_module.py,
+    # from the built wheel in a project of their own
+    (tmp_path / "test_one_fixture.py").write_text(code("testing/one_fixture.py"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "1 passed" in done.stdout
+
+
+# ---- shell ---------------------------------------------------------------------------------------------------
+
+
+def commands(name: str) -> list[list[str]]:
+    """The snippet's commands, continuation lines joined and comments dropped, each split as the shell would."""
+    text = code(name).replace("\\\n", " ")
+    return [words for line in text.splitlines() if (words := shlex.split(line, comments=True))]
+
+
+def check_bash_syntax(name: str, tmp_path: Path) -> None:
+    done = subprocess.run(["bash", "-n", "-c", code(name)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, f"docs/snippets/{name}: {done.stderr}"
+
+
+def check_two_commands(name: str, tmp_path: Path) -> None:
+    """The two commands are the scripts CI runs (``.ci/run`` calls ``scripts/test.sh``); both exist and parse."""
+    check_bash_syntax(name, tmp_path)
+    assert [words[:2] for words in commands(name)] == [["bash", "scripts/main.sh"], ["bash", "scripts/test.sh"]]
+    for script in ("scripts/main.sh", "scripts/test.sh"):
+        assert subprocess.run(["bash", "-n", str(ROOT / script)], check=False).returncode == 0
+    assert "bash scripts/test.sh" in (ROOT / ".ci" / "run").read_text()
+
+
+def check_context_keys(name: str, tmp_path: Path) -> None:
+    """Each ``-c key=value`` of the deploy is a context key the sample app reads."""
+    check_bash_syntax(name, tmp_path)
+    keys = [word.split("=")[0] for words in commands(name)
+            for flag, word in zip(words, words[1:], strict=False) if flag == "-c"]
+    read = set(re.findall(r'context\("(\w+)"\)', (ROOT / "app.py").read_text()))
+    assert keys and set(keys) <= read, f"{keys} against the app's {sorted(read)}"
+
+
+def _version() -> str:
+    return re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.MULTILINE).group(1)
+
+
+def check_release_names(name: str, tmp_path: Path) -> None:
+    """The wheel's file name and the tag carry the version pyproject.toml declares (the build itself: test_wheel)."""
+    check_bash_syntax(name, tmp_path)
+    names = set(re.findall(r"cdk_ts-([\d.]+)-py3-none-any\.whl|@v([\d.]+)", code(name)))
+    assert names and {v for pair in names for v in pair if v} == {_version()}
+
+
+def check_extra(name: str, tmp_path: Path) -> None:
+    """The extra the install names is one pyproject.toml declares."""
+    check_bash_syntax(name, tmp_path)
+    extras = re.findall(r"cdk-ts\[(\w+)\]", code(name))
+    assert extras and all(re.search(rf"^{extra} = \[", (ROOT / "pyproject.toml").read_text(), re.MULTILINE)
+                          for extra in extras)
+
+
+def console_help(command: str, capsys) -> str:
+    from cdk_ts.console.__main__ import main
+
+    with pytest.raises(SystemExit) as exited:
+        main([command, "--help"])
+    assert exited.value.code == 0
+    return capsys.readouterr().out
+
+
+def check_console(name: str, tmp_path: Path, capsys=None) -> None:
+    """Every ``cdk-ts`` line parses: ``status``/``rotate`` through the console's own parser; the delegated commands'
+    flags each appear in that command's ``--help``. Nothing reaches AWS."""
+    from cdk_ts.console.__main__ import DELEGATED, parser
+
+    check_bash_syntax(name, tmp_path)
+    lines = [words for words in commands(name) if words[0] == "cdk-ts"]
+    assert lines
+    for words in lines:
+        if words[1] in DELEGATED:
+            text = console_help(words[1], capsys)
+            flags = [w.split("=")[0] for w in words[2:] if w.startswith("--")]
+            assert all(flag in text for flag in flags), f"{words}: not in `cdk-ts {words[1]} --help`"
+        else:
+            parser().parse_args(words[1:])
+
+
+def check_replay_runbook(name: str, tmp_path: Path, capsys=None) -> None:
+    """The runbook's ``cdk-ts`` line parses, and every stack output it reads is one the sample app writes."""
+    check_console(name, tmp_path, capsys)
+    outputs = re.findall(r"^\w+=\$\(output (\w+)\)", code(name), re.MULTILINE)
+    written = set(re.findall(r'\("(\w+)", self\.', (ROOT / "app.py").read_text()))
+    assert outputs and set(outputs) <= written, f"{outputs} against the app's outputs {sorted(written)}"
+
+
+def check_planner_runs(name: str, tmp_path: Path) -> None:
+    """The command runs as written (from a folder with this environment as ``.venv``) and draws its plot."""
+    (tmp_path / ".venv").symlink_to(Path(sys.executable).parent.parent)
+    done = subprocess.run(["bash", "-e", "-c", code(name)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "provisioned+ia" in done.stdout and (tmp_path / "cost.png").stat().st_size > 0
+
+
+def check_new_app_step(name: str, tmp_path: Path) -> None:
+    """Run as written by tests/docs/test_new_app.py; here: they parse."""
+    check_bash_syntax(name, tmp_path)
+
+
+def check_archive_sync(name: str, tmp_path: Path) -> None:
+    """Run for real by test_the_archive_sync_gets_the_objects_the_sample_app_writes (below)."""
+    check_bash_syntax(name, tmp_path)
+
+
+def check_stack_lookup(name: str, tmp_path: Path) -> None:
+    """The lookup names the sample app's stack (app.py's STACK_NAME); the emulator answer it relies on is the
+    scenario's (examples/scenario.py)."""
+    from app import STACK_NAME
+
+    check_bash_syntax(name, tmp_path)
+    stacks = [words[words.index("--stack-name") + 1] for words in commands(name) if "--stack-name" in words]
+    assert stacks == [STACK_NAME]
+
+
+SHELL: dict[str, Callable] = {
+    "getting-started/two-commands.sh": check_two_commands,
+    "getting-started/find-rotation-function.sh": check_stack_lookup,
+    "getting-started/deploy-real-account.sh": check_context_keys,
+    "getting-started/install-from-git.sh": check_release_names,
+    "getting-started/install-wheel.sh": check_release_names,
+    "new-app/setup.sh": check_new_app_step,
+    "new-app/synth.sh": check_new_app_step,
+    "console/commands.sh": check_console,
+    "operations/replay.sh": check_replay_runbook,
+    "planner/plan.sh": check_planner_runs,
+    "testing/install.sh": check_extra,
+    "testing/local.sh": check_console,
+    "stream-archiver/sync.sh": check_archive_sync,
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHELL))
+def test_shell_snippet(name, tmp_path, capsys):
+    check = SHELL[name]
+    if "capsys" in check.__code__.co_varnames:
+        check(name, tmp_path, capsys)
+    else:
+        check(name, tmp_path)
+
+
+# ---- SQL and text ------------------------------------------------------------------------------------------
+
+
+def check_view_text(name: str, tmp_path: Path) -> None:
+    """The view is the text the construct writes (cdk_ts.deduplicated_view_sql), then a commented example."""
+    from cdk_ts.archive_catalog import deduplicated_view_sql
+
+    assert code(name).startswith(deduplicated_view_sql('"<database>"."<table>"'))
+
+
+def check_athena(name: str, tmp_path: Path) -> None:
+    """Parses as Athena SQL (sqlglot); no test runs Athena itself."""
+    import sqlglot
+
+    statements = [s for s in sqlglot.parse(code(name), read="athena") if s is not None]
+    assert statements and all(s.find(sqlglot.exp.Select) for s in statements)
+
+
+def check_duckdb_on_archive(name: str, tmp_path: Path) -> None:
+    """Run for real on the sample app's synced archive by the sync test below."""
+    import sqlglot
+
+    assert sqlglot.parse_one(code(name), read="duckdb") is not None
+
+
+def check_construct_errors(name: str, tmp_path: Path) -> None:
+    """The error text is what the construct raises for the props it names (a line ending ``...`` is a prefix)."""
+    from aws_cdk import App, Stack
+    from aws_cdk import aws_dynamodb as dynamodb
+
+    from cdk_ts import ShardMetadataTable
+
+    stack = Stack(App(), "Audit")
+    table = dynamodb.Table(stack, "AuditLog",
+                           partition_key=dynamodb.Attribute(name="id", type=dynamodb.AttributeType.NUMBER))
+    with pytest.raises(ValueError) as raised:
+        ShardMetadataTable(stack, "AuditShards", main_table=table, strategy="hash")
+    actual = f"ValueError: {raised.value}".splitlines()
+    shown = code(name).splitlines()
+    assert len(actual) == len(shown)
+    for mine, real in zip(shown, actual, strict=True):
+        assert real.startswith(mine.removesuffix("...")) if mine.endswith("...") else real == mine
+
+
+def check_layout(name: str, tmp_path: Path) -> None:
+    """Every path the folder map starts a line with exists."""
+    paths = [line.split()[0] for line in code(name).splitlines() if line and not line[0].isspace()]
+    assert paths and all((ROOT / path).exists() for path in paths), paths
+
+
+SQL: dict[str, Callable] = {
+    "stream-archiver/deduplicated_view.sql": check_view_text,
+    "stream-archiver/athena_attributes.sql": check_athena,
+    "stream-archiver/duckdb_attributes.sql": check_duckdb_on_archive,
+    "compaction/athena_all.sql": check_athena,
+}
+TEXT: dict[str, Callable] = {
+    "constructs/errors.txt": check_construct_errors,
+    "contributing/layout.txt": check_layout,
+}
+
+
+@pytest.mark.parametrize("name", sorted(SQL) + sorted(TEXT))
+def test_sql_and_text_snippet(name, tmp_path):
+    {**SQL, **TEXT}[name](name, tmp_path)
+
+
+# ---- first hour: reading the archive the sample app wrote -----------------------------------------------------
+
+# ``aws s3 sync s3://BUCKET/PREFIX DEST`` as the AWS CLI does it, through boto3 and AWS_ENDPOINT_URL (which the
+# CLI honours too): the machine may have no AWS CLI, and the test is about the bucket and prefix the page names.
+FAKE_AWS = '''#!{python}
+import os, sys
+import boto3
+args = sys.argv[1:]
+assert args[:2] == ["s3", "sync"] and args[2].startswith("s3://"), args
+bucket, _, prefix = args[2][5:].partition("/")
+s3 = boto3.client("s3")
+for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+    for obj in page.get("Contents", []):
+        target = os.path.join(args[3], obj["Key"][len(prefix):])
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        s3.download_file(bucket, obj["Key"], target)
+'''
+
+
+@pytest.fixture(scope="module")
+def sample_archivers():
+    """The sample app's archivers (app.py): their prefixes and source tables' names, from the constructs."""
+    from aws_cdk import App
+
+    from app import STACK_NAME, build_app
+
+    stack = build_app(App(), checks=False).node.find_child(STACK_NAME)
+    return {"telemetry": stack.telemetry_archiver.prefix, "device-log": stack.device_log_archiver.prefix}
+
+
+@pytest.mark.slow  # the sample app's constructs in-process (jsii), moto_server
+def test_the_archive_sync_gets_the_objects_the_sample_app_writes(sample_archivers, moto_server, tmp_path,
+                                                                  monkeypatch):
+    # given the archive objects the sample app's telemetry archiver writes, under its own prefix, in a bucket
+    written = tmp_path / "written"
+    with mock_aws():
+        sequences = write_archive(written, prefix=sample_archivers["telemetry"], table="telemetry_2026-03-01")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_server.endpoint_url)
+    s3 = boto3.client("s3", region_name=REGION)
+    s3.create_bucket(Bucket="sample-archive")
+    keys = sorted(p.relative_to(written).as_posix() for p in written.rglob("*.jsonl.gz"))
+    for key in keys:
+        s3.upload_file(str(written / key), "sample-archive", key)
+    assert keys and all(key.startswith(sample_archivers["telemetry"]) for key in keys)
+
+    # when the page's sync runs in a fresh folder
+    work = tmp_path / "work"
+    (work / "bin").mkdir(parents=True)
+    (work / "bin" / "aws").write_text(FAKE_AWS.format(python=sys.executable))
+    (work / "bin" / "aws").chmod(0o755)
+    env = {**os.environ, "ARCHIVE_BUCKET": "sample-archive", "PATH": f"{work / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "-e", "-c", code("stream-archiver/sync.sh")], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+
+    # then it copied every object and says how many, and the recipes read every record from them
+    assert int(done.stdout.split()[-1]) == len(keys)
+    # (the command the page gave before, the default prefix, copies nothing from the sample app's bucket)
+    before = tmp_path / "before"
+    (before / "archive").mkdir(parents=True)
+    old = 'aws s3 sync "s3://$ARCHIVE_BUCKET/dynamodb/" archive/dynamodb/'
+    subprocess.run(["bash", "-e", "-c", old], cwd=before, env=env, check=True, timeout=120)
+    assert list(before.rglob("*.jsonl.gz")) == []
+    monkeypatch.chdir(work)
+    rows = run("stream-archiver/read_duckdb.py")["rows"]
+    assert [row[0] for row in rows] == sequences
+    import duckdb
+
+    assert len(duckdb.sql(code("stream-archiver/duckdb_attributes.sql")).fetchall()) == len(sequences)
