@@ -313,7 +313,7 @@ def test_replay_prints_a_summary_for_people_and_the_report_with_json(moto_server
 def test_replay_usage_errors_name_cdk_ts_replay(moto_server, module, command):
     result = console(moto_server, command, "--bucket", "failures", module=module)
     assert result.returncode == 2
-    assert "cdk-ts replay: error: --archive-bucket is required (or set ARCHIVE_BUCKET)" in result.stderr
+    assert "cdk-ts replay: error: --archive-bucket is required (or set CDK_TS_ARCHIVE_BUCKET)" in result.stderr
     assert "cdk_ts_runtime.archiver" not in result.stderr and "Traceback" not in result.stderr
 
 
