@@ -54,7 +54,7 @@ _LAZY = {
     "stack_access_logs_bucket": "cdk_ts.buckets",
     "TableCapacityOptions": "cdk_ts._capacity",
     "ConstructValidationError": "cdk_ts._validation",
-    "LAMBDA_RUNTIME": "cdk_ts._defaults",  # the Lambda runtime of cdk-ts's functions and the README's examples
+    "LAMBDA_RUNTIME": "cdk_ts._defaults",  # the Lambda runtime of cdk-ts's functions and the docs' examples
     "ArchiverSource": "cdk_ts.protocols",
     "HasTable": "cdk_ts.protocols",
     "RotatingStreamSource": "cdk_ts.protocols",

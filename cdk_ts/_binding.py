@@ -83,7 +83,7 @@ class BindableConstruct(Construct, metaclass=AbstractConstructMeta):
         :param add_runtime_layer: add the stack's ``RuntimeLayer`` to ``function``.
             Default: True; pass False when the function ships ``cdk_ts_runtime`` in its own code.
         :param acknowledge_nag_findings: acknowledge the grant's cdk-nag findings on ``function``'s role
-            (each is listed with its reason in the README).
+            (each is listed with its reason in docs/cdk-nag.md).
             Default: False — a security reviewer opts in.
         :param environment: set the ``binding_environment`` variables on ``function``.
             Default: True; pass False for an imported function whose variables you set yourself.

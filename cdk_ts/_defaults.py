@@ -38,7 +38,7 @@ def supported_python_runtimes() -> list[lambda_.Runtime]:
 
 #: The Lambda runtime every cdk-ts function runs on, chosen on purpose rather than "the newest this
 #: aws-cdk-lib knows" (which changed under users with each aws-cdk-lib release): the newest Python Lambda
-#: offers, which cdk-nag's AwsSolutions-L1 asks for. The README's examples use it for users' functions, so
+#: offers, which cdk-nag's AwsSolutions-L1 asks for. The docs' examples use it for users' functions, so
 #: their code and the runtime layer run on one Python. Exported as ``cdk_ts.LAMBDA_RUNTIME``.
 LAMBDA_RUNTIME = lambda_.Runtime.PYTHON_3_14
 

@@ -160,9 +160,9 @@ class DeviceLogTable(DeviceLogTableBase):
     :param deletion_protection: enable DynamoDB deletion protection.
         Default: False.
     :param throttled_keys_insights: turn on CloudWatch Contributor Insights in ``THROTTLED_KEYS`` mode on the
-        table and both GSIs, so the keys DynamoDB throttles are named (README, "Hot keys named"); the table's
-        dashboard row then graphs its top throttled key (``throttled_keys_rule`` reads the rule name at deploy
-        time). Default: False — no Contributor Insights rules (each rule is billed).
+        table and both GSIs, so the keys DynamoDB throttles are named (docs/monitoring.md, "Hot keys named");
+        the table's dashboard row then graphs its top throttled key (``throttled_keys_rule`` reads the rule name
+        at deploy time). Default: False — no Contributor Insights rules (each rule is billed).
     :param capacity: the keywords of ``TableCapacityOptions``, documented there (``max_read_request_units``,
         ``max_write_request_units``, ``warm_read_units_per_second``, ``warm_write_units_per_second``,
         ``table_class``); the on-demand caps apply to the table and to each GSI.

@@ -205,7 +205,7 @@ class ShardMetadataTable(ShardMetadataTableBase):
     :param removal_policy: what happens to the metadata table when it leaves the stack.
         Default: ``RemovalPolicy.RETAIN`` — kept, so readers still find every shard of the main table.
     :param throttled_keys_insights: turn on CloudWatch Contributor Insights in ``THROTTLED_KEYS`` mode on the
-        MAIN table, so the keys DynamoDB throttles are named, the ones worth sharing out (README, "Hot keys
+        MAIN table, so the keys DynamoDB throttles are named, the ones worth sharing out (docs/monitoring.md, "Hot keys
         named"). Possible for a ``dynamodb.Table`` defined in this app (a ``DeviceLogTable``'s included);
         insights it already has, in either mode, are kept; this construct's dashboard row then graphs the main
         table's top throttled key (``throttled_keys_rule`` reads the rule name at deploy time).

@@ -47,7 +47,7 @@ def alarm_descriptions(prefix: str) -> dict[str, str]:
         "rotation_failures": f"The rotation of {prefix}_* failed (create_new, resize_old or reconcile)",
         "next_table_missing": (
             f"The next period's {prefix} table is still missing shortly before its period starts (after create_new "
-            "and its retry): writers at the boundary will fail; see the README's rotation runbook"
+            "and its retry): writers at the boundary will fail; see the rotation runbook in docs/operations.md"
         ),
         "schedule_dead_letters": f"A rotation run of {prefix}_* could not be delivered after every retry",
         "function_dead_letters": (
@@ -57,7 +57,7 @@ def alarm_descriptions(prefix: str) -> dict[str, str]:
         "future_tables": f"Tables named {prefix}_* are dated after the next period; rotation leaves them",
         "lock_held": (
             f"Every rotation run of {prefix}_* for two hours found the rotation lock held by another run and "
-            "changed nothing; see the README's rotation runbook"
+            "changed nothing; see the rotation runbook in docs/operations.md"
         ),
         "throttles": (
             f"DynamoDB throttled requests in the account, {prefix}_* period tables among them "

@@ -35,7 +35,7 @@ class RotationOptions(PeriodTableOptions, total=False):
     :param previous_tier: state the previous period's table is moved to after the boundary.
         Default: ``CapacityTier.on_demand(table_class="STANDARD_INFREQUENT_ACCESS")`` — on-demand in
         Standard-IA: late writes and reads are billed per request, an idle table costs storage only
-        (chosen with the planner, see the README).
+        (chosen with the planner, docs/planner.md).
     :param older_tier: state of every table older than the previous one.
         Default: the same on-demand Standard-IA tier (no second class change when a table ages).
     :param create_lead: how long before each boundary the next period's table is created.
@@ -77,7 +77,7 @@ class RotationOptions(PeriodTableOptions, total=False):
         just before it deletes a table past retention). Default: False.
     :param throttled_keys_insights: turn on CloudWatch Contributor Insights in ``THROTTLED_KEYS`` mode on
         every period table, at run time (the tables are created by the function, not the template), so
-        the keys DynamoDB throttles are named (see README, "Hot keys named"). Grants the function
+        the keys DynamoDB throttles are named (docs/monitoring.md, "Hot keys named"). Grants the function
         ``UpdateContributorInsights``/``DescribeContributorInsights`` on the prefix's tables and the
         creation of DynamoDB's Contributor Insights service-linked role.
         Default: False — no Contributor Insights rules (each rule is billed).

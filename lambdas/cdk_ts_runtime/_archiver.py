@@ -3,7 +3,7 @@
 One object per run of consecutive records of one table and hour, keyed
 ``{prefix}table={name}/dt=YYYY-MM-DD/hour=HH/{stream}-{firstSeq}-{lastSeq}.jsonl.gz``. The key and
 the bytes depend only on the records, so a retried batch overwrites its own objects instead of
-duplicating them. Every line carries ``eventID`` for readers that deduplicate (see README).
+duplicating them. Every line carries ``eventID`` for readers that deduplicate (docs/constructs/stream-archiver.md).
 
 What a line holds is in :mod:`cdk_ts_runtime.archive_lines`.
 
