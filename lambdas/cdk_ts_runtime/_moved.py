@@ -96,6 +96,8 @@ class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         self, fullname: str, path: object = None, target: object = None
     ) -> importlib.machinery.ModuleSpec | None:
         """A spec for an old path (this finder loads it); None for every other module."""
+        if not fullname.startswith(f"{PACKAGE}."):  # first on sys.meta_path: every other import passes through here
+            return None
         new = new_name(fullname)
         if new is None or importlib.util.find_spec(new) is None:  # a module that never was: the usual error
             return None
