@@ -18,13 +18,14 @@ from constructs import Construct
 
 from cdk_ts._alarms import AlarmingConstruct
 from cdk_ts._defaults import dead_letter_queue, runtime_function
+from cdk_ts._validation import keyword_names
 from cdk_ts.rotation._iam import grant_rotation_permissions, grant_stream_consumer_mappings
 from cdk_ts.rotation._lock import acknowledge_unreserved_concurrency, grant_lock, lock_table
 from cdk_ts.rotation._monitoring import rotation_alarms, rotation_health_graph
 from cdk_ts.rotation._settings import RotationSettings, rotation_settings
 from cdk_ts.rotation._texts import CREATE_RETRY, function_description, rule_description
 from cdk_ts.rotation.base import PeriodTableOptions, PeriodTablesBase
-from cdk_ts.rotation.imported import ImportedPeriodTables
+from cdk_ts.rotation.imported import ImportedPeriodTables, imported_layout
 from cdk_ts.rotation.options import RotationOptions
 from cdk_ts_runtime._errors import ValidationError, WrongTypeError
 from cdk_ts_runtime._periods import RotationPeriod
@@ -164,10 +165,10 @@ class RotatingTimeSeriesTables(AlarmingConstruct, PeriodTablesBase):
         :raises ValueError: naming the construct path, for an unknown keyword (with the closest valid one), a
             token or invalid prefix, period, key or time unit.
         """
-        return ImportedPeriodTables(
-            scope, construct_id, table_prefix=table_prefix, stream=stream, encryption_key=encryption_key,
-            **layout_options,
+        layout = imported_layout(
+            scope, construct_id, table_prefix, layout_options, also_valid=keyword_names(cls.from_table_prefix)
         )
+        return ImportedPeriodTables(scope, construct_id, layout, stream_view_type=stream, encryption_key=encryption_key)
 
     # ---- public API -----------------------------------------------------------------------------
 

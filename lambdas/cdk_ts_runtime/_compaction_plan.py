@@ -52,24 +52,6 @@ class Granularity(StrEnum):
     DAY = "day"
 
 
-class PartitionState(StrEnum):
-    """Where a partition stands: see :func:`partition_state`."""
-
-    #: Its hour or day (plus the grace period) has not ended: records may still arrive in order.
-    OPEN = "open"
-    #: Closed, raw objects only: the next run compacts it.
-    PENDING = "pending"
-    #: The manifest lists exactly the raw objects there are.
-    COMPACTED = "compacted"
-    #: Compacted, but raw objects arrived since (late records): the next run compacts it again.
-    LATE = "late"
-    #: Compacted with other settings (columns, granularity, file or row-group sizes): the next run rebuilds it.
-    STALE = "stale"
-    #: The manifest lists raw objects that are gone (the raw layer's lifecycle expired them): the Parquet
-    #: is kept as it is, and late objects, if any, cannot be merged without them.
-    RAW_EXPIRED = "raw-expired"
-
-
 @dataclass(frozen=True)
 class ColumnSpec:
     """A typed column of the compacted layer taken from one attribute of the item (new image, else old image).
@@ -323,6 +305,24 @@ def generation_name(raw: Mapping[str, str], fingerprint: str) -> str:
     for key, etag in sorted(raw.items()):
         digest.update(f"{key}\0{etag}\n".encode())
     return digest.hexdigest()[:20]
+
+
+class PartitionState(StrEnum):
+    """Where a partition stands: see :func:`partition_state`."""
+
+    #: Its hour or day (plus the grace period) has not ended: records may still arrive in order.
+    OPEN = "open"
+    #: Closed, raw objects only: the next run compacts it.
+    PENDING = "pending"
+    #: The manifest lists exactly the raw objects there are.
+    COMPACTED = "compacted"
+    #: Compacted, but raw objects arrived since (late records): the next run compacts it again.
+    LATE = "late"
+    #: Compacted with other settings (columns, granularity, file or row-group sizes): the next run rebuilds it.
+    STALE = "stale"
+    #: The manifest lists raw objects that are gone (the raw layer's lifecycle expired them): the Parquet
+    #: is kept as it is, and late objects, if any, cannot be merged without them.
+    RAW_EXPIRED = "raw-expired"
 
 
 @dataclass

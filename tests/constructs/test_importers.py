@@ -110,12 +110,13 @@ def test_an_imported_rotation_can_be_monitored():
     assert "Throttled requests, readings_* period tables" in str(body)
 
 
-def test_the_imported_class_is_the_importer_itself():
-    # given the same values through from_table_prefix and through ImportedPeriodTables
+def test_the_importer_returns_an_imported_period_tables_of_the_checked_layout():
+    # given the layout from_table_prefix checked, ImportedPeriodTables names the same tables
     stack = Stack(new_app(), "User")
     through_importer = RotatingTimeSeriesTables.from_table_prefix(stack, "A", table_prefix="readings", **_KEYS)
-    direct = ImportedPeriodTables(stack, "B", table_prefix="readings", **_KEYS)
-    assert direct.layout == through_importer.layout
+    direct = ImportedPeriodTables(stack, "B", through_importer.layout)
+    assert type(through_importer) is ImportedPeriodTables
+    assert through_importer.layout.table_prefix == "readings"
     assert direct.table_arns == through_importer.table_arns
 
 
