@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time
         PeriodTableOptions,
         PeriodTablesBase,
         RotatingTimeSeriesTables,
+        RotatingTimeSeriesTablesBase,
         RotationOptions,
     )
     from cdk_ts.runtime_layer import RuntimeLayer
@@ -69,6 +70,7 @@ _LAZY = {
     "ShardMetadataTable": "cdk_ts.sharding",
     "ShardMetadataTableBase": "cdk_ts.sharding",
     "PeriodTablesBase": "cdk_ts.rotation",
+    "RotatingTimeSeriesTablesBase": "cdk_ts.rotation",
     "PeriodTableOptions": "cdk_ts.rotation",
     "ImportedPeriodTables": "cdk_ts.rotation",
     "RotationOptions": "cdk_ts.rotation",
@@ -122,6 +124,7 @@ __all__ = [
     "RightSizing",
     "RotatingStreamSource",
     "RotatingTimeSeriesTables",
+    "RotatingTimeSeriesTablesBase",
     "RotationMetric",
     "RotationOptions",
     "RotationPeriod",

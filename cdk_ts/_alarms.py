@@ -87,7 +87,7 @@ class AlarmingConstruct(Construct, metaclass=AbstractConstructMeta):
     Its constructor creates the construct's :class:`AlarmBook`. It is the only base of a construct that owns
     alarms and nothing else (``ArchiveCompaction``), and the first base of an owning construct whose other
     base holds what an import of it can do too (``RotatingTimeSeriesTables(AlarmingConstruct,
-    PeriodTablesBase)``): it passes that base's constructor arguments on. A subclass defines
+    RotatingTimeSeriesTablesBase)``): it passes that base's constructor arguments on. A subclass defines
     ``_create_default_alarms()`` (name -> alarm, each made with ``_alarm_above``); Python refuses to
     instantiate one that does not.
     """

@@ -25,7 +25,7 @@ from cdk_ts import _perms
 from cdk_ts._defaults import runtime_function, table_arn_pattern
 from cdk_ts._nag import acknowledge_wildcard_resources
 from cdk_ts._validation import describe
-from cdk_ts.rotation.base import PeriodTablesBase
+from cdk_ts.rotation.base import RotatingTimeSeriesTablesBase
 from cdk_ts_runtime._errors import ValidationError, WrongTypeError
 from cdk_ts_runtime._rotation.config import RotationConfig
 from cdk_ts_runtime._throttled_keys_report import DEFAULT_CONTRIBUTORS, check_top
@@ -186,7 +186,7 @@ class PeriodThrottledKeysWidget(Construct):
     Use :func:`period_throttled_keys_widget_of`, which makes one per rotation.
     """
 
-    def __init__(self, scope: Construct, construct_id: str, *, tables: PeriodTablesBase) -> None:
+    def __init__(self, scope: Construct, construct_id: str, *, tables: RotatingTimeSeriesTablesBase) -> None:
         """Create the function and its two permissions.
 
         :param scope: the parent construct.
@@ -240,12 +240,12 @@ class PeriodThrottledKeysWidget(Construct):
         )
 
 
-def period_throttled_keys_widget_of(tables: PeriodTablesBase) -> PeriodThrottledKeysWidget:
+def period_throttled_keys_widget_of(tables: RotatingTimeSeriesTablesBase) -> PeriodThrottledKeysWidget:
     """The :class:`PeriodThrottledKeysWidget` of ``tables``, made on first use (one per rotation, whoever asks).
 
     :raises WrongTypeError: (a ``TypeError``) for anything but period tables, naming it.
     """
-    if not isinstance(tables, PeriodTablesBase):
+    if not isinstance(tables, RotatingTimeSeriesTablesBase):
         raise WrongTypeError(
             f"{describe(tables)} has no period tables: pass RotatingTimeSeriesTables or its from_table_prefix import"
         )
@@ -259,4 +259,4 @@ def names_period_throttled_keys(construct: object) -> bool:
     """True for a rotation whose period tables get ``THROTTLED_KEYS`` insights (``throttled_keys_insights=True``)."""
     config = getattr(construct, "config", None)
     switched_on = isinstance(config, RotationConfig) and config.throttled_keys_insights
-    return isinstance(construct, PeriodTablesBase) and switched_on
+    return isinstance(construct, RotatingTimeSeriesTablesBase) and switched_on

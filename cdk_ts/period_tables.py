@@ -1,4 +1,4 @@
-"""Deprecated: moved to :mod:`cdk_ts.rotation.base` (import ``PeriodTablesBase`` from ``cdk_ts``)."""
+"""Deprecated: moved to :mod:`cdk_ts.rotation.base` (import ``RotatingTimeSeriesTablesBase`` from ``cdk_ts``)."""
 
 from __future__ import annotations
 

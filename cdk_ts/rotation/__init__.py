@@ -1,7 +1,8 @@
 """Rotation, construct side: one DynamoDB table per period, created, resized and expired by a scheduled function.
 
 The public names are here: ``RotatingTimeSeriesTables`` (creates the function, schedules and alarms),
-``PeriodTablesBase`` (what any period tables of one prefix can do: grants, ``bind``, metrics),
+``RotatingTimeSeriesTablesBase`` (what any period tables of one prefix can do: grants, ``bind``, metrics;
+also named ``PeriodTablesBase``),
 ``ImportedPeriodTables`` (the base for tables another stack rotates, from ``from_table_prefix``) and the
 keywords, ``RotationOptions`` and ``PeriodTableOptions`` (the layout). The ``_``-prefixed modules are the
 machinery: settings checked at synth, IAM, lock table, strings and their limits, schedules, the metric
@@ -11,7 +12,7 @@ The runtime side is ``cdk_ts_runtime.rotation``.
 
 from __future__ import annotations
 
-from cdk_ts.rotation.base import PeriodTableOptions, PeriodTablesBase
+from cdk_ts.rotation.base import PeriodTableOptions, PeriodTablesBase, RotatingTimeSeriesTablesBase
 from cdk_ts.rotation.imported import ImportedPeriodTables
 from cdk_ts.rotation.options import RotationOptions
 from cdk_ts.rotation.tables import RotatingTimeSeriesTables
@@ -20,6 +21,7 @@ __all__ = [
     "ImportedPeriodTables",
     "PeriodTableOptions",
     "PeriodTablesBase",
+    "RotatingTimeSeriesTablesBase",
     "RotatingTimeSeriesTables",
     "RotationOptions",
 ]

@@ -1,7 +1,7 @@
 """The rotation's metric factory: every metric of one table prefix's rotation, made in one place.
 
 cdk-monitoring-constructs' split: this module makes metrics; ``_monitoring`` turns them into alarms and graphs.
-``PeriodTablesBase`` and ``RotatingTimeSeriesTables`` answer their ``metric_*`` methods from here.
+``RotatingTimeSeriesTablesBase`` and ``RotatingTimeSeriesTables`` answer their ``metric_*`` methods from here.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""PeriodTablesBase: what any period tables of one prefix can do, created here or deployed elsewhere.
+"""RotatingTimeSeriesTablesBase: what any period tables of one prefix can do, created here or deployed elsewhere.
 
 The naming pattern, ARNs, ``grant_*_data``, ``bind`` and the metrics, shared by the owning
 ``RotatingTimeSeriesTables`` and by ``ImportedPeriodTables``, which ``RotatingTimeSeriesTables.from_table_prefix``
@@ -101,7 +101,7 @@ def table_layout(table_prefix: str, options: Mapping[str, Any]) -> TableLayout:
     )
 
 
-class PeriodTablesBase(BindableConstruct):
+class RotatingTimeSeriesTablesBase(BindableConstruct):
     """The period tables ``{table_prefix}_{label}`` of one rotation: names, ARNs, grants, ``bind`` and metrics.
 
     Creates nothing. ``RotatingTimeSeriesTables`` extends it with the rotation function, schedules and
@@ -286,3 +286,7 @@ class PeriodTablesBase(BindableConstruct):
             f"period tables are created at run time and are all named {self.table_name_pattern}",
         )
 
+
+#: The name :class:`RotatingTimeSeriesTablesBase` had before it matched the ``XxxBase`` of the other constructs;
+#: the same class, kept for code written against 0.3's previews.
+PeriodTablesBase = RotatingTimeSeriesTablesBase

@@ -8,18 +8,18 @@ from typing import Any
 from constructs import Construct
 
 from cdk_ts._validation import Problems, check_keywords
-from cdk_ts.rotation.base import LAYOUT_KEYWORDS, PeriodTablesBase, literal_prefix, table_layout
+from cdk_ts.rotation.base import LAYOUT_KEYWORDS, RotatingTimeSeriesTablesBase, literal_prefix, table_layout
 from cdk_ts_runtime._table_layout import TableLayout
 
 
-class ImportedPeriodTables(PeriodTablesBase):
+class ImportedPeriodTables(RotatingTimeSeriesTablesBase):
     """Period tables another stack or app rotates: what ``RotatingTimeSeriesTables.from_table_prefix`` returns.
 
     Creates nothing. It grants on the same ``?`` patterns as the owning construct (``{prefix}_????-??-??``
     for daily), in the account and Region of ``scope``'s stack; ``bind`` sets the same environment for
     ``PeriodRouter.from_env``; its ``metric_*`` methods and ``dashboard_widgets`` name the same tables and
     the metrics the owner's rotation function publishes. Make one with ``from_table_prefix``, which checks
-    the owner's values; this constructor (``PeriodTablesBase``'s) takes the layout it has already checked.
+    the owner's values; this constructor (``RotatingTimeSeriesTablesBase``'s) takes the layout it has already checked.
     """
 
 

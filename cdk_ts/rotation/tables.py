@@ -24,7 +24,7 @@ from cdk_ts.rotation._lock import acknowledge_unreserved_concurrency, grant_lock
 from cdk_ts.rotation._monitoring import rotation_alarms, rotation_health_graph
 from cdk_ts.rotation._settings import RotationSettings, rotation_settings
 from cdk_ts.rotation._texts import CREATE_RETRY, function_description, rule_description
-from cdk_ts.rotation.base import PeriodTableOptions, PeriodTablesBase
+from cdk_ts.rotation.base import PeriodTableOptions, RotatingTimeSeriesTablesBase
 from cdk_ts.rotation.imported import ImportedPeriodTables, imported_layout
 from cdk_ts.rotation.options import RotationOptions
 from cdk_ts_runtime._errors import ValidationError, WrongTypeError
@@ -42,7 +42,7 @@ RUN_TIMEOUT = Duration.minutes(5)
 DEPLOY_TIME_RUN_TIMEOUT = Duration.minutes(20)
 
 
-class RotatingTimeSeriesTables(AlarmingConstruct, PeriodTablesBase):
+class RotatingTimeSeriesTables(AlarmingConstruct, RotatingTimeSeriesTablesBase):
     """One DynamoDB table per period (``{table_prefix}_{label}``), rotated by a scheduled Lambda function.
 
     Before each boundary the function creates the next period's table at the current tier's
@@ -149,10 +149,10 @@ class RotatingTimeSeriesTables(AlarmingConstruct, PeriodTablesBase):
     ) -> ImportedPeriodTables:
         """Period tables another stack or app rotates, for grants, ``bind`` and metrics; creates nothing.
 
-        Returns an :class:`ImportedPeriodTables` (a ``PeriodTablesBase``): it grants on the same ``?`` patterns
-        as the owning construct, in the account and Region of ``scope``'s stack, and ``bind`` sets the same
-        environment for ``PeriodRouter.from_env``. Pass the values the owning ``RotatingTimeSeriesTables`` was
-        given.
+        Returns an :class:`ImportedPeriodTables` (a ``RotatingTimeSeriesTablesBase``): it grants on the same
+        ``?`` patterns as the owning construct, in the account and Region of ``scope``'s stack, and ``bind``
+        sets the same environment for ``PeriodRouter.from_env``. Pass the values the owning
+        ``RotatingTimeSeriesTables`` was given.
 
         :param scope: the parent construct.
         :param construct_id: the construct ID.

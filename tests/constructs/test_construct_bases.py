@@ -84,7 +84,7 @@ class _DataWithAlarms(AlarmingConstruct, _Data):
 
 
 def test_alarms_first_beside_a_data_base_pass_its_arguments_on_and_keep_both():
-    # given an owning construct shaped like RotatingTimeSeriesTables(AlarmingConstruct, PeriodTablesBase)
+    # given an owning construct shaped like RotatingTimeSeriesTables(AlarmingConstruct, RotatingTimeSeriesTablesBase)
     stack = Stack(new_app(), "S")
     construct = _DataWithAlarms(stack, "C", "readings", flavour="weekly")
     # then the data base got its arguments and the alarm book exists without an init call

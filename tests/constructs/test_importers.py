@@ -23,7 +23,7 @@ from cdk_ts import (
     TimestreamTableBase,
 )
 from cdk_ts._defaults import runtime_function
-from cdk_ts.rotation import ImportedPeriodTables, PeriodTablesBase
+from cdk_ts.rotation import ImportedPeriodTables, RotatingTimeSeriesTablesBase
 from cdk_ts.stream_archiver_base import ImportedStreamArchiver, StreamArchiverBase
 from cdk_ts_runtime import TableLayout
 from tests.support.iam import actions_of, lambda_role, policy_statements
@@ -66,7 +66,7 @@ def two_stacks():
 def test_importer_returns_an_imported_subclass_of_the_base_and_creates_no_resource(two_stacks):
     _owner, _tables, _owner_fn, user, imported, _user_fn = two_stacks
     assert type(imported) is ImportedPeriodTables
-    assert isinstance(imported, PeriodTablesBase)
+    assert isinstance(imported, RotatingTimeSeriesTablesBase)
     assert not isinstance(imported, RotatingTimeSeriesTables)  # no function, schedules or alarms of its own
     template = Template.from_stack(user)
     template.resource_count_is("AWS::DynamoDB::Table", 0)
