@@ -154,7 +154,7 @@ def archiver_alarms(
         "Stream batches gave up and went to the dead-letter queue: read their records from the stream "
         "within 24 hours" if to_queue else
         "Stream batches gave up: failure records arrived in the failure bucket; run the replay "
-        "(python -m cdk_ts_runtime.archiver replay, or the function with {\"Operation\": \"replay\"})"
+        "(cdk-ts replay, or the function with {\"Operation\": \"replay\"})"
     )
     return {
         "iterator_age": AlarmSpec(

@@ -40,7 +40,7 @@ DYNAMODB_TABLE_ADMIN_ACTIONS = (
     "dynamodb:ExportTableToPointInTime",
     "dynamodb:ListTagsOfResource",
 )
-#: What a rotation run does to its lock item (``cdk_ts_runtime.rotation.lock.RunLock``): take it with a
+#: What a rotation run does to its lock item (``cdk_ts_runtime._rotation.lock.RunLock``): take it with a
 #: conditional put, release it with a conditional delete, read the holder with a consistent get.
 DYNAMODB_LOCK_ACTIONS = ("dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:GetItem")
 #: Following the exports of expired tables (on the ``.../export/*`` ARN).

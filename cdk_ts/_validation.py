@@ -29,7 +29,7 @@ def describe(value: object) -> str:
 class ConstructValidationError(ValidationError):
     """Props a construct refuses at synth: every problem at once, prefixed with the construct's path.
 
-    A :class:`cdk_ts_runtime.errors.CdkTsError` and a ``ValueError``. The message lists the problems under the
+    A :class:`cdk_ts_runtime.CdkTsError` and a ``ValueError``. The message lists the problems under the
     path; :attr:`construct_path` and :attr:`problems` give the same for code (a test, a tool) that reads them.
 
     :param construct_path: the path of the construct whose props are refused, e.g. ``"App/Stack/Readings"``.

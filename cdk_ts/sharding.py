@@ -1,4 +1,4 @@
-"""ShardMetadataTable: per-key shard counts behind dynamic write sharding (``cdk_ts_runtime.sharding``)."""
+"""ShardMetadataTable: per-key shard counts behind dynamic write sharding (``cdk_ts_runtime.ShardedTable``)."""
 
 from __future__ import annotations
 

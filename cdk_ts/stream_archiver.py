@@ -63,7 +63,7 @@ class StreamArchiver(AlarmingConstruct, StreamArchiverBase):
     (whose rotation function then maps every new period table's stream to this archiver). Delivery
     is at least once: failed groups are retried from their first record, a batch that keeps failing
     goes to the failure destination (an S3 bucket holding the whole batch, replayable with
-    ``python -m cdk_ts_runtime.archiver replay``; or an SQS queue), and ``add_default_alarms()``
+    ``cdk-ts replay``; or an SQS queue), and ``add_default_alarms()``
     watches all of it. Grants to read, archive and replay, ``bind`` and the ``metric_*`` methods come
     from ``StreamArchiverBase``, which ``from_archive_bucket_name`` returns for an archive deployed elsewhere.
 
@@ -125,7 +125,7 @@ class StreamArchiver(AlarmingConstruct, StreamArchiverBase):
         ``add_default_alarms`` is called.
     :param failure_destination: where a batch goes once the retries are used up,
         ``FailureDestination.S3`` (or ``"s3"``), the whole invocation record with its records, which
-        ``python -m cdk_ts_runtime.archiver replay`` archives later; or ``FailureDestination.SQS``
+        ``cdk-ts replay`` archives later; or ``FailureDestination.SQS``
         (``"sqs"``), metadata only, which needs the records to be read from the stream within its 24 hours.
         Default: ``FailureDestination.S3``.
     :param failure_bucket: the S3 failure destination (only with S3); the function may read, write and

@@ -92,7 +92,7 @@ class StreamArchiverBase(BindableConstruct):
         return grant
 
     def grant_write_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
-        """What ``cdk_ts_runtime.archiver.StreamRecordArchiver`` does: archive and replay.
+        """What the archiver function (``cdk_ts_runtime._archiver.StreamRecordArchiver``) does: archive and replay.
 
         ``s3:PutObject``/``s3:AbortMultipartUpload`` on the objects under the prefix (encrypt with the
         bucket's key when it has one) and, with a failure bucket, read, list, write and delete in it

@@ -7,7 +7,8 @@ also named ``PeriodTablesBase``),
 keywords, ``RotationOptions`` and ``PeriodTableOptions`` (the layout). The ``_``-prefixed modules are the
 machinery: settings checked at synth, IAM, lock table, strings and their limits, schedules, the metric
 factory (``_metrics``) and the alarms and graph made from it (``_monitoring``).
-The runtime side is ``cdk_ts_runtime.rotation``.
+The runtime side is ``cdk_ts_runtime._rotation`` (run by ``handlers/rotation.handler``); writers and
+readers use ``cdk_ts_runtime.PeriodRouter``.
 """
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ class RotatingTimeSeriesTables(AlarmingConstruct, RotatingTimeSeriesTablesBase):
     boundary if the table is still missing then); after it, it moves the previous table to the previous
     tier and older tables to the older tier; with ``retain_periods`` it exports (when ``archive_bucket``
     is given) and deletes tables past retention. A reconcile run at deploy time and every ``reconcile_every`` converges
-    any state, so a missed run heals itself. Writers and readers use ``cdk_ts_runtime.router.PeriodRouter``.
+    any state, so a missed run heals itself. Writers and readers use ``cdk_ts_runtime.PeriodRouter``.
 
     Runs are single-flight: each takes the lock of its table prefix in ``lock_table`` (a conditional
     write with an expiry) before it acts, and a run that finds another one holding it ends without error

@@ -5,12 +5,12 @@ One object per run of consecutive records of one table and hour, keyed
 the bytes depend only on the records, so a retried batch overwrites its own objects instead of
 duplicating them. Every line carries ``eventID`` for readers that deduplicate (docs/constructs/stream-archiver.md).
 
-What a line holds is in :mod:`cdk_ts_runtime.archive_lines`.
+What a line holds is in :mod:`cdk_ts_runtime._archive_lines`.
 
 Replay: when a batch keeps failing, Lambda writes the whole invocation record to the S3 on-failure
-destination; :meth:`StreamRecordArchiver.replay` (``cdk-ts replay ...``, also
-``python -m cdk_ts_runtime.archiver replay ...``) archives those records exactly as the live path does and
-then moves each failure object under ``done/``.
+destination; :meth:`StreamRecordArchiver.replay` (``cdk-ts replay ...``; the deprecated
+``python -m cdk_ts_runtime.archiver replay ...`` still runs it) archives those records exactly as the live
+path does and then moves each failure object under ``done/``.
 
 Why not Powertools' batch utilities: they report failures record by record, while this function
 writes a *group* of records as one object; for an ordered stream the right report is the first
@@ -296,10 +296,10 @@ EXIT_LEFT_IN_PLACE, EXIT_USAGE, EXIT_AWS = 1, 2, 3
 def main(argv: list[str] | None = None, *, s3_client=None) -> int:
     """``cdk-ts replay --bucket FAILURES [--prefix aws/lambda/] [--archive-bucket ...] [--json]``.
 
-    Also run as ``python -m cdk_ts_runtime.archiver replay ...``. Prints what was replayed and what was left in
-    place (``--json``: the report of :meth:`StreamRecordArchiver.replay`); progress goes to stderr. Exit codes:
-    0 everything replayed, 1 failure records left in place, 2 usage error, 3 an AWS call failed (one line on
-    stderr, never a traceback).
+    The deprecated ``python -m cdk_ts_runtime.archiver replay ...`` still runs it. Prints what was replayed and
+    what was left in place (``--json``: the report of :meth:`StreamRecordArchiver.replay`); progress goes to
+    stderr. Exit codes: 0 everything replayed, 1 failure records left in place, 2 usage error, 3 an AWS call
+    failed (one line on stderr, never a traceback).
 
     :param argv: the command line after the program name (``replay`` and its flags).
         Default: None — ``sys.argv[1:]``.

@@ -1,7 +1,7 @@
 """Closed archive partitions rewritten as sorted, zstd Parquet with typed columns; needs pyarrow.
 
 The raw gzip JSON Lines stay (they are the source of truth); each closed partition (an hour or a day,
-see :mod:`cdk_ts_runtime.compaction_plan`) is read whole, redeliveries (same ``eventID``) dropped, the
+see :mod:`cdk_ts_runtime._compaction_plan`) is read whole, redeliveries (same ``eventID``) dropped, the
 rows sorted by key and time, and written as one *generation* of Parquet files. Then the readers are
 switched (the Glue partition's location, or one Iceberg commit), then the manifest, and only then are
 the previous generation's files deleted: a reader sees the old generation or the new one, never both.

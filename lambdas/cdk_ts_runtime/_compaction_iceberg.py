@@ -1,6 +1,6 @@
 """The compacted layer as an Apache Iceberg table: each partition's rows replaced in one atomic commit.
 
-An alternative :class:`~cdk_ts_runtime.compaction.CompactedLayerSink`: instead of Parquet generations
+An alternative :class:`~cdk_ts_runtime._compaction.CompactedLayerSink`: instead of Parquet generations
 and Glue partition locations, one Iceberg table (in an S3 Tables table bucket, through its Iceberg REST
 endpoint, or in the Glue Data Catalog) holds every compacted partition, with ``table``, ``dt`` (and
 ``hour``) as identity-partitioned columns. A compaction is one ``overwrite`` filtered to its partition:

@@ -1,7 +1,7 @@
 """Which archive partitions are closed, compacted, or waiting for late records: stdlib + boto3, no pyarrow.
 
 The raw layer is the archiver's gzip JSON Lines, ``{prefix}table=T/dt=D/hour=H/*.jsonl.gz``. The
-compacted layer (written by :mod:`cdk_ts_runtime.compaction`) holds one Parquet *generation* per
+compacted layer (written by :mod:`cdk_ts_runtime._compaction`) holds one Parquet *generation* per
 partition, ``{compacted_prefix}table=T/dt=D[/hour=H]/gen=G/part-NNNNN.parquet``, and one manifest per
 partition, ``{compacted_prefix}_manifests/table=T/dt=D[/hour=H].json``, listing the raw objects (key and
 ETag) the generation was built from and its files. The manifest is the switch: a raw object the manifest

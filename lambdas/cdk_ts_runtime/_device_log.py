@@ -5,7 +5,7 @@ base table ``DeviceID`` + ``State#Date``; ``GSI1`` on ``Operator`` + ``Date``; s
 ``EscalatedTo`` + ``State#Date`` (only escalated entries carry ``EscalatedTo``). Dates are stored as
 ``YYYY-MM-DDTHH:MM:SS`` in UTC without a zone suffix, followed by the fraction of the second when the
 caller gave one (``.25``); string order is time order across both forms, so entries written by earlier
-versions (whole seconds) are read by every pattern (see :mod:`cdk_ts_runtime.time_spans`).
+versions (whole seconds) are read by every pattern (see :mod:`cdk_ts_runtime._time_spans`).
 
 A write never replaces an entry silently: PutItem carries ``attribute_not_exists(DeviceID)`` unless the
 caller passes ``overwrite=True``, and a conflict is a :class:`LogEntryExistsError`.
@@ -68,7 +68,7 @@ class LogEntryMissingError(CdkTsError, LookupError):
 def normalise_date(value: str | datetime | date, *, end_of_day: bool = False) -> str:
     """The stored text of the first moment ``value`` covers (or, with ``end_of_day``, a bound on its last).
 
-    ``value`` covers the span ISO 8601 gives it (:func:`cdk_ts_runtime.time_spans.time_span`): a date
+    ``value`` covers the span ISO 8601 gives it (:func:`cdk_ts_runtime._time_spans.time_span`): a date
     its day, ``2020-04-24T14`` its hour, ``2020-W17`` its week, ``14:40:00.25`` a hundredth of a second.
     The text is ``YYYY-MM-DDTHH:MM:SS`` in UTC, with the fraction of the second when there is one.
 

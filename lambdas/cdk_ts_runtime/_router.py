@@ -91,10 +91,10 @@ class PeriodRouter:
         Default: ``time.sleep``.
     :param rng: a source of floats in [0, 1) for the jitter (tests pass a fixed one).
         Default: ``random.random``.
-    :param metrics: takes a ``cdk_ts_runtime.emf.MetricPoint`` for every throttle DynamoDB answered
+    :param metrics: takes a ``cdk_ts_runtime.MetricPoint`` for every throttle DynamoDB answered
         (``Throttles``, dimension ``ThrottleScope``: partition, index, table or unknown) and for the items
         not written (``RefusedWrites``, the count, with the reasons); both carry the ``TableName`` dimension.
-        Pass ``cdk_ts_runtime.emf.EmfWriter("MyApp/Writers")`` for EMF lines, or a callable of your own.
+        Pass ``cdk_ts_runtime.EmfWriter("MyApp/Writers")`` for EMF lines, or a callable of your own.
         Default: None — nothing is reported but the errors raised.
     :raises ValueError: for an invalid layout, ``max_workers``, ``max_batch_attempts`` or ``page_size`` that is
         not a whole number >= 1, or a backoff that is not a finite number >= 0 (each named).

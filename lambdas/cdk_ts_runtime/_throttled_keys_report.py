@@ -2,7 +2,7 @@
 
 Each period table gets its own Contributor Insights rule when the rotation turns insights on for it, named
 ``DynamoDBContributorInsights-PKT-{table}-{created ms}``: the name is known only at run time, so it is read from
-``DescribeContributorInsights`` (:func:`cdk_ts_runtime.contributor_insights.partition_keys_rule`) and the rule's top
+``DescribeContributorInsights`` (:func:`cdk_ts_runtime._contributor_insights.partition_keys_rule`) and the rule's top
 contributors from CloudWatch ``GetInsightRuleReport``, ranked by ``Sum`` (the rule counts throttled requests per key:
 API_GetInsightRuleReport, ``OrderBy``; ``MaxContributorCount`` is 1-100, default 10).
 

@@ -99,7 +99,7 @@ def time_span(value: str | datetime | date) -> TimeSpan:
 
     :param value: ISO 8601 text, a ``date`` or a ``datetime``.
     :raises ValueError: naming the value and what is wrong with it (not ISO 8601, a form that is
-        not read here, out of range); a :class:`~cdk_ts_runtime.errors.ValidationError`.
+        not read here, out of range); a :class:`~cdk_ts_runtime.ValidationError`.
     """
     try:
         if isinstance(value, datetime):

@@ -1,6 +1,6 @@
 """Every error cdk-ts raises on purpose is a CdkTsError: a walk over every ``raise`` of both packages.
 
-``cdk_ts_runtime.errors`` promises that ``except CdkTsError`` catches every deliberate error of cdk-ts. This
+``cdk_ts_runtime._errors`` promises that ``except CdkTsError`` catches every deliberate error of cdk-ts. This
 test reads each ``raise`` statement of ``cdk_ts`` and ``cdk_ts_runtime`` (``ast``) and finds what it raises in
 the module's namespace (importing the module): a class must be a ``CdkTsError``; a function that builds the
 error must say which class it returns (its return annotation). Re-raises (``raise``, ``raise error``) pass
@@ -45,7 +45,7 @@ EXEMPT_IN_FUNCTIONS = {
     ("AttributeError", "__getattr__"): "a module's ``__getattr__`` must raise AttributeError for a name it does not "
     "have (PEP 562): ``hasattr``, ``from x import y`` and ``getattr(x, y, default)`` rely on it",
     ("AttributeError", "deprecated_alias"): "the body of the modules' ``__getattr__`` for renamed names "
-    "(cdk_ts_runtime.errors.deprecated_alias): the same protocol",
+    "(cdk_ts_runtime._errors.deprecated_alias): the same protocol",
 }
 
 #: Marks a line no run reaches: the loop before it always returns or raises; type checkers need an ending.

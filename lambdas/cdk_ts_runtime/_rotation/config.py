@@ -2,7 +2,7 @@
 
 The construct serialises a :class:`RotationConfig` to JSON in one environment variable
 (:data:`ENV_ROTATION_CONFIG`); the key schema and prefix travel separately as a
-:class:`~cdk_ts_runtime.table_layout.TableLayout`.
+:class:`~cdk_ts_runtime.TableLayout`.
 """
 
 from __future__ import annotations

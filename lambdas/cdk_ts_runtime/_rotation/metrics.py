@@ -1,6 +1,6 @@
 """The CloudWatch metrics a rotation run publishes, named once for the publisher and for the alarms that watch them.
 
-The rotation function writes them as CloudWatch Embedded Metric Format lines (:mod:`cdk_ts_runtime.emf`);
+The rotation function writes them as CloudWatch Embedded Metric Format lines (:mod:`cdk_ts_runtime._emf`);
 ``RotatingTimeSeriesTables.metric(...)`` reads them back, so both sides take the names and the dimension
 from here.
 """

@@ -135,7 +135,7 @@ class TableRotator:
 
         :param env: the environment, usually ``os.environ``.
         :param clients: the clients and options of the constructor (``dynamodb=...`` is required). With
-            :data:`~cdk_ts_runtime.rotation.lock.LOCK_TABLE_ENV` set and no ``lock`` given, runs take the lock
+            :data:`~cdk_ts_runtime._rotation.lock.LOCK_TABLE_ENV` set and no ``lock`` given, runs take the lock
             in that table.
         """
         layout = TableLayout.from_env(env)

@@ -1,10 +1,10 @@
 """Dynamic write sharding: spread a hot partition key over ``{key}_{n}`` shards, and grow only when it pays.
 
 A metadata table holds, per logical key, the shard count every writer and reader uses (see
-:mod:`cdk_ts_runtime.sharding.metadata`). Writers add shards only when DynamoDB says the *partition* is the
-bottleneck (a ``...KeyRangeThroughputExceeded`` throttling reason, :mod:`cdk_ts_runtime.sharding.throttles`),
+:mod:`cdk_ts_runtime._sharding.metadata`). Writers add shards only when DynamoDB says the *partition* is the
+bottleneck (a ``...KeyRangeThroughputExceeded`` throttling reason, :mod:`cdk_ts_runtime._sharding.throttles`),
 grow in one step to the count the throttled share of their recent writes implies
-(:mod:`cdk_ts_runtime.sharding.policy`), after a cooldown, through a conditional update on the version they
+(:mod:`cdk_ts_runtime._sharding.policy`), after a cooldown, through a conditional update on the version they
 read, so many writers hitting the same limit grow the key once. Readers fan out over every shard that ever
 existed (the largest count in the history), so a stale cache never hides items.
 

@@ -73,7 +73,7 @@ class ShardedTable:
     :param max_backoff_seconds: the longest random wait before a growth and between retries.
         Default: 2.0.
     :param max_attempts: write attempts (requests, with ``dynamodb_client`` as the library creates it)
-        before a throttle is raised (as :class:`~cdk_ts_runtime.throttling.ThrottledError`). Default: 10.
+        before a throttle is raised (as :class:`~cdk_ts_runtime.ThrottledError`). Default: 10.
     :param sort_key_time_unit: ``"s"`` or ``"ms"`` when the sort key is an epoch time; then a
         ``computed`` point read picks the shard count in force at the item's time. Default: None — the
         sort key is not a time; the current count is used (other shards are read as a fallback).
@@ -82,10 +82,10 @@ class ShardedTable:
     :param on_table_throttle: called with the table name when a throttle is the table's, the account's or an
         index's, not one partition's of the base table (more shards would not help). Default: None — such
         throttles are only backed off and retried.
-    :param metrics: takes a ``cdk_ts_runtime.emf.MetricPoint`` for every growth (``ShardGrowths``, with the
+    :param metrics: takes a ``cdk_ts_runtime.MetricPoint`` for every growth (``ShardGrowths``, with the
         key, the counts from and to, and the throttled share), every throttle (``Throttles``, dimension
         ``ThrottleScope``: partition, index, table or unknown) and every write given up (``RefusedWrites``);
-        all carry the ``TableName`` dimension. Pass ``cdk_ts_runtime.emf.EmfWriter("MyApp/Writers")`` for
+        all carry the ``TableName`` dimension. Pass ``cdk_ts_runtime.EmfWriter("MyApp/Writers")`` for
         EMF lines on stdout (Lambda, or any log shipper that reads EMF), or a callable of your own. A sink
         that raises is logged, never the write's failure.
         Default: None — growths and throttles are only logged.
@@ -277,7 +277,7 @@ class ShardedTable:
         ``on_table_throttle``). Both DynamoDB shapes count: ``ThrottlingException`` with ``throttlingReasons``
         (on-demand tables) and ``ProvisionedThroughputExceededException`` with ``ThrottlingReasons``.
 
-        :raises cdk_ts_runtime.throttling.ThrottledError: still throttled after ``max_attempts`` (a
+        :raises cdk_ts_runtime.ThrottledError: still throttled after ``max_attempts`` (a
             ``ClientError``, with ``throttle`` naming what was exhausted).
         """
         for name in (self.partition_key, self.sort_key):

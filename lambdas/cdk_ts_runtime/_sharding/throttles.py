@@ -1,6 +1,6 @@
 """How much of a key's recent writing was throttled, and CloudWatch's verdict on a throttle without reasons.
 
-Which throttles more shards cure is :mod:`cdk_ts_runtime.throttling` (re-exported here): DynamoDB's reasons
+Which throttles more shards cure is :mod:`cdk_ts_runtime._throttling` (re-exported here): DynamoDB's reasons
 name the exhausted resource; without them (older botocore, other emulators) CloudWatch tells a hot partition
 from a table at its provisioned limit.
 """

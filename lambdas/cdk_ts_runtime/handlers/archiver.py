@@ -24,7 +24,7 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
     A stream batch returns ``batchItemFailures`` for Lambda to retry from. ``{"Operation": "replay"}``
     (optional ``Bucket``, default ``$CDK_TS_ARCHIVE_FAILURE_BUCKET``; ``Prefix``, default ``aws/lambda/``;
     ``DonePrefix``, default ``done/``) returns the replay report of
-    :meth:`~cdk_ts_runtime.archiver.StreamRecordArchiver.replay`.
+    :meth:`~cdk_ts_runtime._archiver.StreamRecordArchiver.replay`.
     """
     if not isinstance(event, dict):
         raise ValidationError(f"the event is {type(event).__name__}, not a DynamoDB Streams event or a replay request")

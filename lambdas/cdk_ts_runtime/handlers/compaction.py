@@ -21,7 +21,7 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
 
     ``Since`` (an ISO day, optional) looks further back than the lookback, e.g. after a replay of old
     failure records. Returns the run's report; a partition that failed makes the invocation fail
-    (:class:`~cdk_ts_runtime.compaction.CompactionFailedError`), so Lambda retries it and then sends the
+    (:class:`~cdk_ts_runtime._compaction.CompactionFailedError`), so Lambda retries it and then sends the
     event to the function's on-failure destination.
     """
     if not isinstance(event, dict):

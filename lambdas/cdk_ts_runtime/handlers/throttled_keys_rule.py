@@ -1,7 +1,7 @@
 """Entry point of the custom resource that tells CloudFormation a table's throttled-keys rule name.
 
 Create and Update answer ``Data.RuleName`` (the table's ``DynamoDBContributorInsights-PKT-...`` rule, found by
-:func:`cdk_ts_runtime.contributor_insights.throttled_keys_rule`) so the dashboard can graph it; Delete changes
+:func:`cdk_ts_runtime._contributor_insights.throttled_keys_rule`) so the dashboard can graph it; Delete changes
 nothing (the rule belongs to the table's insights setting) and answers SUCCESS.
 """
 
