@@ -19,23 +19,25 @@ from aws_cdk import aws_timestream as timestream
 from constructs import Construct
 
 from cdk_ts import _perms
+from cdk_ts._binding import BindableConstruct
 from cdk_ts._defaults import is_unresolved
 from cdk_ts._nag import acknowledge, grant_unscoped
 from cdk_ts._table_metrics import TimestreamMetricFactory
 from cdk_ts._validation import Problems
 from cdk_ts.buckets import secure_bucket, stack_access_logs_bucket
+from cdk_ts_runtime import _environment
 
 MEMORY_HOURS = (1, 8766)
 MAGNETIC_DAYS = (1, 73000)
 _NAME = re.compile(r"[a-zA-Z0-9_.-]{3,256}")
 
 
-class TimestreamTableBase(Construct):
-    """What any Timestream table can do, created here or elsewhere: the data grants on its ARN, and metrics.
+class TimestreamTableBase(BindableConstruct):
+    """What any Timestream table can do, created here or elsewhere: the data grants on its ARN, ``bind`` and metrics.
 
     ``TimestreamTable`` creates the database and the table; ``TimestreamTable.from_table_name`` returns
     one of these for a table another stack or app deployed. Exposes ``table_arn``, ``database_name``,
-    ``table_name`` and ``encryption_key``.
+    ``table_name`` and ``encryption_key``. ``bind(function)`` sets the names ``TimestreamWriter.from_env`` reads.
     """
 
     #: The table's ARN.
@@ -55,6 +57,17 @@ class TimestreamTableBase(Construct):
         """
         super().__init__(scope, construct_id)
         self.encryption_key = encryption_key
+
+    @property
+    def binding_environment(self) -> dict[str, str]:
+        """The database's and the table's names, which ``TimestreamWriter.from_env`` reads.
+
+        As ``CDK_TS_TIMESTREAM_DATABASE_NAME`` and ``CDK_TS_TIMESTREAM_TABLE_NAME``.
+        """
+        return {
+            _environment.TIMESTREAM_DATABASE_NAME: self.database_name,
+            _environment.TIMESTREAM_TABLE_NAME: self.table_name,
+        }
 
     def metric_magnetic_store_rejected_records(self, **props: Any) -> cloudwatch.IMetric:
         """Records the magnetic store rejected asynchronously (``MagneticStoreRejectedRecordCount``), summed.

@@ -46,6 +46,10 @@ SHARDING_STRATEGY = "CDK_TS_SHARDING_STRATEGY"
 # -- the device-status log (DeviceLogTable.bind) ------------------------------------------------------------
 DEVICE_LOG_TABLE_NAME = "CDK_TS_DEVICE_LOG_TABLE_NAME"
 
+# -- Timestream for LiveAnalytics (TimestreamTable.bind) ----------------------------------------------------
+TIMESTREAM_DATABASE_NAME = "CDK_TS_TIMESTREAM_DATABASE_NAME"
+TIMESTREAM_TABLE_NAME = "CDK_TS_TIMESTREAM_TABLE_NAME"
+
 # -- the test harness (cdk_ts.testing): set by the user, never by a construct -------------------------------
 DYNALITE_CLI = "CDK_TS_DYNALITE_CLI"
 

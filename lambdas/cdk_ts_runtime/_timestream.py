@@ -19,16 +19,20 @@ from typing import Any
 import boto3
 from botocore.exceptions import ClientError, ConnectionClosedError, EndpointConnectionError, ReadTimeoutError
 
+from cdk_ts_runtime import _environment
 from cdk_ts_runtime._aws import Backoff, error_code
 from cdk_ts_runtime._errors import ValidationError
 from cdk_ts_runtime._inputs import whole
-from cdk_ts_runtime._retries import TIMESTREAM_WRITE
+from cdk_ts_runtime._retries import CONTROL_PLANE, TIMESTREAM_WRITE
+from cdk_ts_runtime._timestream_endpoint import DiscoveredEndpoint
 
 BATCH_LIMIT = 100  # WriteRecords takes at most 100 records
 RECORD_LIMIT_BYTES = 2048  # a record may be at most 2 KB
 _RETRYABLE = ("ThrottlingException", "InternalServerException")
 #: Transport failures the writer retries itself: its client makes one attempt per call (``TIMESTREAM_WRITE``).
 _TRANSPORT_ERRORS = (ConnectionClosedError, EndpointConnectionError, ReadTimeoutError)
+ENV_DATABASE_NAME = _environment.TIMESTREAM_DATABASE_NAME
+ENV_TABLE_NAME = _environment.TIMESTREAM_TABLE_NAME
 
 
 @dataclass
@@ -80,7 +84,8 @@ class TimestreamWriter:
     """Writes JSON events as MULTI records: listed ``dimensions`` become dimensions, the rest measures.
 
     Pass a ``timestream-write`` client created with an explicit ``endpoint_url`` (from
-    DescribeEndpoints), or ``endpoint_url`` itself: Timestream otherwise discovers endpoints per call.
+    DescribeEndpoints), or ``endpoint_url`` itself. In a function bound with ``TimestreamTable.bind``,
+    :meth:`from_env` reads the table's names and, given neither, finds the endpoint with DescribeEndpoints.
     """
 
     def __init__(
@@ -95,6 +100,7 @@ class TimestreamWriter:
         endpoint_url: str | None = None,
         max_attempts: int = 5,
         sleep: Callable[[float], None] = time.sleep,
+        _endpoint: DiscoveredEndpoint | None = None,
     ) -> None:
         """Describe the target table and how events map to records.
 
@@ -125,10 +131,10 @@ class TimestreamWriter:
             raise ValidationError("dimensions must name at least one event attribute (the high-cardinality key first)")
         if time_field in dimensions:
             raise ValidationError(f"time_field {time_field!r} cannot also be a dimension")
-        if client is None and not endpoint_url:
+        if client is None and not endpoint_url and _endpoint is None:
             raise ValidationError(
                 "pass client= (a timestream-write client with endpoint_url) or endpoint_url=: find it with "
-                "boto3.client('timestream-write').describe_endpoints()"
+                "boto3.client('timestream-write').describe_endpoints(), or let TimestreamWriter.from_env find it"
             )
         whole("max_attempts", max_attempts)
         self.database_name = database_name
@@ -136,9 +142,74 @@ class TimestreamWriter:
         self.dimensions = list(dimensions)
         self.time_field = time_field
         self.measure_name = measure_name
-        self.client = client or boto3.client("timestream-write", endpoint_url=endpoint_url, config=TIMESTREAM_WRITE)
+        self._endpoint = _endpoint
+        self._client = client
+        if client is None and _endpoint is None:
+            self._client = boto3.client("timestream-write", endpoint_url=endpoint_url, config=TIMESTREAM_WRITE)
         self.max_attempts = max_attempts
         self.backoff = Backoff(base=0.1, cap=5.0, sleep=sleep)
+
+    @classmethod
+    def from_env(
+        cls,
+        env: Mapping[str, str],
+        *,
+        dimensions: Sequence[str],
+        client=None,
+        endpoint_url: str | None = None,
+        discovery_client=None,
+        clock: Callable[[], float] = time.monotonic,
+        **kwargs: Any,
+    ) -> TimestreamWriter:
+        """The writer for the table ``TimestreamTable.bind`` named in the environment.
+
+        Reads ``CDK_TS_TIMESTREAM_DATABASE_NAME`` and ``CDK_TS_TIMESTREAM_TABLE_NAME``. Given neither ``client``
+        nor ``endpoint_url``, it follows the endpoint discovery pattern of Timestream's developer guide: one
+        DescribeEndpoints call now, WriteRecords to ``https://{Address}`` of the first endpoint returned, and
+        DescribeEndpoints again at the first write after that endpoint's ``CachePeriodInMinutes`` have passed.
+
+        :param env: the environment, usually ``os.environ``.
+        :param dimensions: the event attributes that become dimensions, the high-cardinality key first.
+        :param client: a ``timestream-write`` client created with an explicit ``endpoint_url``, used as given.
+            Default: None — the endpoint is discovered (above), unless ``endpoint_url`` is given.
+        :param endpoint_url: the ingestion endpoint, used when ``client`` is None (a VPC endpoint, for example).
+            Default: None — the endpoint is discovered (above), unless ``client`` is given.
+        :param discovery_client: the ``timestream-write`` client DescribeEndpoints is called on; the writer's
+            client is made for its Region. Only for a discovered endpoint.
+            Default: None — one for the default Region, with the SDK's standard retries (5 attempts).
+        :param clock: seconds on a clock that never goes back, to tell when the endpoint's TTL has passed (tests
+            pass a fake). Only for a discovered endpoint.
+            Default: ``time.monotonic``.
+        :param kwargs: further constructor arguments (``time_field``, ``measure_name``, ``max_attempts``, ``sleep``).
+        :raises EnvironmentVariableMissingError: (a ``KeyError``) naming each variable that is not set.
+        :raises ValueError: for ``discovery_client`` given with ``client`` or ``endpoint_url``, and for what the
+            constructor refuses (checked before any call to AWS).
+        :raises EndpointDiscoveryError: (a ``LookupError``) when DescribeEndpoints names no endpoint.
+        """
+        env = _environment.required(
+            env, (ENV_DATABASE_NAME, ENV_TABLE_NAME), "bind the function with TimestreamTable.bind"
+        )
+        names = (env[ENV_DATABASE_NAME], env[ENV_TABLE_NAME])
+        if client is not None or endpoint_url:
+            if discovery_client is not None:
+                raise ValidationError(
+                    "discovery_client is only used to find the endpoint, and client= or endpoint_url= already "
+                    "names one: pass either discovery_client or client/endpoint_url"
+                )
+            return cls(*names, dimensions=dimensions, client=client, endpoint_url=endpoint_url, **kwargs)
+        endpoint = DiscoveredEndpoint(
+            discovery_client or boto3.client("timestream-write", config=CONTROL_PLANE),
+            client_config=TIMESTREAM_WRITE,
+            clock=clock,
+        )
+        writer = cls(*names, dimensions=dimensions, _endpoint=endpoint, **kwargs)
+        endpoint.client()  # discover now, so a missing permission shows here and not at the first write
+        return writer
+
+    @property
+    def client(self):
+        """The ``timestream-write`` client WriteRecords goes through (a discovered endpoint's: the current one)."""
+        return self._endpoint.client() if self._endpoint is not None else self._client
 
     def record(self, event: Mapping[str, Any]) -> dict[str, Any]:
         """The MULTI record for one event; ``ValueError`` names what makes it unwritable."""

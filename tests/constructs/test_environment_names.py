@@ -7,7 +7,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk.assertions import Template
 
-from cdk_ts import DeviceLogTable, RotatingTimeSeriesTables, ShardMetadataTable, StreamArchiver
+from cdk_ts import DeviceLogTable, RotatingTimeSeriesTables, ShardMetadataTable, StreamArchiver, TimestreamTable
 from cdk_ts.archive_compaction import CompactionOptions
 from cdk_ts_runtime import _environment
 from cdk_ts_runtime._compaction_plan import ColumnSpec
@@ -24,7 +24,8 @@ def test_constructs_set_only_prefixed_names_and_never_an_old_one():
     tables = RotatingTimeSeriesTables(stack, "Tables", table_prefix="telemetry", retain_periods=3)
     log = DeviceLogTable(stack, "Log", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
     shards = ShardMetadataTable(stack, "Shards", main_table=log)
-    for construct in (tables, log, shards):
+    fleet = TimestreamTable(stack, "Fleet")
+    for construct in (tables, log, shards, fleet):
         construct.bind(user)
     StreamArchiver(
         stack, "Archive", source=log,
@@ -37,6 +38,7 @@ def test_constructs_set_only_prefixed_names_and_never_an_old_one():
     assert {
         _environment.TABLE_PREFIX, _environment.DEVICE_LOG_TABLE_NAME, _environment.SHARDED_TABLE_NAME,
         _environment.ROTATION_CONFIG, _environment.ARCHIVE_BUCKET, _environment.COMPACTION_SETTINGS,
+        _environment.TIMESTREAM_DATABASE_NAME, _environment.TIMESTREAM_TABLE_NAME,
     } <= names
     assert {name for name in names if not name.startswith(_environment.PREFIX)} == set()
     assert names & set(_environment.RENAMED.values()) == set()

@@ -37,6 +37,8 @@ from cdk_ts_runtime import TableLayout
 from cdk_ts_runtime._compaction_iceberg import ENV_ICEBERG
 from cdk_ts_runtime._device_log import ENV_TABLE_NAME as DEVICE_LOG_ENV
 from cdk_ts_runtime._sharding import ENV_METADATA_TABLE, ENV_PARTITION_KEY, ENV_SORT_KEY, ENV_STRATEGY, ENV_TABLE
+from cdk_ts_runtime._timestream import ENV_DATABASE_NAME as TIMESTREAM_DATABASE_ENV
+from cdk_ts_runtime._timestream import ENV_TABLE_NAME as TIMESTREAM_TABLE_ENV
 from tests.support.archive import write_archive, write_compacted
 from tests.support.assembly import synth_app
 from tests.support.device_log import create_device_log_table
@@ -47,6 +49,7 @@ from tests.support.sharding import create_tables as create_sharded_tables
 
 _ASSET = re.compile(r"""Code\.from_asset\(["']([^"']+)["']\)""")
 HANDLER = "runtime/user_handler.py"
+TIMESTREAM_HANDLER = "runtime/timestream_handler.py"
 
 
 # ---- setups for Python snippets ------------------------------------------------------------------------
@@ -76,10 +79,12 @@ def setup_sharding(monkeypatch, tmp_path) -> None:
 
 
 def setup_timestream(monkeypatch, tmp_path) -> None:
-    """The Timestream database ``fleet`` with its table ``telemetry``."""
+    """The Timestream database ``fleet`` with its table ``telemetry``, and the names ``TimestreamTable.bind`` sets."""
     client = boto3.client("timestream-write", region_name=REGION)
     client.create_database(DatabaseName="fleet")
     client.create_table(DatabaseName="fleet", TableName="telemetry")
+    monkeypatch.setenv(TIMESTREAM_DATABASE_ENV, "fleet")
+    monkeypatch.setenv(TIMESTREAM_TABLE_ENV, "telemetry")
 
 
 def setup_handler_module(monkeypatch, tmp_path) -> None:
@@ -135,7 +140,8 @@ PYTHON: dict[str, list[str]] = {
     "planner/plan.py": [],
 }
 #: Python snippets run by a test of their own below (or in test_new_app.py).
-OWN_TEST = {HANDLER, "testing/one_call.py", "testing/one_fixture.py", "testing/handler.py", "testing/test_handler.py"}
+OWN_TEST = {HANDLER, TIMESTREAM_HANDLER, "testing/one_call.py", "testing/one_fixture.py", "testing/handler.py",
+            "testing/test_handler.py"}
 
 
 # ---- every block is an include, every file is run ---------------------------------------------------------
@@ -241,6 +247,29 @@ def test_the_user_handler_writes_and_reads_back_with_the_env_bind_sets(tmp_path,
                              ["readings_2026-03-01"])
         result = handler({"device_id": 7, "time": "2026-03-01T12:00:00+00:00", "temperature_c": "21.5"}, None)
     assert result == {"table": "readings_2026-03-01", "items": ["21.5"]}
+
+
+def test_the_timestream_handler_writes_with_the_names_bind_sets(tmp_path, monkeypatch):
+    from aws_cdk import App, Stack
+    from moto.timestreamwrite.models import timestreamwrite_backends
+
+    from cdk_ts import TimestreamTable
+
+    bound = TimestreamTable.from_table_name(
+        Stack(App(), "Fleet"), "Fleet", database_name="fleet", table_name="telemetry"
+    ).binding_environment
+    handler = run(TIMESTREAM_HANDLER)
+    with mock_aws():
+        setup_timestream(monkeypatch, tmp_path)
+        assert {name: os.environ[name] for name in bound} == bound  # the setup's variables are the construct's
+        good = {"vin": "1FT000001", "fleet": "north", "time": "2026-03-01T12:00:00+00:00", "speed_kmh": 88.5}
+        first = handler["handler"]({"readings": [good, {**good, "fleet": None}]}, None)
+        writer = handler["_writer"]
+        second = handler["handler"]({"readings": [{**good, "time": "2026-03-01T12:00:01+00:00"}]}, None)
+        records = timestreamwrite_backends["123456789012"][REGION].databases["fleet"].tables["telemetry"].records
+    assert first == {"ingested": 1, "rejected": ["dimension(s) ['fleet'] missing"]}
+    assert second == {"ingested": 1, "rejected": []} and handler["_writer"] is writer
+    assert len(records) == 2
 
 
 @pytest.mark.slow  # starts moto_server and the rules proxy

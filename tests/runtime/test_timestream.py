@@ -10,7 +10,16 @@ import pytest
 from botocore.exceptions import ClientError
 from moto.timestreamwrite.models import timestreamwrite_backends
 
-from cdk_ts_runtime._timestream import TimestreamWriter, build_query, lift_common_attributes, measure_value
+from cdk_ts_runtime._errors import CdkTsError, EnvironmentVariableMissingError
+from cdk_ts_runtime._timestream import (
+    ENV_DATABASE_NAME,
+    ENV_TABLE_NAME,
+    TimestreamWriter,
+    build_query,
+    lift_common_attributes,
+    measure_value,
+)
+from cdk_ts_runtime._timestream_endpoint import EndpointDiscoveryError
 from tests.support.requests import RequestCounter, inject_failure
 
 ENDPOINT = "https://ingest.timestream.us-east-1.amazonaws.com"
@@ -24,8 +33,19 @@ def writer(aws):
     return TimestreamWriter("fleet", "telemetry", dimensions=["vin", "fleet"], client=client, sleep=lambda _s: None)
 
 
-def stored():
-    return timestreamwrite_backends["123456789012"]["us-east-1"].databases["fleet"].tables["telemetry"].records
+#: What ``TimestreamTable.bind`` sets on a function, for the database ``fleet`` and its table ``telemetry``.
+BOUND = {ENV_DATABASE_NAME: "fleet", ENV_TABLE_NAME: "telemetry"}
+
+
+def stored(region="us-east-1"):
+    return timestreamwrite_backends["123456789012"][region].databases["fleet"].tables["telemetry"].records
+
+
+def create_table(region="us-east-1"):
+    endpoint = f"https://ingest.timestream.{region}.amazonaws.com"
+    client = boto3.client("timestream-write", region_name=region, endpoint_url=endpoint)
+    client.create_database(DatabaseName="fleet")
+    client.create_table(DatabaseName="fleet", TableName="telemetry")
 
 
 def vehicle(i, **extra):
@@ -169,3 +189,115 @@ def test_queries_are_always_bounded_in_time_and_filter_on_the_partition_key():
         build_query("d", "t", start=datetime(2026, 3, 1), end=datetime(2026, 3, 2))
     with pytest.raises(ValueError, match="after end"):
         build_query("d", "t", start=datetime(2026, 3, 2, tzinfo=UTC), end=datetime(2026, 3, 1, tzinfo=UTC))
+
+
+# ---- from_env: the names bind sets, and the endpoint discovery pattern ---------------------------------------
+
+
+@pytest.mark.parametrize("env", [{}, {ENV_DATABASE_NAME: "fleet"}, {ENV_TABLE_NAME: "", ENV_DATABASE_NAME: "fleet"}])
+def test_from_env_without_the_names_says_which_are_missing_and_what_sets_them(env):
+    discovery = boto3.client("timestream-write", region_name="us-east-1")
+    counter = RequestCounter(discovery)
+    with pytest.raises(EnvironmentVariableMissingError) as missing:
+        TimestreamWriter.from_env(env, dimensions=["vin"], discovery_client=discovery)
+    assert missing.value.names == tuple(name for name in (ENV_DATABASE_NAME, ENV_TABLE_NAME) if not env.get(name))
+    assert "bind the function with TimestreamTable.bind" in str(missing.value)
+    assert isinstance(missing.value, KeyError) and counter.calls == {}
+
+
+def test_from_env_discovers_the_endpoint_once_and_the_writes_land(aws):
+    # given the table, and the endpoint Timestream's DescribeEndpoints names for this account
+    create_table()
+    (expected,) = boto3.client("timestream-write", region_name="us-east-1").describe_endpoints()["Endpoints"]
+    discovery = boto3.client("timestream-write", region_name="us-east-1")
+    counter = RequestCounter(discovery)
+    # when the writer is made from the environment bind sets, with neither client nor endpoint_url
+    writer = TimestreamWriter.from_env(BOUND, dimensions=["vin", "fleet"], discovery_client=discovery)
+    result = writer.write([vehicle(i) for i in range(150)])
+    # then it asked once, writes to https://{Address}, and every record is in the table
+    assert counter.calls == {"DescribeEndpoints": 1}
+    assert writer.client.meta.endpoint_url == f"https://{expected['Address']}"
+    assert (writer.database_name, writer.table_name) == ("fleet", "telemetry")
+    assert (result.records_ingested, result.rejected) == (150, [])
+    assert len(stored()) == 150
+
+
+def test_from_env_makes_its_own_discovery_client_in_the_default_region(aws):
+    create_table()
+    writer = TimestreamWriter.from_env(BOUND, dimensions=["vin", "fleet"])
+    assert writer.client.meta.region_name == "us-east-1"
+    assert writer.write([vehicle(1)]).records_ingested == 1
+    assert len(stored()) == 1
+
+
+def test_the_writer_signs_for_the_region_of_the_discovery_client(aws):
+    # the default Region of this test environment is us-east-1; the table is in eu-west-1 only
+    create_table("eu-west-1")
+    discovery = boto3.client("timestream-write", region_name="eu-west-1")
+    writer = TimestreamWriter.from_env(BOUND, dimensions=["vin", "fleet"], discovery_client=discovery)
+    assert writer.client.meta.region_name == "eu-west-1"
+    assert writer.write([vehicle(1)]).records_ingested == 1
+    assert len(stored("eu-west-1")) == 1
+
+
+def test_the_endpoint_is_discovered_again_once_its_cache_period_has_passed(aws):
+    # given a writer whose endpoint was discovered at t=0, on a clock the test moves
+    create_table()
+    (answer,) = boto3.client("timestream-write", region_name="us-east-1").describe_endpoints()["Endpoints"]
+    ttl_seconds = 60 * answer["CachePeriodInMinutes"]
+    now = [0.0]
+    discovery = boto3.client("timestream-write", region_name="us-east-1")
+    counter = RequestCounter(discovery)
+    writer = TimestreamWriter.from_env(BOUND, dimensions=["vin", "fleet"], discovery_client=discovery,
+                                       clock=lambda: now[0])
+    first = writer.client
+    # when it writes just before the endpoint's TTL ends, then at its end
+    now[0] = ttl_seconds - 1
+    writer.write([vehicle(1)])
+    asked_before_the_end = counter.calls["DescribeEndpoints"]
+    now[0] = ttl_seconds
+    writer.write([vehicle(2)])
+    # then it asked again only once the TTL had passed, and wrote through a client for the new answer
+    assert (asked_before_the_end, counter.calls["DescribeEndpoints"]) == (1, 2)
+    assert writer.client is not first
+    assert len(stored()) == 2
+
+
+def test_from_env_with_an_endpoint_writes_there_without_asking(aws):
+    create_table()
+    discovery = boto3.client("timestream-write", region_name="us-east-1")
+    counter = RequestCounter(discovery)
+    writer = TimestreamWriter.from_env(BOUND, dimensions=["vin", "fleet"], endpoint_url=ENDPOINT)
+    assert writer.client.meta.endpoint_url == ENDPOINT
+    assert writer.write([vehicle(1)]).records_ingested == 1
+    client = boto3.client("timestream-write", region_name="us-east-1", endpoint_url=ENDPOINT)
+    assert TimestreamWriter.from_env(BOUND, dimensions=["vin"], client=client).client is client
+    assert counter.calls == {}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"endpoint_url": ENDPOINT}, "discovery_client is only used to find the endpoint"),
+        ({"dimensions": []}, "dimensions must name at least one event attribute"),
+        ({"time_field": "vin"}, "time_field 'vin' cannot also be a dimension"),
+    ],
+)
+def test_bad_arguments_are_refused_before_any_call_to_aws(arguments, message):
+    discovery = boto3.client("timestream-write", region_name="us-east-1")
+    counter = RequestCounter(discovery)
+    with pytest.raises(ValueError, match=message):
+        TimestreamWriter.from_env(BOUND, **{"dimensions": ["vin"], "discovery_client": discovery, **arguments})
+    assert counter.calls == {}
+
+
+def test_an_answer_without_endpoints_is_a_clear_error(aws):
+    # the guide says a successful DescribeEndpoints names at least one endpoint; should one not, the error
+    # names the way out instead of an IndexError (the answer is emptied after botocore parsed moto's)
+    discovery = boto3.client("timestream-write", region_name="us-east-1")
+    discovery.meta.events.register(
+        "after-call.timestream-write.DescribeEndpoints", lambda parsed, **_kw: parsed["Endpoints"].clear()
+    )
+    with pytest.raises(EndpointDiscoveryError, match="returned no endpoint; pass endpoint_url=") as raised:
+        TimestreamWriter.from_env(BOUND, dimensions=["vin"], discovery_client=discovery)
+    assert isinstance(raised.value, CdkTsError)

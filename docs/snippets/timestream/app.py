@@ -14,6 +14,6 @@ api_fn = lambda_.Function(stack, "Api", runtime=LAMBDA_RUNTIME, handler="handler
 fleet = TimestreamTable(stack, "Fleet", partition_key_dimension="vin",   # customer-defined partition key
                         memory_retention=Duration.hours(24), magnetic_retention=Duration.days(365),
                         encryption_key=key)                              # optional; rejected records go to S3
-fleet.grant_write_data(ingest_fn)   # WriteRecords (grant_write before 0.2.0)
-fleet.grant_read_data(api_fn)       # Select (grant_query before 0.2.0)
+fleet.bind(ingest_fn)               # CDK_TS_TIMESTREAM_* names for TimestreamWriter.from_env, WriteRecords, the layer
+fleet.grant_read_data(api_fn)       # Select only (grant_query before 0.2.0)
 app.synth()
