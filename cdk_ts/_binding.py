@@ -21,8 +21,8 @@ class BindableConstruct(Construct, metaclass=AbstractConstructMeta):
     """Base of a data construct: ``bind`` sets its environment, adds the runtime layer and returns the data grant.
 
     A subclass defines ``binding_environment`` and the three ``grant_*_data`` methods; Python refuses to
-    instantiate one that does not. ``PeriodTablesBase``, ``DeviceLogTable`` and ``ShardMetadataTableBase``
-    derive from it.
+    instantiate one that does not. ``RotatingTimeSeriesTablesBase``, ``DeviceLogTableBase``,
+    ``ShardMetadataTableBase``, ``StreamArchiverBase`` and ``TimestreamTableBase`` derive from it.
     """
 
     @property

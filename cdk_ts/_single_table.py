@@ -13,7 +13,7 @@ from cdk_ts._metrics import graph
 
 
 class SingleTableConstruct(BindableConstruct):
-    """Base of ``DeviceLogTable`` and ``ShardMetadataTableBase``: ``bind`` (see :class:`BindableConstruct`) and the
+    """Base of ``DeviceLogTableBase`` and ``ShardMetadataTableBase``: ``bind`` (see :class:`BindableConstruct`) and the
     dashboard row of the one table, its ``metric_throttled_requests()`` and the keys of its ``throttled_keys_rule``.
 
     A subclass defines ``metric_throttled_requests`` (and what ``BindableConstruct`` asks); Python refuses to

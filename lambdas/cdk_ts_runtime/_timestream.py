@@ -198,7 +198,7 @@ class TimestreamWriter:
                 )
             return cls(*names, dimensions=dimensions, client=client, endpoint_url=endpoint_url, **kwargs)
         endpoint = DiscoveredEndpoint(
-            discovery_client or boto3.client("timestream-write", config=CONTROL_PLANE),
+            discovery_client or (lambda: boto3.client("timestream-write", config=CONTROL_PLANE)),
             client_config=TIMESTREAM_WRITE,
             clock=clock,
         )

@@ -28,8 +28,9 @@ class DiscoveredEndpoint:
 
     Nothing is called until :meth:`client` is.
 
-    :param discovery_client: the ``timestream-write`` client DescribeEndpoints is called on; the write client
-        is made for its Region.
+    :param discovery_client: the ``timestream-write`` client DescribeEndpoints is called on, or a function that
+        makes it (called at the first discovery, so nothing is made before the caller's checks); the write
+        client is made for its Region.
     :param client_config: the botocore ``Config`` of the write client.
     :param clock: seconds on a clock that never goes back.
         Default: ``time.monotonic``.
@@ -54,6 +55,8 @@ class DiscoveredEndpoint:
 
     def _discover(self) -> None:
         asked_at = self._clock()  # the TTL counts from the question, so the endpoint is never used past it
+        if callable(self._discovery):
+            self._discovery = self._discovery()
         endpoints = self._discovery.describe_endpoints().get("Endpoints") or []
         if not endpoints:
             raise EndpointDiscoveryError(

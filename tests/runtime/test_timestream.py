@@ -301,3 +301,13 @@ def test_an_answer_without_endpoints_is_a_clear_error(aws):
     with pytest.raises(EndpointDiscoveryError, match="returned no endpoint; pass endpoint_url=") as raised:
         TimestreamWriter.from_env(BOUND, dimensions=["vin"], discovery_client=discovery)
     assert isinstance(raised.value, CdkTsError)
+
+
+def test_bad_arguments_are_refused_before_the_default_discovery_client_is_made(monkeypatch):
+    # with no Region configured, making the default client would fail first (NoRegionError) and hide the
+    # argument error; the default client is made only at the first discovery
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    with pytest.raises(ValueError, match="dimensions must name at least one event attribute"):
+        TimestreamWriter.from_env(BOUND, dimensions=[])
