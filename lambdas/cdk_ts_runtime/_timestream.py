@@ -142,10 +142,11 @@ class TimestreamWriter:
         self.dimensions = list(dimensions)
         self.time_field = time_field
         self.measure_name = measure_name
+        # one of: the caller's client, a discovered endpoint's (renewed with its TTL), or one for endpoint_url
+        self._client = client or (
+            None if _endpoint else boto3.client("timestream-write", endpoint_url=endpoint_url, config=TIMESTREAM_WRITE)
+        )
         self._endpoint = _endpoint
-        self._client = client
-        if client is None and _endpoint is None:
-            self._client = boto3.client("timestream-write", endpoint_url=endpoint_url, config=TIMESTREAM_WRITE)
         self.max_attempts = max_attempts
         self.backoff = Backoff(base=0.1, cap=5.0, sleep=sleep)
 
