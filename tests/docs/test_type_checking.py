@@ -64,11 +64,12 @@ def test_mypy_types_the_documented_calls_and_rejects_misspelt_or_mistyped_option
     assert 'Argument "time_unit" to "from_table_prefix"' in errors[20]
 
 
-def test_cdk_ts_testing_type_checks_on_its_own():
-    # cdk_ts.testing ships typed (py.typed): its own modules check clean; what they import is checked elsewhere
+def test_cdk_ts_testing_type_checks_on_its_own(tmp_path):
+    # cdk_ts.testing ships typed (py.typed): its own modules check clean; what they import is checked elsewhere.
+    # The cache goes to tmp_path: mypy writes one even with --no-incremental, and never into the checkout.
     result = run_captured(
         [sys.executable, "-m", "mypy", "--no-incremental", "--follow-imports=silent", "--ignore-missing-imports",
-         "cdk_ts/testing", "cdk_ts/console/local.py"],
+         "--cache-dir", tmp_path / "cache", "cdk_ts/testing", "cdk_ts/console/local.py"],
         cwd=ROOT, timeout=600,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
