@@ -6,9 +6,9 @@ import warnings
 
 
 def warn_moved(old: str, new: str) -> None:
-    """Warn, once per import of ``old``, that it moved to ``new`` and goes away in the next minor release."""
+    """Warn, once per import of ``old``, that it moved to ``new`` and goes away in the next release."""
     warnings.warn(
-        f"{old} is deprecated and will be removed in 0.3.0; import from {new} (or from cdk_ts) instead",
+        f"{old} is deprecated and goes in the next release; import from {new} (or from cdk_ts) instead",
         DeprecationWarning,
         stacklevel=3,
     )

@@ -7,9 +7,7 @@ rendered from the docstrings and signatures by griffe, which reads the source wi
 the build does not start the jsii runtime and takes seconds).
 
 The public names are read from each package's ``__init__.py`` (its literal ``__all__``), so the reference
-and the deprecation promise cover the same list. While ``cdk_ts_runtime`` has no ``__all__``, its page falls
-back to the client and contract modules users import today, :data:`RUNTIME_FALLBACK_MODULES`, each documented
-whole.
+and the deprecation promise cover the same list.
 
 Usage::
 
@@ -30,40 +28,25 @@ PACKAGES = {
     "cdk_ts": ROOT / "cdk_ts" / "__init__.py",
     "cdk_ts_runtime": ROOT / "lambdas" / "cdk_ts_runtime" / "__init__.py",
 }
-#: The runtime modules user code imports today (clients and the contracts they share), documented while
-#: ``cdk_ts_runtime`` lists no public names of its own.
-RUNTIME_FALLBACK_MODULES = (
-    "router", "device_log", "sharding", "timestream", "periods", "table_layout", "errors", "emf", "throttling",
-)
 _INTRO = {
     "cdk_ts": "The construct side (`aws_cdk`): every name `from cdk_ts import ...` gives (`cdk_ts.__all__`).",
     "cdk_ts_runtime": "The runtime side (standard library and boto3 only): every name of `cdk_ts_runtime.__all__`.",
 }
 
 
-def public_names(package: str) -> list[str] | None:
-    """The literal ``__all__`` of ``package``'s ``__init__.py``, or None when it has none."""
+def public_names(package: str) -> list[str]:
+    """The literal ``__all__`` of ``package``'s ``__init__.py``; exits the build when it has none."""
     tree = ast.parse(PACKAGES[package].read_text())
     for node in tree.body:
         targets = [node.target] if isinstance(node, ast.AnnAssign) else getattr(node, "targets", [])
         if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
             return list(ast.literal_eval(node.value))
-    return None
+    raise SystemExit(f"{PACKAGES[package]} has no literal __all__: the API reference documents exactly that list")
 
 
 def page(package: str) -> str:
     """The Markdown of ``package``'s reference page."""
     names = public_names(package)
-    if names is None and package == "cdk_ts_runtime":
-        lines = [
-            f"# `{package}`", "",
-            "The runtime side (standard library and boto3 only). `cdk_ts_runtime` does not list its public names yet;",
-            "this page documents the modules user code imports today. The Lambda entry points of cdk-ts's own",
-            "functions are listed in [Operations](../operations.md#lambda-entry-points).", "",
-        ]
-        return "\n".join(lines + [f"::: {package}.{module}\n" for module in RUNTIME_FALLBACK_MODULES])
-    if names is None:
-        raise SystemExit(f"{PACKAGES[package]} has no literal __all__: the API reference documents exactly that list")
     lines = [f"# `{package}`", "", _INTRO[package], ""]
     return "\n".join(lines + [f"::: {package}.{name}\n" for name in sorted(names, key=str.lower)])
 

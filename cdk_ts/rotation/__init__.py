@@ -2,26 +2,21 @@
 
 The public names are here: ``RotatingTimeSeriesTables`` (creates the function, schedules and alarms),
 ``RotatingTimeSeriesTablesBase`` (what any period tables of one prefix can do: grants, ``bind``, metrics;
-also named ``PeriodTablesBase``),
-``ImportedPeriodTables`` (the base for tables another stack rotates, from ``from_table_prefix``) and the
-keywords, ``RotationOptions`` and ``PeriodTableOptions`` (the layout). The ``_``-prefixed modules are the
-machinery: settings checked at synth, IAM, lock table, strings and their limits, schedules, the metric
-factory (``_metrics``) and the alarms and graph made from it (``_monitoring``).
-The runtime side is ``cdk_ts_runtime._rotation`` (run by ``handlers/rotation.handler``); writers and
-readers use ``cdk_ts_runtime.PeriodRouter``.
+``from_table_prefix`` returns one for tables another stack rotates) and the keywords, ``RotationOptions`` and
+``PeriodTableOptions`` (the layout). The ``_``-prefixed modules are the machinery: settings checked at synth,
+IAM, lock table, strings and their limits, schedules, the metric factory (``_metrics``) and the alarms and
+graph made from it (``_monitoring``). The runtime side is ``cdk_ts_runtime._rotation`` (run by
+``handlers/rotation.handler``); writers and readers use ``cdk_ts_runtime.PeriodRouter``.
 """
 
 from __future__ import annotations
 
-from cdk_ts.rotation.base import PeriodTableOptions, PeriodTablesBase, RotatingTimeSeriesTablesBase
-from cdk_ts.rotation.imported import ImportedPeriodTables
+from cdk_ts.rotation.base import PeriodTableOptions, RotatingTimeSeriesTablesBase
 from cdk_ts.rotation.options import RotationOptions
 from cdk_ts.rotation.tables import RotatingTimeSeriesTables
 
 __all__ = [
-    "ImportedPeriodTables",
     "PeriodTableOptions",
-    "PeriodTablesBase",
     "RotatingTimeSeriesTablesBase",
     "RotatingTimeSeriesTables",
     "RotationOptions",

@@ -1,9 +1,8 @@
 """RotatingTimeSeriesTablesBase: what any period tables of one prefix can do, created here or deployed elsewhere.
 
 The naming pattern, ARNs, ``grant_*_data``, ``bind`` and the metrics, shared by the owning
-``RotatingTimeSeriesTables`` and by ``ImportedPeriodTables``, which ``RotatingTimeSeriesTables.from_table_prefix``
-returns (the way aws-cdk's ``TableBaseV2`` serves ``TableV2`` and the import ``TableV2.fromTableAttributes``
-returns).
+``RotatingTimeSeriesTables`` and by the import ``RotatingTimeSeriesTables.from_table_prefix`` returns (the way
+aws-cdk's ``TableBaseV2`` serves ``TableV2`` and the import ``TableV2.fromTableAttributes`` returns).
 """
 
 from __future__ import annotations
@@ -105,8 +104,8 @@ class RotatingTimeSeriesTablesBase(BindableConstruct):
     """The period tables ``{table_prefix}_{label}`` of one rotation: names, ARNs, grants, ``bind`` and metrics.
 
     Creates nothing. ``RotatingTimeSeriesTables`` extends it with the rotation function, schedules and
-    alarms; ``RotatingTimeSeriesTables.from_table_prefix`` returns its subclass ``ImportedPeriodTables`` for
-    tables another stack or app rotates, with the same ``?``-pattern IAM.
+    alarms; ``RotatingTimeSeriesTables.from_table_prefix`` returns one (of a private subclass) for tables
+    another stack or app rotates, with the same ``?``-pattern IAM.
 
     Attributes: ``layout`` (``TableLayout``), ``table_prefix``, ``period``, ``stream_view_type`` and
     ``encryption_key`` (None when the tables use an AWS owned key).
@@ -287,6 +286,6 @@ class RotatingTimeSeriesTablesBase(BindableConstruct):
         )
 
 
-#: The name :class:`RotatingTimeSeriesTablesBase` had before it matched the ``XxxBase`` of the other constructs;
-#: the same class, kept for code written against 0.3's previews.
+#: The name :class:`RotatingTimeSeriesTablesBase` had before it matched the ``XxxBase`` of the other constructs,
+#: for the deprecated ``cdk_ts.period_tables``; ``cdk_ts.PeriodTablesBase`` warns and returns the same class.
 PeriodTablesBase = RotatingTimeSeriesTablesBase

@@ -1,4 +1,4 @@
-"""ImportedPeriodTables: period tables another stack or app rotates, for grants, ``bind`` and metrics."""
+"""What ``RotatingTimeSeriesTables.from_table_prefix`` returns: period tables another stack or app rotates."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ from cdk_ts.rotation.base import LAYOUT_KEYWORDS, RotatingTimeSeriesTablesBase, 
 from cdk_ts_runtime._table_layout import TableLayout
 
 
-class ImportedPeriodTables(RotatingTimeSeriesTablesBase):
+class _ImportedPeriodTables(RotatingTimeSeriesTablesBase):
     """Period tables another stack or app rotates: what ``RotatingTimeSeriesTables.from_table_prefix`` returns.
 
     Creates nothing. It grants on the same ``?`` patterns as the owning construct (``{prefix}_????-??-??``
     for daily), in the account and Region of ``scope``'s stack; ``bind`` sets the same environment for
     ``PeriodRouter.from_env``; its ``metric_*`` methods and ``dashboard_widgets`` name the same tables and
-    the metrics the owner's rotation function publishes. Make one with ``from_table_prefix``, which checks
-    the owner's values; this constructor (``RotatingTimeSeriesTablesBase``'s) takes the layout it has already checked.
+    the metrics the owner's rotation function publishes. ``from_table_prefix`` checks the owner's values;
+    this constructor (``RotatingTimeSeriesTablesBase``'s) takes the layout it checked.
     """
 
 

@@ -25,7 +25,7 @@ from cdk_ts.rotation._monitoring import rotation_alarms, rotation_health_graph
 from cdk_ts.rotation._settings import RotationSettings, rotation_settings
 from cdk_ts.rotation._texts import CREATE_RETRY, function_description, rule_description
 from cdk_ts.rotation.base import PeriodTableOptions, RotatingTimeSeriesTablesBase
-from cdk_ts.rotation.imported import ImportedPeriodTables, imported_layout
+from cdk_ts.rotation.imported import _ImportedPeriodTables, imported_layout
 from cdk_ts.rotation.options import RotationOptions
 from cdk_ts_runtime._errors import ValidationError, WrongTypeError
 from cdk_ts_runtime._periods import RotationPeriod
@@ -146,10 +146,10 @@ class RotatingTimeSeriesTables(AlarmingConstruct, RotatingTimeSeriesTablesBase):
         stream: dynamodb.StreamViewType | None = None,
         encryption_key: kms.IKey | None = None,
         **layout_options: Unpack[PeriodTableOptions],
-    ) -> ImportedPeriodTables:
+    ) -> RotatingTimeSeriesTablesBase:
         """Period tables another stack or app rotates, for grants, ``bind`` and metrics; creates nothing.
 
-        Returns an :class:`ImportedPeriodTables` (a ``RotatingTimeSeriesTablesBase``): it grants on the same
+        Returns a :class:`RotatingTimeSeriesTablesBase` that creates nothing: it grants on the same
         ``?`` patterns as the owning construct, in the account and Region of ``scope``'s stack, and ``bind``
         sets the same environment for ``PeriodRouter.from_env``. Pass the values the owning
         ``RotatingTimeSeriesTables`` was given.
@@ -168,7 +168,9 @@ class RotatingTimeSeriesTables(AlarmingConstruct, RotatingTimeSeriesTablesBase):
         layout = imported_layout(
             scope, construct_id, table_prefix, layout_options, also_valid=keyword_names(cls.from_table_prefix)
         )
-        return ImportedPeriodTables(scope, construct_id, layout, stream_view_type=stream, encryption_key=encryption_key)
+        return _ImportedPeriodTables(
+            scope, construct_id, layout, stream_view_type=stream, encryption_key=encryption_key
+        )
 
     # ---- public API -----------------------------------------------------------------------------
 

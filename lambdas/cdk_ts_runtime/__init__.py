@@ -17,7 +17,8 @@ in any release. The module paths of earlier releases (``cdk_ts_runtime.router``,
   :class:`ThrottleScope`, :class:`ThrottleLimit`); :class:`ThrottledError` when the SDK's retries ran out.
 - Writer metrics: pass ``metrics=`` a :data:`MetricsSink`, such as an :class:`EmfWriter`; it receives
   :class:`MetricPoint` values named by :class:`WriterMetric`.
-- Errors: every error cdk-ts raises on purpose is a :class:`CdkTsError`; the ones these clients raise are here.
+- Errors: every error cdk-ts raises on purpose is a :class:`CdkTsError`; the ones these clients raise are here
+  (:class:`EnvironmentVariableMissingError` from every ``from_env``, the argument errors, the clients' own).
 
 Importing this package is cheap and imports no boto3: the clients that need it load on first use.
 """
@@ -29,12 +30,18 @@ from typing import TYPE_CHECKING, Any
 
 from cdk_ts_runtime import _moved  # noqa: F401  (importing it serves the old module paths)
 from cdk_ts_runtime._emf import EmfWriter, MetricPoint, MetricsSink, WriterMetric
-from cdk_ts_runtime._errors import CdkTsError, ValidationError
+from cdk_ts_runtime._errors import (
+    CdkTsError,
+    EnvironmentVariableMissingError,
+    UnknownKeywordError,
+    ValidationError,
+    WrongTypeError,
+)
 from cdk_ts_runtime._periods import RotationPeriod, next_start, parse_table_name, period_start, table_name
 from cdk_ts_runtime._table_layout import TableLayout
 
 if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time they load on first use
-    from cdk_ts_runtime._device_log import DeviceLogRepository, LogEntryExistsError
+    from cdk_ts_runtime._device_log import DeviceLogRepository, LogEntryExistsError, LogEntryMissingError
     from cdk_ts_runtime._items import PageLimitError
     from cdk_ts_runtime._router import BatchWriteError, BatchWriter, MissingPeriodTableError, PeriodRouter
     from cdk_ts_runtime._sharding.metadata import CorruptShardMetadataError, ShardInfo
@@ -54,6 +61,7 @@ if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time
 _LAZY = {
     "DeviceLogRepository": "cdk_ts_runtime._device_log",
     "LogEntryExistsError": "cdk_ts_runtime._device_log",
+    "LogEntryMissingError": "cdk_ts_runtime._device_log",
     "PageLimitError": "cdk_ts_runtime._items",
     "BatchWriteError": "cdk_ts_runtime._router",
     "BatchWriter": "cdk_ts_runtime._router",
@@ -111,12 +119,16 @@ __all__ = [
     # errors
     "CdkTsError",
     "ValidationError",
+    "EnvironmentVariableMissingError",
+    "WrongTypeError",
+    "UnknownKeywordError",
     "BatchWriteError",
     "MissingPeriodTableError",
     "PageLimitError",
     "ShardReadError",
     "CorruptShardMetadataError",
     "LogEntryExistsError",
+    "LogEntryMissingError",
     "ThrottledError",
 ]
 

@@ -53,7 +53,7 @@ TIMESTREAM_TABLE_NAME = "CDK_TS_TIMESTREAM_TABLE_NAME"
 # -- the test harness (cdk_ts.testing): set by the user, never by a construct -------------------------------
 DYNALITE_CLI = "CDK_TS_DYNALITE_CLI"
 
-#: Current name -> the name it had until 0.2; read for one release (until 0.3.0), with a DeprecationWarning.
+#: Current name -> the name it had until 0.2; read for one release (0.3), with a DeprecationWarning.
 RENAMED: dict[str, str] = {
     ARCHIVE_BUCKET: "ARCHIVE_BUCKET",
     ARCHIVE_PREFIX: "ARCHIVE_PREFIX",

@@ -23,7 +23,8 @@ from cdk_ts import (
     TimestreamTableBase,
 )
 from cdk_ts._defaults import runtime_function
-from cdk_ts.rotation import ImportedPeriodTables, RotatingTimeSeriesTablesBase
+from cdk_ts.rotation import RotatingTimeSeriesTablesBase
+from cdk_ts.rotation.imported import _ImportedPeriodTables
 from cdk_ts.stream_archiver_base import ImportedStreamArchiver, StreamArchiverBase
 from cdk_ts_runtime import TableLayout
 from tests.support.iam import actions_of, lambda_role, policy_statements
@@ -65,7 +66,7 @@ def two_stacks():
 
 def test_importer_returns_an_imported_subclass_of_the_base_and_creates_no_resource(two_stacks):
     _owner, _tables, _owner_fn, user, imported, _user_fn = two_stacks
-    assert type(imported) is ImportedPeriodTables
+    assert type(imported) is _ImportedPeriodTables
     assert isinstance(imported, RotatingTimeSeriesTablesBase)
     assert not isinstance(imported, RotatingTimeSeriesTables)  # no function, schedules or alarms of its own
     template = Template.from_stack(user)
@@ -111,11 +112,11 @@ def test_an_imported_rotation_can_be_monitored():
 
 
 def test_the_importer_returns_an_imported_period_tables_of_the_checked_layout():
-    # given the layout from_table_prefix checked, ImportedPeriodTables names the same tables
+    # given the layout from_table_prefix checked, _ImportedPeriodTables names the same tables
     stack = Stack(new_app(), "User")
     through_importer = RotatingTimeSeriesTables.from_table_prefix(stack, "A", table_prefix="readings", **_KEYS)
-    direct = ImportedPeriodTables(stack, "B", through_importer.layout)
-    assert type(through_importer) is ImportedPeriodTables
+    direct = _ImportedPeriodTables(stack, "B", through_importer.layout)
+    assert type(through_importer) is _ImportedPeriodTables
     assert through_importer.layout.table_prefix == "readings"
     assert direct.table_arns == through_importer.table_arns
 

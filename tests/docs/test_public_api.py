@@ -96,7 +96,16 @@ def test_the_rotation_names_of_cdk_ts_come_from_the_rotation_package():
 
     assert cdk_ts.RotatingTimeSeriesTables is rotation.RotatingTimeSeriesTables
     assert cdk_ts.RotatingTimeSeriesTablesBase is rotation.RotatingTimeSeriesTablesBase
-    assert cdk_ts.PeriodTablesBase is rotation.RotatingTimeSeriesTablesBase  # its earlier name
+
+
+def test_the_base_s_earlier_name_still_imports_with_a_warning():
+    from cdk_ts import rotation
+
+    with pytest.warns(DeprecationWarning, match="cdk_ts.PeriodTablesBase is deprecated.*RotatingTimeSeriesTablesBase"):
+        assert cdk_ts.PeriodTablesBase is rotation.RotatingTimeSeriesTablesBase
+    assert "PeriodTablesBase" not in cdk_ts.__all__
+
+
 #: The runtime's public face as CHANGELOG.md lists it: changing it changes what the deprecation promise covers.
 RUNTIME_FACE = {
     "rotating period tables": ["PeriodRouter", "BatchWriter", "TableLayout", "RotationPeriod", "period_start",
@@ -105,8 +114,10 @@ RUNTIME_FACE = {
     "device log and Timestream": ["DeviceLogRepository", "TimestreamWriter", "WriteResult", "build_query"],
     "throttles": ["classify_throttle", "Throttle", "ThrottleReason", "ThrottleScope", "ThrottleLimit"],
     "writer metrics": ["MetricsSink", "EmfWriter", "MetricPoint", "WriterMetric"],
-    "errors": ["CdkTsError", "ValidationError", "BatchWriteError", "MissingPeriodTableError", "PageLimitError",
-               "ShardReadError", "CorruptShardMetadataError", "LogEntryExistsError", "ThrottledError"],
+    "errors": ["CdkTsError", "ValidationError", "EnvironmentVariableMissingError", "WrongTypeError",
+               "UnknownKeywordError", "BatchWriteError", "MissingPeriodTableError",
+               "PageLimitError", "ShardReadError", "CorruptShardMetadataError", "LogEntryExistsError",
+               "LogEntryMissingError", "ThrottledError"],
 }
 #: The Lambda entry points, public as ``<module>.handler`` (templates name them).
 ENTRY_POINTS = ["archiver", "compaction", "rotation", "throttled_keys_rule", "throttled_keys_widget"]

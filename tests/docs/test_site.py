@@ -60,9 +60,7 @@ def test_the_runtime_reference_documents_its_public_names(site):
     import cdk_ts_runtime
 
     html = (site / "api" / "cdk_ts_runtime.html").read_text()
-    names = getattr(cdk_ts_runtime, "__all__", None)
-    # no list of public names yet: the client and contract modules users import today
-    expected = {f"cdk_ts_runtime.{n}" for n in (names if names is not None else api_docs.RUNTIME_FALLBACK_MODULES)}
+    expected = {f"cdk_ts_runtime.{n}" for n in cdk_ts_runtime.__all__}
     documented = set(re.findall(r'<h2 id="(cdk_ts_runtime\.\w+)"', html))
     assert documented == expected
     assert "cdk_ts_runtime.handlers" not in documented and "cdk_ts_runtime._aws" not in documented
