@@ -292,12 +292,19 @@ class ShardMetadataTable(ShardMetadataTableBase):
         :param encryption_key: the metadata table's KMS key, so grants include it.
             Default: None — an AWS owned key.
         :raises ValueError: naming the construct path, for an unknown strategy, a ``table_name`` DynamoDB would
-            refuse, or a partition key that is not a String.
+            refuse, a partition key that is not a String, or an empty ``sort_key_name``.
+        :raises TypeError: naming the construct path, when ``main_table`` is not a table or a construct with
+            ``.table``.
         """
         problems = Problems(scope, construct_id)
+        _table_of(problems, main_table)
         _check_strategy(problems, strategy)
         check_table_name(problems, "table_name", table_name)
         _check_partition_key(problems, partition_key)
+        problems.check(
+            isinstance(sort_key_name, str) and bool(sort_key_name.strip()),
+            f"sort_key_name {sort_key_name!r} names no attribute; pass the main table's sort key name",
+        )
         problems.raise_if_any()
         return _ImportedShardMetadataTable(
             scope, construct_id, table_name=table_name, encryption_key=encryption_key, main_table=main_table,

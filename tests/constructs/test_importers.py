@@ -243,6 +243,21 @@ def test_shard_metadata_importer_refuses_a_number_partition_key_naming_the_path(
         )
 
 
+def test_shard_metadata_importer_refuses_what_its_owner_refuses_and_creates_nothing():
+    stack = Stack(new_app(), "User")
+    key = dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING)
+    with pytest.raises(TypeError, match=r"User/Shards: main_table 'not-a-table' is not a DynamoDB table"):
+        ShardMetadataTable.from_table_name(
+            stack, "Shards", table_name="shards", main_table="not-a-table", partition_key=key, sort_key_name="sk",
+        )
+    main = dynamodb.Table.from_table_name(stack, "Main", "main")
+    with pytest.raises(ValueError, match=r"User/Shards.*sort_key_name '' names no attribute"):
+        ShardMetadataTable.from_table_name(
+            stack, "Shards", table_name="shards", main_table=main, partition_key=key, sort_key_name="",
+        )
+    assert stack.node.try_find_child("Shards") is None
+
+
 def test_importer_refuses_a_misspelt_layout_keyword_with_the_closest_name():
     stack = Stack(new_app(), "User")
     expected = r"^User/Readings: unknown keyword argument 'time_units'; did you mean 'time_unit'"
