@@ -327,10 +327,15 @@ def _version() -> str:
 
 
 def check_release_names(name: str, tmp_path: Path) -> None:
-    """The wheel's file name and the tag carry the version pyproject.toml declares (the build itself: test_wheel)."""
+    """A wheel's file name carries the version pyproject.toml declares (the build itself: test_wheel); a git
+    install pins a commit, or a release tag of the version being prepared (no ``.devN``)."""
     check_bash_syntax(name, tmp_path)
-    names = set(re.findall(r"cdk_ts-([\d.]+)-py3-none-any\.whl|@v([\d.]+)", code(name)))
-    assert names and {v for pair in names for v in pair if v} == {_version()}
+    wheels = set(re.findall(r"cdk_ts-([\w.]+)-py3-none-any\.whl", code(name)))
+    tags = set(re.findall(r"@v([\w.]+)", code(name)))
+    pins = re.findall(r"git\+\S+@(<commit>|v[\w.]+)", code(name))
+    assert wheels or pins, f"{name} installs neither a wheel nor a pinned git URL"
+    assert wheels <= {_version()}, f"{name} names wheels {wheels}, pyproject.toml says {_version()}"
+    assert tags <= {re.sub(r"\.dev\d+$", "", _version())}, f"{name} names tags {tags}"
 
 
 def check_extra(name: str, tmp_path: Path) -> None:

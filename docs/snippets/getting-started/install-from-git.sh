@@ -1,1 +1,1 @@
-pip install "cdk-ts @ git+https://<repo-url>@v0.2.0"
+pip install "cdk-ts @ git+https://<repo-url>@<commit>"   # or @v0.3.0 once 0.3 is tagged
