@@ -23,8 +23,7 @@ from cdk_ts_runtime import _environment
 from cdk_ts_runtime._aws import Backoff, error_code
 from cdk_ts_runtime._errors import ValidationError
 from cdk_ts_runtime._inputs import whole
-from cdk_ts_runtime._retries import CONTROL_PLANE, TIMESTREAM_WRITE
-from cdk_ts_runtime._timestream_endpoint import DiscoveredEndpoint
+from cdk_ts_runtime._retries import TIMESTREAM_WRITE
 
 BATCH_LIMIT = 100  # WriteRecords takes at most 100 records
 RECORD_LIMIT_BYTES = 2048  # a record may be at most 2 KB
@@ -83,9 +82,13 @@ def measure_value(name: str, value: Any) -> dict[str, str]:
 class TimestreamWriter:
     """Writes JSON events as MULTI records: listed ``dimensions`` become dimensions, the rest measures.
 
-    Pass a ``timestream-write`` client created with an explicit ``endpoint_url`` (from
-    DescribeEndpoints), or ``endpoint_url`` itself. In a function bound with ``TimestreamTable.bind``,
-    :meth:`from_env` reads the table's names and, given neither, finds the endpoint with DescribeEndpoints.
+    Timestream for LiveAnalytics takes writes at the endpoint DescribeEndpoints names for the account. boto3
+    finds it itself: botocore's service model marks every ``timestream-write`` operation but DescribeEndpoints
+    as requiring endpoint discovery, so a client made without ``endpoint_url`` calls DescribeEndpoints before
+    its first request, keeps the answer for its ``CachePeriodInMinutes`` and then asks again (developer guide,
+    "How the endpoint discovery pattern works": "When using the SDKs, this mapping is transparently handled
+    for you"). So the writer needs neither a client nor an endpoint; in a function bound with
+    ``TimestreamTable.bind``, :meth:`from_env` reads the table's names.
     """
 
     def __init__(
@@ -100,7 +103,6 @@ class TimestreamWriter:
         endpoint_url: str | None = None,
         max_attempts: int = 5,
         sleep: Callable[[float], None] = time.sleep,
-        _endpoint: DiscoveredEndpoint | None = None,
     ) -> None:
         """Describe the target table and how events map to records.
 
@@ -112,18 +114,20 @@ class TimestreamWriter:
             milliseconds). Default: ``"time"``.
         :param measure_name: the measure name of every MULTI record.
             Default: ``"metrics"``.
-        :param client: a ``timestream-write`` client created with an explicit ``endpoint_url``, used as
-            given; the writer retries throttles itself, so give it ``Config(retries={"mode": "standard",
-            "total_max_attempts": 1})`` or each of its attempts also carries the SDK's retries.
-            Default: None — one is created for ``endpoint_url`` with one SDK attempt per call.
-        :param endpoint_url: the ingestion endpoint (from DescribeEndpoints), used when ``client`` is None.
-            Default: None — then ``client`` is required.
+        :param client: a ``timestream-write`` client, used as given; the writer retries throttles itself, so
+            give it ``Config(retries={"mode": "standard", "total_max_attempts": 1})`` or each of its attempts
+            also carries the SDK's retries.
+            Default: None — one is created with one SDK attempt per call: for ``endpoint_url`` if given,
+            otherwise for the default Region, finding its endpoint by the SDK's endpoint discovery.
+        :param endpoint_url: the ingestion endpoint (a VPC endpoint, say), used when ``client`` is None; a
+            client for it makes no DescribeEndpoints call.
+            Default: None — the SDK discovers the endpoint.
         :param max_attempts: WriteRecords attempts on throttling, internal errors or a dropped connection.
             Default: 5.
         :param sleep: how to wait between attempts (tests pass a fake).
             Default: ``time.sleep``.
-        :raises ValueError: for empty names, no dimensions, a time field that is a dimension, or neither a
-            client nor an endpoint.
+        :raises ValueError: for empty names, no dimensions or a time field that is a dimension (checked
+            before a client is made).
         """
         if not database_name or not table_name:
             raise ValidationError("database_name and table_name must not be empty")
@@ -131,86 +135,37 @@ class TimestreamWriter:
             raise ValidationError("dimensions must name at least one event attribute (the high-cardinality key first)")
         if time_field in dimensions:
             raise ValidationError(f"time_field {time_field!r} cannot also be a dimension")
-        if client is None and not endpoint_url and _endpoint is None:
-            raise ValidationError(
-                "pass client= (a timestream-write client with endpoint_url) or endpoint_url=: find it with "
-                "boto3.client('timestream-write').describe_endpoints(), or let TimestreamWriter.from_env find it"
-            )
         whole("max_attempts", max_attempts)
         self.database_name = database_name
         self.table_name = table_name
         self.dimensions = list(dimensions)
         self.time_field = time_field
         self.measure_name = measure_name
-        # one of: the caller's client, a discovered endpoint's (renewed with its TTL), or one for endpoint_url
-        self._client = client or (
-            None if _endpoint else boto3.client("timestream-write", endpoint_url=endpoint_url, config=TIMESTREAM_WRITE)
-        )
-        self._endpoint = _endpoint
+        #: The ``timestream-write`` client WriteRecords goes through.
+        self.client = client or boto3.client("timestream-write", endpoint_url=endpoint_url, config=TIMESTREAM_WRITE)
         self.max_attempts = max_attempts
         self.backoff = Backoff(base=0.1, cap=5.0, sleep=sleep)
 
     @classmethod
-    def from_env(
-        cls,
-        env: Mapping[str, str],
-        *,
-        dimensions: Sequence[str],
-        client=None,
-        endpoint_url: str | None = None,
-        discovery_client=None,
-        clock: Callable[[], float] = time.monotonic,
-        **kwargs: Any,
-    ) -> TimestreamWriter:
+    def from_env(cls, env: Mapping[str, str], *, dimensions: Sequence[str], **kwargs: Any) -> TimestreamWriter:
         """The writer for the table ``TimestreamTable.bind`` named in the environment.
 
-        Reads ``CDK_TS_TIMESTREAM_DATABASE_NAME`` and ``CDK_TS_TIMESTREAM_TABLE_NAME``. Given neither ``client``
-        nor ``endpoint_url``, it follows the endpoint discovery pattern of Timestream's developer guide: one
-        DescribeEndpoints call now, WriteRecords to ``https://{Address}`` of the first endpoint returned, and
-        DescribeEndpoints again at the first write after that endpoint's ``CachePeriodInMinutes`` have passed.
+        Reads ``CDK_TS_TIMESTREAM_DATABASE_NAME`` and ``CDK_TS_TIMESTREAM_TABLE_NAME``. Given neither
+        ``client`` nor ``endpoint_url``, the writer's client finds the ingestion endpoint by the SDK's endpoint
+        discovery (one DescribeEndpoints before the first write, cached by botocore for the endpoint's
+        ``CachePeriodInMinutes``), so keep one writer for the life of the execution environment.
 
         :param env: the environment, usually ``os.environ``.
         :param dimensions: the event attributes that become dimensions, the high-cardinality key first.
-        :param client: a ``timestream-write`` client created with an explicit ``endpoint_url``, used as given.
-            Default: None — the endpoint is discovered (above), unless ``endpoint_url`` is given.
-        :param endpoint_url: the ingestion endpoint, used when ``client`` is None (a VPC endpoint, for example).
-            Default: None — the endpoint is discovered (above), unless ``client`` is given.
-        :param discovery_client: the ``timestream-write`` client DescribeEndpoints is called on; the writer's
-            client is made for its Region. Only for a discovered endpoint.
-            Default: None — one for the default Region, with the SDK's standard retries (5 attempts).
-        :param clock: seconds on a clock that never goes back, to tell when the endpoint's TTL has passed (tests
-            pass a fake). Only for a discovered endpoint.
-            Default: ``time.monotonic``.
-        :param kwargs: further constructor arguments (``time_field``, ``measure_name``, ``max_attempts``, ``sleep``).
+        :param kwargs: further constructor arguments (``client``, ``endpoint_url``, ``time_field``,
+            ``measure_name``, ``max_attempts``, ``sleep``).
         :raises EnvironmentVariableMissingError: (a ``KeyError``) naming each variable that is not set.
-        :raises ValueError: for ``discovery_client`` given with ``client`` or ``endpoint_url``, and for what the
-            constructor refuses (checked before any call to AWS).
-        :raises EndpointDiscoveryError: (a ``LookupError``) when DescribeEndpoints names no endpoint.
+        :raises ValueError: for what the constructor refuses (checked before a client is made).
         """
         env = _environment.required(
             env, (ENV_DATABASE_NAME, ENV_TABLE_NAME), "bind the function with TimestreamTable.bind"
         )
-        names = (env[ENV_DATABASE_NAME], env[ENV_TABLE_NAME])
-        if client is not None or endpoint_url:
-            if discovery_client is not None:
-                raise ValidationError(
-                    "discovery_client is only used to find the endpoint, and client= or endpoint_url= already "
-                    "names one: pass either discovery_client or client/endpoint_url"
-                )
-            return cls(*names, dimensions=dimensions, client=client, endpoint_url=endpoint_url, **kwargs)
-        endpoint = DiscoveredEndpoint(
-            discovery_client or (lambda: boto3.client("timestream-write", config=CONTROL_PLANE)),
-            client_config=TIMESTREAM_WRITE,
-            clock=clock,
-        )
-        writer = cls(*names, dimensions=dimensions, _endpoint=endpoint, **kwargs)
-        endpoint.client()  # discover now, so a missing permission shows here and not at the first write
-        return writer
-
-    @property
-    def client(self):
-        """The ``timestream-write`` client WriteRecords goes through (a discovered endpoint's: the current one)."""
-        return self._endpoint.client() if self._endpoint is not None else self._client
+        return cls(env[ENV_DATABASE_NAME], env[ENV_TABLE_NAME], dimensions=dimensions, **kwargs)
 
     def record(self, event: Mapping[str, Any]) -> dict[str, Any]:
         """The MULTI record for one event; ``ValueError`` names what makes it unwritable."""

@@ -259,9 +259,19 @@ def test_the_timestream_handler_writes_with_the_names_bind_sets(tmp_path, monkey
         Stack(App(), "Fleet"), "Fleet", database_name="fleet", table_name="telemetry"
     ).binding_environment
     handler = run(TIMESTREAM_HANDLER)
+    discoveries = []  # DescribeEndpoints calls of the clients made after the setup (the handler's)
+
+    def discovered(**_kwargs):
+        discoveries.append(1)
+
     with mock_aws():
         setup_timestream(monkeypatch, tmp_path)
         assert {name: os.environ[name] for name in bound} == bound  # the setup's variables are the construct's
+        # a handler on boto3's default session reaches the clients made after it; mock_aws gives a session
+        # of its own, dropped when it ends
+        boto3._get_default_session().events.register(
+            "provide-client-params.timestream-write.DescribeEndpoints", discovered
+        )
         good = {"vin": "1FT000001", "fleet": "north", "time": "2026-03-01T12:00:00+00:00", "speed_kmh": 88.5}
         first = handler["handler"]({"readings": [good, {**good, "fleet": None}]}, None)
         writer = handler["_writer"]
@@ -269,6 +279,7 @@ def test_the_timestream_handler_writes_with_the_names_bind_sets(tmp_path, monkey
         records = timestreamwrite_backends["123456789012"][REGION].databases["fleet"].tables["telemetry"].records
     assert first == {"ingested": 1, "rejected": ["dimension(s) ['fleet'] missing"]}
     assert second == {"ingested": 1, "rejected": []} and handler["_writer"] is writer
+    assert len(discoveries) == 1  # the kept writer's client kept the endpoint it discovered
     assert len(records) == 2
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
@@ -10,7 +11,7 @@ import pytest
 from botocore.exceptions import ClientError
 from moto.timestreamwrite.models import timestreamwrite_backends
 
-from cdk_ts_runtime._errors import CdkTsError, EnvironmentVariableMissingError
+from cdk_ts_runtime._errors import EnvironmentVariableMissingError
 from cdk_ts_runtime._timestream import (
     ENV_DATABASE_NAME,
     ENV_TABLE_NAME,
@@ -19,7 +20,6 @@ from cdk_ts_runtime._timestream import (
     lift_common_attributes,
     measure_value,
 )
-from cdk_ts_runtime._timestream_endpoint import EndpointDiscoveryError
 from tests.support.requests import RequestCounter, inject_failure
 
 ENDPOINT = "https://ingest.timestream.us-east-1.amazonaws.com"
@@ -139,9 +139,14 @@ def test_throttling_is_retried(writer):
     assert writer.write([vehicle(1)]).records_ingested == 1
 
 
-def test_the_writer_needs_an_explicit_endpoint():
-    with pytest.raises(ValueError, match="endpoint_url"):
-        TimestreamWriter("db", "t", dimensions=["vin"])
+def test_the_writer_made_with_neither_client_nor_endpoint_writes_through_the_sdks_endpoint_discovery(
+    timestream_calls,
+):
+    # botocore's model marks timestream-write as requiring endpoint discovery: the default client asks once
+    writer = TimestreamWriter("fleet", "telemetry", dimensions=["vin", "fleet"])
+    assert writer.write([vehicle(i) for i in range(150)]).records_ingested == 150
+    assert timestream_calls == {"DescribeEndpoints": 1, "WriteRecords": 2}
+    assert len(stored()) == 150
 
 
 def test_common_attributes_keep_per_record_dimensions():
@@ -191,123 +196,99 @@ def test_queries_are_always_bounded_in_time_and_filter_on_the_partition_key():
         build_query("d", "t", start=datetime(2026, 3, 2, tzinfo=UTC), end=datetime(2026, 3, 1, tzinfo=UTC))
 
 
-# ---- from_env: the names bind sets, and the endpoint discovery pattern ---------------------------------------
+# ---- from_env: the names bind sets, and the SDK's endpoint discovery ----------------------------------------
+
+
+@pytest.fixture
+def timestream_calls(aws):
+    """The table ``fleet.telemetry``, then every timestream-write call of any client boto3 makes, by operation.
+
+    Counted on boto3's default session, so the clients the writer makes count from their creation on.
+    """
+    create_table()
+    calls: Counter[str] = Counter()
+
+    def count(model, **_kwargs):
+        calls[model.name] += 1
+
+    session = boto3._get_default_session()
+    session.events.register("provide-client-params.timestream-write", count)
+    yield calls
+    session.events.unregister("provide-client-params.timestream-write", count)
 
 
 @pytest.mark.parametrize("env", [{}, {ENV_DATABASE_NAME: "fleet"}, {ENV_TABLE_NAME: "", ENV_DATABASE_NAME: "fleet"}])
-def test_from_env_without_the_names_says_which_are_missing_and_what_sets_them(env):
-    discovery = boto3.client("timestream-write", region_name="us-east-1")
-    counter = RequestCounter(discovery)
+def test_from_env_without_the_names_says_which_are_missing_and_what_sets_them(env, timestream_calls):
     with pytest.raises(EnvironmentVariableMissingError) as missing:
-        TimestreamWriter.from_env(env, dimensions=["vin"], discovery_client=discovery)
+        TimestreamWriter.from_env(env, dimensions=["vin"])
     assert missing.value.names == tuple(name for name in (ENV_DATABASE_NAME, ENV_TABLE_NAME) if not env.get(name))
     assert "bind the function with TimestreamTable.bind" in str(missing.value)
-    assert isinstance(missing.value, KeyError) and counter.calls == {}
+    assert isinstance(missing.value, KeyError) and timestream_calls == {}
 
 
-def test_from_env_discovers_the_endpoint_once_and_the_writes_land(aws):
-    # given the table, and the endpoint Timestream's DescribeEndpoints names for this account
-    create_table()
-    (expected,) = boto3.client("timestream-write", region_name="us-east-1").describe_endpoints()["Endpoints"]
-    discovery = boto3.client("timestream-write", region_name="us-east-1")
-    counter = RequestCounter(discovery)
+def test_from_env_discovers_the_endpoint_once_and_the_writes_land(timestream_calls):
     # when the writer is made from the environment bind sets, with neither client nor endpoint_url
-    writer = TimestreamWriter.from_env(BOUND, dimensions=["vin", "fleet"], discovery_client=discovery)
-    result = writer.write([vehicle(i) for i in range(150)])
-    # then it asked once, writes to https://{Address}, and every record is in the table
-    assert counter.calls == {"DescribeEndpoints": 1}
-    assert writer.client.meta.endpoint_url == f"https://{expected['Address']}"
-    assert (writer.database_name, writer.table_name) == ("fleet", "telemetry")
-    assert (result.records_ingested, result.rejected) == (150, [])
-    assert len(stored()) == 150
-
-
-def test_from_env_makes_its_own_discovery_client_in_the_default_region(aws):
-    create_table()
     writer = TimestreamWriter.from_env(BOUND, dimensions=["vin", "fleet"])
-    assert writer.client.meta.region_name == "us-east-1"
-    assert writer.write([vehicle(1)]).records_ingested == 1
-    assert len(stored()) == 1
+    made = dict(timestream_calls)
+    first = writer.write([vehicle(i) for i in range(150)])
+    second = writer.write([vehicle(i) for i in range(150, 160)])
+    # then nothing was called until the first write, botocore asked for the endpoint once and kept it,
+    # and every record is in the table
+    assert made == {}
+    assert timestream_calls == {"DescribeEndpoints": 1, "WriteRecords": 3}
+    assert (writer.database_name, writer.table_name) == ("fleet", "telemetry")
+    assert (first.records_ingested, first.rejected, second.records_ingested) == (150, [], 10)
+    assert len(stored()) == 160
 
 
-def test_the_writer_signs_for_the_region_of_the_discovery_client(aws):
-    # the default Region of this test environment is us-east-1; the table is in eu-west-1 only
+def test_the_default_client_writes_in_the_configured_region(monkeypatch, aws):
+    # the table is in eu-west-1 only
     create_table("eu-west-1")
-    discovery = boto3.client("timestream-write", region_name="eu-west-1")
-    writer = TimestreamWriter.from_env(BOUND, dimensions=["vin", "fleet"], discovery_client=discovery)
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):
+        monkeypatch.setenv(name, "eu-west-1")
+    writer = TimestreamWriter.from_env(BOUND, dimensions=["vin", "fleet"])
     assert writer.client.meta.region_name == "eu-west-1"
     assert writer.write([vehicle(1)]).records_ingested == 1
     assert len(stored("eu-west-1")) == 1
 
 
-def test_the_endpoint_is_discovered_again_once_its_cache_period_has_passed(aws):
-    # given a writer whose endpoint was discovered at t=0, on a clock the test moves
-    create_table()
-    (answer,) = boto3.client("timestream-write", region_name="us-east-1").describe_endpoints()["Endpoints"]
-    ttl_seconds = 60 * answer["CachePeriodInMinutes"]
-    now = [0.0]
-    discovery = boto3.client("timestream-write", region_name="us-east-1")
-    counter = RequestCounter(discovery)
-    writer = TimestreamWriter.from_env(BOUND, dimensions=["vin", "fleet"], discovery_client=discovery,
-                                       clock=lambda: now[0])
-    first = writer.client
-    # when it writes just before the endpoint's TTL ends, then at its end
-    now[0] = ttl_seconds - 1
-    writer.write([vehicle(1)])
-    asked_before_the_end = counter.calls["DescribeEndpoints"]
-    now[0] = ttl_seconds
-    writer.write([vehicle(2)])
-    # then it asked again only once the TTL had passed, and wrote through a client for the new answer
-    assert (asked_before_the_end, counter.calls["DescribeEndpoints"]) == (1, 2)
-    assert writer.client is not first
-    assert len(stored()) == 2
-
-
-def test_from_env_with_an_endpoint_writes_there_without_asking(aws):
-    create_table()
-    discovery = boto3.client("timestream-write", region_name="us-east-1")
-    counter = RequestCounter(discovery)
+def test_from_env_with_an_endpoint_url_writes_there_without_asking(timestream_calls):
     writer = TimestreamWriter.from_env(BOUND, dimensions=["vin", "fleet"], endpoint_url=ENDPOINT)
     assert writer.client.meta.endpoint_url == ENDPOINT
     assert writer.write([vehicle(1)]).records_ingested == 1
+    assert timestream_calls == {"WriteRecords": 1}
+    assert len(stored()) == 1
+
+
+def test_from_env_uses_the_callers_client_as_given(timestream_calls):
     client = boto3.client("timestream-write", region_name="us-east-1", endpoint_url=ENDPOINT)
-    assert TimestreamWriter.from_env(BOUND, dimensions=["vin"], client=client).client is client
-    assert counter.calls == {}
+    writer = TimestreamWriter.from_env(BOUND, dimensions=["vin"], client=client)
+    assert writer.client is client
+    writer.client = replacement = boto3.client("timestream-write", region_name="us-east-1", endpoint_url=ENDPOINT)
+    assert writer.write([vehicle(1)]).records_ingested == 1
+    assert writer.client is replacement and timestream_calls == {"WriteRecords": 1}
 
 
-@pytest.mark.parametrize(
-    ("arguments", "message"),
-    [
-        ({"endpoint_url": ENDPOINT}, "discovery_client is only used to find the endpoint"),
-        ({"dimensions": []}, "dimensions must name at least one event attribute"),
-        ({"time_field": "vin"}, "time_field 'vin' cannot also be a dimension"),
-    ],
-)
-def test_bad_arguments_are_refused_before_any_call_to_aws(arguments, message):
-    discovery = boto3.client("timestream-write", region_name="us-east-1")
-    counter = RequestCounter(discovery)
+#: Arguments the constructor refuses, with the start of its message.
+BAD_ARGUMENTS = [
+    ({"dimensions": []}, "dimensions must name at least one event attribute"),
+    ({"time_field": "vin"}, "time_field 'vin' cannot also be a dimension"),
+]
+
+
+@pytest.mark.parametrize(("arguments", "message"), BAD_ARGUMENTS)
+def test_bad_arguments_are_refused_before_any_call_to_aws(arguments, message, timestream_calls):
     with pytest.raises(ValueError, match=message):
-        TimestreamWriter.from_env(BOUND, **{"dimensions": ["vin"], "discovery_client": discovery, **arguments})
-    assert counter.calls == {}
+        TimestreamWriter.from_env(BOUND, **{"dimensions": ["vin"], **arguments})
+    assert timestream_calls == {}
 
 
-def test_an_answer_without_endpoints_is_a_clear_error(aws):
-    # the guide says a successful DescribeEndpoints names at least one endpoint; should one not, the error
-    # names the way out instead of an IndexError (the answer is emptied after botocore parsed moto's)
-    discovery = boto3.client("timestream-write", region_name="us-east-1")
-    discovery.meta.events.register(
-        "after-call.timestream-write.DescribeEndpoints", lambda parsed, **_kw: parsed["Endpoints"].clear()
-    )
-    with pytest.raises(EndpointDiscoveryError, match="returned no endpoint; pass endpoint_url=") as raised:
-        TimestreamWriter.from_env(BOUND, dimensions=["vin"], discovery_client=discovery)
-    assert isinstance(raised.value, CdkTsError)
-
-
-def test_bad_arguments_are_refused_before_the_default_discovery_client_is_made(monkeypatch):
+@pytest.mark.parametrize(("arguments", "message"), BAD_ARGUMENTS)
+def test_bad_arguments_are_refused_before_the_default_discovery_client_is_made(arguments, message, monkeypatch):
     # with no Region configured, making the default client would fail first (NoRegionError) and hide the
-    # argument error; the default client is made only at the first discovery
+    # argument error; the arguments are checked before the client is made
     for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
-    with pytest.raises(ValueError, match="dimensions must name at least one event attribute"):
-        TimestreamWriter.from_env(BOUND, dimensions=[])
+    with pytest.raises(ValueError, match=message):
+        TimestreamWriter.from_env(BOUND, **{"dimensions": ["vin"], **arguments})

@@ -2,7 +2,7 @@ import os
 
 from cdk_ts_runtime import TimestreamWriter
 
-_writer = None  # one per execution environment: it asks for the endpoint again only when the endpoint's TTL ends
+_writer = None  # one per execution environment: its client keeps the discovered endpoint for its cache period
 
 
 def handler(event, context):

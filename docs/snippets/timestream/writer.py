@@ -3,7 +3,7 @@ from datetime import UTC, datetime, timedelta
 
 from cdk_ts_runtime import TimestreamWriter, build_query
 
-# the names fleet.bind(ingest_fn) set; the ingestion endpoint is found with DescribeEndpoints
+# the names fleet.bind(ingest_fn) set; boto3 finds the ingestion endpoint (DescribeEndpoints) at the first write
 writer = TimestreamWriter.from_env(os.environ, dimensions=["vin", "fleet"])
 t1 = datetime.now(UTC)
 t0 = t1 - timedelta(hours=1)
