@@ -73,7 +73,23 @@ class SampleStack(Stack):
         super().__init__(scope, construct_id, **kwargs)
         self.alarm_topic = self._alarm_topic(alarm_email)
         access_logs = access_logs_bucket(self, "AccessLogs")
-        self.archive_bucket = secure_bucket(
+        self.archive_bucket = self._archive_bucket(access_logs)
+        self.telemetry = self._telemetry_tables(table_prefix, period, retain_periods)
+        self.device_log = DeviceLogTable(self, "DeviceLog", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
+        self.audit_log = self._audit_log()
+        self.audit_shards = ShardMetadataTable(self, "AuditLogShards", main_table=self.audit_log)
+        self.telemetry_archiver = self._telemetry_archiver(access_logs, pandas_layer_arn)
+        self.device_log_archiver = self._device_log_archiver(access_logs)
+        self.ingest = self._ingest_function()
+        # layout env vars, write grant and the cdk_ts_runtime layer; the grant's IAM5 findings (the
+        # telemetry_????-??-?? pattern) are acknowledged on the ingest role: period tables do not exist at deploy
+        self.telemetry.bind(self.ingest, acknowledge_nag_findings=True)
+        self.monitoring = self._monitoring()
+        self._add_outputs()
+
+    def _archive_bucket(self, access_logs: s3.IBucket) -> s3.Bucket:
+        """The secure bucket both archivers write to, its access logged under ``archive/``."""
+        return secure_bucket(
             self,
             "Archive",
             server_access_logs_bucket=access_logs,
@@ -81,7 +97,12 @@ class SampleStack(Stack):
             # Versioned: a retried batch overwrites its object, and every overwrite keeps a version; expire them.
             lifecycle_rules=[s3.LifecycleRule(noncurrent_version_expiration=Duration.days(30))],
         )
-        self.telemetry = RotatingTimeSeriesTables(
+
+    def _telemetry_tables(
+        self, table_prefix: str, period: RotationPeriod | str, retain_periods: int
+    ) -> RotatingTimeSeriesTables:
+        """The rotating telemetry tables: streamed (for the archiver), items expiring at ``expires_at``."""
+        return RotatingTimeSeriesTables(
             self,
             "Telemetry",
             table_prefix=table_prefix,
@@ -91,8 +112,10 @@ class SampleStack(Stack):
             stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
             time_to_live_attribute="expires_at",
         )
-        self.device_log = DeviceLogTable(self, "DeviceLog", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
-        self.audit_log = dynamodb.Table(
+
+    def _audit_log(self) -> dynamodb.Table:
+        """A plain on-demand table (file path + timestamp) whose hot keys :class:`ShardMetadataTable` spreads."""
+        return dynamodb.Table(
             self,
             "AuditLog",
             partition_key=dynamodb.Attribute(name="file_path", type=dynamodb.AttributeType.STRING),
@@ -103,8 +126,10 @@ class SampleStack(Stack):
             ),
             removal_policy=RemovalPolicy.RETAIN,
         )
-        self.audit_shards = ShardMetadataTable(self, "AuditLogShards", main_table=self.audit_log)
-        self.telemetry_archiver = StreamArchiver(
+
+    def _telemetry_archiver(self, access_logs: s3.IBucket, pandas_layer_arn: str | None) -> StreamArchiver:
+        """The telemetry stream archived under ``cdc/telemetry/``, catalogued in Glue and compacted to Parquet."""
+        return StreamArchiver(
             self,
             "TelemetryArchiver",
             source=self.telemetry,
@@ -119,7 +144,10 @@ class SampleStack(Stack):
                 columns=TELEMETRY_COLUMNS,
             ),
         )
-        self.device_log_archiver = StreamArchiver(
+
+    def _device_log_archiver(self, access_logs: s3.IBucket) -> StreamArchiver:
+        """The device-status log's stream archived under ``cdc/device-log/`` (JSON only, no compaction)."""
+        return StreamArchiver(
             self,
             "DeviceLogArchiver",
             source=self.device_log,
@@ -127,11 +155,9 @@ class SampleStack(Stack):
             prefix="cdc/device-log/",
             access_logs_bucket=access_logs,
         )
-        self.ingest = self._ingest_function()
-        # layout env vars, write grant and the cdk_ts_runtime layer; the grant's IAM5 findings (the
-        # telemetry_????-??-?? pattern) are acknowledged on the ingest role: period tables do not exist at deploy
-        self.telemetry.bind(self.ingest, acknowledge_nag_findings=True)
-        self.monitoring = self._monitoring()
+
+    def _add_outputs(self) -> None:
+        """The names the scenario, the runbooks and ``cdk-ts status`` look up in the stack's outputs."""
         for name, value in (
             ("TelemetryTablePrefix", self.telemetry.table_prefix),
             ("RotationFunctionName", self.telemetry.function.function_name),

@@ -72,7 +72,10 @@ def rotation_settings(
         pattern = table_name_glob(layout.table_prefix, layout.period)
         _check_overlapping_rotations(problems, scope, pattern, rotation_class)
     problems.raise_if_any()
-    assert layout is not None and config is not None and lead and alarm_lead and delay  # raise_if_any saw to it
+    # raise_if_any saw to it: each is None only with a problem recorded. ``is not None``, not truthiness: a zero
+    # resize_delay is a value the schedules below refuse by name.
+    assert layout is not None and config is not None
+    assert lead is not None and alarm_lead is not None and delay is not None
     return RotationSettings(
         layout=layout,
         config=config,

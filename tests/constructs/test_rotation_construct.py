@@ -236,6 +236,8 @@ class TestDefaultsAndValidation:
             ({"retain_periods": 1}, "retain_periods 1 must be >= 2"),
             ({"create_lead": Duration.days(1)}, "create_lead 1 day, 0:00:00 must be shorter than a daily period"),
             ({"resize_delay": Duration.seconds(30)}, "resize_delay 0:00:30 must be a whole number of minutes"),
+            # zero is falsy, yet a value to refuse by name, not a missing one
+            ({"resize_delay": Duration.minutes(0)}, "resize_delay 0:00:00 must be a whole number of minutes, at least"),
             ({"missing_table_alarm_lead": Duration.minutes(2)}, "missing_table_alarm_lead 0:02:00 must be at least"),
             (
                 {"missing_table_alarm_lead": Duration.minutes(15)},

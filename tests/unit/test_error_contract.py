@@ -3,9 +3,12 @@
 ``cdk_ts_runtime._errors`` promises that ``except CdkTsError`` catches every deliberate error of cdk-ts. This
 test reads each ``raise`` statement of ``cdk_ts`` and ``cdk_ts_runtime`` (``ast``) and finds what it raises in
 the module's namespace (importing the module): a class must be a ``CdkTsError``; a function that builds the
-error must say which class it returns (its return annotation). Re-raises (``raise``, ``raise error``) pass
-on what something else raised. The raises that are not cdk-ts errors by design are listed below, each with
-its reason; an exemption no raise uses any more fails too, so the list cannot go stale.
+error must say which class it returns (its return annotation; ``None`` in an optional one is left out). A
+raised local variable is judged by what the function assigns to it: ``error = ValueError(...); raise error``
+raises a ValueError. Re-raises pass on what something else raised and are not judged: ``raise``, and
+``raise error`` of a caught error (``except X as error``) or of a parameter. The raises that are not cdk-ts
+errors by design are listed below, each with its reason; an exemption no raise uses any more fails too, so
+the list cannot go stale.
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ class RaiseSite:
     under_main: bool  # inside ``if __name__ == "__main__":`` at module level
     local_names: frozenset[str]  # names the enclosing functions bind (parameters, assignments, imports)
     local_imports: tuple[tuple[str, str], ...] = ()  # (name, "module" or "module:attribute") imported in them
+    assigned: tuple[tuple[str, ast.expr], ...] = ()  # (name, value) of each ``name = value`` in them
 
     def __str__(self) -> str:
         where = self.function or "module level"
@@ -105,6 +109,23 @@ def _bound_names(function: ast.AST) -> frozenset[str]:
     return frozenset(names)
 
 
+def _assignments(function: ast.AST) -> tuple[tuple[str, ast.expr], ...]:
+    """``(name, value)`` of each ``name = value``, ``name: T = value`` and ``(name := value)`` in ``function``'s own
+    body (not in functions or classes nested in it). Unpacking (``a, b = ...``) binds values it computes."""
+    found = []
+    nodes = list(ast.iter_child_nodes(function))
+    while nodes:
+        node = nodes.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            continue
+        if isinstance(node, ast.Assign):
+            found += [(target.id, node.value) for target in node.targets if isinstance(target, ast.Name)]
+        elif isinstance(node, ast.AnnAssign | ast.NamedExpr) and isinstance(node.target, ast.Name) and node.value:
+            found.append((node.target.id, node.value))
+        nodes.extend(ast.iter_child_nodes(node))
+    return tuple(found)
+
+
 def _is_main_guard(node: ast.AST) -> bool:
     return isinstance(node, ast.If) and ast.unparse(node.test).replace("'", '"') == '__name__ == "__main__"'
 
@@ -112,19 +133,20 @@ def _is_main_guard(node: ast.AST) -> bool:
 def raise_sites_in(tree: ast.Module, path: Path, module: str) -> Iterator[RaiseSite]:
     """Every ``raise`` in ``tree``, with its enclosing function and the names the enclosing functions bind."""
 
-    def visit(node, function, bound, imports, under_main) -> Iterator[RaiseSite]:
+    def visit(node, function, bound, imports, assigned, under_main) -> Iterator[RaiseSite]:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.Raise):
                 name = getattr(function, "name", "")
-                yield RaiseSite(path, module, name, child.lineno, child, under_main, bound, imports)
+                yield RaiseSite(path, module, name, child.lineno, child, under_main, bound, imports, assigned)
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
                 inner_bound, inner_imports = bound | _bound_names(child), imports + _local_imports(child)
-                yield from visit(child, child, inner_bound, inner_imports, under_main)
+                inner_assigned = assigned + _assignments(child)
+                yield from visit(child, child, inner_bound, inner_imports, inner_assigned, under_main)
             else:
                 main = under_main or (function is None and _is_main_guard(child))
-                yield from visit(child, function, bound, imports, main)
+                yield from visit(child, function, bound, imports, assigned, main)
 
-    yield from visit(tree, None, frozenset(), (), False)
+    yield from visit(tree, None, frozenset(), (), (), False)
 
 
 def all_raise_sites() -> list[RaiseSite]:
@@ -150,8 +172,13 @@ def _imported(target: str) -> object:
     return getattr(imported, attribute) if attribute else imported
 
 
+#: What ``_resolve`` answers for a local variable: its value is the function's own (judged by its assignments).
+_LOCAL = object()
+
+
 def _resolve(site: RaiseSite, expression: ast.expr, namespace: dict[str, object]) -> object:
-    """What a dotted name means where it is raised, or ``None`` for a value the function computes (a re-raise)."""
+    """What a dotted name means where it is raised: an object, ``_LOCAL`` for a local variable, ``None`` for a
+    value the function computes (``errors[0]``, ``self.error``)."""
     dotted = ast.unparse(expression).split(".")
     if not all(part.isidentifier() for part in dotted):
         return None  # e.g. ``raise errors[0]``: a value, computed
@@ -160,7 +187,7 @@ def _resolve(site: RaiseSite, expression: ast.expr, namespace: dict[str, object]
     if head in imports:
         value = _imported(imports[head])  # imported inside the function (e.g. to break an import cycle)
     elif head in site.local_names:
-        return None  # a local value: a caught error passed on, or one a factory built above
+        return _LOCAL if len(dotted) == 1 else None  # ``error.cause`` of a local: a value, computed
     elif head in namespace:
         value = namespace[head]
     elif hasattr(builtins, head):
@@ -172,23 +199,62 @@ def _resolve(site: RaiseSite, expression: ast.expr, namespace: dict[str, object]
     return value
 
 
-def raised_class(site: RaiseSite, namespace: dict[str, object]) -> type | None:
-    """The class ``site`` raises, or None for a re-raise of a value it did not create."""
-    exc = site.node.exc
-    if exc is None:
-        return None  # bare ``raise``: the error being handled
-    target = exc.func if isinstance(exc, ast.Call) else exc
-    value = _resolve(site, target, namespace)
-    if value is None:
-        return None
+def _built_by(site: RaiseSite, value: object) -> list[type]:
+    """The classes calling ``value`` (a class or a factory) gives."""
     if inspect.isclass(value):
-        return value
+        return [value]
     if callable(value):  # a factory: ``raise validation_error(...)``
         returned = typing.get_type_hints(value).get("return")
-        if inspect.isclass(returned):
-            return returned
+        options = [returned] if inspect.isclass(returned) else list(typing.get_args(returned))
+        classes = [option for option in options if option is not type(None)]
+        if classes and all(inspect.isclass(option) for option in classes):
+            return classes
         raise TypeError(f"{site}: {value!r} builds the error but does not annotate which class it returns")
+    raise TypeError(f"{site}: calls {value!r} for the error, which is neither a class nor a factory")
+
+
+def _assigned_to(site: RaiseSite, name: str, seen: frozenset[str]) -> list[ast.expr]:
+    """The values the enclosing functions assign to a local ``name``; none for a caught error or a parameter."""
+    if name in seen:
+        return []  # assigned in a cycle (``a = b; b = a``): nothing new
+    return [value for target, value in site.assigned if target == name]
+
+
+def _callees(site: RaiseSite, expression: ast.expr, namespace: dict[str, object], seen: frozenset[str]) -> list:
+    """The classes or factories ``expression`` may be where ``site`` calls it for its error."""
+    if isinstance(expression, ast.IfExp):
+        branches = (expression.body, expression.orelse)
+        return [callee for branch in branches for callee in _callees(site, branch, namespace, seen)]
+    value = _resolve(site, expression, namespace)
+    if value is _LOCAL:  # ``cls = ValueError; raise cls(...)``
+        values, seen = _assigned_to(site, expression.id, seen), seen | {expression.id}
+        return [callee for bound in values for callee in _callees(site, bound, namespace, seen)]
+    return [] if value is None else [value]
+
+
+def _classes_of(site: RaiseSite, expression: ast.expr, namespace: dict[str, object], seen: frozenset[str]) -> list:
+    """The classes the error ``expression`` may be where ``site`` raises it; [] for an error passed on."""
+    if isinstance(expression, ast.IfExp):
+        branches = (expression.body, expression.orelse)
+        return [cls for branch in branches for cls in _classes_of(site, branch, namespace, seen)]
+    if isinstance(expression, ast.Call):
+        return [cls for callee in _callees(site, expression.func, namespace, seen) for cls in _built_by(site, callee)]
+    value = _resolve(site, expression, namespace)
+    if value is _LOCAL:  # ``error = ValueError(...); raise error``
+        values, seen = _assigned_to(site, expression.id, seen), seen | {expression.id}
+        return [cls for bound in values for cls in _classes_of(site, bound, namespace, seen)]
+    if value is None:
+        return []
+    if inspect.isclass(value):
+        return [value]  # ``raise ValueError``: Python makes the instance
     raise TypeError(f"{site}: raises {value!r}, which is neither a class nor a factory")
+
+
+def raised_classes(site: RaiseSite, namespace: dict[str, object]) -> list[type]:
+    """The classes ``site`` may raise; [] for a re-raise of a value it did not create."""
+    if site.node.exc is None:
+        return []  # bare ``raise``: the error being handled
+    return _classes_of(site, site.node.exc, namespace, frozenset())
 
 
 def _qualified(cls: type) -> str:
@@ -217,17 +283,17 @@ def check(sites: list[RaiseSite], namespace_of=_namespace) -> tuple[list[str], s
     """The raises that break the promise, as messages, and the exemptions used."""
     problems, used = [], set()
     for site in sites:
-        cls = raised_class(site, namespace_of(site.module))
-        if cls is None or issubclass(cls, CdkTsError):
-            continue
-        reason = exemption(site, cls)
-        if reason is None:
-            problems.append(
-                f"{site}: {_qualified(cls)} is not a CdkTsError; raise a subclass from cdk_ts_runtime._errors that "
-                f"keeps {cls.__name__} as a base (or add one there), or list a protocol's raise in this test"
-            )
-        else:
-            used.add(reason)
+        for cls in raised_classes(site, namespace_of(site.module)):
+            if issubclass(cls, CdkTsError):
+                continue
+            reason = exemption(site, cls)
+            if reason is None:
+                problems.append(
+                    f"{site}: {_qualified(cls)} is not a CdkTsError; raise a subclass from cdk_ts_runtime._errors "
+                    f"that keeps {cls.__name__} as a base (or add one there), or list a protocol's raise in this test"
+                )
+            else:
+                used.add(reason)
     return problems, used
 
 
@@ -303,12 +369,17 @@ def _sample_sites(source: str) -> tuple[list[RaiseSite], dict[str, object]]:
     return list(raise_sites_in(ast.parse(source), Path("sample.py"), "sample")), namespace
 
 
-def test_the_walk_reports_bare_built_ins_and_lets_cdk_ts_errors_and_protocols_through():
-    sites, namespace = _sample_sites(SAMPLE)
+def _reported(source: str) -> tuple[list[str], set[str]]:
+    """The raise statements ``check`` reports in ``source`` (in line order), and the exemptions it used."""
+    sites, namespace = _sample_sites(source)
     problems, used = check(sites, namespace_of=lambda _module: namespace)
-    reported = sorted(int(p.split(":")[1].split(" ")[0]) for p in problems)
-    lines = SAMPLE.splitlines()
-    assert [lines[n - 1].strip() for n in reported] == [
+    lines, numbers = source.splitlines(), sorted(int(p.split(":")[1].split(" ")[0]) for p in problems)
+    return [lines[n - 1].strip() for n in numbers], used
+
+
+def test_the_walk_reports_bare_built_ins_and_lets_cdk_ts_errors_and_protocols_through():
+    reported, used = _reported(SAMPLE)
+    assert reported == [
         'raise ValueError("bare")',
         "raise KeyError(value) from None",
         "raise AttributeError(name)",  # outside __getattr__
@@ -320,3 +391,48 @@ def test_a_factory_that_does_not_say_what_it_builds_is_reported():
     sites, namespace = _sample_sites(SAMPLE + "\n\ndef g():\n    raise unannotated('x')\n")
     with pytest.raises(TypeError, match="does not annotate which class it returns"):
         check(sites, namespace_of=lambda _module: namespace)
+
+
+LOCALS = '''
+from cdk_ts_runtime import ValidationError
+
+
+def maybe(message: str) -> ValidationError | None:
+    return ValidationError(message) if message else None
+
+
+def local_errors(value, passed_in):
+    if value == 1:
+        error = ValueError("built here, raised by name")
+        raise error
+    if value == 2:
+        cls = KeyError
+        raise cls("a built-in by another name")
+    if value == 3:
+        fine = ValidationError("a cdk-ts error, raised by name")
+        raise fine
+    if value == 4 and (built := maybe("an optional factory's result")) is not None:
+        raise built from None
+    if value == 5:
+        raise passed_in  # the caller's error, passed on
+    try:
+        pass
+    except KeyError as caught:
+        raise caught
+    either = ValidationError("fine") if value else TypeError("one branch bare")
+    raise either
+
+
+def nested():
+    def inner():
+        error = TypeError("inner's own")
+        return error
+
+    error = ValidationError("outer's")
+    raise error
+'''
+
+
+def test_a_local_variable_is_judged_by_what_the_function_assigns_to_it():
+    reported, _used = _reported(LOCALS)
+    assert reported == ["raise error", 'raise cls("a built-in by another name")', "raise either"]
