@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import boto3
 import pytest
-from botocore.exceptions import ClientError
 from moto.timestreamwrite.models import timestreamwrite_backends
 
 from cdk_ts_runtime._errors import EnvironmentVariableMissingError
@@ -20,7 +20,8 @@ from cdk_ts_runtime._timestream import (
     lift_common_attributes,
     measure_value,
 )
-from tests.support.requests import RequestCounter, inject_failure
+from tests.support import wire
+from tests.support.requests import RequestCounter
 
 ENDPOINT = "https://ingest.timestream.us-east-1.amazonaws.com"
 
@@ -102,23 +103,42 @@ def test_batches_of_100_with_the_shared_dimension_lifted(writer):
     assert len(stored()) == 250
 
 
-def test_rejected_records_are_returned_with_their_reason(writer):
-    def reject_fourth(params):
-        if len(params["Records"]) == 50:
-            return ClientError(
-                {
-                    "Error": {"Code": "RejectedRecordsException", "Message": "rejected"},
-                    "RejectedRecords": [{"RecordIndex": 3, "Reason": "Duplicate record with different values"}],
-                },
-                "WriteRecords",
-            )
-        return None
+# Timestream's answers on the wire, parsed by botocore (members from its timestream-write model). A real
+# RejectedRecordsException, quoted in dpattmann/prometheus-timestream-adapter#87: status 419, this message,
+# and this reason for a record written again with the same version. ``__type`` is the bare code: no public trace
+# shows Timestream's namespace, and botocore's JSON parser takes the code after any ``#`` either way.
+DUPLICATE_REASON = (
+    "A record already exists with the same time, dimensions, measure name, and record version. A higher record "
+    "version must be specified in order to update the measure value. Specifying record version is supported by "
+    "the latest SDKs."
+)
 
-    inject_failure(writer.client, "WriteRecords", reject_fourth)
+
+def rejected_body(index: int) -> bytes:
+    return json.dumps({
+        "__type": "RejectedRecordsException",
+        "Message": "One or more records have been rejected. See RejectedRecords for details.",
+        "RejectedRecords": [{"RecordIndex": index, "Reason": DUPLICATE_REASON}],
+    }).encode()
+
+
+#: ThrottlingException's documentation in botocore's timestream-write model, as its message.
+THROTTLING_BODY = json.dumps({
+    "__type": "ThrottlingException",
+    "Message": "Too many requests were made by a user and they exceeded the service quotas. The request was throttled.",
+}).encode()
+
+
+def test_rejected_records_are_returned_with_their_reason(writer):
+    answered = wire.answer(
+        writer.client, "WriteRecords", lambda request: rejected_body(3) if len(request["Records"]) == 50 else None,
+        status=419,
+    )
     events = [vehicle(i) for i in range(150)]
     result = writer.write(events)
+    assert answered == {"answered": 1}
     assert result.records_ingested == 149
-    assert result.rejected == [{"event": events[103], "reason": "Duplicate record with different values"}]
+    assert result.rejected == [{"event": events[103], "reason": DUPLICATE_REASON}]
 
 
 def test_events_that_cannot_be_records_are_rejected_before_sending(writer):
@@ -134,9 +154,10 @@ def test_events_that_cannot_be_records_are_rejected_before_sending(writer):
 
 
 def test_throttling_is_retried(writer):
-    failures = iter([ClientError({"Error": {"Code": "ThrottlingException", "Message": "slow down"}}, "WriteRecords")])
-    inject_failure(writer.client, "WriteRecords", lambda _p: next(failures, None))
+    throttles = iter([THROTTLING_BODY])
+    answered = wire.answer(writer.client, "WriteRecords", lambda _request: next(throttles, None))
     assert writer.write([vehicle(1)]).records_ingested == 1
+    assert answered == {"answered": 1} and len(stored()) == 1
 
 
 def test_the_writer_made_with_neither_client_nor_endpoint_writes_through_the_sdks_endpoint_discovery(

@@ -96,7 +96,7 @@ def answer(client, operation: str, answer_for: Callable[[dict], bytes | None], s
     """Answer ``client``'s ``operation`` with ``answer_for(request JSON)`` when it returns bytes; else send it.
 
     The body is parsed by the client's own botocore, and its retries see it as they see DynamoDB's answer.
-    Returns a counter, ``{"answered": n}``.
+    Any JSON-protocol service's client works (DynamoDB, timestream-write). Returns a counter, ``{"answered": n}``.
     """
     counter = {"answered": 0}
 
@@ -111,7 +111,8 @@ def answer(client, operation: str, answer_for: Callable[[dict], bytes | None], s
         request.url = "http://127.0.0.1:9/answered-on-the-wire-by-the-test"
         return response(body, status)
 
-    client.meta.events.register_first(f"before-send.dynamodb.{operation}", before_send)
+    service = client.meta.service_model.service_id.hyphenize()
+    client.meta.events.register_first(f"before-send.{service}.{operation}", before_send)
     return counter
 
 
