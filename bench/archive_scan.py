@@ -5,7 +5,7 @@ Run: .venv/bin/python -m bench.archive_scan [--records 1000000] [--workdir DIR]
 1. Generates ``--records`` stream records of 500 devices spread over 2026-03-01 (``bench.archiver``'s
    readings) and writes them as the archiver would: batches of 1,000, grouped by ``archive_lines``, one
    gzip JSON Lines object per group, under ``WORKDIR/raw/dynamodb/table=telemetry_2026-03-01/dt=/hour=/``.
-2. Compacts the day (``granularity=day``) with ``cdk_ts_runtime.compaction`` (the function's code minus S3) into
+2. Compacts the day (``granularity=day``) with ``cdk_ts_runtime._compaction`` (the function's code minus S3) into
    ``WORKDIR/parquet/...``.
 3. Runs the typical query, one device over the day with three measures, in DuckDB over each layer;
    checks the two return the same rows, and reports the bytes each read (``rchar`` of /proc/self/io:

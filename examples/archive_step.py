@@ -45,8 +45,6 @@ def archive(scenario: Scenario) -> None:
 
     Keeps the records each archiver was given in ``scenario.archived`` (the compaction step counts them).
     """
-    from cdk_ts_runtime._archiver import ENV_BUCKET, ENV_PREFIX, StreamRecordArchiver
-
     say("\n6. Streams to S3: the emulator's stream records through each archiver's code")
     sources = [
         ("DeviceLogArchiverFunctionName", [scenario.outputs["DeviceLogTableName"]]),
@@ -54,12 +52,9 @@ def archive(scenario: Scenario) -> None:
     ]
     total = 0
     for function_output, tables in sources:
-        env = scenario.function_environment(function_output)
-        archiver = StreamRecordArchiver(env[ENV_BUCKET], env[ENV_PREFIX])
         records = scenario.archived[function_output] = scenario.stream_records(tables)
         for start in range(0, len(records), 1000):
-            with contextlib.redirect_stderr(io.StringIO()):  # the function's JSON log lines
-                response = archiver.archive(records[start : start + 1000])
+            response = run_archiver(scenario, function_output, records[start : start + 1000])
             if response["batchItemFailures"]:
                 scenario.check("archive batch", False, str(response))
                 return
@@ -70,6 +65,19 @@ def archive(scenario: Scenario) -> None:
             f"{len(records)} records",
         )
     _count_archived_lines(scenario, total)
+
+
+def run_archiver(scenario: Scenario, function_output: str, records: list[dict]) -> dict:
+    """The deployed archiver function's handler, invoked with one stream batch as Lambda would; its response.
+
+    :param function_output: the stack output naming the function (its environment is read back from the emulator).
+    """
+    from cdk_ts_runtime.handlers import archiver
+
+    with (scenario.deployed_environment(function_output),
+          contextlib.redirect_stdout(io.StringIO()),  # the function's EMF metric lines
+          contextlib.redirect_stderr(io.StringIO())):  # and its JSON log lines
+        return archiver.handler({"Records": records}, None)
 
 
 def _count_archived_lines(scenario: Scenario, total: int) -> None:

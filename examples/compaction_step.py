@@ -199,7 +199,7 @@ class CompactionSteps:
 
     def compaction(self) -> None:
         """Redeliver some records, compact, write a late record, compact again; the view counts each event once."""
-        from cdk_ts_runtime._archiver import ENV_BUCKET, ENV_PREFIX, StreamRecordArchiver
+        # the compaction function's reader of its settings (the view's Glue names, the raw prefix): no public face
         from cdk_ts_runtime._compaction_plan import CompactionSettings
 
         scenario = self.scenario
@@ -211,10 +211,8 @@ class CompactionSteps:
               flush=True)
         records = scenario.archived["TelemetryArchiverFunctionName"]
         written = {r["eventID"] for r in records}
-        archiver_env = scenario.function_environment("TelemetryArchiverFunctionName")
-        archiver = StreamRecordArchiver(archiver_env[ENV_BUCKET], archiver_env[ENV_PREFIX])
         # at least once: a retried, bisected batch writes records 1-3 again, in another object
-        self._archive(archiver, records[1:4])
+        self._archive(records[1:4])
         with scenario.deployed_environment("TelemetryCompactionFunctionName") as env:
             view = UnionView(self.s3, self.glue, scenario.outputs["ArchiveBucketName"],
                              CompactionSettings.from_env(env))
@@ -235,7 +233,7 @@ class CompactionSteps:
                 sorted(before) == sorted(after) == sorted(written),
                 f"{len(before)} then {len(after)} rows for {len(written)} records",
             )
-            late, partition = self._late_record(archiver, written)
+            late, partition = self._late_record(written)
             pending = view.event_ids()
             # its hour compacted already: the view reads that hour from Parquet, so the record waits for the
             # next run (were its hour new, the view would read it from the raw layer at once)
@@ -251,7 +249,7 @@ class CompactionSteps:
             )
         print(f"     (step 7 took {time.monotonic() - started:.1f} s)", flush=True)
 
-    def _late_record(self, archiver, written: set[str]) -> tuple[str, tuple[str, str, str]]:
+    def _late_record(self, written: set[str]) -> tuple[str, tuple[str, str, str]]:
         """One more reading, archived after the first compaction; its eventID and partition (table, dt, hour)."""
         from cdk_ts_runtime import PeriodRouter
 
@@ -260,14 +258,15 @@ class CompactionSteps:
             router = PeriodRouter.from_env(os.environ)
             router.put_measurements(9, scenario.day(0) + timedelta(hours=1), {"temperature_c": Decimal("19.25")})
         (record,) = [r for r in scenario.stream_records(scenario.period_tables()) if r["eventID"] not in written]
-        self._archive(archiver, [record])
+        self._archive([record])
         table = record["eventSourceARN"].split(":table/", 1)[1].split("/", 1)[0]
         created = record["dynamodb"]["ApproximateCreationDateTime"].astimezone(UTC)
         return record["eventID"], (table, f"{created:%Y-%m-%d}", f"{created:%H}")
 
-    def _archive(self, archiver, records: list[dict[str, Any]]) -> None:
-        with contextlib.redirect_stderr(io.StringIO()):  # the function's JSON log lines
-            response = archiver.archive(records)
+    def _archive(self, records: list[dict[str, Any]]) -> None:
+        from examples.archive_step import run_archiver
+
+        response = run_archiver(self.scenario, "TelemetryArchiverFunctionName", records)
         if response["batchItemFailures"]:
             raise RuntimeError(f"archive batch failed: {response}")
 

@@ -84,8 +84,8 @@ def settings_env(
     """The rotation's environment: ``base`` (a function's) with layout fields and config settings laid over it.
 
     :param base: the environment read from the function, or empty.
-    :param layout: :class:`~cdk_ts_runtime.table_layout.TableLayout` field names to values; None keeps ``base``'s.
-    :param config: :class:`~cdk_ts_runtime.rotation_config.RotationConfig` settings to set or replace.
+    :param layout: :class:`~cdk_ts_runtime.TableLayout` field names to values; None keeps ``base``'s.
+    :param config: :class:`~cdk_ts_runtime._rotation.config.RotationConfig` settings to set or replace.
     :raises ConsoleError: when no table prefix is known, or the base's rotation config is not JSON.
     """
     import json
@@ -109,7 +109,7 @@ def settings_env(
 def status(rotator, when: datetime) -> dict[str, Any]:
     """A rotation's state at ``when``, from reads only: its tables, the next table, what is due for deletion.
 
-    :param rotator: a :class:`~cdk_ts_runtime.rotation.TableRotator` for the rotation (its clients are used
+    :param rotator: a :class:`~cdk_ts_runtime._rotation.rotator.TableRotator` for the rotation (its clients are used
         for reads only).
     :param when: the reference time (aware); "current" is the period holding it.
     :return: ``rotation`` (prefix, period, retention, archive), ``tables`` (one entry per period table:

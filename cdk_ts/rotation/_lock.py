@@ -1,6 +1,6 @@
 """The rotation's lock table: where each run takes the single-flight lock of its table prefix.
 
-The runtime (``cdk_ts_runtime.rotation.lock``) owns the contract: the key, the expiry attribute and the
+The runtime (``cdk_ts_runtime._rotation.lock``) owns the contract: the key, the expiry attribute and the
 environment variable naming the table. This module only creates the table those names describe.
 """
 

@@ -188,8 +188,8 @@ class RotatingTimeSeriesTables(AlarmingConstruct, RotatingTimeSeriesTablesBase):
             )
         if not isinstance(mapping, StreamConsumer):
             raise WrongTypeError(
-                f"mapping {mapping!r} is not a cdk_ts_runtime.stream_consumer.StreamConsumer; build one with "
-                "StreamConsumer(function_name=consumer.function_arn, ...)"
+                f"mapping {mapping!r} is not a cdk_ts.StreamConsumer; build one with "
+                "cdk_ts.StreamConsumer(function_name=consumer.function_arn, ...)"
             )
         self.function.add_environment(STREAM_CONSUMER_ENV, Stack.of(self).to_json_string(asdict(mapping)))
         grant_stream_consumer_mappings(self, consumer)

@@ -10,6 +10,7 @@ from aws_cdk import Duration, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk.assertions import Annotations, Match, Template
 
 from cdk_ts._defaults import runtime_function
@@ -276,6 +277,13 @@ class TestDefaultsAndValidation:
         _app, _stack, tables = build(retain_periods=3)
         with pytest.raises(ValueError, match="has no stream: pass stream="):
             tables.grant_stream_read(lambda_role(_stack, "R"))
+
+    def test_a_stream_consumer_of_the_wrong_type_names_the_public_class(self):
+        _app, stack, tables = build(retain_periods=3, stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
+        consumer = lambda_.Function.from_function_arn(stack, "C", "arn:aws:lambda:eu-west-1:123456789012:function:c")
+        public = r"is not a cdk_ts\.StreamConsumer; build one with cdk_ts\.StreamConsumer\("
+        with pytest.raises(TypeError, match=public):
+            tables.add_stream_consumer(consumer, {"function_name": consumer.function_arn})
 
 
 def test_the_construct_passes_cdk_nag_with_reasoned_acknowledgements_only():

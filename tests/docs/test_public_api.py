@@ -22,21 +22,26 @@ _PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
 def imported_modules(source: str) -> set[str]:
-    """Every module a piece of Python source imports from (``from X import ...`` and ``import X``)."""
+    """Every module a piece of Python source imports from (``from X import ...`` and ``import X``), and for
+    ``from X import Y`` also ``X.Y``, which is a module when ``Y`` is one (``from cdk_ts_runtime import router``)."""
     modules = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom) and node.module:
             modules.add(node.module)
+            modules.update(f"{node.module}.{alias.name}" for alias in node.names)
         elif isinstance(node, ast.Import):
             modules.update(alias.name for alias in node.names)
     return modules
 
 
 def private_library_modules(modules: set[str]) -> list[str]:
-    """The cdk-ts modules among ``modules`` with a part starting with ``_`` (``cdk_ts._defaults``)."""
+    """The cdk-ts modules among ``modules`` users must not be shown: one with a part starting with ``_``
+    (``cdk_ts._defaults``), or a runtime path of 0.2 that imports only with a ``DeprecationWarning``
+    (``cdk_ts_runtime.router``, ``cdk_ts_runtime.sharding.table``: ``_moved.MOVED`` and ``MOVED_PACKAGES``)."""
     return sorted(
         m for m in modules
-        if m.split(".")[0] in ("cdk_ts", "cdk_ts_runtime") and any(p.startswith("_") for p in m.split("."))
+        if m.split(".")[0] in ("cdk_ts", "cdk_ts_runtime")
+        and (any(p.startswith("_") for p in m.split(".")) or _moved.new_name(m) is not None)
     )
 
 
@@ -74,6 +79,19 @@ def test_the_sample_app_imports_only_public_modules():
 
 def test_the_private_module_check_can_fail():
     assert private_library_modules({"cdk_ts._defaults", "cdk_ts.buckets"}) == ["cdk_ts._defaults"]
+
+
+def test_the_check_finds_a_deprecated_runtime_path_however_it_is_imported():
+    planted = (
+        "from cdk_ts_runtime.router import PeriodRouter\n"
+        "import cdk_ts_runtime.sharding.table\n"
+        "from cdk_ts_runtime import rotation_config, TableLayout\n"
+        "from cdk_ts_runtime.handlers.archiver import handler\n"
+        "from cdk_ts.rotation import RotatingTimeSeriesTables\n"
+    )
+    assert private_library_modules(imported_modules(planted)) == [
+        "cdk_ts_runtime.rotation_config", "cdk_ts_runtime.router", "cdk_ts_runtime.sharding.table",
+    ]
 
 
 @pytest.mark.parametrize(

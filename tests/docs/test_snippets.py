@@ -36,6 +36,7 @@ from moto import mock_aws
 from cdk_ts_runtime import TableLayout
 from cdk_ts_runtime._compaction_iceberg import ENV_ICEBERG
 from cdk_ts_runtime._device_log import ENV_TABLE_NAME as DEVICE_LOG_ENV
+from cdk_ts_runtime._moved import new_name
 from cdk_ts_runtime._sharding import ENV_METADATA_TABLE, ENV_PARTITION_KEY, ENV_SORT_KEY, ENV_STRATEGY, ENV_TABLE
 from cdk_ts_runtime._timestream import ENV_DATABASE_NAME as TIMESTREAM_DATABASE_ENV
 from cdk_ts_runtime._timestream import ENV_TABLE_NAME as TIMESTREAM_TABLE_ENV
@@ -490,10 +491,76 @@ def check_construct_errors(name: str, tmp_path: Path) -> None:
         assert real.startswith(mine.removesuffix("...")) if mine.endswith("...") else real == mine
 
 
+#: The packages whose every top-level module the folder map must name.
+MAPPED_PACKAGES = ("cdk_ts", "lambdas/cdk_ts_runtime")
+#: A folder map's line indented this far or further continues the description of the row above it.
+DESCRIPTION_COLUMN = 20
+
+
+def layout_problems(text: str, root: Path = ROOT) -> list[str]:
+    """What a folder map names that does not exist, the modules of ``MAPPED_PACKAGES`` it leaves out, and the
+    runtime's 0.2 module paths it names anywhere (``cdk_ts_runtime.router``).
+
+    A row names paths before its first double space, one per word: at column 0 from ``root``, indented two
+    spaces a level from the one folder the row a level up names (``name/`` a folder, ``name`` a module or file).
+    """
+    problems, named, folders = [], set(), [root]
+    for line in text.splitlines():
+        indent = len(line) - len(line.lstrip(" "))
+        if not line.strip() or indent >= DESCRIPTION_COLUMN:
+            continue
+        depth = indent // 2
+        if indent % 2 or depth >= len(folders):
+            problems.append(f"{line.strip()!r}: indented {indent} spaces, under no one folder")
+            continue
+        names = line.strip().split("  ")[0].split()
+        paths = [_layout_path(folders[depth], name) for name in names]
+        for name, path in zip(names, paths, strict=True):
+            named.add(path)
+            if not (path.is_dir() if name.endswith("/") else path.is_file()):
+                problems.append(f"{folders[depth].relative_to(root) / name} does not exist")
+        del folders[depth + 1 :]
+        if len(names) == 1 and names[0].endswith("/"):
+            folders.append(paths[0])
+    problems += [f"{old} is a 0.2 path" for old in re.findall(r"\bcdk_ts_runtime(?:\.\w+)+", text) if new_name(old)]
+    for package in MAPPED_PACKAGES:
+        modules = [p for p in (root / package).iterdir() if p.suffix == ".py" or (p / "__init__.py").is_file()]
+        problems += [f"{m.relative_to(root)} is left out" for m in sorted(modules) if m not in named]
+    return problems
+
+
+def _layout_path(folder: Path, name: str) -> Path:
+    """The path a folder map's ``name`` means in ``folder``: a folder (``name/``), a module, or a file."""
+    module = folder / f"{name}.py"
+    return module if not name.endswith("/") and module.is_file() else folder / name.rstrip("/")
+
+
 def check_layout(name: str, tmp_path: Path) -> None:
-    """Every path the folder map starts a line with exists."""
-    paths = [line.split()[0] for line in code(name).splitlines() if line and not line[0].isspace()]
-    assert paths and all((ROOT / path).exists() for path in paths), paths
+    """Every path the folder map names exists, and it names every module of cdk_ts/ and lambdas/cdk_ts_runtime/."""
+    assert layout_problems(code(name)) == []
+
+
+def test_the_layout_check_finds_a_moved_module_a_missing_one_and_a_stray_indent():
+    old = (
+        "lambdas/cdk_ts_runtime/   runtime: router, ...\n"
+        "  router _moved           clients; the old paths\n"
+        "  rotation/               rotator\n"
+        "    tiers                 capacity tiers\n"
+        "   handlers/              odd indent\n"
+        "  _aws                    see cdk_ts_runtime.sharding.table and cdk_ts_runtime.ShardedTable\n"
+    )
+    problems = layout_problems(old)
+    assert problems[:4] == [
+        "lambdas/cdk_ts_runtime/router does not exist",
+        "lambdas/cdk_ts_runtime/rotation does not exist",
+        "lambdas/cdk_ts_runtime/rotation/tiers does not exist",
+        "'handlers/              odd indent': indented 3 spaces, under no one folder",
+    ]
+    assert "lambdas/cdk_ts_runtime/_environment.py is left out" in problems
+    assert "lambdas/cdk_ts_runtime/_moved.py is left out" not in problems
+    assert "cdk_ts/rotation is left out" in problems
+    assert "cdk_ts_runtime.sharding.table is a 0.2 path" in problems
+    assert not [p for p in problems if "ShardedTable" in p or "_aws" in p]
 
 
 SQL: dict[str, Callable] = {
