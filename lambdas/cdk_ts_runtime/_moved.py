@@ -11,9 +11,7 @@ Keeping no file at the old path lets git see each move as a rename.
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
-import importlib.util
 import sys
 import types
 import warnings
@@ -89,8 +87,13 @@ def advice(old: str) -> str:
     return f"import its public names from {PACKAGE} itself (listed in {PACKAGE}.__all__)"
 
 
-class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Imports an old module path as the module that replaced it, with a ``DeprecationWarning``."""
+class MovedModules:
+    """Imports an old module path as the module that replaced it, with a ``DeprecationWarning``.
+
+    A finder and loader by protocol (``find_spec``; ``create_module``/``exec_module``), not by subclassing
+    ``importlib.abc``: that module imports ``importlib.resources`` and more, milliseconds on every cold start of
+    a function that imports ``cdk_ts_runtime``. ``importlib.util`` is imported only when an old path is asked for.
+    """
 
     def find_spec(
         self, fullname: str, path: object = None, target: object = None
@@ -99,7 +102,11 @@ class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         if not fullname.startswith(f"{PACKAGE}."):  # first on sys.meta_path: every other import passes through here
             return None
         new = new_name(fullname)
-        if new is None or importlib.util.find_spec(new) is None:  # a module that never was: the usual error
+        if new is None:
+            return None
+        import importlib.util
+
+        if importlib.util.find_spec(new) is None:  # a module that never was: the usual error
             return None
         return importlib.machinery.ModuleSpec(fullname, self, is_package=fullname in MOVED_PACKAGES)
 
@@ -122,6 +129,8 @@ class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def get_code(self, fullname: str) -> types.CodeType | None:
         """The new module's code, for ``python -m <old path>`` (runpy asks for it); warns its end user."""
+        import importlib.util
+
         warnings.warn(_message(fullname), FutureWarning, stacklevel=2)
         new = new_name(fullname)
         return importlib.util.find_spec(new).loader.get_code(new)
