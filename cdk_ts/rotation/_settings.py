@@ -68,21 +68,29 @@ def rotation_settings(
     lead, alarm_lead, delay = _checked_timings(problems, given)
     config = problems.collect(lambda: _config(given, lead, alarm_lead))
     check_reserved_concurrency(problems, given["reserved_concurrent_executions"])
+    schedules = None
     if layout is not None:
         pattern = table_name_glob(layout.table_prefix, layout.period)
         _check_overlapping_rotations(problems, scope, pattern, rotation_class)
+        if lead is not None and alarm_lead is not None and delay is not None:
+            # the schedules refuse timings the period cannot take (a lead longer than the period, a delay under
+            # a minute): with the other problems, under the construct's path
+            schedules = problems.collect(lambda: (
+                _schedules.before_boundary(layout.period, lead),
+                _schedules.before_boundary(layout.period, alarm_lead, "missing_table_alarm_lead"),
+                _schedules.after_boundary(layout.period, delay),
+            ))
     problems.raise_if_any()
-    # raise_if_any saw to it: each is None only with a problem recorded. ``is not None``, not truthiness: a zero
-    # resize_delay is a value the schedules below refuse by name.
-    assert layout is not None and config is not None
-    assert lead is not None and alarm_lead is not None and delay is not None
+    # raise_if_any saw to it: each is None only with a problem recorded.
+    assert layout is not None and config is not None and schedules is not None
+    create_new, create_new_retry, resize_old = schedules
     return RotationSettings(
         layout=layout,
         config=config,
         options=given,
-        create_new=_schedules.before_boundary(layout.period, lead),
-        create_new_retry=_schedules.before_boundary(layout.period, alarm_lead, "missing_table_alarm_lead"),
-        resize_old=_schedules.after_boundary(layout.period, delay),
+        create_new=create_new,
+        create_new_retry=create_new_retry,
+        resize_old=resize_old,
         reconcile_every=given["reconcile_every"] or DEFAULT_RECONCILE_EVERY,
     )
 

@@ -227,6 +227,18 @@ class TestDefaultsAndValidation:
         _app, stack, _tables = build(period="monthly")
         assert Annotations.from_stack(stack).find_warning("*", Match.string_like_regexp("2500 tables")) == []
 
+    def test_a_schedule_problem_is_reported_with_the_others_under_the_construct_path(self):
+        _app, stack = new_stack()
+        with pytest.raises(ValueError) as refused:
+            RotatingTimeSeriesTables(
+                stack, "Both", table_prefix="both", resize_delay=Duration.seconds(30), retain_periods=1
+            )
+        message = str(refused.value)
+        assert message.startswith(f"{stack.stack_name}/Both")
+        assert "resize_delay 0:00:30 must be a whole number of minutes" in message
+        assert "retain_periods 1 must be >= 2" in message
+        assert stack.node.try_find_child("Both") is None
+
     @pytest.mark.parametrize(
         ("props", "message"),
         [
