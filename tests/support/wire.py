@@ -47,6 +47,9 @@ PROVISIONED_MESSAGE = PROVISIONED_TABLE_MESSAGE
 ACCOUNT_MESSAGE = "Throughput exceeds the current throughput quota for your account."
 TABLE_ARN = "arn:aws:dynamodb:us-east-1:123456789012:table/{table}"
 REQUEST_ID = "wire-test"
+#: One attempt per call, for a test whose answer botocore would retry with a throttle's backoff (seconds of sleep
+#: the test is not about); the code under test still meets the same error.
+ONE_ATTEMPT = Config(retries={"mode": "standard", "total_max_attempts": 1})
 
 
 def reasons_for(table: str, *reasons: str, index: str | None = None) -> list[dict[str, str]]:
