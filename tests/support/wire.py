@@ -290,6 +290,11 @@ def error_response(client, error: ServiceError) -> AWSResponse:
     raise NotImplementedError(f"answer_error renders json, rest-xml and query bodies, not {protocol!r}")
 
 
+def on_table(table: str) -> Callable[[dict], bool]:
+    """``when`` for :func:`answer_error`: the calls naming ``table`` (``TableName``, or ``TableArn``), only those."""
+    return lambda params: params.get("TableName") == table or params.get("TableArn", "").endswith(f":table/{table}")
+
+
 def answer_error(
     client, operation: str, error: ServiceError, *, when: Callable[[dict], bool] = lambda _params: True
 ) -> dict:
@@ -310,3 +315,8 @@ def answer_error(
     service = client.meta.service_model.service_id.hyphenize()
     client.meta.events.register(f"provide-client-params.{service}.{operation}", remember)
     return _answer(client, operation, answer_with)
+
+
+def refuse_on_table(client, operation: str, table: str, code: str) -> dict:
+    """Answer every ``operation`` on ``table`` (and only on it) with DynamoDB's ``code`` (:func:`dynamodb_error`)."""
+    return answer_error(client, operation, dynamodb_error(code, operation=operation, table=table), when=on_table(table))
