@@ -18,11 +18,12 @@ from cdk_ts_runtime._rotation.report import RotationRunError
 from cdk_ts_runtime._rotation.rotator import RotationWindowError, TableRotator
 from cdk_ts_runtime.handlers import custom_resource, rotation
 from tests.support.cloudformation import CloudFormationReplies
+from tests.support.conformance import NO_RETRIES
 from tests.support.emf import EmfLines
 from tests.support.environment import REGION
 from tests.support.rotation import create_period_table
 from tests.support.waiting import wait_until
-from tests.support.wire import ONE_ATTEMPT, refuse_on_table
+from tests.support.wire import refuse_on_table
 
 PREFIX = "readings"
 NOW = datetime(2026, 3, 10, 0, 15, tzinfo=UTC)
@@ -235,7 +236,7 @@ class TestFailureIsolation:
     @pytest.fixture
     def dynamodb(self, aws):
         """One attempt a call: botocore retries the "later" answers as throttles, a wait these tests are not about."""
-        return boto3.client("dynamodb", region_name=REGION, config=ONE_ATTEMPT)
+        return boto3.client("dynamodb", region_name=REGION, config=NO_RETRIES)
 
     def test_one_tables_refused_delete_leaves_it_and_the_others_are_still_expired(self, dynamodb):
         make_table(dynamodb, day(0))

@@ -8,11 +8,12 @@ import boto3
 import pytest
 
 from cdk_ts_runtime import BatchWriteError, MissingPeriodTableError, PeriodRouter
+from tests.support.conformance import NO_RETRIES
 from tests.support.environment import REGION
 from tests.support.requests import RequestCounter
 from tests.support.router import create_tables
 from tests.support.times import ms, utc
-from tests.support.wire import ONE_ATTEMPT, answer_error, dynamodb_error
+from tests.support.wire import answer_error, dynamodb_error
 
 
 @pytest.fixture
@@ -67,7 +68,7 @@ def test_a_non_throttle_error_on_one_call_costs_only_that_calls_items(dynamodb, 
 
 
 def test_throttled_items_left_after_every_retry_are_reported_and_the_rest_written(aws, unique_name):
-    dynamodb = boto3.client("dynamodb", region_name=REGION, config=ONE_ATTEMPT)  # the router's retries, not botocore's
+    dynamodb = boto3.client("dynamodb", region_name=REGION, config=NO_RETRIES)  # the router's retries, not botocore's
     router = PeriodRouter(unique_name, dynamodb_client=dynamodb, sleep=lambda _s: None, max_batch_attempts=3)
     create_tables(dynamodb, router.layout, router.tables_between(utc(2026, 3, 1), utc(2026, 3, 2)))
     day_one = router.table_for(utc(2026, 3, 1))

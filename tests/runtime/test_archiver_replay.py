@@ -10,8 +10,9 @@ import pytest
 
 from cdk_ts_runtime._archiver import StreamRecordArchiver, failure_record_records, main
 from cdk_ts_runtime.handlers import archiver as archiver_handler
+from tests.support.conformance import NO_RETRIES
 from tests.support.streams import BUCKET, archived_lines, lambda_style, spread_over_hours, stream_records
-from tests.support.wire import ONE_ATTEMPT, S3_ACCESS_DENIED, S3_SLOW_DOWN, answer_error
+from tests.support.wire import S3_ACCESS_DENIED, S3_SLOW_DOWN, answer_error
 
 FAILURES = "archive-failures"
 
@@ -87,7 +88,7 @@ def odd_items():
 
 @pytest.fixture
 def s3(stream_table):
-    client = boto3.client("s3", region_name="us-east-1", config=ONE_ATTEMPT)  # SlowDown is retried as a throttle
+    client = boto3.client("s3", region_name="us-east-1", config=NO_RETRIES)  # SlowDown is retried as a throttle
     client.create_bucket(Bucket=FAILURES)
     return client
 

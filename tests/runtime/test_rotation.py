@@ -11,6 +11,7 @@ from cdk_ts_runtime import TableLayout
 from cdk_ts_runtime._rotation.config import AutoScaling, CapacityTier, RotationConfig
 from cdk_ts_runtime._rotation.report import RotationRunError
 from cdk_ts_runtime._rotation.rotator import TableRotator
+from tests.support.conformance import NO_RETRIES
 from tests.support.emf import EmfLines
 from tests.support.requests import RequestCounter
 from tests.support.rotation import (
@@ -23,7 +24,7 @@ from tests.support.rotation import (
     wait_for_export,
 )
 from tests.support.times import utc
-from tests.support.wire import ONE_ATTEMPT, refuse_on_table
+from tests.support.wire import refuse_on_table
 
 
 def make_rotator_2016(dynamodb, layout=None, **config):
@@ -296,7 +297,7 @@ class TestReconcile:
 
     def test_next_table_metric_reports_a_create_still_failing_past_the_deadline(self, dynamodb):
         lines = EmfLines()
-        dynamodb = boto3.client("dynamodb", region_name="us-east-1", config=ONE_ATTEMPT)  # a throttle to botocore
+        dynamodb = boto3.client("dynamodb", region_name="us-east-1", config=NO_RETRIES)  # a throttle to botocore
         answered = refuse_on_table(dynamodb, "CreateTable", "telemetry_2026-03-02", "LimitExceededException")
         rotator = TableRotator(  # 23:56: less than the default 5 minutes before the boundary
             TableLayout(PREFIX), RotationConfig(), dynamodb=dynamodb, metrics=lines.writer(), sleep=lambda _s: None,

@@ -33,10 +33,10 @@ from xml.sax.saxutils import escape
 import boto3
 from botocore import xform_name
 from botocore.awsrequest import AWSResponse
-from botocore.config import Config
 
 from cdk_ts.testing._rules import wire_type
 from cdk_ts.testing._throughput import ON_DEMAND_TABLE_MESSAGE, PROVISIONED_TABLE_MESSAGE
+from tests.support.conformance import NO_RETRIES
 from tests.support.environment import REGION
 
 #: The messages and ``__type`` names are the rules proxy's, each cited there: one source for both.
@@ -47,9 +47,6 @@ PROVISIONED_MESSAGE = PROVISIONED_TABLE_MESSAGE
 ACCOUNT_MESSAGE = "Throughput exceeds the current throughput quota for your account."
 TABLE_ARN = "arn:aws:dynamodb:us-east-1:123456789012:table/{table}"
 REQUEST_ID = "wire-test"
-#: One attempt per call, for a test whose answer botocore would retry with a throttle's backoff (seconds of sleep
-#: the test is not about); the code under test still meets the same error.
-ONE_ATTEMPT = Config(retries={"mode": "standard", "total_max_attempts": 1})
 
 
 def reasons_for(table: str, *reasons: str, index: str | None = None) -> list[dict[str, str]]:
@@ -136,6 +133,14 @@ def _answer(client, operation: str, answer_with: Callable[[object], AWSResponse 
     return counter
 
 
+def nowhere_client(service: str):
+    """A ``service`` client whose requests go nowhere (127.0.0.1:9), one attempt each: answer them on the wire."""
+    return boto3.client(
+        service, region_name=REGION, endpoint_url="http://127.0.0.1:9", aws_access_key_id="testing",
+        aws_secret_access_key="testing", config=NO_RETRIES,
+    )
+
+
 #: The smallest valid parameters of the operations ``parse_error`` is used with.
 _PARAMS = {
     "PutItem": {"TableName": "t", "Item": {"k": {"S": "v"}}},
@@ -148,10 +153,7 @@ _PARAMS = {
 
 def parse_error(body: bytes, operation: str = "PutItem", status: int = 400):
     """The ``ClientError`` botocore raises for ``body`` as the answer to ``operation`` (bytes in, error out)."""
-    client = boto3.client(
-        "dynamodb", region_name=REGION, endpoint_url="http://127.0.0.1:9", aws_access_key_id="testing",
-        aws_secret_access_key="testing", config=Config(retries={"mode": "standard", "total_max_attempts": 1}),
-    )
+    client = nowhere_client("dynamodb")
     answer(client, operation, lambda _request: body, status)
     method = getattr(client, xform_name(operation))
     try:
