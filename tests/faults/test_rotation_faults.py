@@ -18,10 +18,12 @@ from cdk_ts_runtime._rotation.report import RotationRunError
 from cdk_ts_runtime._rotation.rotator import RotationWindowError, TableRotator
 from cdk_ts_runtime.handlers import custom_resource, rotation
 from tests.support.cloudformation import CloudFormationReplies
+from tests.support.conformance import NO_RETRIES
 from tests.support.emf import EmfLines
-from tests.support.requests import client_error, fail_on_table, inject_failure
+from tests.support.environment import REGION
 from tests.support.rotation import create_period_table
 from tests.support.waiting import wait_until
+from tests.support.wire import refuse_on_table
 
 PREFIX = "readings"
 NOW = datetime(2026, 3, 10, 0, 15, tzinfo=UTC)
@@ -231,11 +233,16 @@ class TestExportProof:
 
 
 class TestFailureIsolation:
+    @pytest.fixture
+    def dynamodb(self, aws):
+        """One attempt a call: botocore retries the "later" answers as throttles, a wait these tests are not about."""
+        return boto3.client("dynamodb", region_name=REGION, config=NO_RETRIES)
+
     def test_one_tables_refused_delete_leaves_it_and_the_others_are_still_expired(self, dynamodb):
         make_table(dynamodb, day(0))
         for offset in (5, 6, 7):
             make_table(dynamodb, day(-offset), 1, 1)
-        fail_on_table(dynamodb, "DeleteTable", day(-6), "AccessDeniedException")
+        refuse_on_table(dynamodb, "DeleteTable", day(-6), "AccessDeniedException")
         with pytest.raises(RotationRunError, match=day(-6)) as failed:
             rotator(dynamodb, retain_periods=3).run("resize_old", NOW)
         assert sorted(state(dynamodb)) == sorted([day(0), day(-6)])
@@ -253,18 +260,15 @@ class TestFailureIsolation:
         make_table(dynamodb, day(0))
         for offset in (5, 6, 7):
             make_table(dynamodb, day(-offset), 1, 1)
-        refuse = {"on": True}
-        inject_failure(
-            dynamodb, "DeleteTable",
-            lambda p: client_error("DeleteTable", code) if refuse["on"] and p["TableName"] == day(-6) else None,
-        )
+        refused = refuse_on_table(dynamodb, "DeleteTable", day(-6), code)
         report = rotator(dynamodb, retain_periods=3).run("resize_old", NOW)
+        assert refused == {"answered": 1}
         assert sorted(state(dynamodb)) == sorted([day(0), day(-6)])
         [deferred] = [a for a in report["actions"] if a["table"] == day(-6)]
         assert (deferred["action"], deferred["step"]) == ("defer", "expire")
         assert deferred["reason"].startswith(code) and deferred["reason"].endswith("retried next run")
         # the next run deletes it
-        refuse["on"] = False
+        dynamodb = boto3.client("dynamodb", region_name=REGION)  # DynamoDB answers again: a client without the refusal
         later = NOW + timedelta(hours=1)
         rotator(dynamodb, clock=later, retain_periods=3).run("reconcile", later)
         assert sorted(state(dynamodb)) == [day(0)]
@@ -274,18 +278,19 @@ class TestFailureIsolation:
         make_table(dynamodb, day(0))
         make_table(dynamodb, day(-1))
         make_table(dynamodb, day(-2))
-        fail_on_table(dynamodb, "UpdateTable", day(-1), code)
+        refused = refuse_on_table(dynamodb, "UpdateTable", day(-1), code)
         report = rotator(
             dynamodb, previous=CapacityTier.provisioned(100, 1), older=CapacityTier.provisioned(1, 1)
         ).run("resize_old", NOW)
         assert state(dynamodb) == {day(0): (300, 1000), day(-1): (300, 1000), day(-2): (1, 1)}
         assert [a["action"] for a in report["actions"] if a["table"] == day(-1)] == ["defer"]
+        assert refused == {"answered": 1}
 
     def test_a_resize_refused_outright_is_an_error_and_the_rest_are_resized(self, dynamodb):
         make_table(dynamodb, day(0))
         make_table(dynamodb, day(-1))
         make_table(dynamodb, day(-2))
-        fail_on_table(dynamodb, "UpdateTable", day(-1), "AccessDeniedException")
+        refuse_on_table(dynamodb, "UpdateTable", day(-1), "AccessDeniedException")
         with pytest.raises(RotationRunError, match=day(-1)):
             rotator(
                 dynamodb, previous=CapacityTier.provisioned(100, 1), older=CapacityTier.provisioned(1, 1)

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import boto3
 import pytest
 
 from cdk_ts_runtime import BatchWriteError, MissingPeriodTableError, PeriodRouter
-from tests.support.requests import RequestCounter, client_error, inject_failure
+from tests.support.conformance import NO_RETRIES
+from tests.support.environment import REGION
+from tests.support.requests import RequestCounter
 from tests.support.router import create_tables
 from tests.support.times import ms, utc
+from tests.support.wire import answer_error, dynamodb_error
 
 
 @pytest.fixture
@@ -53,33 +57,30 @@ def test_a_non_throttle_error_on_one_call_costs_only_that_calls_items(dynamodb, 
     router = PeriodRouter(unique_name, dynamodb_client=dynamodb, sleep=lambda _s: None)
     create_tables(dynamodb, router.layout, router.tables_between(utc(2026, 3, 1), utc(2026, 3, 2)))
     day_two = router.table_for(utc(2026, 3, 2))
-    inject_failure(
-        dynamodb, "BatchWriteItem",
-        lambda p: client_error("BatchWriteItem", code, "injected") if day_two in p["RequestItems"] else None,
-    )
+    refusal = dynamodb_error(code, operation="BatchWriteItem", table=day_two)
+    answer_error(dynamodb, "BatchWriteItem", refusal, when=lambda p: day_two in p["RequestItems"])
     items = [{"pk": 7, "sk": ms(utc(2026, 3, 1 + i % 2, 6) + timedelta(minutes=i)), "i": i} for i in range(40)]
     with pytest.raises(BatchWriteError) as failed:
         router.put_items(items)
     assert sorted(i["i"] for i in failed.value.items) == [i for i in range(40) if i % 2]
-    assert set(failed.value.reasons) == {f"{code}: injected"}
+    assert set(failed.value.reasons) == {f"{code}: {refusal.message}"}
     assert [item["i"] for item in stored(router, 1)] == [i for i in range(40) if i % 2 == 0]
 
 
-def test_throttled_items_left_after_every_retry_are_reported_and_the_rest_written(dynamodb, unique_name):
+def test_throttled_items_left_after_every_retry_are_reported_and_the_rest_written(aws, unique_name):
+    dynamodb = boto3.client("dynamodb", region_name=REGION, config=NO_RETRIES)  # the router's retries, not botocore's
     router = PeriodRouter(unique_name, dynamodb_client=dynamodb, sleep=lambda _s: None, max_batch_attempts=3)
     create_tables(dynamodb, router.layout, router.tables_between(utc(2026, 3, 1), utc(2026, 3, 2)))
     day_one = router.table_for(utc(2026, 3, 1))
-    inject_failure(
-        dynamodb, "BatchWriteItem",
-        lambda p: client_error("BatchWriteItem", "ProvisionedThroughputExceededException")
-        if day_one in p["RequestItems"] else None,
-    )
+    throttle = dynamodb_error("ProvisionedThroughputExceededException", operation="BatchWriteItem", table=day_one)
+    answered = answer_error(dynamodb, "BatchWriteItem", throttle, when=lambda p: day_one in p["RequestItems"])
     counter = RequestCounter(dynamodb)
     items = [{"pk": 7, "sk": ms(utc(2026, 3, 1 + i % 2, 6) + timedelta(minutes=i)), "i": i} for i in range(10)]
     with pytest.raises(BatchWriteError, match="throttled") as failed:
         router.put_items(items)
     assert sorted(i["i"] for i in failed.value.items) == [0, 2, 4, 6, 8]
     assert counter.calls["BatchWriteItem"] == 3 + 1
+    assert answered == {"answered": 3}
     assert [item["i"] for item in stored(router, 2)] == [1, 3, 5, 7, 9]
 
 

@@ -9,9 +9,9 @@ import pytest
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime import CorruptShardMetadataError, ShardedTable, ThrottledError
-from tests.support.requests import inject_failure
 from tests.support.sharding import Clock, create_tables, metadata_item, sharded, throttle_puts
 from tests.support.threads import start_and_join
+from tests.support.wire import CLOUDWATCH_ACCESS_DENIED, answer_error
 
 
 def writers(client, main, metadata, clock, count=16, **options):
@@ -107,8 +107,7 @@ def test_a_cloudwatch_failure_while_classifying_is_no_growth_and_the_throttle_is
 
     client, _main, _metadata = sharded_tables
     cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
-    inject_failure(cloudwatch, "GetMetricStatistics",
-                   lambda _p: ClientError({"Error": {"Code": "AccessDenied", "Message": "no"}}, "GetMetricStatistics"))
+    denied = answer_error(cloudwatch, "GetMetricStatistics", CLOUDWATCH_ACCESS_DENIED)
     table = sharded(sharded_tables, cooldown_seconds=1, max_attempts=3, cloudwatch_client=cloudwatch)
     table.put_item({"file_path": "/quiet", "timestamp": 0})
     table.clock.now += 5
@@ -116,6 +115,7 @@ def test_a_cloudwatch_failure_while_classifying_is_no_growth_and_the_throttle_is
     with pytest.raises(ClientError) as raised:
         table.put_item({"file_path": "/quiet", "timestamp": 1})
     assert raised.value.response["Error"]["Code"] == "ProvisionedThroughputExceededException"
+    assert denied == {"answered": 3}  # asked once per throttled attempt
     assert metadata_item(sharded_tables, "/quiet")["number_of_shards"] == {"N": "1"}
 
 

@@ -10,8 +10,9 @@ import boto3
 from cdk_ts_runtime._archive_lines import group_records
 from cdk_ts_runtime._archiver import StreamRecordArchiver
 from cdk_ts_runtime.handlers import archiver
-from tests.support.requests import client_error, inject_failure
+from tests.support.conformance import NO_RETRIES
 from tests.support.streams import BUCKET, archived_lines, lambda_event, spread_over_hours, stream_records
+from tests.support.wire import S3_SLOW_DOWN, answer_error
 
 
 def every_type_item():
@@ -95,20 +96,15 @@ def test_a_failed_write_reports_its_groups_first_record_and_writes_nothing_after
         dynamodb.put_item(TableName="readings", Item={"pk": {"S": "d"}, "sk": {"N": str(i)}})
     dynamodb.delete_item(TableName="readings", Key={"pk": {"S": "d"}, "sk": {"N": "0"}})
     records = spread_over_hours(stream_records(stream), [0, 0, 1, 1, 1, 2, 2])
-    s3 = boto3.client("s3", region_name="us-east-1")
+    s3 = boto3.client("s3", region_name="us-east-1", config=NO_RETRIES)  # SlowDown is retried as a throttle
     failing = {"on": True}
-    inject_failure(
-        s3,
-        "PutObject",
-        lambda p: (
-            client_error("PutObject", "SlowDown", "injected") if failing["on"] and "/hour=23/" in p["Key"] else None
-        ),
-    )
+    answered = answer_error(s3, "PutObject", S3_SLOW_DOWN, when=lambda p: failing["on"] and "/hour=23/" in p["Key"])
     archive = StreamRecordArchiver(BUCKET, "dynamodb/", s3_client=s3)
 
     response = archive.archive(records)
 
     assert response == {"batchItemFailures": [{"itemIdentifier": records[2]["dynamodb"]["SequenceNumber"]}]}
+    assert answered == {"answered": 1}
     assert {line["eventID"] for line in archived_lines(s3)} == {r["eventID"] for r in records[:2]}
 
     # Lambda retries from the reported record; with S3 healthy again everything is archived exactly once.

@@ -10,8 +10,9 @@ import pytest
 
 from cdk_ts_runtime._archiver import StreamRecordArchiver, failure_record_records, main
 from cdk_ts_runtime.handlers import archiver as archiver_handler
-from tests.support.requests import client_error, inject_failure
+from tests.support.conformance import NO_RETRIES
 from tests.support.streams import BUCKET, archived_lines, lambda_style, spread_over_hours, stream_records
+from tests.support.wire import S3_ACCESS_DENIED, S3_SLOW_DOWN, answer_error
 
 FAILURES = "archive-failures"
 
@@ -87,7 +88,7 @@ def odd_items():
 
 @pytest.fixture
 def s3(stream_table):
-    client = boto3.client("s3", region_name="us-east-1")
+    client = boto3.client("s3", region_name="us-east-1", config=NO_RETRIES)  # SlowDown is retried as a throttle
     client.create_bucket(Bucket=FAILURES)
     return client
 
@@ -105,11 +106,7 @@ def test_an_outage_longer_than_the_retries_loses_nothing_once_replayed(stream_ta
         dynamodb.put_item(TableName="readings", Item={"pk": {"S": "d"}, "sk": {"N": str(sk)}})
     records = lambda_style(spread_over_hours(stream_records(stream), [0, 0, 0, 1, 1, 1, 2, 2]))
     outage = {"on": False}
-    inject_failure(
-        s3, "PutObject",
-        lambda p: client_error("PutObject", "AccessDenied", "injected") if outage["on"] and p["Bucket"] == BUCKET
-        else None,
-    )
+    answered = answer_error(s3, "PutObject", S3_ACCESS_DENIED, when=lambda p: outage["on"] and p["Bucket"] == BUCKET)
     archiver = StreamRecordArchiver(BUCKET, "dynamodb/", s3_client=s3)
     mapping = Mapping(archiver, s3)
 
@@ -121,6 +118,7 @@ def test_an_outage_longer_than_the_retries_loses_nothing_once_replayed(stream_ta
     assert not mapping.deliver(records[5:])
     # ... the failure records hold the whole batch (payload), not just the sequence range
     assert len(keys_under(s3, FAILURES, "aws/lambda/")) == 2
+    assert answered == {"answered": 8}  # two batches, each tried 1 + 3 times, refused at its first write
     # and the outage ends and the replay runs (twice: a second run finds nothing left to do)
     outage["on"] = False
     report = archiver.replay(FAILURES)
@@ -152,14 +150,11 @@ def test_a_failure_record_is_marked_done_only_after_all_its_records_are_written(
     broken = failure_key("broken")
     s3.put_object(Bucket=FAILURES, Key=broken, Body=b'{"DDBStreamBatchInfo": {}}')  # an SQS-style record: no payload
     failing = {"on": True}
-    inject_failure(
-        s3, "PutObject",
-        lambda p: client_error("PutObject", "SlowDown", "injected") if failing["on"] and "/hour=23/" in p["Key"]
-        else None,
-    )
+    answered = answer_error(s3, "PutObject", S3_SLOW_DOWN, when=lambda p: failing["on"] and "/hour=23/" in p["Key"])
     archiver = StreamRecordArchiver(BUCKET, "dynamodb/", s3_client=s3)
 
     report = archiver.replay(FAILURES)
+    assert answered == {"answered": 1}
     assert [f["failure"] for f in report["failed"]] == sorted([key, broken])
     assert "only an S3 on-failure destination keeps the records" in json.dumps(report["failed"])
     assert sorted(keys_under(s3, FAILURES, "aws/lambda/")) == sorted([key, broken])  # both still to do

@@ -11,8 +11,9 @@ from cdk_ts_runtime import TableLayout
 from cdk_ts_runtime._rotation.config import AutoScaling, CapacityTier, RotationConfig
 from cdk_ts_runtime._rotation.report import RotationRunError
 from cdk_ts_runtime._rotation.rotator import TableRotator
+from tests.support.conformance import NO_RETRIES
 from tests.support.emf import EmfLines
-from tests.support.requests import RequestCounter, client_error, fail_on_table, inject_failure
+from tests.support.requests import RequestCounter
 from tests.support.rotation import (
     PREFIX,
     capacity,
@@ -23,6 +24,7 @@ from tests.support.rotation import (
     wait_for_export,
 )
 from tests.support.times import utc
+from tests.support.wire import refuse_on_table
 
 
 def make_rotator_2016(dynamodb, layout=None, **config):
@@ -218,7 +220,7 @@ class TestDecreaseBudget:
     def test_a_refused_update_fails_that_table_only_and_the_run_ends_in_error(self, dynamodb):
         create_period_table(dynamodb, "telemetry_2026-02-27")
         create_period_table(dynamodb, "telemetry_2026-02-28")
-        fail_on_table(dynamodb, "UpdateTable", "telemetry_2026-02-27", "AccessDeniedException", "not authorized")
+        refuse_on_table(dynamodb, "UpdateTable", "telemetry_2026-02-27", "AccessDeniedException")
         with pytest.raises(RotationRunError, match="1 table\\(s\\) failed: telemetry_2026-02-27") as failed:
             make_rotator_2016(dynamodb).run("resize_old", utc(2026, 3, 2, 0, 15))
         assert {a["table"]: a["action"] for a in failed.value.report.actions} == {
@@ -295,7 +297,8 @@ class TestReconcile:
 
     def test_next_table_metric_reports_a_create_still_failing_past_the_deadline(self, dynamodb):
         lines = EmfLines()
-        fail_on_table(dynamodb, "CreateTable", "telemetry_2026-03-02", "LimitExceededException", "too many tables")
+        dynamodb = boto3.client("dynamodb", region_name="us-east-1", config=NO_RETRIES)  # a throttle to botocore
+        answered = refuse_on_table(dynamodb, "CreateTable", "telemetry_2026-03-02", "LimitExceededException")
         rotator = TableRotator(  # 23:56: less than the default 5 minutes before the boundary
             TableLayout(PREFIX), RotationConfig(), dynamodb=dynamodb, metrics=lines.writer(), sleep=lambda _s: None,
             clock=lambda: utc(2026, 3, 1, 23, 56),
@@ -303,6 +306,7 @@ class TestReconcile:
         report = rotator.run("reconcile", utc(2026, 3, 1, 23, 56))  # "later" from DynamoDB: no error
         [deferred] = [a for a in report["actions"] if a["table"] == "telemetry_2026-03-02" and a["action"] == "defer"]
         assert deferred["attempts"] == 8  # no time limit here: every try the rotation allows itself
+        assert answered == {"answered": 8}
         assert "telemetry_2026-03-01" in table_names(dynamodb)
         assert "telemetry_2026-03-02" not in table_names(dynamodb)
         # told at the first refusal past the deadline, and again as the run ended
@@ -371,13 +375,11 @@ class TestExpiry:
 
     def test_a_failed_export_keeps_the_table_and_is_retried_next_run(self, dynamodb):
         create_period_table(dynamodb, "telemetry_2026-02-01")
-        inject_failure(
-            dynamodb,
-            "ExportTableToPointInTime",
-            lambda _p: client_error("ExportTableToPointInTime", "PointInTimeRecoveryUnavailableException", "PITR off"),
-        )
+        code = "PointInTimeRecoveryUnavailableException"
+        answered = refuse_on_table(dynamodb, "ExportTableToPointInTime", "telemetry_2026-02-01", code)
         report = make_rotator(dynamodb, retain_periods=2, archive_bucket="archive").run(
             "resize_old", utc(2026, 3, 2, 0, 15)
         )
         assert "telemetry_2026-02-01" in table_names(dynamodb)
         assert report["actions"][-1]["action"] == "export_failed"
+        assert answered == {"answered": 1}

@@ -10,9 +10,10 @@ import pytest
 from cdk_ts_runtime import TableLayout
 from cdk_ts_runtime._rotation.config import ENV_ROTATION_CONFIG, CapacityTier, RightSizing, RotationConfig
 from cdk_ts_runtime.handlers import rotation
-from tests.support.requests import RequestCounter, client_error, inject_failure
+from tests.support.requests import RequestCounter
 from tests.support.rotation import PREFIX, OnTimeRotator, ReportedState, actions, create_period_table
 from tests.support.times import utc
+from tests.support.wire import CLOUDWATCH_ACCESS_DENIED, answer_error
 
 WHEN = utc(2026, 3, 1, 23, 45)
 CURRENT = "telemetry_2026-03-01"
@@ -94,11 +95,12 @@ def test_without_data_points_the_configured_tier_is_used(dynamodb, cloudwatch):
 
 
 def test_when_cloudwatch_is_denied_the_configured_tier_is_used_and_the_run_succeeds(dynamodb, cloudwatch):
-    inject_failure(cloudwatch, "GetMetricStatistics", lambda _p: client_error("GetMetricStatistics", "AccessDenied"))
+    denied = answer_error(cloudwatch, "GetMetricStatistics", CLOUDWATCH_ACCESS_DENIED)
 
     report = rotator(dynamodb, cloudwatch, CapacityTier.provisioned(300, 1000, right_size=True)).run(
         "create_new", WHEN)
 
+    assert denied == {"answered": 1}
     assert provisioned_units(dynamodb, NEXT) == (300, 1000)
     assert sizing_report(report)["reason"].startswith("AccessDenied")
     assert not actions(report, "error")
