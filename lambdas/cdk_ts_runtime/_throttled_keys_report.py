@@ -22,6 +22,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from cdk_ts_runtime._aws import error_code, error_message
 from cdk_ts_runtime._contributor_insights import partition_keys_rule
 from cdk_ts_runtime._errors import ValidationError
+from cdk_ts_runtime._inputs import whole
 from cdk_ts_runtime._periods import period_start, require_utc, shift, table_name
 from cdk_ts_runtime._table_layout import TableLayout
 
@@ -116,8 +117,7 @@ class PeriodThrottledKeys:
         start, end = require_utc(start), require_utc(end)
         if end <= start:
             raise ValidationError(f"the time range ends ({end.isoformat()}) before it starts ({start.isoformat()})")
-        if isinstance(period_seconds, bool) or not isinstance(period_seconds, int) or period_seconds < 1:
-            raise ValidationError(f"period_seconds {period_seconds!r} must be a whole number of seconds, at least 1")
+        whole("period_seconds", period_seconds, hint="the report's data-point period in seconds")
         top = check_top(top)
         return [self._table_report(table, start, end, period_seconds, top) for table in self.tables(end)]
 
