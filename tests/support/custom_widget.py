@@ -17,11 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-import boto3
-from botocore.config import Config
-
-from tests.support.environment import REGION
-from tests.support.wire import response
+from tests.support.wire import nowhere_client, response
 
 DOCUMENTED_EVENT = """{
     "widgetContext": {
@@ -111,10 +107,7 @@ def report_body(contributors: list[tuple[str, float]], *, unique: int | None = N
 def cloudwatch_client():
     """A CloudWatch client whose requests go nowhere (127.0.0.1:9), one attempt each: answer them with
     :func:`answer_reports`; an unanswered one fails to connect, as from a VPC with no CloudWatch endpoint."""
-    client = boto3.client(
-        "cloudwatch", region_name=REGION, endpoint_url="http://127.0.0.1:9", aws_access_key_id="testing",
-        aws_secret_access_key="testing", config=Config(retries={"mode": "standard", "total_max_attempts": 1}),
-    )
+    client = nowhere_client("cloudwatch")
     assert client.meta.service_model.resolved_protocol == "json", "these bodies are CloudWatch's JSON protocol"
     return client
 
