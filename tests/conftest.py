@@ -19,8 +19,9 @@ from tests.support.streams import create_stream_table
 from tests.support.throttling import ROUTER_START, SHARDING_START
 
 _counter = itertools.count()
-#: Windows longer than the proxy's defaults (a few seconds): tests on a frozen clock see UPDATING and CREATING.
-LONG_WINDOWS = {"update_seconds": 60.0, "create_seconds": 20.0}
+#: Windows longer than the proxy's defaults (a few seconds), lasting their whole seconds even after a DescribeTable
+#: has seen them: tests on a frozen clock see UPDATING and CREATING until they move the clock.
+LONG_WINDOWS = {"update_seconds": 60.0, "create_seconds": 20.0, "windows_end_at_first_wait": False}
 
 
 @pytest.fixture(autouse=True)

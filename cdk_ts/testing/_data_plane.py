@@ -21,6 +21,7 @@ from cdk_ts.testing._throughput import (
     updated_item,
     write_charge,
 )
+from cdk_ts.testing._validity import EngineDecides, check_exact_key, check_key
 
 if TYPE_CHECKING:
     from cdk_ts.testing._server import RulesState
@@ -89,8 +90,13 @@ class DataPlaneRules:
         shape = s.shape(name, headers)
         if shape is None:
             return s.forward(operation, body, headers)
-        # A request without its Item or Key goes on to the engine, whose ValidationException is the answer.
-        key = shape.key_of(request.get("Item") or {}) if operation == "PutItem" else (request.get("Key") or {})
+        # A key the table's schema refuses is the engine's to answer (ValidationException), before any throttle.
+        if operation == "PutItem":
+            key = shape.key_of(request["Item"])
+            check_key(request["Item"], shape.hash_key, shape.range_key, shape.key_types)
+        else:
+            key = request["Key"]
+            check_exact_key(key, shape.hash_key, shape.range_key, shape.key_types)
         old = self._stored(shape, key, headers)
         if operation == "PutItem":
             new = request.get("Item") or {}
@@ -132,6 +138,8 @@ class DataPlaneRules:
         index = shape.indexes.get(request.get("IndexName") or "") if shape is not None else None
         if shape is None or (request.get("IndexName") and index is None):
             return s.forward(operation, body, headers)  # no such table, or a local secondary index: not modelled
+        if operation == "GetItem":
+            check_exact_key(request["Key"], shape.hash_key, shape.range_key, shape.key_types)
         key_value = key_value_of(request, index.hash_key if index else shape.hash_key)
         capacity = self._capacity(shape)
         now = self._now()
@@ -140,12 +148,24 @@ class DataPlaneRules:
         # next read drawing on an overdrawn bucket.
         reasons = s.throughput.read_refusal(limits, now)
         if reasons:
+            self._engine_judges_first(operation, body, headers)
             raise _keyed(throttle_error(capacity.billing_mode, reasons), key_value)
         status, out_headers, data = s.forward(operation, body, headers)
         if status == 200:
             units = read_charge(items_of(json.loads(data)), bool(request.get("ConsistentRead")))
             s.throughput.debit(limits, units, self._now())
         return status, out_headers, data
+
+    def _engine_judges_first(self, operation: str, body: bytes, headers: dict) -> None:
+        """Before a read is throttled, the engine judges its validity: a read changes nothing, so the layer can ask.
+
+        DynamoDB refuses an invalid request (an expression that does not parse, an unknown index, ...) before it
+        looks at throughput; the layer does not parse everything the engine does. The engine's refusal is the answer
+        (:class:`EngineDecides`); when it accepts, the throttle is.
+        """
+        status, _headers, _data = self.s.forward(operation, body, headers)
+        if status != 200:
+            raise EngineDecides
 
     def op_GetItem(self, request, body, headers):  # noqa: N802
         return self._single_read(
@@ -196,7 +216,7 @@ class DataPlaneRules:
         for table, writes in (request.get("RequestItems") or {}).items():
             shape = s.shape(table_name_of(table), headers)
             if shape is not None:
-                requested[shape.name] = [shape.key_of(_written(w)) for w in writes]
+                requested[shape.name] = _checked_keys(shape, writes)
         stored = self._stored_many(requested, headers)
 
         def admit(shape: TableShape, capacity: Capacity, write: dict) -> list[dict]:
@@ -237,6 +257,11 @@ class DataPlaneRules:
             return s.throughput.read_refusal(
                 s.throughput.table_limits(shape, capacity, key.get(shape.hash_key), False, now), now)
 
+        for table, spec in (request.get("RequestItems") or {}).items():
+            shape = s.shape(table_name_of(table), headers)
+            for key in spec["Keys"] if shape is not None else ():
+                check_exact_key(key, shape.hash_key, shape.range_key, shape.key_types)
+
         kept_keys, unprocessed_keys, shapes, first = self._split_batch(
             request, headers, lambda spec: spec.get("Keys") or [], admit)
         specs = request.get("RequestItems") or {}
@@ -245,6 +270,7 @@ class DataPlaneRules:
         if not kept:
             if first is None:  # nothing asked for: the engine's answer
                 return s.forward("BatchGetItem", body, headers)
+            self._engine_judges_first("BatchGetItem", body, headers)
             raise throttle_error(*first)
         trimmed = json.dumps({**request, "RequestItems": kept}).encode()
         status, out_headers, data = s.forward("BatchGetItem", trimmed, headers)
@@ -277,6 +303,21 @@ def _keyed(error: RuleError, key_value: dict | None) -> RuleError:
     """``error`` marked with the partition key value it refused, for the per-key counts."""
     error.key = None if key_value is None else key_identity(key_value)  # type: ignore[attr-defined]
     return error
+
+
+def _checked_keys(shape: TableShape, writes: list[dict]) -> list[dict]:
+    """The primary keys a BatchWriteItem writes in ``shape``'s table; :class:`EngineDecides` for a key the schema
+    refuses, or two writes of one item ("Provided list of item keys contains duplicates", API_BatchWriteItem)."""
+    keys = []
+    for write in writes:
+        if "PutRequest" in write:
+            check_key(write["PutRequest"]["Item"], shape.hash_key, shape.range_key, shape.key_types)
+        else:
+            check_exact_key(write["DeleteRequest"]["Key"], shape.hash_key, shape.range_key, shape.key_types)
+        keys.append(shape.key_of(_written(write)))
+    if len({key_identity(key) for key in keys}) != len(keys):
+        raise EngineDecides
+    return keys
 
 
 def _written(write: dict) -> dict:

@@ -38,6 +38,7 @@ from cdk_ts.testing._throughput import (
     Throughput,
     reasons_of,
 )
+from cdk_ts.testing._validity import EngineDecides, check_names, check_request
 from cdk_ts_runtime._errors import ValidationError
 
 TARGET_PREFIX = "DynamoDB_20120810."
@@ -50,6 +51,7 @@ _DROP_RESPONSE = {"content-length", "connection", "keep-alive", "transfer-encodi
 # a few named codes: botocore/retries/standard.py, data/_retry.json), so a harness bug fails the test at once and
 # says it is the harness's, never looking like DynamoDB's retryable InternalServerError.
 HARNESS_FAULT = "HarnessFaultException"
+JSON_1_0 = "application/x-amz-json-1.0"
 HARNESS_FAULT_TYPE = "cdk_ts.testing#" + HARNESS_FAULT
 
 
@@ -135,6 +137,9 @@ class RulesState:
         # (table, Operation, Code, reasons, partition key identity or None): what ``LocalDynamoDB.throttles`` reads
         self.refusal_details: Counter[tuple] = Counter()
         self.stats_lock = threading.Lock()
+        # The path (with its query string) of the request each server thread answers: forwarded as the client sent
+        # it, so query-string signing reaches the engine.
+        self.request_path = threading.local()
 
     def count(self, counter: Counter, key: str) -> None:
         """Count one request or refusal (thread-safe: the benchmarks read these counts)."""
@@ -164,18 +169,27 @@ class RulesState:
                 counter.clear()
 
     # -- engine helpers ---------------------------------------------------------------------------------------
-    def forward(self, operation: str, body: bytes, headers: dict) -> tuple[int, list[tuple[str, str]], bytes]:
-        """Send ``operation`` with ``body`` to the engine, with the caller's auth headers."""
+    def forward(self, operation: str, body: bytes, headers: dict,
+                content_type: str | None = None) -> tuple[int, list[tuple[str, str]], bytes]:
+        """Send ``operation`` with ``body`` to the engine, with the caller's auth headers.
+
+        :param content_type: the body's content type.
+            Default: None -- the client's, or none when it sent none (the engine answers that as DynamoDB does).
+        """
         # Header names are case-insensitive (RFC 9110, 5.1): the client's own target and content type go, however
         # it spells them (the AWS SDK for JavaScript v3 sends lower case), or the engine would see two of each.
         out = {k: v for k, v in headers.items() if k.lower() not in _DROP_REQUEST | _REPLACED_REQUEST}
         out["X-Amz-Target"] = TARGET_PREFIX + operation
-        out["Content-Type"] = "application/x-amz-json-1.0"
-        return self.engine.send("POST", "/", body, out)
+        # DynamoDB answers in the JSON content type it was sent, application/json when none (dynalite's connection
+        # tests, recorded against DynamoDB).
+        content_type = content_type or _content_type(headers)
+        if content_type:
+            out["Content-Type"] = content_type
+        return self.engine.send("POST", getattr(self.request_path, "value", "/"), body, out)
 
     def call(self, operation: str, request: dict, headers: dict) -> tuple[int, dict]:
         """``forward`` with JSON in and out."""
-        status, _headers, data = self.forward(operation, json.dumps(request).encode(), headers)
+        status, _headers, data = self.forward(operation, json.dumps(request).encode(), headers, JSON_1_0)
         return status, (json.loads(data) if data else {})
 
     def describe(self, name: str, headers: dict) -> dict | None:
@@ -229,20 +243,37 @@ DATA_PLANE = {"PutItem", "UpdateItem", "DeleteItem", "GetItem", "Query", "Scan",
               "TransactWriteItems", "TransactGetItems"}
 
 
+def _content_type(headers: dict) -> str | None:
+    """The request's Content-Type, however the client spelt the header's name."""
+    return next((v for k, v in headers.items() if k.lower() == "content-type"), None)
+
+
 def _tables_of(request: dict) -> list[str]:
-    """The table names a data-plane request touches."""
+    """The table names a data-plane request touches (names of the wrong type are the engine's to refuse)."""
     if not isinstance(request, dict):  # a body that is JSON but not an object: the engine's to refuse
         return []
-    if "TableName" in request:
+    if isinstance(request.get("TableName"), str):
         return [table_name_of(request["TableName"])]
-    if "RequestItems" in request:
-        return [table_name_of(t) for t in request["RequestItems"]]
+    if isinstance(request.get("RequestItems"), dict):
+        return [table_name_of(t) for t in request["RequestItems"] if isinstance(t, str)]
     names = []
-    for entry in request.get("TransactItems") or []:
-        for action in entry.values():
-            if isinstance(action, dict) and "TableName" in action:
+    entries = request.get("TransactItems")
+    for entry in entries if isinstance(entries, list) else []:
+        for action in entry.values() if isinstance(entry, dict) else []:
+            if isinstance(action, dict) and isinstance(action.get("TableName"), str):
                 names.append(table_name_of(action["TableName"]))
     return names
+
+
+def _parsed(body: bytes) -> dict:
+    """The request's JSON object; anything else is the engine's to refuse (SerializationException)."""
+    try:
+        request = json.loads(body or b"{}")
+    except ValueError:  # not JSON, or not UTF-8 (UnicodeDecodeError is a ValueError)
+        raise EngineDecides from None
+    if not isinstance(request, dict):
+        raise EngineDecides
+    return request
 
 
 def _error(error: RuleError) -> tuple[int, list[tuple[str, str]], bytes]:
@@ -279,15 +310,24 @@ class Rules:
         request: dict = {}
         try:
             s.finish_deletes(headers)
-            request = json.loads(body or b"{}") if handler is not None or operation in DATA_PLANE else {}
-            if operation in DATA_PLANE and s.control.tables:
-                s.control.check_data_plane(_tables_of(request), s.clock.now())
+            if handler is None and operation not in DATA_PLANE:
+                return s.forward(operation, body, headers)
+            request = _parsed(body)
+            # DynamoDB's order: the request's own validity, then the table and its state, then throughput.
+            check_names(operation, request)
+            if operation in DATA_PLANE:
+                check_request(operation, request)
+                if s.control.tables:
+                    s.control.check_data_plane(_tables_of(request), s.clock.now())
             if handler is None:
                 return s.forward(operation, body, headers)
             answer = handler(request, body, headers)
             if operation == "UpdateTable":  # throughput or indexes may have changed: learn the shape again
                 s.table_info.pop(table_name_of(request.get("TableName", "")), None)
             return answer
+        except EngineDecides:  # a malformed request: the engine's validation answers it, before any rule of ours
+            request = {}
+            return s.forward(operation, body, headers)
         except RuleError as error:
             s.count_refusal(operation, error.code, reasons_of(error), _tables_of(request), getattr(error, "key", None))
             return _error(error)
@@ -409,13 +449,29 @@ class Rules:
             return s.forward("ListTagsOfResource", body, headers)
         return json_answer(200, {"Tags": shown})
 
+    def _no_such_table(self, request: dict, headers: dict):
+        """The answer for a table the engine does not have: the engine's own, for its wording and its validation of
+        the request; DynamoDB's ResourceNotFoundException when the engine does not know the operation (dynalite has
+        no Contributor Insights)."""
+        operation = next((v for k, v in headers.items() if k.lower() == "x-amz-target"), "")[len(TARGET_PREFIX):]
+        status, out_headers, data = self.s.forward(operation, json.dumps(request).encode(), headers)
+        code = ""
+        if status == 400:
+            try:
+                code = str(json.loads(data).get("__type", "")).rsplit("#", 1)[-1]
+            except (ValueError, AttributeError):
+                code = ""
+        if code in ("ResourceNotFoundException", "ValidationException", "SerializationException"):
+            return status, out_headers, data
+        raise RuleError("ResourceNotFoundException", "Requested resource not found")
+
     def _time_to_live(self, request: dict, headers: dict, act):
         """``act(name, now)`` for a table the engine has, its TTL first learnt from the engine if it keeps one."""
         s = self.s
         name = table_name_of(request.get("TableName", ""))
         with s.lock:
-            if s.describe(name, headers) is None:  # the engine may not know the operation: answer as DynamoDB
-                raise RuleError("ResourceNotFoundException", "Requested resource not found")
+            if s.describe(name, headers) is None:
+                return self._no_such_table(request, headers)
             if name not in s.settling.ttl.tables:
                 status, body = s.call("DescribeTimeToLive", {"TableName": name}, headers)  # dynalite: no TTL
                 s.settling.ttl.state_for(name, body.get("TimeToLiveDescription") if status == 200 else None)
@@ -437,7 +493,9 @@ class Rules:
             return status, _h, data
         payload = json.loads(data)
         with s.lock:
-            s.control.overlay(payload["Table"], s.clock.now())
+            now = s.clock.now()
+            s.control.overlay(payload["Table"], now)
+            s.control.seen_by_wait(str(payload["Table"].get("TableName", "")), now)
         return json_answer(200, payload)
 
     # Contributor Insights: neither engine has the API, so the harness keeps each table's state. ENABLE sets the
@@ -451,7 +509,7 @@ class Rules:
         name = table_name_of(request.get("TableName", ""))
         with s.lock:
             if s.describe(name, headers) is None:
-                raise RuleError("ResourceNotFoundException", "Requested resource not found")
+                return self._no_such_table(request, headers)
             return act(name, s.insights.setdefault(name, {"status": "DISABLED"}), s.clock.now())
 
     def op_UpdateContributorInsights(self, request: dict, body: bytes, headers: dict):  # noqa: N802
@@ -554,14 +612,23 @@ def make_handler(state: RulesState):
             length = int(self.headers.get("Content-Length") or 0)
             return self.rfile.read(length) if length else b""
 
-        def _reply(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
+        def _reply(self, status: int, headers: list[tuple[str, str]], body: bytes,
+                   content_type: str | None = None) -> None:
             self.send_response(status)
+            chunked = any(n.lower() == "transfer-encoding" and "chunked" in v.lower() for n, v in headers)
             for name, value in headers:
-                if name.lower() not in _DROP_RESPONSE:
-                    self.send_header(name, value)
-            self.send_header("Content-Length", str(len(body)))
-            # Recomputed for every body: the proxy may have rewritten it, and botocore checks it.
-            self.send_header("x-amz-crc32", str(zlib.crc32(body) & 0xFFFFFFFF))
+                if name.lower() in _DROP_RESPONSE:
+                    continue
+                if name.lower() == "content-type" and value == JSON_1_0 and content_type == "application/json":
+                    value = content_type  # the layer's own answers, in the JSON type the client sent
+                self.send_header(name, value)
+            if chunked:  # the engine's framing, kept: clients may read it (dynalite's 413 test does)
+                self.send_header("Transfer-Encoding", "chunked")
+                body = (f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n") if body else b"0\r\n\r\n"
+            else:
+                self.send_header("Content-Length", str(len(body)))
+                # Recomputed for every body: the proxy may have rewritten it, and botocore checks it.
+                self.send_header("x-amz-crc32", str(zlib.crc32(body) & 0xFFFFFFFF))
             # Headers and body in one write: two small writes on a keep-alive connection meet Nagle's
             # algorithm and the client's delayed ACK, and each response then waits ~40 ms.
             self._headers_buffer.append(b"\r\n")  # type: ignore[attr-defined] # http.server's own buffer
@@ -575,24 +642,30 @@ def make_handler(state: RulesState):
                 status, payload = 400, {"error": str(error)}
             self._reply(status, [("Content-Type", "application/json")], json.dumps(payload).encode())
 
+        def _pass_through(self) -> None:
+            """Any request the layer has no rule for (other methods, other services), to the engine as sent."""
+            body = self._body()
+            out = {k: v for k, v in self.headers.items() if k.lower() not in _DROP_REQUEST}
+            self._reply(*state.engine.send(self.command, self.path, body, out))
+
         def do_GET(self) -> None:  # noqa: N802 - http.server's API
             if self.path.startswith("/_rules/"):
                 return self._admin("GET")
-            status, headers, data = state.engine.send("GET", self.path, b"", {})
-            self._reply(status, headers, data)
+            return self._pass_through()
+
+        do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_HEAD = _pass_through  # noqa: N815
 
         def do_POST(self) -> None:  # noqa: N802
             if self.path.startswith("/_rules/"):
                 return self._admin("POST")
+            target = self.headers.get("X-Amz-Target", "")  # email.message lookups ignore the case of the name
+            if not target.startswith(TARGET_PREFIX):  # DynamoDB Streams and anything else: passed through untouched
+                return self._pass_through()
             body = self._body()
             headers = {k: v for k, v in self.headers.items()}
-            target = self.headers.get("X-Amz-Target", "")  # email.message lookups ignore the case of the name
-            if target.startswith(TARGET_PREFIX):
-                status, out_headers, data = rules.handle(target[len(TARGET_PREFIX):], body, headers)
-            else:  # DynamoDB Streams and anything else: passed through untouched
-                out = {k: v for k, v in headers.items() if k.lower() not in _DROP_REQUEST}
-                status, out_headers, data = state.engine.send("POST", self.path, body, out)
-            self._reply(status, out_headers, data)
+            state.request_path.value = self.path
+            status, out_headers, data = rules.handle(target[len(TARGET_PREFIX):], body, headers)
+            self._reply(status, out_headers, data, _content_type(headers))
 
         def log_message(self, format, *args) -> None:  # noqa: A002 - http.server's signature
             pass

@@ -121,6 +121,7 @@ class TableShape:
     write_capacity: int
     warm_read: int
     warm_write: int
+    key_types: dict[str, str] = field(default_factory=dict)  # S, N or B by attribute (AttributeDefinitions)
 
     @classmethod
     def from_description(cls, description: dict) -> TableShape:
@@ -158,6 +159,7 @@ class TableShape:
             write_capacity=int(throughput.get("WriteCapacityUnits") or 0),
             warm_read=int(warm.get("ReadUnitsPerSecond") or 0),
             warm_write=int(warm.get("WriteUnitsPerSecond") or 0),
+            key_types={d["AttributeName"]: d["AttributeType"] for d in description.get("AttributeDefinitions") or []},
         )
 
     def key_of(self, item: dict) -> dict:
@@ -324,6 +326,8 @@ class Limit:
     size: float
     reason: str
     resource: str
+    initial: float | None = None  # what a new bucket holds; None: one second of ``rate``
+    overdraft: bool = False  # a request goes through while the bucket holds any credit (burst capacity only)
 
 
 @dataclass
@@ -366,8 +370,8 @@ class Throughput:
             # (burst-adaptive-capacity.html, "Burst capacity").
             rate = capacity.write_capacity if write else capacity.read_capacity
             if rate > 0 and s.on("provisioned_capacity"):  # 0: a description without throughput (nothing to enforce)
-                limits.append(Limit((direction, shape.name, "provisioned"), rate, rate * max(1.0, s.burst_seconds),
-                                    f"Table{kind}ProvisionedThroughputExceeded", shape.arn))
+                limits.append(self._provisioned((direction, shape.name, "provisioned"), rate,
+                                                f"Table{kind}ProvisionedThroughputExceeded", shape.arn))
             return limits
         cap = capacity.max_write if write else capacity.max_read
         if cap is not None and s.on("on_demand_maximum"):
@@ -410,9 +414,17 @@ class Throughput:
                                 f"Index{kind}KeyRangeThroughputExceeded", index.arn))
         rate = index.write_capacity if write else index.read_capacity
         if not capacity.on_demand and rate > 0 and s.on("provisioned_capacity"):
-            limits.append(Limit((direction, table, index.name, "provisioned"), rate, rate * max(1.0, s.burst_seconds),
-                                f"Index{kind}ProvisionedThroughputExceeded", index.arn))
+            limits.append(self._provisioned((direction, table, index.name, "provisioned"), rate,
+                                            f"Index{kind}ProvisionedThroughputExceeded", index.arn))
         return limits
+
+    def _provisioned(self, key: tuple, rate: float, reason: str, resource: str) -> Limit:
+        """A provisioned table's or index's capacity: ``burst_seconds`` of unused capacity kept, and a new table or
+        index holding ``initial_burst_seconds`` of it ("DynamoDB currently retains up to 5 minutes (300 seconds) of
+        unused read and write capacity", burst-adaptive-capacity.html, "Burst capacity")."""
+        size = rate * max(1.0, self.settings.burst_seconds)
+        return Limit(key, rate, size, reason, resource, initial=min(size, rate * self.settings.initial_burst_seconds),
+                     overdraft=self.settings.overdraft)
 
     def _partition(self, key_value: dict, capacity: Capacity):
         if self.settings.partition_per_key_value:
@@ -456,8 +468,11 @@ class Throughput:
     def try_write(self, charges: list[tuple[list[Limit], float]], now: float) -> list[dict]:
         """Take every charge's units from its limits if all of them hold enough; else take nothing.
 
-        Returns the throttling reasons of the limits that lack the units ([] when the write may go). A bucket that
-        is full may give more than it holds (one item bigger than a second's worth still goes through).
+        Returns the throttling reasons of the limits that lack the units ([] when the write may go). A bucket must
+        hold the request's units, or be full (one item bigger than a second's worth still goes through). A provisioned
+        table's or index's burst bucket with ``RulesSettings.overdraft`` (the default) gives the whole request while
+        it holds any credit and goes below zero, so sustained load is still held to its rate; partition limits never
+        overdraw, so a hot key's throttling stays exact.
         """
         with self._lock:
             needed: dict[tuple, float] = {}
@@ -469,14 +484,15 @@ class Throughput:
             short = []
             for key, units in needed.items():
                 limit = by_key[key]
-                level = self.buckets.level(key, limit.rate, now, limit.size)
-                if level < units and level < limit.size:
+                level = self.buckets.level(key, limit.rate, now, limit.size, limit.initial)
+                enough = level >= limit.size or (limit.overdraft and level > 0)
+                if level < units and not enough:
                     short.append(limit)
             if short:
                 return _reasons(short)
             for key, units in needed.items():
                 limit = by_key[key]
-                self.buckets.take(key, units, limit.rate, now, limit.size)
+                self.buckets.take(key, units, limit.rate, now, limit.size, limit.initial)
             for limits, units in charges:
                 self._record(limits, units, now)
             return []
@@ -485,13 +501,13 @@ class Throughput:
         """Reasons to refuse a read: the limits whose bucket is overdrawn (reads are debited after the response)."""
         with self._lock:
             return _reasons([limit for limit in limits
-                             if self.buckets.level(limit.key, limit.rate, now, limit.size) < 0])
+                             if self.buckets.level(limit.key, limit.rate, now, limit.size, limit.initial) < 0])
 
     def debit(self, limits: list[Limit], units: float, now: float) -> None:
         """Debit a read's units after the response (may overdraw)."""
         with self._lock:
             for limit in limits:
-                self.buckets.take(limit.key, units, limit.rate, now, limit.size)
+                self.buckets.take(limit.key, units, limit.rate, now, limit.size, limit.initial)
             self._record(limits, units, now)
 
 

@@ -233,6 +233,7 @@ def test_two_hot_keys_on_one_partition_share_its_budget(proxy, ddb, unique_name)
 
 # -- table-level limits -------------------------------------------------------------------------------------------
 def test_provisioned_table_capacity_with_burst_of_300_seconds(proxy, ddb, unique_name):
+    proxy.configure(initial_burst_seconds=1)  # a new table holds one second of its capacity (300 by default)
     name = create_active(proxy, ddb, f"{unique_name}-burst", billing="PROVISIONED", rcu=1, wcu=1)
     arn = table_arn(ddb, name)
     ddb.put_item(TableName=name, Item=item("a", "0", size=500))  # the first second's one unit
@@ -355,6 +356,7 @@ def test_a_hot_index_partition_pushes_back_on_table_writes(proxy, ddb, unique_na
 
 
 def test_provisioned_index_capacity_pushes_back(proxy, ddb, unique_name):
+    proxy.configure(initial_burst_seconds=1)  # a new index holds one second of its capacity (300 by default)
     name = create_active(proxy, ddb, f"{unique_name}-gsiprov", billing="PROVISIONED", rcu=50, wcu=50,
                          indexes=[{"name": "by_site", "key": "site", "wcu": 1, "rcu": 1}])
     index_arn = f"{table_arn(ddb, name)}/index/by_site"
