@@ -10,6 +10,8 @@ from typing import Literal
 from cdk_ts.testing._engines import LocalServer, start_dynalite, start_moto_server
 from cdk_ts.testing._proxy import RulesProxy, start_rules_proxy
 from cdk_ts.testing._registry import GUESSES, RULES, Rule, rule_named
+from cdk_ts.testing._rules import RulesSettings
+from cdk_ts.testing._setting_checks import aware_time
 from cdk_ts_runtime._errors import ValidationError
 
 Engine = Literal["moto", "dynalite"]
@@ -73,6 +75,9 @@ def start_local_dynamodb(engine: Engine = "moto", *, guesses: bool = False, disa
         raise ValidationError(f"engine {engine!r} is not one of 'moto' (needs cdk-ts[testing]) or 'dynalite' "
                          "(needs node and `npm install dynalite`)")
     disabled = disabled_for(guesses=guesses, disabled_rules=disabled_rules)
+    RulesSettings().updated(**settings)  # every setting checked before anything starts
+    if start_time is not None:
+        aware_time("start_time", start_time)
     server = start_moto_server() if engine == "moto" else start_dynalite()
     try:
         proxy = start_rules_proxy(server, start_time=start_time, port=port, disabled_rules=disabled, **settings)

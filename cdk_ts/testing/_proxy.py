@@ -33,6 +33,7 @@ from datetime import UTC, datetime, timedelta
 
 from cdk_ts.testing._engines import LocalServer, LocalServerError, free_port, server_client_for
 from cdk_ts.testing._rules import RuleError, RulesSettings, TableState
+from cdk_ts.testing._setting_checks import aware_time
 from cdk_ts_runtime._errors import ValidationError
 
 __all__ = ["RuleError", "RulesProxy", "RulesSettings", "TableState", "start_rules_proxy"]
@@ -206,8 +207,8 @@ def start_rules_proxy(engine: LocalServer, *, start_time: datetime | None = None
     """Start the rules proxy in front of ``engine`` as a subprocess on 127.0.0.1 and a free port.
 
     :param engine: moto_server or dynalite (``start_moto_server``, ``start_dynalite``), already running.
-    :param start_time: a frozen clock starting there (time moves only by ``set_time``/``advance``, deterministic
-        tests). Default: None — the real UTC clock (benchmarks).
+    :param start_time: a frozen clock starting there, an aware datetime (time moves only by ``set_time``/``advance``,
+        deterministic tests). Default: None — the real UTC clock (benchmarks).
     :param port: the proxy's port on 127.0.0.1.
         Default: None -- a free one.
     :param settings: ``RulesSettings`` fields; unknown names are refused.
@@ -217,9 +218,7 @@ def start_rules_proxy(engine: LocalServer, *, start_time: datetime | None = None
     command = [sys.executable, "-m", "cdk_ts.testing._server", "--engine", engine.endpoint_url,
                "--port", str(port), "--settings", json.dumps(asdict(merged))]
     if start_time is not None:
-        if start_time.tzinfo is None:
-            start_time = start_time.replace(tzinfo=UTC)
-        command += ["--start-time", start_time.astimezone(UTC).isoformat()]
+        command += ["--start-time", aware_time("start_time", start_time).astimezone(UTC).isoformat()]
     # A file, not a pipe: a pipe nobody reads would block the proxy once full. Closed with the process.
     log = tempfile.TemporaryFile()  # noqa: SIM115
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)

@@ -94,6 +94,10 @@ RULES: tuple[Rule, ...] = (
          "DescribeTimeToLive says ENABLING/DISABLING for ttl_settle_seconds (60) after a change",
          "TimeToLiveStatus ENABLING or DISABLING", _API + "API_UpdateTimeToLive.html", guess=True),
     # -- data plane -------------------------------------------------------------------------------------------
+    Rule("item_size",
+         "An item over 400 KB (409,600 bytes of names and values) in PutItem or BatchWriteItem is refused before "
+         "the table, its state or its throughput is looked at",
+         "ValidationException: Item size has exceeded the maximum allowed size", _GUIDE + "ServiceQuotas.html"),
     Rule("partition_throughput",
          "Each partition (of a table or a global secondary index) serves write_units_per_second (1,000) and "
          "read_units_per_second (3,000); a hot key is throttled",

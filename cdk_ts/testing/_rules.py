@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 
 from cdk_ts.testing._registry import RULE_NAMES
+from cdk_ts.testing._setting_checks import problems
 from cdk_ts_runtime._errors import ValidationError
 
 DYNAMODB_ERROR_PREFIX = "com.amazonaws.dynamodb.v20120810#"
@@ -110,6 +111,9 @@ class RulesSettings:
         unknown = set(changes) - known
         if unknown:
             raise ValidationError(f"unknown RulesSettings {sorted(unknown)}; known: {sorted(known)}")
+        found = problems(changes, asdict(RulesSettings()))
+        if found:
+            raise ValidationError("RulesSettings: " + "; ".join(found))
         unknown_rules = set(changes.get("disabled_rules") or ()) - RULE_NAMES
         if unknown_rules:
             raise ValidationError(
@@ -497,6 +501,11 @@ class ControlPlane:
         """Tables whose DELETING window has ended: delete them on the engine and ``forget`` them."""
         return [n for n, t in self.tables.items() if t.status == "DELETING" and t.window_over(now)]
 
+    def settle(self, now: datetime) -> None:
+        """Bring every table's state up to ``now`` (windows that have ended end), before the clock moves."""
+        for state in self.tables.values():
+            state.current_status(now)
+
     def seen_by_wait(self, name: str, now: datetime) -> None:
         """A DescribeTable reported ``name``'s state: a transitional window ends at the next request, when
         ``windows_end_at_first_wait`` is on (the waiter saw CREATING, UPDATING or DELETING; the next look is on)."""
@@ -705,8 +714,8 @@ class TokenBuckets:
         """Units available for ``key`` at ``now`` (negative after an overdraft)."""
         size = rate if size is None else size
         bucket = self._buckets.get(key)
-        if bucket is None:
-            return min(rate if initial is None else initial, size)
+        if bucket is None:  # first seen now: it fills from here on, whether or not this request takes from it
+            bucket = self._buckets[key] = [min(rate if initial is None else initial, size), now]
         tokens, last = bucket
         return min(size, tokens + max(0.0, now - last) * rate)
 

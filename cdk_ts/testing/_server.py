@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import math
 import threading
 import time
 import traceback
@@ -32,6 +33,7 @@ from cdk_ts.testing._rules import (
     parse_time,
     table_name_of,
 )
+from cdk_ts.testing._setting_checks import LARGEST
 from cdk_ts.testing._settling import Settling
 from cdk_ts.testing._throughput import (
     TableShape,
@@ -76,8 +78,12 @@ class Clock:
 
     def advance(self, seconds: float) -> None:
         """Move the clock forward; a real clock is frozen at the current time first (the test takes control)."""
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not math.isfinite(seconds):
+            raise ValidationError(f"advance takes a finite number of seconds >= 0, not {seconds!r}")
         if seconds < 0:
             raise ValidationError(f"advance takes seconds >= 0, not {seconds}: time does not go back (use set)")
+        if seconds > LARGEST:
+            raise ValidationError(f"advance takes at most {LARGEST:g} seconds, not {seconds:g}")
         if self._frozen is None:
             self._frozen = datetime.now(UTC)
         self._frozen += timedelta(seconds=seconds)
@@ -316,7 +322,7 @@ class Rules:
             # DynamoDB's order: the request's own validity, then the table and its state, then throughput.
             check_names(operation, request)
             if operation in DATA_PLANE:
-                check_request(operation, request)
+                check_request(operation, request, item_size_rule=s.settings.on("item_size"))
                 if s.control.tables:
                     s.control.check_data_plane(_tables_of(request), s.clock.now())
             if handler is None:
@@ -556,10 +562,15 @@ class Admin:
                 return 200, {"ok": True}
             if parts == ["time"]:
                 if method == "POST":
+                    # A clock moved back never changes a table's state: each is settled at the time it leaves,
+                    # so an ACTIVE table stays ACTIVE and an open window keeps its recorded end (docs/testing.md).
+                    s.control.settle(s.clock.now())
                     if "set" in data:
+                        if not isinstance(data["set"], str):
+                            raise ValueError(f"set takes an ISO 8601 time, not {data['set']!r}")
                         s.clock.set(parse_time(data["set"]))
                     if "advance" in data:
-                        s.clock.advance(float(data["advance"]))
+                        s.clock.advance(data["advance"])
                 return 200, {"now": s.clock.now().isoformat(), "frozen": s.clock.frozen}
             if parts == ["settings"]:
                 if method == "POST":

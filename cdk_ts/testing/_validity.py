@@ -198,20 +198,20 @@ def check_names(operation: str, request: dict) -> None:
         raise EngineDecides
 
 
-def check_request(operation: str, request: object) -> None:
+def check_request(operation: str, request: object, *, item_size_rule: bool = True) -> None:
     """Judge a data-plane request's own validity before anything else looks at it.
 
-    Raises ``RuleError`` (ValidationException) for an item over 400 KB, and :class:`EngineDecides` for any other
-    malformed request the layer has a stake in (wrong member types, malformed AttributeValues, batches past their
-    counts), so the engine answers it and no rule of the layer does. Operations the layer applies no data-plane rule
-    to are left alone.
+    Raises ``RuleError`` (ValidationException) for an item over 400 KB (unless ``item_size_rule`` is off: rule
+    ``item_size``), and :class:`EngineDecides` for any other malformed request the layer has a stake in (wrong member
+    types, malformed AttributeValues, batches past their counts), so the engine answers it and no rule of the layer
+    does. Operations the layer applies no data-plane rule to are left alone.
     """
     if not isinstance(request, dict):
         raise EngineDecides
     if operation == "BatchWriteItem":
         for write in _batch_writes(request):
             item = (write.get("PutRequest") or {}).get("Item")
-            if item is not None and item_size(item) > MAX_ITEM_BYTES:
+            if item_size_rule and item is not None and item_size(item) > MAX_ITEM_BYTES:
                 raise validation_error(ITEM_TOO_LARGE)
         return
     if operation == "BatchGetItem":
@@ -225,7 +225,7 @@ def check_request(operation: str, request: object) -> None:
     for member, ok in (*_COMMON, *members):
         if member in request and not ok(request[member]):
             raise EngineDecides
-    if operation == "PutItem" and item_size(request["Item"]) > MAX_ITEM_BYTES:
+    if item_size_rule and operation == "PutItem" and item_size(request["Item"]) > MAX_ITEM_BYTES:
         raise validation_error(ITEM_TOO_LARGE)
 
 
