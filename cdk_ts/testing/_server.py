@@ -272,11 +272,12 @@ def _tables_of(request: dict) -> list[str]:
 
 
 def _parsed(body: bytes) -> dict:
-    """The request's JSON object; anything else is the engine's to refuse (SerializationException)."""
+    """The request's JSON object. A body that is not JSON is DynamoDB's SerializationException; JSON that is not an
+    object is the engine's to refuse."""
     try:
         request = json.loads(body or b"{}")
-    except ValueError:  # not JSON, or not UTF-8 (UnicodeDecodeError is a ValueError)
-        raise EngineDecides from None
+    except (ValueError, RecursionError):  # not JSON, not UTF-8 (UnicodeDecodeError), or nested past the parser
+        raise RuleError("SerializationException", "") from None
     if not isinstance(request, dict):
         raise EngineDecides
     return request
@@ -316,9 +317,9 @@ class Rules:
         request: dict = {}
         try:
             s.finish_deletes(headers)
+            request = _parsed(body)
             if handler is None and operation not in DATA_PLANE:
                 return s.forward(operation, body, headers)
-            request = _parsed(body)
             # DynamoDB's order: the request's own validity, then the table and its state, then throughput.
             check_names(operation, request)
             if operation in DATA_PLANE:
@@ -333,7 +334,10 @@ class Rules:
             return answer
         except EngineDecides:  # a malformed request: the engine's validation answers it, before any rule of ours
             request = {}
-            return s.forward(operation, body, headers)
+            status, out_headers, data = s.forward(operation, body, headers)
+            if status >= 500:  # the engine failed on it (moto_server answers some malformed bodies with HTTP 500)
+                return _error(RuleError("SerializationException", ""))
+            return status, out_headers, data
         except RuleError as error:
             s.count_refusal(operation, error.code, reasons_of(error), _tables_of(request), getattr(error, "key", None))
             return _error(error)

@@ -26,9 +26,13 @@ MODES = {
 
 @pytest.fixture
 def proxy(dynalite):
-    """A rules proxy on a frozen clock in front of dynalite: 10 write units a second per partition key value."""
+    """A rules proxy on a frozen clock in front of dynalite: 10 write units a second per partition key value.
+
+    A new provisioned table holds one second of its capacity, not the default five minutes of burst credit: these
+    tests meet a table at its own rate, which a fresh table's burst would hide for their four seconds.
+    """
     proxy = start_rules_proxy(dynalite, start_time=SHARDING_START, create_seconds=0, write_units_per_second=10,
-                              partition_per_key_value=True)
+                              partition_per_key_value=True, initial_burst_seconds=1)
     yield proxy
     proxy.stop()
 

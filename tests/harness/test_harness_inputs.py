@@ -109,3 +109,65 @@ def test_moving_the_clock_back_never_changes_an_active_table():
         assert client.describe_table(TableName="monotonic")["Table"]["TableStatus"] == "ACTIVE"
         client.put_item(TableName="monotonic", Item={"pk": {"S": "a"}})
         assert json.dumps(ddb.stats()["refusals"]) == "{}"
+
+
+# -- the wire: any body a client can send ---------------------------------------------------------------------------
+HEADERS = {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Date": "20260101T000000Z",
+           "Authorization": "AWS4-HMAC-SHA256 Credential=testing/20260101/us-east-1/dynamodb/aws4_request, "
+                            "SignedHeaders=host, Signature=0"}
+OPERATIONS = ["PutItem", "GetItem", "UpdateItem", "Query", "BatchWriteItem", "BatchGetItem", "CreateTable",
+              "UpdateTable", "DeleteTable", "DescribeTable", "ListTables", "DescribeTimeToLive", "TagResource"]
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(
+                        ["TableName", "Item", "Key", "RequestItems", "S", "N", "pk", "Keys", "PutRequest"]),
+                        inner, max_size=3), max_leaves=12)
+
+
+@pytest.fixture(scope="module")
+def wire():
+    with local_dynamodb("moto") as ddb:
+        yield ddb
+
+
+def post(endpoint_url: str, operation: str, body: bytes) -> tuple[int, bytes]:
+    """One raw POST of ``body``; a dropped connection raises."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    url = urlsplit(endpoint_url)
+    connection = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+    try:
+        target = {"X-Amz-Target": f"DynamoDB_20120810.{operation}"}
+        connection.request("POST", "/", body=body, headers={**HEADERS, **target})
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+@pytest.mark.server
+@settings(max_examples=80, deadline=None)
+@given(operation=st.sampled_from(OPERATIONS), body=st.one_of(
+    st.binary(max_size=40), st.just(b"{" * 3000), JSON.map(lambda v: json.dumps(v).encode())))
+def test_any_body_gets_an_answer_in_dynamodbs_shape_never_a_harness_fault(wire, operation, body):
+    status, data = post(wire.endpoint_url, operation, body)
+    try:
+        parsed = json.loads(data)
+    except ValueError:
+        parsed = None
+    is_object = isinstance(parsed, dict)
+    try:
+        sent = json.loads(body or b"{}")  # no body at all is an empty request, as the engines read it
+    except (ValueError, RecursionError):
+        sent = None
+    if sent is None or not isinstance(sent, dict):  # not a JSON object: DynamoDB's SerializationException or ours
+        assert status == 400 and is_object, (status, data[:200])
+    if status >= 400 and is_object:
+        assert "HarnessFault" not in str(parsed.get("__type")), parsed
+
+
+@pytest.mark.server
+def test_a_body_that_is_not_json_is_dynamodbs_serialization_exception(wire):
+    for body in (b"hi", b"\xff\xfe", b"{" * 5000):
+        assert post(wire.endpoint_url, "PutItem", body) == (
+            400, b'{"__type":"com.amazon.coral.service#SerializationException"}')

@@ -63,23 +63,23 @@ def outcome(call) -> str:
 
 
 # -- scenarios: each returns what a test suite would assert -------------------------------------------------------
-def large_item_on_a_small_table(client) -> dict:
-    table = small_table(client, "says-yes-large")
+def large_item_on_a_small_table(client, prefix: str) -> dict:
+    table = small_table(client, f"{prefix}-large")
     stored = outcome(lambda: client.put_item(TableName=table, Item=item_of_size("big", 390 * KB)))
     read = client.get_item(TableName=table, Key=key("big"), ConsistentRead=True).get("Item", {})
     return {"put": stored, "read back bytes": len(read.get("v", {}).get("S", ""))}
 
 
-def parallel_deletes_on_a_small_table(client) -> dict:
-    table = small_table(client, "says-yes-deletes")
+def parallel_deletes_on_a_small_table(client, prefix: str) -> dict:
+    table = small_table(client, f"{prefix}-deletes")
     with ThreadPoolExecutor(max_workers=20) as pool:
         answers = list(pool.map(lambda i: outcome(lambda: client.delete_item(TableName=table, Key=key(f"absent{i}"))),
                                 range(20)))
     return {"deletes": sorted(set(answers)), "count": len(answers)}
 
 
-def batches_pages_and_segments(client) -> dict:
-    tables = [small_table(client, f"says-yes-batch-{n}") for n in (1, 2)]
+def batches_pages_and_segments(client, prefix: str) -> dict:
+    tables = [small_table(client, f"{prefix}-batch-{n}") for n in (1, 2)]
     unprocessed = []
     for start in range(0, 60, 12):  # 5 batches of 24 writes over two tables, as a suite's set-up does
         request = {table: [{"PutRequest": {"Item": {**key(table, f"{i:03}"), "n": {"N": str(i)}}}}
@@ -104,21 +104,28 @@ SCENARIOS = {
 }
 
 
-@pytest.mark.parametrize("engine", sorted(ENGINES))
-@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.__name__)
-def test_what_the_engine_accepts_the_layer_accepts_with_its_defaults(engine, scenario):
-    # given the scenario's answers on the engine alone
-    server = ENGINES[engine]()
+@pytest.fixture(scope="module", params=sorted(ENGINES))
+def engines(request):
+    """``(engine alone, the layer in front of another engine of that kind)``, both as a user starts them."""
+    alone = ENGINES[request.param]()
     try:
-        alone = scenario(_no_retry_client(server.endpoint_url))
+        with local_dynamodb(request.param) as layer:
+            yield alone, layer
     finally:
-        server.stop()
+        alone.stop()
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.__name__)
+def test_what_the_engine_accepts_the_layer_accepts_with_its_defaults(engines, scenario, unique_name):
+    engine, ddb = engines
+    # given the scenario's answers on the engine alone
+    alone = scenario(_no_retry_client(engine.endpoint_url), unique_name)
 
     # when it runs behind the layer, as a user starts it (documented rules, default settings)
-    with local_dynamodb(engine) as ddb:
-        behind = scenario(ddb.client(config=NO_RETRIES))
-        throttles = ddb.throttles()
-        refusals = ddb.stats()["refusals"]
+    ddb.reset_stats()
+    behind = scenario(ddb.client(config=NO_RETRIES), unique_name)
+    throttles = ddb.throttles()
+    refusals = ddb.stats()["refusals"]
 
     # then the answers are the engine's, which are what DynamoDB answers, and nothing was throttled or refused
     assert alone == SCENARIOS[scenario]

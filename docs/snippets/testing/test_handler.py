@@ -66,11 +66,11 @@ def test_a_second_update_while_updating_is_refused(local_dynamodb: LocalDynamoDB
 
 @pytest.mark.local_dynamodb(control_plane_limit=2, start_time=START)
 def test_tables_past_the_limit_in_transition_are_refused(local_dynamodb: LocalDynamoDB) -> None:
-    create_table("a")
-    create_table("b")  # both CREATING
+    create_table("readings-a")
+    create_table("readings-b")  # both CREATING
     with pytest.raises(ClientError) as limited:
-        create_table("c")
+        create_table("readings-c")
 
     assert limited.value.response["Error"]["Code"] == "LimitExceededException"
     local_dynamodb.advance(60)  # both ACTIVE: room again
-    create_table("c")
+    create_table("readings-c")
