@@ -294,11 +294,17 @@ class IcebergTableSink(AlarmingConstruct):
     # ---- monitoring -----------------------------------------------------------------------------
 
     def metric(self, name: str, *, statistic: str = "Sum", **props: Any) -> cloudwatch.Metric:
-        """A metric of the Firehose stream (``AWS/Firehose``, e.g. ``DeliveryToIceberg.FailedRowCount``)."""
+        """A metric of the Firehose stream (``AWS/Firehose``) over five minutes.
+
+        :param name: the metric, e.g. ``DeliveryToIceberg.FailedRowCount`` ("Monitor metrics", Firehose guide).
+        :param statistic: the statistic.
+            Default: ``"Sum"``.
+        :param props: other ``cloudwatch.Metric`` props (``period``, ``label``...).
+        """
         return cloudwatch.Metric(
             namespace="AWS/Firehose", metric_name=name, statistic=statistic,
-            dimensions_map={"DeliveryStreamName": self.delivery_stream.ref}, period=Duration.minutes(5),
-            **props,
+            dimensions_map={"DeliveryStreamName": self.delivery_stream.ref},
+            **{"period": Duration.minutes(5), **props},
         )
 
     def _create_default_alarms(self) -> dict[str, cloudwatch.Alarm]:
