@@ -40,6 +40,7 @@ from pyiceberg.types import (
     TimestamptzType,
 )
 
+from bench.firehose_sink import kinesis_change as bench_kinesis_change
 from tests.support.streams import lambda_style
 
 _TYPES = {"string": StringType(), "long": LongType(), "double": DoubleType(), "boolean": BooleanType(),
@@ -48,23 +49,7 @@ _TYPES = {"string": StringType(), "long": LongType(), "double": DoubleType(), "b
 
 def kinesis_change(stream_record: Mapping[str, Any]) -> dict[str, Any]:
     """A DynamoDB Streams record (GetRecords form) as DynamoDB writes the same change to Kinesis Data Streams."""
-    record = lambda_style(dict(stream_record))
-    detail = record["dynamodb"]
-    return {
-        "awsRegion": record.get("awsRegion", "us-east-1"),
-        "eventID": record["eventID"],
-        "eventName": record["eventName"],
-        "userIdentity": record.get("userIdentity"),
-        "recordFormat": "application/json",
-        "tableName": stream_record["eventSourceARN"].split(":table/")[1].split("/")[0],
-        "dynamodb": {
-            # Kinesis carries milliseconds (or microseconds), Streams seconds
-            "ApproximateCreationDateTime": round(detail["ApproximateCreationDateTime"] * 1000),
-            **{k: detail[k] for k in ("Keys", "NewImage", "OldImage") if k in detail},
-            "SizeBytes": detail.get("SizeBytes", 1),
-        },
-        "eventSource": "aws:dynamodb",
-    }
+    return bench_kinesis_change(lambda_style(dict(stream_record)))
 
 
 def firehose_event(changes: Iterable[Mapping[str, Any]], *, sequences: Iterable[str] | None = None) -> dict:
