@@ -5,6 +5,12 @@ analytics", AWS Database Blog; "Deliver data to Apache Iceberg Tables with Amazo
 https://docs.aws.amazon.com/firehose/latest/dev/apache-iceberg-destination.html). Firehose routes each record
 to the table and applies insert, update or delete with the table's unique keys; S3 Tables compacts the files
 and expires snapshots itself, so no compaction function runs for a table with this sink.
+
+CloudFormation: ``AWS::KinesisFirehose::DeliveryStream`` with ``IcebergDestinationConfiguration``
+(``CatalogConfiguration.CatalogArn`` ``arn:aws:glue:<region>:<account>:catalog/s3tablescatalog/<bucket>``,
+``DestinationTableConfigurationList`` with ``UniqueKeys``), ``AWS::S3Tables::TableBucket``/``Namespace``/``Table``,
+``AWS::DynamoDB::Table`` ``KinesisStreamSpecification`` (the table's Kinesis streaming destination) and
+``AWS::LakeFormation::PrincipalPermissions`` (template reference, AWS CloudFormation).
 """
 
 from __future__ import annotations
