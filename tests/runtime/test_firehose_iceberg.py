@@ -16,13 +16,16 @@ from __future__ import annotations
 import base64
 import json
 from datetime import UTC, datetime
+from decimal import Decimal
 
+import boto3
 import duckdb
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
 from cdk_ts.iceberg_table_sink import sink_fields
-from cdk_ts_runtime._compaction import restore_image
+from cdk_ts_runtime._compaction import ArchiveCompactor, restore_image
+from cdk_ts_runtime._compaction_iceberg import IcebergSink
 from cdk_ts_runtime._compaction_plan import ColumnSpec
 from cdk_ts_runtime._firehose_iceberg import (
     ENV_ROUTE,
@@ -34,7 +37,7 @@ from cdk_ts_runtime._firehose_iceberg import (
     unique_keys,
 )
 from cdk_ts_runtime.handlers import firehose_iceberg as handler_module
-from tests.support.compaction import sample_changes
+from tests.support.compaction import archive, compaction_settings, sample_changes
 from tests.support.firehose import apply_answers, create_table, firehose_event, kinesis_change
 
 COLUMNS = (ColumnSpec("temperature", "decimal(10,2)"), ColumnSpec("humidity", "double"))
@@ -179,25 +182,31 @@ def test_latest_images_applied_to_iceberg_are_the_items_the_dynamodb_table_holds
     assert len(rows) == 5  # six puts, one deleted
 
 
-def test_every_change_through_the_sink_reads_like_the_compacted_partition_of_the_same_changes(stream_table, catalog):
+def test_every_change_through_the_sink_reads_as_the_compaction_wrote_the_same_changes(stream_table, catalog):
     ddb, stream = stream_table
     records = sample_changes(ddb, stream)
-    route = IcebergRoute("archive", "changes", SinkMode.CHANGES, COLUMNS)
-    table = sink_table(catalog, route)
+    s3 = boto3.client("s3", region_name="us-east-1")
+    archive(s3, records)
+    settings = compaction_settings()  # hourly, the same declared columns as the sink's route below
+    ArchiveCompactor(settings, s3_client=s3, sink=IcebergSink(catalog, "archive.compacted", settings)).run(
+        now=datetime(2026, 3, 9, tzinfo=UTC), since=datetime(2026, 3, 1, tzinfo=UTC))
+    route = IcebergRoute("archive", "changes", SinkMode.CHANGES, settings.columns)
+    sink = sink_table(catalog, route)
 
-    apply_answers(table, FirehoseIcebergTransform(route).transform(
+    apply_answers(sink, FirehoseIcebergTransform(route).transform(
         firehose_event(kinesis_change(r) for r in records)), unique_keys(route.mode))
 
-    rows = table.scan().to_arrow().to_pylist()
-    assert sorted(r["eventid"] for r in rows) == sorted(r["eventID"] for r in records)
-    by_id = {r["eventid"]: r for r in rows}
-    for record in records:
-        row, detail = by_id[record["eventID"]], record["dynamodb"]
-        created = detail["ApproximateCreationDateTime"].astimezone(UTC)
-        assert (row["table"], row["dt"], row["hour"]) == ("readings", f"{created:%Y-%m-%d}", f"{created:%H}")
-        assert row["approximatecreationdatetime"] == created
-        new, old = restore_image(row, COLUMNS)
-        assert (new, old) == (_typed(detail.get("NewImage")), _typed(detail.get("OldImage")))
+    compacted = {r["eventid"]: r for r in catalog.load_table("archive.compacted").scan().to_arrow().to_pylist()}
+    streamed = {r["eventid"]: r for r in sink.scan().to_arrow().to_pylist()}
+    assert streamed.keys() == compacted.keys() == {r["eventID"] for r in records}
+    same = ["eventname", "approximatecreationdatetime", "useridentity", "table", "dt", "hour",
+            *(c.name for c in settings.columns)]
+    for event_id, row in streamed.items():
+        other = compacted[event_id]
+        assert {k: row[k] for k in same} == {k: other[k] for k in same}, event_id
+        assert json.loads(row["keys"]) == json.loads(other["keys"])
+        assert restore_image(row, settings.columns) == restore_image(other, settings.columns)
+    assert Decimal("19.25") in {row["temperature"] for row in streamed.values()}  # the update, typed on both sides
 
 
 def test_a_change_delivered_twice_is_one_row_per_eventid_when_read_as_the_raw_layer_is(stream_table, catalog):
@@ -214,7 +223,3 @@ def test_a_change_delivered_twice_is_one_row_per_eventid_when_read_as_the_raw_la
     ((distinct,),) = duckdb.sql("SELECT count(*) FROM (SELECT DISTINCT ON (eventid) * FROM arrow_table)").fetchall()
     assert distinct == len(records)
 
-
-def _typed(image):
-    """An image as a compacted row restores it: DynamoDB JSON with numbers as text (moto gives them so)."""
-    return None if image is None else json.loads(json.dumps(image))
