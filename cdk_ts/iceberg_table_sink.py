@@ -15,6 +15,7 @@ CloudFormation: ``AWS::KinesisFirehose::DeliveryStream`` with ``IcebergDestinati
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -43,6 +44,8 @@ from cdk_ts.protocols import HasTable
 from cdk_ts_runtime._compaction_plan import PARTITION_NAMES, ColumnSpec, CompactionSettings
 from cdk_ts_runtime._firehose_iceberg import ENV_ROUTE, IcebergRoute, SinkMode, partition_columns, unique_keys
 
+#: S3 Tables table bucket names: 3-63 lower-case letters, digits and hyphens, a letter or digit at each end.
+_TABLE_BUCKET = re.compile(r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]")
 #: Firehose's CloudWatch log stream for Iceberg delivery errors (in the sink's own log group).
 LOG_STREAM = "IcebergDelivery"
 
@@ -136,8 +139,9 @@ class IcebergTableSink(AlarmingConstruct):
         problems = Problems(scope, construct_id)
         route = problems.collect(lambda: IcebergRoute(namespace, table_name, mode, tuple(columns)))
         hints = _check_delivery(problems, buffering_interval, buffering_size_mib, retry_duration, error_prefix)
-        problems.check(bool(table_bucket_name) and 3 <= len(table_bucket_name) <= 63,
-                       f"table_bucket_name {table_bucket_name!r} must be 3-63 of [a-z0-9-]")
+        problems.check(bool(_TABLE_BUCKET.fullmatch(table_bucket_name or "")),
+                       f"table_bucket_name {table_bucket_name!r} must be 3-63 of [a-z0-9-], starting and ending "
+                       "with a letter or digit")
         source_table = _source_table(problems, source)
         problems.raise_if_any()
         super().__init__(scope, construct_id)

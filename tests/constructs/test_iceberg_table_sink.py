@@ -181,6 +181,7 @@ def test_an_archiver_without_compaction_keeps_the_raw_layer_beside_the_sink():
     ({"buffering_size_mib": 256}, "buffering_size_mib 256 must be 1-128"),
     ({"error_prefix": "errors"}, "error_prefix 'errors' must end with '/'"),
     ({"table_bucket_name": "ab"}, "table_bucket_name 'ab' must be 3-63"),
+    ({"table_bucket_name": "Telemetry_Sink"}, "table_bucket_name 'Telemetry_Sink' must be 3-63 of"),
 ])
 def test_bad_props_fail_at_synth_naming_the_value(props, message):
     stack = Stack(new_app(), "Test")
