@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time
     from cdk_ts.buckets import access_logs_bucket, secure_bucket, stack_access_logs_bucket
     from cdk_ts.compacted_catalog import CompactedCatalog
     from cdk_ts.device_log import DeviceLogTable, DeviceLogTableBase
+    from cdk_ts.iceberg_table_sink import IcebergTableSink
     from cdk_ts.monitoring import MonitoringDashboard
     from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
     from cdk_ts.rotation import (
@@ -42,6 +43,7 @@ if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time
     from cdk_ts.timestream import TimestreamTable, TimestreamTableBase
     from cdk_ts_runtime._archiver import ArchiverMetric
     from cdk_ts_runtime._compaction_plan import ColumnSpec, Granularity
+    from cdk_ts_runtime._firehose_iceberg import SinkMode
     from cdk_ts_runtime._sharding import ShardGrowth, ShardStrategy
 
 _LAZY = {
@@ -50,6 +52,7 @@ _LAZY = {
     "ArchiverMetric": "cdk_ts_runtime._archiver",  # the archiver and the compaction plan import boto3
     "ColumnSpec": "cdk_ts_runtime._compaction_plan",
     "Granularity": "cdk_ts_runtime._compaction_plan",
+    "SinkMode": "cdk_ts_runtime._firehose_iceberg",
     "access_logs_bucket": "cdk_ts.buckets",
     "secure_bucket": "cdk_ts.buckets",
     "stack_access_logs_bucket": "cdk_ts.buckets",
@@ -76,6 +79,7 @@ _LAZY = {
     "ArchiveCompaction": "cdk_ts.archive_compaction",
     "CompactionOptions": "cdk_ts.archive_compaction",
     "IcebergOptions": "cdk_ts.archive_compaction",
+    "IcebergTableSink": "cdk_ts.iceberg_table_sink",
     "CompactedCatalog": "cdk_ts.compacted_catalog",
     "StreamArchiver": "cdk_ts.stream_archiver",
     "StreamArchiverBase": "cdk_ts.stream_archiver_base",
@@ -113,6 +117,7 @@ __all__ = [
     "FailureDestination",
     "Granularity",
     "IcebergOptions",
+    "IcebergTableSink",
     "MonitoringDashboard",
     "HasTable",
     "ImportedStreamArchiver",
@@ -129,6 +134,7 @@ __all__ = [
     "ShardMetadataTable",
     "ShardMetadataTableBase",
     "ShardStrategy",
+    "SinkMode",
     "StreamArchiver",
     "StreamArchiverBase",
     "StreamConsumer",

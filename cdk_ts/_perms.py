@@ -131,3 +131,18 @@ S3_TABLES_COMMIT_ACTIONS = (
 #: What an Athena query reads of the archive's Glue catalog entries (on the catalog, database, table and view:
 #: "Configure access to databases and tables in the AWS Glue Data Catalog", Athena user guide).
 GLUE_CATALOG_READ_ACTIONS = ("glue:GetDatabase", "glue:GetTable", "glue:GetPartitions")
+
+#: Firehose delivering into an S3 Tables table: the statements of "Streaming data to tables with Amazon Data
+#: Firehose" (Amazon S3 user guide), each on this sink's resources only.
+FIREHOSE_GLUE_ACTIONS = ("glue:GetTable", "glue:GetDatabase", "glue:UpdateTable")
+FIREHOSE_KINESIS_READ_ACTIONS = (
+    "kinesis:DescribeStream", "kinesis:GetShardIterator", "kinesis:GetRecords", "kinesis:ListShards",
+)
+FIREHOSE_ERROR_BUCKET_ACTIONS = ("s3:GetBucketLocation", "s3:ListBucket", "s3:ListBucketMultipartUploads")
+FIREHOSE_ERROR_OBJECT_ACTIONS = ("s3:AbortMultipartUpload", "s3:GetObject", "s3:PutObject")
+FIREHOSE_INVOKE_ACTIONS = ("lambda:InvokeFunction", "lambda:GetFunctionConfiguration")
+FIREHOSE_LOG_ACTIONS = ("logs:PutLogEvents",)
+#: Lake Formation vends the credentials for the table's data; the action has no resource-level permissions.
+LAKE_FORMATION_DATA_ACCESS_ACTIONS = ("lakeformation:GetDataAccess",)
+#: What Firehose's role may do on its table in Lake Formation: read it, write and delete rows, commit (ALTER).
+FIREHOSE_LAKE_FORMATION_PERMISSIONS = ("DESCRIBE", "SELECT", "INSERT", "DELETE", "ALTER")

@@ -31,6 +31,7 @@ from cdk_ts._archive_monitoring import (
 from cdk_ts._assets import compaction_code
 from cdk_ts._defaults import LAMBDA_RUNTIME, MIN_RUNTIME_MINOR, dead_letter_queue, runtime_function
 from cdk_ts._nag import acknowledge_wildcard_resources
+from cdk_ts._s3_tables import iceberg_table
 from cdk_ts._validation import Problems
 from cdk_ts.compacted_catalog import CompactedCatalog
 from cdk_ts_runtime._compaction_iceberg import ENV_ICEBERG, s3_tables_catalog_properties
@@ -276,34 +277,11 @@ class ArchiveCompaction(AlarmingConstruct):
         ))
 
     def _create_iceberg_table(self, options: IcebergOptions, settings: CompactionSettings) -> str:
-        self.table_bucket = s3tables.CfnTableBucket(
-            self, "TableBucket", table_bucket_name=options.table_bucket_name,
-            encryption_configuration=s3tables.CfnTableBucket.EncryptionConfigurationProperty(sse_algorithm="AES256"),
-        )
-        self.iceberg_namespace = s3tables.CfnNamespace(
-            self, "Namespace", namespace=options.namespace, table_bucket_arn=self.table_bucket.attr_table_bucket_arn,
-        )
-        fields = iceberg_fields(settings)
         partitions = ["table", "dt"] + (["hour"] if settings.granularity is Granularity.HOUR else [])
-        ids = {name: number for number, (name, _type, _required) in enumerate(fields, start=1)}
-        self.iceberg_table = s3tables.CfnTable(
-            self, "Table",
-            table_bucket_arn=self.table_bucket.attr_table_bucket_arn,
-            namespace=options.namespace,
-            table_name=options.table_name,
-            open_table_format="ICEBERG",
-            iceberg_metadata=s3tables.CfnTable.IcebergMetadataProperty(
-                iceberg_schema=s3tables.CfnTable.IcebergSchemaProperty(schema_field_list=[
-                    s3tables.CfnTable.SchemaFieldProperty(name=n, type=t, required=r, id=ids[n]) for n, t, r in fields
-                ]),
-                iceberg_partition_spec=s3tables.CfnTable.IcebergPartitionSpecProperty(fields=[
-                    s3tables.CfnTable.IcebergPartitionFieldProperty(
-                        source_id=ids[name], transform="identity", name=name, field_id=1000 + number)
-                    for number, name in enumerate(partitions)
-                ]),
-            ),
+        self.table_bucket, self.iceberg_namespace, self.iceberg_table = iceberg_table(
+            self, table_bucket_name=options.table_bucket_name, namespace=options.namespace,
+            table_name=options.table_name, fields=iceberg_fields(settings), partitions=partitions,
         )
-        self.iceberg_table.add_dependency(self.iceberg_namespace)
         region = Stack.of(self).region
         return Stack.of(self).to_json_string({
             "identifier": f"{options.namespace}.{options.table_name}",

@@ -27,6 +27,7 @@ PUBLIC_MODULES = [
     "cdk_ts.rotation.tables",
     "cdk_ts.runtime_layer",
     "cdk_ts.sharding",
+    "cdk_ts.iceberg_table_sink",
     "cdk_ts.stream_archiver",
     "cdk_ts.stream_archiver_base",
     "cdk_ts.testing",
@@ -40,6 +41,7 @@ PUBLIC_MODULES = [
     "cdk_ts_runtime.handlers",  # ... and the Lambda entry points
     "cdk_ts_runtime.handlers.archiver",
     "cdk_ts_runtime.handlers.compaction",
+    "cdk_ts_runtime.handlers.firehose_iceberg",
     "cdk_ts_runtime.handlers.rotation",
     "cdk_ts_runtime.handlers.throttled_keys_rule",
     "cdk_ts_runtime.handlers.throttled_keys_widget",
