@@ -21,6 +21,7 @@ from typing import Any
 from cdk_ts_runtime._errors import CdkTsError, ValidationError
 from cdk_ts_runtime._inputs import table_time
 from cdk_ts_runtime._periods import next_start, period_start, shift, table_name
+from cdk_ts_runtime._rotation._settings import TTL_DRIFT_ACTION, ttl_drift
 from cdk_ts_runtime._rotation.config import ENV_ROTATION_CONFIG
 from cdk_ts_runtime._rotation.expiry import TableExpiry
 from cdk_ts_runtime._rotation.ownership import is_owned
@@ -36,8 +37,9 @@ EXIT_AWS = 3
 #: The rotation function's handler (``RotatingTimeSeriesTables.function``).
 ROTATION_HANDLER = "cdk_ts_runtime.handlers.rotation.handler"
 
-#: Report actions that need an operator: a failed table, tables the rotation leaves alone, a failed export.
-ATTENTION_ACTIONS = ("error", "not_owned", "future", "export_failed")
+#: Report actions that need an operator: a failed table, tables the rotation leaves alone, a failed export, a
+#: table whose TTL is on for another attribute (the rotation cannot change it).
+ATTENTION_ACTIONS = ("error", "not_owned", "future", "export_failed", TTL_DRIFT_ACTION)
 
 
 class ConsoleError(CdkTsError):
@@ -153,6 +155,10 @@ def status(rotator, when: datetime) -> dict[str, Any]:
                              "the rotation never resizes or deletes it")
         if role == "future":
             attention.append(f"{table.name} is dated after the next period: the rotation leaves it as it is")
+        drift = _ttl_drift(rotator, table.name, description, owned, role)
+        if drift:
+            entry["ttl_drift"] = drift
+            attention.append(f"{table.name}: {drift}")
         if table.name in expired_names:
             why, export = _why_not_deleted(expiry, table, description, owned, config)
             entry["export"] = export
@@ -182,6 +188,16 @@ def status(rotator, when: datetime) -> dict[str, Any]:
         "due_for_deletion": due,
         "attention": attention,
     }
+
+
+def _ttl_drift(rotator, name: str, description: Mapping[str, Any], owned: bool, role: str) -> str | None:
+    """Why the TTL of a live table of the rotation is not the configured one (None when it is, or not asked)."""
+    if not rotator.config.ttl_attribute or not owned or role not in ("current", "next"):
+        return None
+    if description.get("TableStatus") != "ACTIVE":
+        return None
+    ttl = rotator.dynamodb.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
+    return ttl_drift(ttl, rotator.config.ttl_attribute)
 
 
 def _role(start: datetime, current: datetime, upcoming: datetime, previous: datetime) -> str:
