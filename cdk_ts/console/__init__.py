@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from cdk_ts_runtime._errors import CdkTsError, ValidationError
-from cdk_ts_runtime._inputs import table_time
+from cdk_ts_runtime._inputs import json_object_env, table_time
 from cdk_ts_runtime._periods import next_start, period_start, shift, table_name
 from cdk_ts_runtime._rotation._settings import TTL_DRIFT_ACTION, ttl_drift
 from cdk_ts_runtime._rotation.config import ENV_ROTATION_CONFIG
@@ -97,10 +97,7 @@ def settings_env(
         if value is not None:
             env[ENV_VARIABLES[field]] = value
     if config:
-        try:
-            data = json.loads(env.get(ENV_ROTATION_CONFIG) or "{}")
-        except json.JSONDecodeError as error:
-            raise ConsoleError(f"{ENV_ROTATION_CONFIG} is not JSON: {error}") from None
+        data = json_object_env(env, ENV_ROTATION_CONFIG) or {}
         data.update(config)
         env[ENV_ROTATION_CONFIG] = json.dumps(data)
     if not env.get(ENV_TABLE_PREFIX):
@@ -261,12 +258,14 @@ def _why_not_deleted(expiry, table: PeriodTable, description, owned: bool, confi
     return f"no completed export at or after the period's end{retry}: the next run starts one", export
 
 
-def parse_time(text: str | None, now: datetime | None = None) -> datetime:
+def parse_time(text: str | None, now: datetime | None = None, *, name: str = "--at") -> datetime:
     """``--at``: ISO-8601 (``Z`` or an offset; no zone means UTC, as every boundary in cdk-ts); None is now.
 
     :param text: the flag's value.
     :param now: what None means.
         Default: None — the clock, in UTC.
+    :param name: the flag, as errors name it.
+        Default: ``"--at"``.
     :raises ConsoleError: when the text is not ISO-8601, or is outside the years 1000-9999 a table name holds.
     """
     if text is None:
@@ -274,9 +273,9 @@ def parse_time(text: str | None, now: datetime | None = None) -> datetime:
     try:
         parsed = datetime.fromisoformat(text.strip())
     except ValueError:
-        raise ConsoleError(f"--at {text!r} is not ISO-8601 (e.g. 2026-03-01T23:45:00Z)") from None
+        raise ConsoleError(f"{name} {text!r} is not ISO-8601 (e.g. 2026-03-01T23:45:00Z)") from None
     try:
-        return table_time("--at", parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC))
+        return table_time(name, parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC))
     except ValidationError as error:
         raise ConsoleError(str(error)) from None
 

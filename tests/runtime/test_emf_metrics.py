@@ -25,10 +25,11 @@ from tests.support.cloudformation import CloudFormationReplies
 from tests.support.emf import declared, emf_problems
 from tests.support.streams import BUCKET, lambda_event, stream_records
 
-
 #: Names and values a user might pass: short text of any character, numbers of any size.
 _NAMES = st.text(max_size=6) | st.sampled_from(["_aws", ":d", " ", "Table", "A" * 256])
-_VALUES = st.floats(allow_nan=True, allow_infinity=True) | st.integers() | st.sampled_from([2.0**360, -(2.0**361), True])
+_VALUES = st.floats(allow_nan=True, allow_infinity=True) | st.integers() | st.sampled_from(
+    [2.0**360, -(2.0**361), True]
+)
 
 
 def emf_lines(text: str) -> list[dict]:

@@ -44,7 +44,9 @@ def emf_problems(line: str) -> list[str]:
                 problems.append(f"a dimension set of {len(dimension_set)} (> 30)")
             problems += [f"dimension {n!r} is not a string member" for n in dimension_set
                          if not isinstance(document.get(n), str)]
-            problems += [f"dimension {n!r}: {p}" for n in dimension_set for p in _dimension_problems(n, document.get(n))]
+            problems += [
+                f"dimension {n!r}: {p}" for n in dimension_set for p in _dimension_problems(n, document.get(n))
+            ]
             dimension_names.update(dimension_set)
         metrics = directive.get("Metrics")
         if not isinstance(metrics, list) or len(metrics) > 100:
@@ -59,7 +61,7 @@ def emf_problems(line: str) -> list[str]:
 
 
 def _text_problems(text: str, longest: int) -> list[str]:
-    """CloudWatch's ``Dimension`` rules (API reference): 1-``longest`` ASCII characters, one not whitespace, no controls."""
+    """CloudWatch's ``Dimension`` rules (API reference): 1-``longest`` ASCII characters, not all whitespace."""
     problems = []
     if not 1 <= len(text) <= longest:
         problems.append(f"{len(text)} characters (1-{longest})")

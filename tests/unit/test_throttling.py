@@ -51,7 +51,8 @@ def documented_patterns() -> dict[ThrottleScope, list[re.Pattern]]:
 
 def expected_scope(reason: str) -> ThrottleScope:
     """The scope the docs give ``reason``: exactly one row of their table may name it."""
-    matching = [scope for scope, patterns in documented_patterns().items() if any(p.fullmatch(reason) for p in patterns)]
+    rows = documented_patterns().items()
+    matching = [scope for scope, patterns in rows if any(p.fullmatch(reason) for p in patterns)]
     assert len(matching) == 1, f"docs/constructs/sharding.md gives {reason} the scopes {matching}"
     return matching[0]
 
