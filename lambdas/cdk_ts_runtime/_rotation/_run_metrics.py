@@ -9,9 +9,9 @@ from typing import Any
 
 from cdk_ts_runtime._emf import EmfWriter
 from cdk_ts_runtime._periods import next_start, parse_table_name, require_utc, table_name
+from cdk_ts_runtime._rotation._settings import TTL_DRIFT_ACTION
 from cdk_ts_runtime._rotation.config import RotationConfig
 from cdk_ts_runtime._rotation.metrics import RotationMetric, publish
-from cdk_ts_runtime._rotation._settings import TTL_DRIFT_ACTION
 from cdk_ts_runtime._rotation.report import RunReport, describe_table, record_failure
 from cdk_ts_runtime._table_layout import TableLayout
 
