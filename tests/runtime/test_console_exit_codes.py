@@ -6,9 +6,11 @@ test. AWS is a closed local port: a command that reached it when it should have 
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import socket
+import zipfile
 from pathlib import Path
 
 import boto3
@@ -16,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cdk_ts.console import ROTATION_HANDLER
 from cdk_ts.console.__main__ import main as console_main
 from cdk_ts.testing._engines import free_port
 from cdk_ts_runtime._errors import ValidationError
@@ -173,3 +176,46 @@ def test_rotation_config_nested_past_any_setting_is_refused_naming_the_flag(dept
     code, _out, err = run(capsys, "status", "--table-prefix", "t_x", "--rotation-config", "[" * depth + "]" * depth)
     assert code == 2
     assert err.startswith("cdk-ts status: error: --rotation-config nests JSON deeper than 32 levels")
+
+
+@pytest.fixture
+def deployed_function(aws, monkeypatch):
+    """Make a Lambda function (moto in-process, never invoked) whose environment is the given one; returns its name."""
+    monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+
+    def make(env: dict[str, str]) -> str:
+        role = boto3.client("iam").create_role(
+            RoleName="rotation-role",
+            AssumeRolePolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": [{
+                "Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}]}),
+        )["Role"]["Arn"]
+        code = io.BytesIO()
+        with zipfile.ZipFile(code, "w") as archive:
+            archive.writestr("index.py", "def handler(event, context):\n    return event\n")
+        boto3.client("lambda").create_function(
+            FunctionName="rotation", Runtime="python3.12", Role=role, Handler=ROTATION_HANDLER,
+            Code={"ZipFile": code.getvalue()}, Environment={"Variables": env},
+        )
+        return "rotation"
+
+    return make
+
+
+@pytest.mark.parametrize(("config", "named"), [
+    ("{not json", "environment variable CDK_TS_ROTATION_CONFIG is not JSON"),
+    ("[1]", "environment variable CDK_TS_ROTATION_CONFIG must be a JSON object, got list"),
+    ('{"retain_periodz": 3}', "unknown rotation settings: retain_periodz"),
+    ('{"retain_periods": "seven"}', "retain_periods 'seven' must be a whole number"),
+    ('{"current": 5}', "capacity tier 5 must be an object"),
+    ("[" * 50_000, "environment variable CDK_TS_ROTATION_CONFIG nests JSON deeper than 32 levels"),
+], ids=["not JSON", "a list", "misspelt key", "wrong type", "wrong shape", "deep"])
+def test_a_malformed_function_setting_is_exit_2_naming_the_function_and_its_variable(
+    deployed_function, config, named, capsys
+):
+    function = deployed_function({"CDK_TS_TABLE_PREFIX": "readings", "CDK_TS_ROTATION_CONFIG": config})
+    code, out, err = run(capsys, "status", "--function", function, "--at", "2026-03-02T10:00:00Z")
+    assert code == 2 and out == "", err
+    assert err.startswith(f"cdk-ts status: error: function {function!r}: "), err
+    assert named in err and "AWS error" not in err
