@@ -42,7 +42,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _port(name: str, value: object) -> int:
+def _port(name: str, value: object) -> int | None:
     return whole(name, value, minimum=1, maximum=65535, hint="a TCP port; leave --port out for a free one")
 
 
