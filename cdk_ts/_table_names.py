@@ -21,3 +21,10 @@ def check_table_name(problems: Problems, label: str, name: str | None) -> bool:
         f"{label} {name!r} is not a DynamoDB table name: use {TABLE_NAME_MIN}-{TABLE_NAME_MAX} characters of "
         "[A-Za-z0-9_.-]",
     )
+
+
+def check_imported_table_name(problems: Problems, label: str, name: str | None) -> bool:
+    """:func:`check_table_name` for an importer, which asks for a name: an ARN gets its own way out."""
+    if isinstance(name, str) and name.startswith("arn:"):
+        return problems.check(False, f"{label} {name!r} is an ARN: pass the table's name alone (its table_name)")
+    return check_table_name(problems, label, name)

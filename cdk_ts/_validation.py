@@ -9,6 +9,7 @@ from typing import TypeVar
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
+from cdk_ts._defaults import is_unresolved
 from cdk_ts_runtime._errors import ValidationError
 from cdk_ts_runtime._keywords import unknown_keyword
 
@@ -116,6 +117,27 @@ def check_keywords(
     for name in given:
         if name not in accepted:
             problems.add(unknown_keyword(name, valid))
+
+
+#: What IAM reads as a wildcard in a resource: ``*`` any run of characters, ``?`` exactly one (IAM user guide,
+#: "IAM JSON policy elements: Resource").
+IAM_WILDCARDS = ("*", "?")
+
+
+def check_iam_text(problems: Problems, label: str, text: object) -> bool:
+    """Record ``text`` (a prefix or a name that becomes part of an IAM resource) when it holds ``*`` or ``?``.
+
+    A grant on ``bucket/{prefix}*`` with ``prefix="logs*"`` or ``"da?a/"`` would silently cover other prefixes
+    too: least privilege must not widen without a word. Deploy-time tokens are skipped.
+    """
+    if not isinstance(text, str) or is_unresolved(text):
+        return True
+    wildcards = [c for c in IAM_WILDCARDS if c in text]
+    return problems.check(
+        not wildcards,
+        f"{label} {text!r} holds {' and '.join(map(repr, wildcards))}, which IAM reads as a wildcard in the "
+        "policies granted on it, widening them to other names: remove it",
+    )
 
 
 def attribute_problem(name: str, value: object) -> str | None:

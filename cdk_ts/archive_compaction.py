@@ -32,7 +32,7 @@ from cdk_ts._assets import compaction_code
 from cdk_ts._defaults import LAMBDA_RUNTIME, MIN_RUNTIME_MINOR, dead_letter_queue, runtime_function
 from cdk_ts._nag import acknowledge_wildcard_resources
 from cdk_ts._s3_tables import iceberg_table
-from cdk_ts._validation import Problems
+from cdk_ts._validation import Problems, check_iam_text
 from cdk_ts.compacted_catalog import CompactedCatalog
 from cdk_ts_runtime._compaction_iceberg import ENV_ICEBERG, s3_tables_catalog_properties
 from cdk_ts_runtime._compaction_plan import ENV_SETTINGS, ColumnSpec, CompactionSettings, Granularity
@@ -354,6 +354,8 @@ def _checked(
     """The run's settings and the function's runtime, or a ValueError naming every bad option at once."""
     problems = Problems(scope, construct_id)
     settings = problems.collect(lambda: _settings(bucket, prefix, options, database, raw_table))
+    check_iam_text(problems, "prefix", prefix)
+    check_iam_text(problems, "compacted_prefix", options.compacted_prefix)
     runtime, architecture = _runtime_for_layer(problems, options.pyarrow_layer_arn)
     timeout = options.timeout or Duration.minutes(15)
     problems.check(timeout.to_seconds() <= 900, f"timeout {timeout.to_human_string()} must be at most 15 minutes")

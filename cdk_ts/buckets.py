@@ -11,7 +11,7 @@ from constructs import Construct
 
 from cdk_ts import _perms
 from cdk_ts._nag import acknowledge
-from cdk_ts._validation import Problems, check_keywords, keyword_names
+from cdk_ts._validation import Problems, check_iam_text, check_keywords, keyword_names
 from cdk_ts_runtime._errors import WrongTypeError
 
 __all__ = ["access_logs_bucket", "secure_bucket", "stack_access_logs_bucket"]
@@ -60,6 +60,7 @@ def secure_bucket(scope: Construct, construct_id: str, **bucket_props: Any) -> s
     chosen = {name: value for name, value in bucket_props.items() if value is not None}
     for message in _weakened(chosen):
         problems.add(message)
+    check_iam_text(problems, "server_access_logs_prefix", chosen.get("server_access_logs_prefix"))
     problems.raise_if_any()
     encryption = {} if {"encryption", "encryption_key"} & chosen.keys() else {
         "encryption": s3.BucketEncryption.S3_MANAGED

@@ -13,11 +13,12 @@ from constructs import Construct
 
 from cdk_ts._capacity import CAPACITY_KEYWORDS, TableCapacityOptions, table_capacity_options
 from cdk_ts._defaults import table_protection
+from cdk_ts._import_checks import check_arn, check_key
 from cdk_ts._insights import ThrottledKeysRule, throttled_keys_options, throttled_keys_rule_of
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
 from cdk_ts._single_table import SingleTableConstruct
 from cdk_ts._table_metrics import TableMetricFactory
-from cdk_ts._table_names import check_table_name
+from cdk_ts._table_names import check_imported_table_name, check_table_name
 from cdk_ts._validation import Problems, check_keywords, keyword_names
 from cdk_ts_runtime._device_log import ENV_TABLE_NAME, GSI_BY_OPERATOR, GSI_BY_SUPERVISOR
 from cdk_ts_runtime._errors import ValidationError
@@ -259,10 +260,14 @@ class DeviceLogTable(DeviceLogTableBase):
             Default: None — an AWS owned key.
         :param table_stream_arn: the table's stream ARN, for ``grant_stream_read`` and a ``StreamArchiver``.
             Default: None — no stream.
-        :raises ValueError: naming the construct path, for a ``table_name`` DynamoDB would refuse.
+        :raises ValueError: naming the construct path, for a ``table_name`` DynamoDB would refuse (an ARN
+            included), an ``encryption_key`` that is not a ``kms.IKey``, or a ``table_stream_arn`` that is not a
+            stream's ARN.
         """
         problems = Problems(scope, construct_id)
-        check_table_name(problems, "table_name", table_name)
+        check_imported_table_name(problems, "table_name", table_name)
+        check_key(problems, "encryption_key", encryption_key)
+        check_arn(problems, "table_stream_arn", table_stream_arn, service="dynamodb", resource="/stream/")
         problems.raise_if_any()
         return _ImportedDeviceLogTable(
             scope, construct_id, table_name=table_name, encryption_key=encryption_key,

@@ -16,11 +16,12 @@ from cdk_ts import _perms
 from cdk_ts._binding import BindableConstruct
 from cdk_ts._capacity import CAPACITY_KEYWORDS, TableCapacityOptions, table_capacity_options
 from cdk_ts._defaults import table_protection
+from cdk_ts._import_checks import check_key
 from cdk_ts._insights import ThrottledKeysRule, main_table_problem, name_throttled_keys_of, throttled_keys_rule_of
 from cdk_ts._nag import grant_unscoped
 from cdk_ts._single_table import SingleTableConstruct
 from cdk_ts._table_metrics import TableMetricFactory
-from cdk_ts._table_names import check_table_name
+from cdk_ts._table_names import check_imported_table_name, check_table_name
 from cdk_ts._validation import Problems, attribute_problem, check_keywords, keyword_names
 from cdk_ts.protocols import HasTable
 from cdk_ts_runtime._errors import WrongTypeError
@@ -299,7 +300,8 @@ class ShardMetadataTable(ShardMetadataTableBase):
         problems = Problems(scope, construct_id)
         _table_of(problems, main_table)
         _check_strategy(problems, strategy)
-        check_table_name(problems, "table_name", table_name)
+        check_imported_table_name(problems, "table_name", table_name)
+        check_key(problems, "encryption_key", encryption_key)
         _check_partition_key(problems, partition_key)
         problems.check(
             isinstance(sort_key_name, str) and bool(sort_key_name.strip()),

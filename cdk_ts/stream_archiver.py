@@ -23,7 +23,7 @@ from cdk_ts._archive_monitoring import archiver_alarms, create_alarms
 from cdk_ts._archive_resources import archive_bucket, archiver_function, failure_bucket
 from cdk_ts._defaults import dead_letter_queue
 from cdk_ts._glue_names import MAX_NAME_LENGTH, VIEW_SUFFIX, glue_name
-from cdk_ts._validation import Problems, describe
+from cdk_ts._validation import Problems, check_iam_text, describe
 from cdk_ts.archive_catalog import ARCHIVE_COLUMNS as ARCHIVE_COLUMNS  # re-exported: their home until 0.2
 from cdk_ts.archive_catalog import PARTITION_COLUMNS as PARTITION_COLUMNS
 from cdk_ts.archive_catalog import ArchiveCatalog
@@ -180,6 +180,7 @@ class StreamArchiver(AlarmingConstruct, StreamArchiverBase):
         problems = Problems(scope, construct_id)
         window, age = _check_delivery(problems, batch_size, retry_attempts, max_batching_window, max_record_age)
         problems.check(not prefix or prefix.endswith("/"), f"prefix {prefix!r} must end with '/' (or be empty)")
+        check_iam_text(problems, "prefix", prefix)
         destination = _check_failure_destination(problems, failure_destination, failure_bucket, bucket, prefix)
         database_name = _glue_database_name(problems, glue_database, create_glue_database, glue_database_name)
         table_name = _glue_table_name(problems, construct_id, glue_table_name, database_name is not None)

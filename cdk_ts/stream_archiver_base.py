@@ -22,8 +22,9 @@ from cdk_ts._archive_monitoring import ArchiverMetricFactory, archiver_widgets
 from cdk_ts._archive_resources import grant_archive_write
 from cdk_ts._binding import BindableConstruct
 from cdk_ts._glue_names import MAX_NAME_LENGTH, VIEW_SUFFIX, glue_name
+from cdk_ts._import_checks import check_account, check_bucket_name, check_name_not_arn
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
-from cdk_ts._validation import Problems, check_keywords, keyword_names
+from cdk_ts._validation import Problems, check_iam_text, check_keywords, keyword_names
 from cdk_ts_runtime._archiver import ENV_BUCKET, ENV_FAILURE_BUCKET, ENV_PREFIX, ArchiverMetric
 from cdk_ts_runtime._errors import ValidationError
 
@@ -272,8 +273,9 @@ class ImportedStreamArchiver(StreamArchiverBase):
         :param attributes: the keywords of ``ArchiveAttributes``, documented there (``prefix``,
             ``failure_bucket_name``, ``glue_database_name``, ``glue_table_name``, ``function_name``...).
         :raises ValueError: naming the path and every problem at once (an unknown keyword, with the closest
-            valid one; a prefix without ``/``, one Glue name without the other, a name Glue refuses, a filter
-            ID without a failure bucket).
+            valid one; a prefix without ``/`` or with ``*``/``?``, a bucket name S3 refuses or an ARN, an account
+            that is not 12 digits, a function ARN where its name is asked, one Glue name without the other, a
+            name Glue refuses, a filter ID without a failure bucket).
         """
         problems = Problems(scope, construct_id)
         check_keywords(
@@ -283,6 +285,12 @@ class ImportedStreamArchiver(StreamArchiverBase):
         failure_bucket_name = attributes.get("failure_bucket_name")
         function_name = attributes.get("function_name")
         problems.check(not prefix or prefix.endswith("/"), f"prefix {prefix!r} must end with '/' (or be empty)")
+        check_iam_text(problems, "prefix", prefix)
+        check_bucket_name(problems, "archive_bucket_name", archive_bucket_name)
+        check_bucket_name(problems, "failure_bucket_name", failure_bucket_name)
+        check_account(problems, "account", attributes.get("account"))
+        check_name_not_arn(problems, "function_name", function_name, what="Lambda function")
+        check_iam_text(problems, "function_name", function_name)
         database, table = _glue_names(problems, attributes.get("glue_database_name"), attributes.get("glue_table_name"))
         problems.check(
             attributes.get("failure_metrics_filter_id") is None or failure_bucket_name is not None,

@@ -21,6 +21,7 @@ from constructs import Construct
 from cdk_ts import _perms
 from cdk_ts._binding import BindableConstruct
 from cdk_ts._defaults import is_unresolved
+from cdk_ts._import_checks import check_key
 from cdk_ts._nag import acknowledge, grant_unscoped
 from cdk_ts._table_metrics import TimestreamMetricFactory
 from cdk_ts._validation import Problems
@@ -254,6 +255,7 @@ class TimestreamTable(TimestreamTableBase):
         """
         problems = Problems(scope, construct_id)
         _check_names(problems, database_name=database_name, table_name=table_name)
+        check_key(problems, "encryption_key", encryption_key)
         problems.raise_if_any()
         return _ImportedTimestreamTable(
             scope, construct_id, database_name=database_name, table_name=table_name, encryption_key=encryption_key

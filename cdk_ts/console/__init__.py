@@ -19,8 +19,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from cdk_ts_runtime._errors import CdkTsError, ValidationError
-from cdk_ts_runtime._inputs import table_time
+from cdk_ts_runtime._inputs import json_object_env, table_time
 from cdk_ts_runtime._periods import next_start, period_start, shift, table_name
+from cdk_ts_runtime._rotation._settings import TTL_DRIFT_ACTION, ttl_drift
 from cdk_ts_runtime._rotation.config import ENV_ROTATION_CONFIG
 from cdk_ts_runtime._rotation.expiry import TableExpiry
 from cdk_ts_runtime._rotation.ownership import is_owned
@@ -36,8 +37,9 @@ EXIT_AWS = 3
 #: The rotation function's handler (``RotatingTimeSeriesTables.function``).
 ROTATION_HANDLER = "cdk_ts_runtime.handlers.rotation.handler"
 
-#: Report actions that need an operator: a failed table, tables the rotation leaves alone, a failed export.
-ATTENTION_ACTIONS = ("error", "not_owned", "future", "export_failed")
+#: Report actions that need an operator: a failed table, tables the rotation leaves alone, a failed export, a
+#: table whose TTL is on for another attribute (the rotation cannot change it).
+ATTENTION_ACTIONS = ("error", "not_owned", "future", "export_failed", TTL_DRIFT_ACTION)
 
 
 class ConsoleError(CdkTsError):
@@ -95,10 +97,7 @@ def settings_env(
         if value is not None:
             env[ENV_VARIABLES[field]] = value
     if config:
-        try:
-            data = json.loads(env.get(ENV_ROTATION_CONFIG) or "{}")
-        except json.JSONDecodeError as error:
-            raise ConsoleError(f"{ENV_ROTATION_CONFIG} is not JSON: {error}") from None
+        data = json_object_env(env, ENV_ROTATION_CONFIG) or {}
         data.update(config)
         env[ENV_ROTATION_CONFIG] = json.dumps(data)
     if not env.get(ENV_TABLE_PREFIX):
@@ -153,6 +152,10 @@ def status(rotator, when: datetime) -> dict[str, Any]:
                              "the rotation never resizes or deletes it")
         if role == "future":
             attention.append(f"{table.name} is dated after the next period: the rotation leaves it as it is")
+        drift = _ttl_drift(rotator, table.name, description, owned, role)
+        if drift:
+            entry["ttl_drift"] = drift
+            attention.append(f"{table.name}: {drift}")
         if table.name in expired_names:
             why, export = _why_not_deleted(expiry, table, description, owned, config)
             entry["export"] = export
@@ -182,6 +185,16 @@ def status(rotator, when: datetime) -> dict[str, Any]:
         "due_for_deletion": due,
         "attention": attention,
     }
+
+
+def _ttl_drift(rotator, name: str, description: Mapping[str, Any], owned: bool, role: str) -> str | None:
+    """Why the TTL of a live table of the rotation is not the configured one (None when it is, or not asked)."""
+    if not rotator.config.ttl_attribute or not owned or role not in ("current", "next"):
+        return None
+    if description.get("TableStatus") != "ACTIVE":
+        return None
+    ttl = rotator.dynamodb.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
+    return ttl_drift(ttl, rotator.config.ttl_attribute)
 
 
 def _role(start: datetime, current: datetime, upcoming: datetime, previous: datetime) -> str:
@@ -245,12 +258,14 @@ def _why_not_deleted(expiry, table: PeriodTable, description, owned: bool, confi
     return f"no completed export at or after the period's end{retry}: the next run starts one", export
 
 
-def parse_time(text: str | None, now: datetime | None = None) -> datetime:
+def parse_time(text: str | None, now: datetime | None = None, *, name: str = "--at") -> datetime:
     """``--at``: ISO-8601 (``Z`` or an offset; no zone means UTC, as every boundary in cdk-ts); None is now.
 
     :param text: the flag's value.
     :param now: what None means.
         Default: None — the clock, in UTC.
+    :param name: the flag, as errors name it.
+        Default: ``"--at"``.
     :raises ConsoleError: when the text is not ISO-8601, or is outside the years 1000-9999 a table name holds.
     """
     if text is None:
@@ -258,9 +273,9 @@ def parse_time(text: str | None, now: datetime | None = None) -> datetime:
     try:
         parsed = datetime.fromisoformat(text.strip())
     except ValueError:
-        raise ConsoleError(f"--at {text!r} is not ISO-8601 (e.g. 2026-03-01T23:45:00Z)") from None
+        raise ConsoleError(f"{name} {text!r} is not ISO-8601 (e.g. 2026-03-01T23:45:00Z)") from None
     try:
-        return table_time("--at", parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC))
+        return table_time(name, parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC))
     except ValidationError as error:
         raise ConsoleError(str(error)) from None
 

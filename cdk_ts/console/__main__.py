@@ -8,16 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-from collections.abc import Callable
 from typing import Any
 
 from cdk_ts._cli import quiet_on_closed_pipe
 from cdk_ts.console import (
-    EXIT_AWS,
     EXIT_USAGE,
-    ConsoleError,
     dry_run_exit_code,
     format_report,
     format_status,
@@ -27,6 +23,8 @@ from cdk_ts.console import (
     status,
     status_exit_code,
 )
+from cdk_ts.console._reporting import add_region_flag, reporting_errors, use_region
+from cdk_ts.console._settings import checked_flags, checked_function_settings
 from cdk_ts_runtime._inputs import whole_flag
 from cdk_ts_runtime._periods import RotationPeriod
 
@@ -83,6 +81,7 @@ def _rotation_flags(p: argparse.ArgumentParser) -> None:
     given.add_argument("--rotation-config", help="the whole RotationConfig as JSON (CDK_TS_ROTATION_CONFIG)")
     p.add_argument("--at", help="reference time, ISO-8601 (no zone means UTC); default now")
     p.add_argument("--json", action="store_true", help="print JSON for scripts instead of text")
+    add_region_flag(p)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -98,9 +97,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str]) -> int:
     if argv and argv[0] in DELEGATED:
-        return _reporting_errors(argv[0], lambda: _delegate(argv[0], argv[1:]))
+        return reporting_errors(argv[0], lambda: _delegate(argv[0], argv[1:]))
     args = parser().parse_args(argv)
-    return _reporting_errors(args.command, lambda: _run(args))
+    return reporting_errors(args.command, lambda: _run(args))
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -117,60 +116,21 @@ def _run(args: argparse.Namespace) -> int:
     return code
 
 
-def _reporting_errors(command: str, run: Callable[[], int]) -> int:
-    """``run()``'s exit code; an error is one line on stderr and its exit code (2 usage, 3 AWS), never a traceback."""
-    try:
-        return run()
-    except (ConsoleError, ValueError, KeyError) as error:
-        message = str(error.args[0] if error.args else error)
-        print(f"cdk-ts {command}: error: {_with_aws_variables(message)}", file=sys.stderr)
-        return EXIT_USAGE
-    except BrokenPipeError:
-        raise  # the reader went away: main ends quietly
-    except Exception as error:  # noqa: BLE001 - botocore's errors: credentials, permissions, endpoint
-        print(f"cdk-ts {command}: AWS error: {type(error).__name__}: {error}", file=sys.stderr)
-        return EXIT_AWS
-
-
-#: Variables botocore reads and reports a bad value of without naming them ("Invalid endpoint: not a url").
-_AWS_VARIABLES = {
-    "endpoint": ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_LAMBDA", "AWS_ENDPOINT_URL_S3"),
-    "region": ("AWS_REGION", "AWS_DEFAULT_REGION"),
-}
-
-
-def _with_aws_variables(message: str) -> str:
-    """``message``, naming the set AWS variables it is about (an endpoint or a Region botocore refused)."""
-    named = [
-        f"{variable}={os.environ[variable]!r}"
-        for word, variables in _AWS_VARIABLES.items() if word in message.lower()
-        for variable in variables if variable in os.environ
-    ]
-    return f"{message} (from the environment: {', '.join(named)})" if named else message
-
-
 def _rotator(args: argparse.Namespace):
+    """The rotator the flags and ``--function`` describe; each bad value is refused naming where it was given."""
     import boto3
 
     from cdk_ts_runtime._retries import CONTROL_PLANE
     from cdk_ts_runtime.handlers.rotation import build_rotator
 
-    base = function_environment(boto3.client("lambda", config=CONTROL_PLANE), args.function) if args.function else {}
-    layout = {
-        "table_prefix": args.table_prefix, "period": args.period, "partition_key": args.partition_key,
-        "partition_key_type": args.partition_key_type, "sort_key": args.sort_key, "sort_key_type": args.sort_key_type,
-    }
-    config: dict[str, Any] = {}
-    if args.rotation_config:
-        try:
-            config = json.loads(args.rotation_config)
-        except json.JSONDecodeError as error:
-            raise ConsoleError(f"--rotation-config is not JSON: {error}") from None
-        if not isinstance(config, dict):
-            raise ConsoleError("--rotation-config must be a JSON object")
-    for key in ("retain_periods", "archive_bucket", "archive_prefix"):
-        if getattr(args, key) is not None:
-            config[key] = getattr(args, key)
+    base: dict[str, str] = {}
+    if not args.function:
+        checked_flags(args, base)  # no AWS call before the flags are known to be good
+    use_region(args.region)
+    if args.function:
+        base = function_environment(boto3.client("lambda", config=CONTROL_PLANE), args.function)
+        checked_function_settings(args.function, base)
+    layout, config = checked_flags(args, base)
     env = settings_env(base, layout=layout, config=config)
     rotator = build_rotator(env)
     rotator.lock = None  # the console never takes the rotation's lock

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
+import re
 from collections import Counter
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from cdk_ts.console import EXIT_ATTENTION, EXIT_AWS, EXIT_OK, EXIT_USAGE, ConsoleError, parse_time
+from cdk_ts.console import EXIT_ATTENTION, EXIT_OK, ConsoleError, parse_time
+from cdk_ts.console._reporting import add_region_flag, reporting_errors, use_region
 from cdk_ts_runtime import _environment
 from cdk_ts_runtime._compaction_plan import (
     ENV_SETTINGS,
@@ -24,6 +25,7 @@ from cdk_ts_runtime._compaction_plan import (
     PartitionState,
     PartitionStatus,
 )
+from cdk_ts_runtime._inputs import json_setting
 
 
 def parser() -> argparse.ArgumentParser:
@@ -42,6 +44,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--since", help="earliest day to look at (default: the lookback before --at)")
     p.add_argument("--at", help="reference time, ISO-8601 (no zone means UTC); default now")
     p.add_argument("--json", action="store_true", help="print JSON for scripts instead of text")
+    add_region_flag(p)
     return p
 
 
@@ -60,16 +63,38 @@ def settings_from(args: argparse.Namespace, lambda_client=None) -> CompactionSet
         env = _environment.current_names((configuration.get("Environment") or {}).get("Variables") or {})
         if not env.get(ENV_SETTINGS):
             raise ConsoleError(f"function {args.function!r} has no {ENV_SETTINGS}: pass ArchiveCompaction.function")
-        document = json.loads(env[ENV_SETTINGS])
-    for flag, key in (("bucket", "bucket"), ("prefix", "prefix"), ("compacted_prefix", "compacted_prefix"),
-                      ("granularity", "granularity")):
+        document = json_setting(f"function {args.function!r}: environment variable {ENV_SETTINGS}", env[ENV_SETTINGS])
+        if not isinstance(document, dict):
+            raise ConsoleError(f"function {args.function!r}: environment variable {ENV_SETTINGS} is not a JSON object")
+        _settings(f"function {args.function!r}: environment variable {ENV_SETTINGS}", document)
+    for flag in _FLAGS:
         if getattr(args, flag) is not None:
-            document[key] = getattr(args, flag)
+            document[flag] = getattr(args, flag)
     if not document.get("bucket"):
         raise ConsoleError("give --function (the compaction function) or --bucket")
     if "compacted_prefix" not in document:
         document["compacted_prefix"] = "parquet/" + document.get("prefix", "dynamodb/")
-    return CompactionSettings.from_json(document)
+    try:
+        return _settings("the settings", document)
+    except ConsoleError as error:
+        words = set(re.findall(r"\w+", str(error)))  # the settings the message names, and so their flags
+        given = [f"--{flag.replace('_', '-')} {getattr(args, flag)!r}" for flag in _FLAGS
+                 if getattr(args, flag) is not None and flag in words]
+        if not given:
+            raise
+        raise ConsoleError(f"{', '.join(given)}: {str(error).removeprefix('the settings: ')}") from None
+
+
+#: The flags that give (or replace) a compaction setting of the same name.
+_FLAGS = ("bucket", "prefix", "compacted_prefix", "granularity")
+
+
+def _settings(source: str, document: dict[str, Any]) -> CompactionSettings:
+    """``document`` as settings; a refusal names ``source`` (the flags or the function's variable)."""
+    try:
+        return CompactionSettings.from_json({"bucket": "stand-in", **document})
+    except (ValueError, TypeError, KeyError) as error:
+        raise ConsoleError(f"{source}: {error.args[0] if error.args else error}") from None
 
 
 def summary(statuses: list[PartitionStatus]) -> dict[str, Any]:
@@ -101,6 +126,24 @@ def format_text(settings: CompactionSettings, when: datetime, statuses: list[Par
     return "\n".join(lines)
 
 
+def _read(args: argparse.Namespace, clients: dict[str, Any], outcome: list) -> int:
+    """Read the settings and the archive's partitions into ``outcome``; every refusal names its flag or variable."""
+    import boto3
+
+    if not args.function and not args.bucket:
+        raise ConsoleError("give --function (the compaction function) or --bucket")
+    when = parse_time(args.at)
+    since = parse_time(args.since, name="--since") if args.since else None
+    if (args.function and not clients.get("lambda")) or not clients.get("s3"):
+        use_region(args.region)  # before any client is made: a missing Region is named, with how to set one
+    lambda_client = clients.get("lambda") or (boto3.client("lambda") if args.function else None)
+    settings = settings_from(args, lambda_client)
+    inventory = ArchiveInventory(settings, s3_client=clients.get("s3") or boto3.client("s3"))
+    # flags alone do not say which columns the function declares: judge settings only with --function
+    outcome += [settings, when, inventory.statuses(now=when, since=since, check_settings=bool(args.function))]
+    return EXIT_OK
+
+
 def main(argv: list[str], *, clients: dict[str, Any] | None = None) -> int:
     """Run ``cdk-ts archive-status``; returns the exit code (see the module's docstring).
 
@@ -108,23 +151,11 @@ def main(argv: list[str], *, clients: dict[str, Any] | None = None) -> int:
     :param clients: boto3 clients by service (``s3``, ``lambda``). Default: None — created here.
     """
     args = parser().parse_args(argv)
-    try:
-        import boto3
-
-        clients = clients or {}
-        lambda_client = clients.get("lambda") or (boto3.client("lambda") if args.function else None)
-        settings = settings_from(args, lambda_client)
-        when = parse_time(args.at)
-        since = datetime.fromisoformat(args.since).replace(tzinfo=UTC) if args.since else None
-        inventory = ArchiveInventory(settings, s3_client=clients.get("s3") or boto3.client("s3"))
-        # flags alone do not say which columns the function declares: judge settings only with --function
-        statuses = inventory.statuses(now=when, since=since, check_settings=bool(args.function))
-    except (ConsoleError, ValueError, KeyError) as error:
-        print(f"cdk-ts archive-status: error: {error.args[0] if error.args else error}", file=sys.stderr)
-        return EXIT_USAGE
-    except Exception as error:  # noqa: BLE001 - botocore's errors: credentials, permissions, endpoint
-        print(f"cdk-ts archive-status: AWS error: {type(error).__name__}: {error}", file=sys.stderr)
-        return EXIT_AWS
+    outcome: list = []
+    code = reporting_errors("archive-status", lambda: _read(args, clients or {}, outcome))
+    if code != EXIT_OK:
+        return code
+    settings, when, statuses = outcome
     if args.json:
         print(json.dumps({"summary": summary(statuses), "partitions": [s.as_json() for s in statuses]}, indent=2))
     else:

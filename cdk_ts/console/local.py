@@ -10,11 +10,13 @@ from __future__ import annotations
 import argparse
 import json
 import signal
+import socket
 import sys
 import threading
 from typing import Any
 
 from cdk_ts_runtime._errors import ValidationError
+from cdk_ts_runtime._inputs import flag_type, json_setting, whole
 
 EXIT_USAGE = 2
 
@@ -28,7 +30,8 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--engine", choices=["moto", "dynalite"], default="moto",
                    help="the engine behind the rules (default: moto; dynalite needs node and `npm install dynalite`)")
-    p.add_argument("--port", type=int, default=None, help="the endpoint's port on 127.0.0.1 (default: a free one)")
+    p.add_argument("--port", type=flag_type(int, _port, "--port"), default=None,
+                   help="the endpoint's port on 127.0.0.1, 1-65535 (default: a free one)")
     p.add_argument("--guesses", action="store_true",
                    help="also apply the rules whose numbers no public source gives (default: documented rules only)")
     p.add_argument("--disable", action="append", default=[], metavar="RULE",
@@ -39,6 +42,61 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _port(name: str, value: object) -> int | None:
+    return whole(name, value, minimum=1, maximum=65535, hint="a TCP port; leave --port out for a free one")
+
+
+def check_port_free(port: int | None) -> None:
+    """Refuse a ``--port`` something already listens on, saying whether it answers as DynamoDB does.
+
+    The proxy would fail to bind it after the engine started; a reader of ``--json`` must never get a banner
+    for a server that is not this command's.
+
+    :raises ValidationError: naming ``--port`` and what holds it.
+    """
+    if port is None:
+        return
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the proxy binds: TIME_WAIT is no owner
+        try:
+            probe.bind(("127.0.0.1", port))
+            return
+        except OSError:
+            pass
+    holder = ("a DynamoDB endpoint (another cdk-ts local, DynamoDB Local or moto_server)"
+              if _answers_as_dynamodb(port) else "another program")
+    raise ValidationError(
+        f"--port {port} is in use by {holder}: stop it, pick another port, or leave --port out for a free one"
+    )
+
+
+def _answers_as_dynamodb(port: int) -> bool:
+    """Whether the server on ``port`` answers a ListTables as DynamoDB does (a JSON body with ``TableNames``)."""
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+    try:
+        connection.request("POST", "/", body=b"{}", headers={
+            "X-Amz-Target": "DynamoDB_20120810.ListTables", "Content-Type": "application/x-amz-json-1.0",
+            "Authorization": "AWS4-HMAC-SHA256 Credential=local/20260101/us-east-1/dynamodb/aws4_request, "
+                             "SignedHeaders=host, Signature=0",
+        })
+        return "TableNames" in json.loads(connection.getresponse().read() or b"{}")
+    except (OSError, ValueError, http.client.HTTPException):
+        return False
+    finally:
+        connection.close()
+
+
+def _one_line(error: BaseException) -> str:
+    """``error``'s message without a server's traceback (its first line, then the exception it ended with)."""
+    text = str(error)
+    if "Traceback (most recent call last)" not in text:
+        return text
+    lines = [line for line in text.splitlines() if line.strip()]
+    return f"{text.split('Traceback')[0].strip()} {lines[-1].strip()}"
+
+
 def _settings(pairs: list[str]) -> dict[str, Any]:
     settings: dict[str, Any] = {}
     for pair in pairs:
@@ -46,8 +104,8 @@ def _settings(pairs: list[str]) -> dict[str, Any]:
         if not sep:
             raise ValidationError(f"--set {pair!r}: write NAME=VALUE, e.g. --set update_seconds=60")
         try:
-            settings[name] = json.loads(value)
-        except json.JSONDecodeError:
+            settings[name] = json_setting(f"--set {pair!r}", value)
+        except ValidationError:
             raise ValidationError(
                 f"--set {pair!r}: VALUE must be JSON (a number, true/false, a quoted string)"
             ) from None
@@ -82,10 +140,12 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     try:
+        settings = _settings(args.settings)
+        check_port_free(args.port)
         local = start_local_dynamodb(args.engine, guesses=args.guesses, disabled_rules=args.disable,
-                                     port=args.port, **_settings(args.settings))
-    except (ValueError, RuntimeError) as error:
-        print(f"cdk-ts local: error: {error}", file=sys.stderr)
+                                     port=args.port, **settings)
+    except (ValueError, TypeError, RuntimeError, OSError) as error:
+        print(f"cdk-ts local: error: {_one_line(error)}", file=sys.stderr)
         return EXIT_USAGE
     try:
         info = report(local)

@@ -10,7 +10,7 @@ from typing import Any, cast
 from aws_cdk import Duration, Token
 from constructs import Construct
 
-from cdk_ts._validation import Problems, check_keywords, keyword_names
+from cdk_ts._validation import Problems, check_iam_text, check_keywords, keyword_names
 from cdk_ts.rotation import _schedules
 from cdk_ts.rotation._lock import check_reserved_concurrency
 from cdk_ts.rotation._texts import check_derived_texts
@@ -107,6 +107,7 @@ def _checked_layout(
     if not literal_prefix(problems, table_prefix):
         return None
     period = _parsed_period(layout_period(options))  # None: TableLayout reports the period
+    check_iam_text(problems, "archive_prefix", given["archive_prefix"])
     if period is not None:
         archive_prefix = given["archive_prefix"] if given["archive_bucket"] else None
         check_derived_texts(problems, table_prefix, period, archive_prefix)

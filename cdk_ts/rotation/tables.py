@@ -163,10 +163,12 @@ class RotatingTimeSeriesTables(AlarmingConstruct, RotatingTimeSeriesTablesBase):
             Default: None — the tables use an AWS owned key.
         :param layout_options: the owning rotation's keywords of ``PeriodTableOptions``, documented there.
         :raises ValueError: naming the construct path, for an unknown keyword (with the closest valid one), a
-            token or invalid prefix, period, key or time unit.
+            token or invalid prefix, period, key or time unit, an ``encryption_key`` that is not a ``kms.IKey``, or
+            a ``stream`` that is not a ``dynamodb.StreamViewType``.
         """
         layout = imported_layout(
-            scope, construct_id, table_prefix, layout_options, also_valid=keyword_names(cls.from_table_prefix)
+            scope, construct_id, table_prefix, layout_options, also_valid=keyword_names(cls.from_table_prefix),
+            encryption_key=encryption_key, stream=stream,
         )
         return _ImportedPeriodTables(
             scope, construct_id, layout, stream_view_type=stream, encryption_key=encryption_key

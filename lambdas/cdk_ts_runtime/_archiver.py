@@ -294,7 +294,7 @@ EXIT_LEFT_IN_PLACE, EXIT_USAGE, EXIT_AWS = 1, 2, 3
 
 
 def main(argv: list[str] | None = None, *, s3_client=None) -> int:
-    """``cdk-ts replay --bucket FAILURES [--prefix aws/lambda/] [--archive-bucket ...] [--json]``.
+    """``cdk-ts replay --bucket FAILURES [--prefix aws/lambda/] [--archive-bucket ...] [--region ...] [--json]``.
 
     The deprecated ``python -m cdk_ts_runtime.archiver replay ...`` still runs it. Prints what was replayed and
     what was left in place (``--json``: the report of :meth:`StreamRecordArchiver.replay`); progress goes to
@@ -314,6 +314,10 @@ def main(argv: list[str] | None = None, *, s3_client=None) -> int:
     logger.addHandler(handler)
     level = logger.level
     logger.setLevel(logging.INFO)
+    if s3_client is None and args.region:
+        import boto3
+
+        s3_client = boto3.client("s3", region_name=args.region)
     try:
         archiver = StreamRecordArchiver(args.archive_bucket, args.archive_prefix, s3_client=s3_client)
         report = archiver.replay(args.bucket, args.prefix, done_prefix=args.done_prefix)
@@ -354,6 +358,7 @@ def _replay_arguments(argv: list[str] | None):
         help=f"default ${ENV_PREFIX} or dynamodb/",
     )
     replay.add_argument("--json", action="store_true", help="print the report as JSON for scripts")
+    replay.add_argument("--region", help="the AWS Region (default: AWS_REGION, AWS_DEFAULT_REGION or the profile's)")
     args = parser.parse_args(argv)
     if not args.archive_bucket:
         replay.error(f"--archive-bucket is required (or set {ENV_BUCKET})")

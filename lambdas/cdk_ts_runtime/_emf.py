@@ -36,6 +36,14 @@ METRIC_NAMESPACE = "cdk-ts"
 MAX_METRICS_PER_OBJECT = 100
 #: The most dimensions one dimension set may hold (the EMF specification's limit).
 MAX_DIMENSIONS = 30
+#: The longest metric or dimension name (CloudWatch API reference: ``MetricDatum.MetricName``, ``Dimension.Name``).
+MAX_NAME_LENGTH = 255
+#: The longest dimension value (CloudWatch API reference: ``Dimension.Value``).
+MAX_DIMENSION_VALUE_LENGTH = 1024
+#: The largest magnitude CloudWatch stores: "Values must be in the range of -2^360 to 2^360" (``MetricDatum.Value``).
+MAX_MAGNITUDE = 2.0**360
+#: The member holding the EMF metadata: no metric, dimension or property may take its name.
+RESERVED_MEMBER = "_aws"
 #: Units CloudWatch accepts: the ``StandardUnit`` enum of botocore's CloudWatch service model.
 UNITS = frozenset({
     "Seconds", "Microseconds", "Milliseconds", "Bytes", "Kilobytes", "Megabytes", "Gigabytes", "Terabytes",
@@ -90,22 +98,21 @@ def emf_objects(
     :param properties: further members of every object (never named like a metric or a dimension).
         Default: None.
     :param timestamp_ms: the metrics' time in epoch milliseconds.
-    :raises ValidationError: for an empty namespace, more than 30 dimensions, an unknown unit, a value that
-        is not a finite number, or a property named like a metric, a dimension or ``_aws``.
+    :raises ValidationError: for a namespace, metric name, dimension name or dimension value CloudWatch would
+        not take (empty, too long, not ASCII, a control character, ``_aws``), more than 30 dimensions, a name
+        used as both a metric and a dimension, an unknown unit, a value that is not a finite number within
+        -2^360..2^360, or a property named like a metric, a dimension or ``_aws``.
     """
     dimensions = dict(dimensions or {})
     units = dict(units or {})
     properties = dict(properties or {})
-    if not namespace:
-        raise ValidationError("namespace must not be empty: EMF needs a CloudWatch namespace")
-    if len(dimensions) > MAX_DIMENSIONS:
-        raise ValidationError(f"{len(dimensions)} dimensions; an EMF dimension set holds at most {MAX_DIMENSIONS}")
-    for name, value in values.items():
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            raise ValidationError(f"metric {name!r} value {value!r} must be a finite number")
-        if units.get(name, "Count") not in UNITS:
-            raise ValidationError(f"metric {name!r} unit {units[name]!r} is not a CloudWatch unit: {sorted(UNITS)}")
-    clash = sorted((set(properties) & (set(values) | set(dimensions))) | ({"_aws"} & set(properties)))
+    check_namespace(namespace)
+    _check_metrics(values, units)
+    _check_dimensions(dimensions)
+    both = sorted(set(values) & set(dimensions), key=str)
+    if both:
+        raise ValidationError(f"{both} named both a metric and a dimension; one member cannot be both: rename one")
+    clash = sorted((set(properties) & (set(values) | set(dimensions))) | ({RESERVED_MEMBER} & set(properties)), key=str)
     if clash:
         raise ValidationError(f"properties {clash} are named like a metric, a dimension or _aws; rename them")
     names = list(values)
@@ -122,10 +129,73 @@ def emf_objects(
                 }],
             },
             **properties,
-            **{str(k): str(v) for k, v in dimensions.items()},
+            **dimensions,
             **{name: values[name] for name in chunk},
         })
     return objects
+
+
+# The rules below are those CloudWatch applies to what an EMF line declares: the embedded metric format
+# specification (CloudWatch User Guide, "Specification: Embedded metric format": a DimensionSet holds at most
+# 30 names, a directive at most 100 metrics, the root's ``_aws`` member is the metadata) and the API reference
+# it extracts into (``Dimension``: names 1-255 and values 1-1024 characters, ASCII only, no ASCII control
+# characters, at least one non-whitespace character, a name not starting with ``:``; ``MetricDatum``: a name
+# of 1-255 characters, a value in -2^360..2^360 and never NaN or infinite). CloudWatch drops a line that breaks
+# them without a word to the writer, so they are refused here, naming the value.
+
+
+def check_namespace(namespace: object) -> None:
+    """Refuse a namespace CloudWatch would not take: empty, over 255 characters, or starting with ``:``.
+
+    :raises ValidationError: naming the namespace.
+    """
+    if not isinstance(namespace, str) or not namespace.strip():
+        raise ValidationError(f"namespace {namespace!r} must be a non-empty string: EMF needs a CloudWatch namespace")
+    if len(namespace) > MAX_NAME_LENGTH or namespace.startswith(":") or _has_non_ascii_or_control(namespace):
+        raise ValidationError(
+            f"namespace {namespace!r} is not a CloudWatch namespace: use 1-{MAX_NAME_LENGTH} ASCII characters, "
+            "no control characters, not starting with ':'"
+        )
+
+
+def _has_non_ascii_or_control(text: str) -> bool:
+    return not text.isascii() or any(ord(c) < 32 or ord(c) == 127 for c in text)
+
+
+def _check_metrics(values: Mapping[str, float], units: Mapping[str, str]) -> None:
+    for name, value in values.items():
+        if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME_LENGTH:
+            raise ValidationError(f"metric name {name!r} must be a string of 1-{MAX_NAME_LENGTH} characters")
+        if name == RESERVED_MEMBER:
+            raise ValidationError("metric name '_aws' is the EMF metadata's member: rename the metric")
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise ValidationError(f"metric {name!r} value {value!r} must be a finite number")
+        if abs(value) > MAX_MAGNITUDE:
+            raise ValidationError(f"metric {name!r} value {value!r} is outside CloudWatch's range -2^360..2^360")
+        if units.get(name, "Count") not in UNITS:
+            raise ValidationError(f"metric {name!r} unit {units[name]!r} is not a CloudWatch unit: {sorted(UNITS)}")
+
+
+def _check_dimensions(dimensions: Mapping[str, str]) -> None:
+    if len(dimensions) > MAX_DIMENSIONS:
+        raise ValidationError(f"{len(dimensions)} dimensions; an EMF dimension set holds at most {MAX_DIMENSIONS}")
+    for name, value in dimensions.items():
+        if (
+            not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME_LENGTH
+            or name.startswith(":") or _has_non_ascii_or_control(name) or name == RESERVED_MEMBER
+        ):
+            raise ValidationError(
+                f"dimension name {name!r} is not one CloudWatch takes: use 1-{MAX_NAME_LENGTH} ASCII characters, "
+                "no control characters, not starting with ':', not '_aws'"
+            )
+        if (
+            not isinstance(value, str) or not value.strip() or len(value) > MAX_DIMENSION_VALUE_LENGTH
+            or _has_non_ascii_or_control(value)
+        ):
+            raise ValidationError(
+                f"dimension {name!r} value {value!r:.80} is not one CloudWatch takes: use a string of "
+                f"1-{MAX_DIMENSION_VALUE_LENGTH} ASCII characters with no control characters"
+            )
 
 
 def _stdout_line(line: str) -> None:
@@ -144,14 +214,13 @@ class EmfWriter:
         Default: None — written to ``sys.stdout`` and flushed.
     :param clock: returns the time in epoch seconds.
         Default: ``time.time``.
-    :raises ValidationError: for an empty namespace.
+    :raises ValidationError: for a namespace CloudWatch would not take (empty, too long, not ASCII).
     """
 
     def __init__(
         self, namespace: str, *, write: Callable[[str], None] | None = None, clock: Callable[[], float] = time.time
     ) -> None:
-        if not namespace:
-            raise ValidationError("namespace must not be empty: EMF needs a CloudWatch namespace")
+        check_namespace(namespace)
         self.namespace = namespace
         self.write = write or _stdout_line
         self.clock = clock

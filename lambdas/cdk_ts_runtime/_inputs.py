@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
+from typing import Any
 
 from cdk_ts_runtime._errors import ValidationError
 
@@ -119,18 +120,57 @@ def table_time(name: str, when: datetime) -> datetime:
     return utc
 
 
+#: The deepest nesting an operator's JSON setting may have: cdk-ts's own settings nest three levels at most,
+#: and Python's decoder fails with a ``RecursionError`` (not a ``ValueError``) near its recursion limit.
+MAX_JSON_DEPTH = 32
+
+
+def json_depth(text: str) -> int:
+    """How deep the arrays and objects of JSON ``text`` nest, counted without recursion (strings skipped)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def json_setting(name: str, text: str) -> Any:
+    """The JSON value ``text`` holds, from the setting ``name`` (a flag or an environment variable, as given).
+
+    :raises ValidationError: naming ``name``, for text that is not JSON or nests deeper than
+        :data:`MAX_JSON_DEPTH`.
+    """
+    if json_depth(text) > MAX_JSON_DEPTH:
+        raise ValidationError(f"{name} nests JSON deeper than {MAX_JSON_DEPTH} levels; no cdk-ts setting does")
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as error:
+        raise ValidationError(f"{name} is not JSON: {error}") from None
+
+
 def json_object_env(env: Mapping[str, str], variable: str) -> dict | None:
     """The JSON object environment variable ``variable`` holds; None when it is unset or empty.
 
-    A value that is not JSON, or JSON that is not an object, is a :class:`ValidationError` naming the variable.
+    A value that is not JSON, nests too deep, or is JSON but not an object, is a :class:`ValidationError`
+    naming the variable.
     """
     raw = env.get(variable)
     if not raw:
         return None
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as error:
-        raise ValidationError(f"environment variable {variable} is not JSON: {error}") from None
+    data = json_setting(f"environment variable {variable}", raw)
     if not isinstance(data, dict):
         raise ValidationError(f"environment variable {variable} must be a JSON object, got {type(data).__name__}")
     return data

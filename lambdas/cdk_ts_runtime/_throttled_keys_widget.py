@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from html import escape
 from typing import Any
 
 from cdk_ts_runtime._errors import ValidationError
+from cdk_ts_runtime._inputs import MAX_YEAR, MIN_YEAR, table_time
 from cdk_ts_runtime._throttled_keys_report import (
     DEFAULT_CONTRIBUTORS,
     PeriodThrottledKeys,
@@ -69,8 +70,8 @@ class WidgetRequest:
             )
         params = {**(context.get("params") or {}), **{k: v for k, v in event.items() if k != "widgetContext"}}
         return cls(
-            start=_from_ms(shown["start"]),
-            end=_from_ms(shown["end"]),
+            start=_from_ms("timeRange start", shown["start"]),
+            end=_from_ms("timeRange end", shown["end"]),
             period_seconds=period,
             top=check_top(params.get("top", DEFAULT_CONTRIBUTORS)),
         )
@@ -137,5 +138,13 @@ def _key_table(report: TableThrottledKeys, partition_key: str) -> str:
     )
 
 
-def _from_ms(value: int) -> datetime:
-    return datetime.fromtimestamp(value / 1000, tz=UTC)
+def _from_ms(name: str, value: int) -> datetime:
+    """``value`` epoch milliseconds as a UTC time a period table can be named for (years 1000-9999)."""
+    try:
+        when = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=value)
+    except OverflowError:  # beyond datetime's years 1-9999: no table is named for it either
+        raise ValidationError(
+            f"{name} {value} (epoch milliseconds) is outside the years {MIN_YEAR}-{MAX_YEAR} that period tables "
+            "are named for"
+        ) from None
+    return table_time(f"{name} {value} (epoch milliseconds)", when)

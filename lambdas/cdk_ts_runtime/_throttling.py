@@ -98,12 +98,15 @@ class ThrottleReason:
 
     @property
     def scope(self) -> ThrottleScope:
-        """``PARTITION`` for the base table's key range, ``INDEX`` for an index's key range, else ``TABLE``."""
+        """``INDEX`` for any index's reason, ``PARTITION`` for the base table's key range, else ``TABLE``.
+
+        ``docs/constructs/sharding.md`` documents this table; ``tests/unit/test_throttling.py`` ties the two.
+        """
         if self._parts is None:
             return ThrottleScope.UNKNOWN
-        if self.limit is ThrottleLimit.KEY_RANGE:
-            return ThrottleScope.INDEX if self.index else ThrottleScope.PARTITION
-        return ThrottleScope.TABLE
+        if self.index:  # an index's key range or its capacity: more base shards help neither
+            return ThrottleScope.INDEX
+        return ThrottleScope.PARTITION if self.limit is ThrottleLimit.KEY_RANGE else ThrottleScope.TABLE
 
 
 #: When reasons disagree, the one that more shards cure least decides: a table or account limit (back off)

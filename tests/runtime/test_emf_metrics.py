@@ -11,6 +11,8 @@ from datetime import datetime
 
 import boto3
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from cdk_ts.testing._engines import free_port
 from cdk_ts_runtime import TableLayout, ValidationError
@@ -22,6 +24,12 @@ from cdk_ts_runtime.handlers import archiver, custom_resource, rotation
 from tests.support.cloudformation import CloudFormationReplies
 from tests.support.emf import declared, emf_problems
 from tests.support.streams import BUCKET, lambda_event, stream_records
+
+#: Names and values a user might pass: short text of any character, numbers of any size.
+_NAMES = st.text(max_size=6) | st.sampled_from(["_aws", ":d", " ", "Table", "A" * 256])
+_VALUES = st.floats(allow_nan=True, allow_infinity=True) | st.integers() | st.sampled_from(
+    [2.0**360, -(2.0**361), True]
+)
 
 
 def emf_lines(text: str) -> list[dict]:
@@ -67,11 +75,41 @@ class TestTheFormat:
             ({"values": {"A": 1}, "units": {"A": "Furlongs"}}, "unit 'Furlongs' is not a CloudWatch unit"),
             ({"values": {"A": 1}, "properties": {"A": "x"}}, r"properties \['A'\] are named like a metric"),
             ({"values": {"A": 1}, "dimensions": {f"D{i}": "v" for i in range(31)}}, "at most 30"),
+            ({"values": {"A": 2.0**361}}, r"outside CloudWatch's range -2\^360..2\^360"),
+            ({"values": {"A": 1}, "dimensions": {"T": "caf\u00e9"}}, "dimension 'T' value 'caf.' is not one"),
+            ({"values": {"A": 1}, "dimensions": {"T": "a\nb"}}, "dimension 'T' value"),
+            ({"values": {"A": 1}, "dimensions": {"T": ""}}, "dimension 'T' value '' is not one"),
+            ({"values": {"A": 1}, "dimensions": {"T": "x" * 1025}}, "1-1024 ASCII"),
+            ({"values": {"A": 1}, "dimensions": {"A": "x"}}, r"\['A'\] named both a metric and a dimension"),
+            ({"values": {"_aws": 1}}, "metric name '_aws'"),
+            ({"values": {"A": 1}, "dimensions": {"_aws": "x"}}, "dimension name '_aws'"),
+            ({"values": {"": 1}}, "metric name '' must be"),
         ],
     )
     def test_what_cloudwatch_would_drop_is_refused_by_name(self, kwargs, message):
         with pytest.raises(ValidationError, match=message):
             emf_objects("cdk-ts", timestamp_ms=0, **kwargs)
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(
+        st.dictionaries(_NAMES, _VALUES, max_size=4),
+        st.dictionaries(_NAMES, st.one_of(_NAMES, st.integers()), max_size=4),
+        st.dictionaries(_NAMES, st.integers(), max_size=2),
+        st.one_of(_NAMES, st.just("cdk-ts")),
+    )
+    def test_every_line_written_is_one_cloudwatch_accepts_or_the_input_is_refused(
+        self, values, dimensions, properties, namespace
+    ):
+        # whatever a user passes: either a ValidationError naming it, or lines CloudWatch would extract whole
+        written: list[str] = []
+        writer = None
+        try:
+            writer = EmfWriter(namespace, write=written.append, clock=lambda: 1_700_000_000)
+            writer.publish(values, dimensions=dimensions, properties=properties)
+        except ValidationError as error:
+            assert str(error)  # a message, naming the value
+            return
+        assert all(emf_problems(line) == [] for line in written), written
 
     def test_the_writer_writes_one_json_line_to_stdout_and_serves_as_a_sink(self, capsys):
         writer = EmfWriter("MyApp/Writers", clock=lambda: 1_700_000_000.5)
@@ -106,7 +144,7 @@ class TestEveryFunctionWritesEmfWithCloudWatchUnreachable:
         by_name = {name: d for d in documents for name in declared(d)}
         assert set(by_name) == {
             RotationMetric.NEXT_PERIOD_TABLE_MISSING, RotationMetric.FUTURE_PERIOD_TABLES,
-            RotationMetric.FOREIGN_LOOKALIKE_TABLES, RotationMetric.FAILED_TABLES,
+            RotationMetric.FOREIGN_LOOKALIKE_TABLES, RotationMetric.FAILED_TABLES, RotationMetric.TTL_DRIFT_TABLES,
         }
         assert all(d["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "cdk-ts" for d in documents)
         assert all(d["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["TablePrefix"]] for d in documents)

@@ -13,6 +13,8 @@ from datetime import UTC, datetime
 from html import escape
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from cdk_ts_runtime import TableLayout, table_name
 from cdk_ts_runtime._throttled_keys_report import PeriodThrottledKeys
@@ -53,6 +55,15 @@ def period_table(proxy, ddb, prefix: str, when: datetime, *, mode: str | None = 
     ddb.update_contributor_insights(TableName=name, ContributorInsightsAction="ENABLE", ContributorInsightsMode=mode)
     rules = ddb.describe_contributor_insights(TableName=name)["ContributorInsightsRuleList"]
     return name, next(rule for rule in rules if "-PKT-" in rule)
+
+
+#: Epoch milliseconds as any caller may send them: around now, far past, far future, beyond any datetime.
+_EPOCH_MS = st.integers(min_value=-(10**17), max_value=10**17) | st.sampled_from([ms(START), ms(END), 253402300800000])
+
+
+def _table_year(epoch_ms: int) -> bool:
+    """Whether a period table can be named for ``epoch_ms`` (years 1000-9999)."""
+    return -30610224000000 <= epoch_ms < 253402300800000
 
 
 def widget(prefix: str, ddb, cloudwatch) -> ThrottledKeysWidget:
@@ -165,6 +176,23 @@ class TestRequests:
         expected = f"top {top!r} must be a whole number from 1 to 100 (GetInsightRuleReport's MaxContributorCount)"
         assert html == f"<p>{escape(expected)}</p>"
         assert asked == []
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(start=_EPOCH_MS, end=_EPOCH_MS)
+    def test_any_time_range_is_answered_and_one_no_table_is_named_for_is_refused_by_name(
+        self, ddb, cloudwatch, start, end
+    ):
+        # the range's ends come from whoever invokes the function: far-future, negative or huge numbers included
+        asked = answer_reports(cloudwatch, lambda _request: DOCUMENTED_REPORT)
+        html = widget("readings", ddb, cloudwatch).answer(widget_event(start, end))
+        years_ok = all(_table_year(v) for v in (start, end))
+        if not years_ok:
+            assert html.startswith("<p>timeRange ") and "outside the years 1000-9999" in html
+            assert asked == []
+        elif end <= start:
+            assert "before it starts" in html
+        else:
+            assert html.startswith("<p>Partition keys DynamoDB throttled most")
 
     def test_an_event_that_is_not_a_widgets_says_where_to_invoke_it_from(self, ddb, cloudwatch):
         html = widget("readings", ddb, cloudwatch).answer({"top": 5})

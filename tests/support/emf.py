@@ -11,6 +11,7 @@ is a number or an array of at most 100 numbers; ``Unit`` optional).
 from __future__ import annotations
 
 import json
+import math
 from datetime import datetime
 from typing import Any
 
@@ -37,23 +38,59 @@ def emf_problems(line: str) -> list[str]:
     for directive in directives:
         if not isinstance(directive.get("Namespace"), str) or not directive["Namespace"]:
             problems.append("a directive has no Namespace")
+        dimension_names = set()
         for dimension_set in directive.get("Dimensions", []):
             if len(dimension_set) > 30:
                 problems.append(f"a dimension set of {len(dimension_set)} (> 30)")
             problems += [f"dimension {n!r} is not a string member" for n in dimension_set
                          if not isinstance(document.get(n), str)]
+            problems += [
+                f"dimension {n!r}: {p}" for n in dimension_set for p in _dimension_problems(n, document.get(n))
+            ]
+            dimension_names.update(dimension_set)
         metrics = directive.get("Metrics")
         if not isinstance(metrics, list) or len(metrics) > 100:
             problems.append(f"Metrics is not an array of at most 100 ({metrics!r:.80})")
             continue
         for metric in metrics:
             name, value = metric.get("Name"), document.get(metric.get("Name"))
-            if not (isinstance(value, int | float) and not isinstance(value, bool)) and not (
-                isinstance(value, list) and len(value) <= 100 and all(isinstance(v, int | float) for v in value)
-            ):
-                problems.append(f"metric {name!r} has no number member")
+            problems += [f"metric {name!r}: {p}" for p in _metric_problems(name, value, dimension_names)]
             if "Unit" in metric and metric["Unit"] not in UNITS:
                 problems.append(f"metric {name!r} unit {metric['Unit']!r}")
+    return problems
+
+
+def _text_problems(text: str, longest: int) -> list[str]:
+    """CloudWatch's ``Dimension`` rules (API reference): 1-``longest`` ASCII characters, not all whitespace."""
+    problems = []
+    if not 1 <= len(text) <= longest:
+        problems.append(f"{len(text)} characters (1-{longest})")
+    if not text.strip():
+        problems.append("no non-whitespace character")
+    if not text.isascii() or any(ord(c) < 32 or ord(c) == 127 for c in text):
+        problems.append("not ASCII without control characters")
+    return problems
+
+
+def _dimension_problems(name: str, value: object) -> list[str]:
+    problems = [*_text_problems(name, 255), *(["starts with ':'"] if name.startswith(":") else [])]
+    if name == "_aws":
+        problems.append("is the metadata member")
+    if isinstance(value, str):
+        problems += [f"value {p}" for p in _text_problems(value, 1024)]
+    return problems
+
+
+def _metric_problems(name: object, value: object, dimension_names: set[str]) -> list[str]:
+    """A MetricDatum's rules (API reference): a name of 1-255 characters, a finite value within ±2^360."""
+    if not isinstance(name, str) or not 1 <= len(name) <= 255 or not name.strip() or name == "_aws":
+        return ["not a name of 1-255 characters (and not _aws)"]
+    problems = ["is also a dimension"] if name in dimension_names else []
+    numbers = value if isinstance(value, list) and len(value) <= 100 else [value]
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in numbers):
+        return [*problems, "has no number member"]
+    if not all(math.isfinite(v) and abs(v) <= 2.0**360 for v in numbers):
+        problems.append(f"value {value!r} is not finite within ±2^360")
     return problems
 
 

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
+import json
 
-from cdk_ts_runtime import TableLayout
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cdk_ts_runtime import TableLayout, ValidationError
+from cdk_ts_runtime._inputs import MAX_JSON_DEPTH, json_depth, json_setting
 from cdk_ts_runtime._rotation.config import ENV_ROTATION_CONFIG, RotationConfig
 from cdk_ts_runtime._sharding import (
     ENV_METADATA_TABLE,
@@ -62,3 +67,34 @@ def test_a_sharding_strategy_that_does_not_parse_names_its_variable():
     env[ENV_STRATEGY] = "roundrobin"
     with pytest.raises(ValueError, match=rf"^environment variable {ENV_STRATEGY}='roundrobin' is not one of"):
         ShardedTable.from_env(env)
+
+
+_JSON_TEXT = st.recursive(
+    st.just("1") | st.just('"[{\\\\\\"]"') | st.just("null"),
+    lambda inner: st.lists(inner, max_size=2).map(lambda items: "[" + ",".join(items) + "]")
+    | st.lists(inner, max_size=2).map(lambda items: "{" + ",".join(f'"k{i}":{v}' for i, v in enumerate(items)) + "}"),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(inner=_JSON_TEXT, extra_depth=st.integers(min_value=0, max_value=50_000))
+def test_json_of_any_depth_in_a_setting_is_read_or_refused_naming_the_variable(inner, extra_depth):
+    # an operator's JSON setting reaches a recursive decoder: any depth is read, or refused by name, never a crash
+    text = "[" * extra_depth + inner + "]" * extra_depth
+    expected_depth = extra_depth + _reference_depth(json.loads(inner))
+    assert json_depth(text) == expected_depth
+    if expected_depth > MAX_JSON_DEPTH:
+        with pytest.raises(ValidationError, match=f"environment variable {ENV_ROTATION_CONFIG} nests JSON deeper"):
+            RotationConfig.from_env({ENV_ROTATION_CONFIG: text})
+    else:
+        assert json_setting("--x", text) == json.loads(text)
+
+
+def _reference_depth(value) -> int:
+    """How deep ``value`` (decoded JSON) nests, as the decoder saw it."""
+    if isinstance(value, list):
+        return 1 + max(map(_reference_depth, value), default=0)
+    if isinstance(value, dict):
+        return 1 + max(map(_reference_depth, value.values()), default=0)
+    return 0

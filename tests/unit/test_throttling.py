@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
+from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cdk_ts.testing._rules import wire_type
 from cdk_ts_runtime._throttling import (
@@ -30,10 +34,50 @@ ALL_REASONS = [
 SHAPES = {"on-demand": on_demand_throttle, "provisioned": provisioned_throttle, "account quota": account_throttle}
 
 
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "constructs" / "sharding.md"
+#: A row of the docs' scope table: | `scope` | the reasons, as `Table…KeyRange...` patterns | what the writer does |
+_SCOPE_ROW = re.compile(r"^\| `(\w+)` \| (.+?) \|", re.MULTILINE)
+
+
+def documented_patterns() -> dict[ThrottleScope, list[re.Pattern]]:
+    """The reasons docs/constructs/sharding.md gives each scope, as regexes (``…`` stands for any text)."""
+    rows = {}
+    for scope, reasons in _SCOPE_ROW.findall(DOCS.read_text()):
+        if scope in {s.value for s in ThrottleScope} and scope != ThrottleScope.UNKNOWN:
+            patterns = [p for p in re.findall(r"`([^`]+)`", reasons) if "…" in p]
+            rows[ThrottleScope(scope)] = [re.compile(re.escape(p).replace("…", ".*")) for p in patterns]
+    return rows
+
+
 def expected_scope(reason: str) -> ThrottleScope:
-    if reason.endswith("KeyRangeThroughputExceeded"):
-        return ThrottleScope.INDEX if reason.startswith("Index") else ThrottleScope.PARTITION
-    return ThrottleScope.TABLE
+    """The scope the docs give ``reason``: exactly one row of their table may name it."""
+    rows = documented_patterns().items()
+    matching = [scope for scope, patterns in rows if any(p.fullmatch(reason) for p in patterns)]
+    assert len(matching) == 1, f"docs/constructs/sharding.md gives {reason} the scopes {matching}"
+    return matching[0]
+
+
+def test_the_docs_scope_table_names_every_scope_but_unknown():
+    assert set(documented_patterns()) == {ThrottleScope.PARTITION, ThrottleScope.INDEX, ThrottleScope.TABLE}
+
+
+def test_every_index_reason_is_scoped_index_as_the_docs_say():
+    for reason in ALL_REASONS:
+        if reason.startswith("Index"):
+            assert expected_scope(reason) is ThrottleScope.INDEX
+            assert throttle_scope(parse_error(provisioned_throttle("t", reason, index="GSI1"))) is ThrottleScope.INDEX
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(ALL_REASONS), min_size=1, max_size=5), st.sampled_from(sorted(SHAPES)))
+def test_any_mix_of_reasons_takes_the_documented_scope_more_shards_cure_least(reasons, shape):
+    # the docs: when reasons disagree, the one more shards cure least decides (table, then index, then partition)
+    precedence = [ThrottleScope.TABLE, ThrottleScope.INDEX, ThrottleScope.PARTITION]
+    documented = {expected_scope(reason) for reason in reasons}
+    wanted = next(scope for scope in precedence if scope in documented)
+    make = SHAPES[shape]
+    body = make("t", *reasons) if shape == "account quota" else make("t", *reasons, index="GSI1")
+    assert throttle_scope(parse_error(body)) is wanted
 
 
 def test_the_api_reference_lists_sixteen_reasons():

@@ -9,6 +9,7 @@ from typing import Any
 
 from cdk_ts_runtime._emf import EmfWriter
 from cdk_ts_runtime._periods import next_start, parse_table_name, require_utc, table_name
+from cdk_ts_runtime._rotation._settings import TTL_DRIFT_ACTION
 from cdk_ts_runtime._rotation.config import RotationConfig
 from cdk_ts_runtime._rotation.metrics import RotationMetric, publish
 from cdk_ts_runtime._rotation.report import RunReport, describe_table, record_failure
@@ -47,11 +48,12 @@ class RunMetrics:
         return True
 
     def publish_run_counts(self, report: RunReport) -> None:
-        """Tables left alone (future-dated, foreign look-alikes) and failed, so alarms can watch them."""
+        """Tables left alone (future-dated, foreign look-alikes), failed or with TTL drift, so alarms can watch them."""
         self.publish(report, "-", {
             RotationMetric.FUTURE_PERIOD_TABLES: report.count("future"),
             RotationMetric.FOREIGN_LOOKALIKE_TABLES: report.count("not_owned"),
             RotationMetric.FAILED_TABLES: report.count("error"),
+            RotationMetric.TTL_DRIFT_TABLES: report.count(TTL_DRIFT_ACTION),
         })
 
     def deadline(self, upcoming: datetime) -> datetime:

@@ -14,6 +14,25 @@ from cdk_ts_runtime._stream_consumer import StreamConsumer
 THROTTLED_KEYS_MODE = "THROTTLED_KEYS"
 
 
+#: The report action of a table whose TTL is on for another attribute than the configured one.
+TTL_DRIFT_ACTION = "ttl_drift"
+
+
+def ttl_drift(description: dict[str, Any], wanted: str | None) -> str | None:
+    """Why a table's TTL (DescribeTimeToLive's ``TimeToLiveDescription``) is not ``wanted``'s; None when it is.
+
+    DynamoDB keeps one TTL attribute per table and changes it only by disabling TTL and enabling it again,
+    at most once an hour (UpdateTimeToLive): the rotation does not turn off a TTL someone set, it reports it.
+    """
+    on = description.get("TimeToLiveStatus") in ("ENABLED", "ENABLING")
+    if not wanted or not on or description.get("AttributeName") == wanted:
+        return None
+    return (
+        f"TTL is on for attribute {description.get('AttributeName')!r}, not the configured {wanted!r}: items expire "
+        "by the other attribute; disable TTL on the table and the next run enables it for the configured one"
+    )
+
+
 @dataclass(eq=False, kw_only=True)
 class TableSettings:
     """Applies the configured settings to tables of this rotation, each setting on its own; one is set up per run.
@@ -92,6 +111,10 @@ class TableSettings:
             return
         ttl = self.dynamodb.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
         if ttl.get("TimeToLiveStatus") in ("ENABLED", "ENABLING"):
+            drift = ttl_drift(ttl, self.config.ttl_attribute)
+            if drift:
+                report.add(TTL_DRIFT_ACTION, name, attribute=ttl.get("AttributeName"),
+                           wanted=self.config.ttl_attribute, reason=drift)
             return
         if not self.dry_run:
             self.dynamodb.update_time_to_live(

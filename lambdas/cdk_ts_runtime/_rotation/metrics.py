@@ -28,6 +28,8 @@ class RotationMetric(StrEnum):
     FOREIGN_LOOKALIKE_TABLES = "ForeignLookalikeTables"
     #: Tables a run could not bring to their target state (the run goes on with the others).
     FAILED_TABLES = "FailedTables"
+    #: Tables whose TTL is on for another attribute than ``ttl_attribute``: the rotation cannot change it.
+    TTL_DRIFT_TABLES = "TtlDriftTables"
     #: 1 when a run found the rotation lock held by another run and changed nothing, 0 when it took the lock.
     LOCK_HELD_RUNS = "LockHeldRuns"
 

@@ -87,7 +87,8 @@ class TableRotator:
     :param cloudwatch: the boto3 CloudWatch client that reads consumed capacity for a right-sized current tier.
         Default: None — right-sizing keeps the configured tier.
     :param metrics: writes ``NextPeriodTableMissing``, ``LockHeldRuns`` and the run's ``FuturePeriodTables``,
-        ``ForeignLookalikeTables`` and ``FailedTables`` counts as EMF lines (its namespace is the metrics'),
+        ``ForeignLookalikeTables``, ``FailedTables`` and ``TtlDriftTables`` counts as EMF lines (its namespace is
+        the metrics'),
         when ``config.metric_namespace`` is set. Default: None — no metric is written (:meth:`from_env`
         gives one that writes to stdout in ``config.metric_namespace``).
     :param stream_consumer: the ``StreamConsumer`` every new table's stream is mapped to.
