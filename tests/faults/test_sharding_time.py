@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cdk_ts_runtime import ShardedTable
-from tests.support.sharding import metadata_item, shard_history
+from cdk_ts_runtime import ShardedTable, ShardShrink
+from tests.support.sharding import metadata_item, shard_history, throttle_puts
 from tests.support.threads import start_and_join
 from tests.support.throttling import ProxyClock, writer
 
@@ -210,3 +210,51 @@ def test_a_key_written_by_todays_writers_is_read_whole_by_the_new_readers_withou
     # and a window after the shrink took effect reads the one shard in force
     read, shards = queried_shards(reader, "/old", "gte", recent[0])
     assert (read, sorted(shards)) == (recent, [1])
+
+
+def test_a_cooled_key_shrinks_after_its_quiet_time_to_what_its_measured_rate_needs(limited):
+    # given a key at 8 shards that now takes 2 writes a second: a fifth of one partition's 10 units
+    proxy, main, metadata = limited
+    proxy.configure(write_units_per_second=10)
+    clock = ProxyClock(proxy)
+    clock.now = proxy.now().timestamp()
+    points = []
+    shrink = ShardShrink(quiet_seconds=30, partition_write_units=10, utilisation=0.5, window_seconds=10)
+    table = writer(proxy, main, metadata, clock, sort_key_time_unit="ms", cooldown_seconds=10, shrink=shrink,
+                   metrics=points.append)
+    start = int(clock() * 1000)
+    table.put_item({"file_path": "/cools", "timestamp": start})
+    clock.advance(11)  # past the cooldown
+    assert table.grow("/cools", table.shard_info("/cools", fresh=True), target=8)
+    grown_at = clock()
+    written = [start]
+    # when it writes 2 a second for two minutes, one partition throttle (injected on the wire) 20 s in
+    pending = throttle_puts(table.dynamodb, main, times=0, on_demand=True)
+    for step in range(240):
+        if step == 40:
+            pending["throttles"] = 1
+            throttled_at = clock()
+        stamp = int(clock() * 1000)
+        table.put_item({"file_path": "/cools", "timestamp": stamp})
+        written.append(stamp)
+        clock.advance(0.5)
+    # then it shrank once, to 1 shard, a quiet time after the throttle, effective a notice later
+    (shrunk,) = [p for p in points if p.name == "ShardShrinks"]
+    assert (shrunk.properties["from"], shrunk.properties["to"]) == (8, 1)
+    history = shard_history(metadata_item((proxy.client(), main, metadata), "/cools"))
+    assert [count for _since, count in history] == [1, 8, 1]
+    assert history[-1][0] >= throttled_at + 30 + 60 and history[-1][0] > grown_at + 30 + 60
+    # and a window after it takes effect reads one shard, the window of the grown key all 8, missing nothing
+    effective_ms = history[-1][0] * 1000
+    read, shards = queried_shards(table, "/cools", "gte", effective_ms)
+    assert (read, shards) == ([s for s in written if s >= effective_ms], [1])
+    read, shards = queried_shards(table, "/cools", "between", start, effective_ms - 1)
+    assert read == [s for s in written if s < effective_ms] and sorted(shards) == list(range(1, 9))
+
+
+def test_shrinking_needs_the_time_model_and_a_quiet_time_no_shorter_than_the_growth_cooldown():
+    with pytest.raises(ValueError, match="shrink needs sort_key_time_unit"):
+        ShardedTable("t", "m", partition_key="pk", sort_key="sk", shrink=ShardShrink())
+    with pytest.raises(ValueError, match=r"quiet_seconds 5 is shorter than cooldown_seconds 10.*>= 10"):
+        ShardedTable("t", "m", partition_key="pk", sort_key="sk", sort_key_time_unit="s",
+                     shrink=ShardShrink(quiet_seconds=5))

@@ -42,7 +42,7 @@ class ShardShrink:
 
     :param quiet_seconds: how long the key must have gone without a partition throttle seen by this writer, and
         without a change by any writer, before it may shrink; at least the table's ``cooldown_seconds``.
-        Default: 600.
+        Default: 300.
     :param partition_write_units: write units a second one partition takes (DynamoDB: 1,000).
         Default: 1000.
     :param utilisation: the share of that the smaller count may carry (the rest is headroom for the next rise).
@@ -52,7 +52,7 @@ class ShardShrink:
     :raises ValueError: for a value out of range.
     """
 
-    quiet_seconds: float = 600
+    quiet_seconds: float = 300
     partition_write_units: float = 1000
     utilisation: float = 0.5
     window_seconds: float = 60
