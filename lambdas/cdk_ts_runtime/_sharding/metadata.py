@@ -257,6 +257,7 @@ class ShardMetadataStore:
         A shrink waits for both: a stamp from a clock behind, or a change this writer only just learned of,
         never shortens the quiet time.
         """
+        number("seconds", seconds)
         if info.updated_ms is None:
             return True
         now_ms = self.clock() * 1000
