@@ -364,13 +364,7 @@ class ShardMetadataStore:
         self, logical: str, current: ShardInfo, count: int, history: _history.History, now_ms: int, cap: int
     ) -> bool:
         """Store ``count`` and ``history`` if the item is still at ``current``'s version and stamp."""
-        if current.version is None:  # an item written before 0.2: no version yet
-            condition, seen_values = "attribute_not_exists(version) AND last_updated = :seen", {
-                ":seen": current.last_updated
-            }
-        else:
-            condition = "version = :seen AND last_updated = :seen_updated"
-            seen_values = {":seen": current.version, ":seen_updated": current.last_updated}
+        condition, seen_values = _unchanged_since(current)
         try:
             self.dynamodb().update_item(
                 TableName=self.table_name,
@@ -399,6 +393,15 @@ class ShardMetadataStore:
             raise
         self.read(logical, fresh=True)
         return True
+
+
+def _unchanged_since(current: ShardInfo) -> tuple[str, dict[str, Any]]:
+    """The condition, and its values, that the item is still at ``current``'s version and stamp."""
+    if current.version is None:  # an item written before 0.2: no version yet
+        return "attribute_not_exists(version) AND last_updated = :seen", {":seen": current.last_updated}
+    return "version = :seen AND last_updated = :seen_updated", {
+        ":seen": current.version, ":seen_updated": current.last_updated,
+    }
 
 
 def __getattr__(name: str) -> Any:
