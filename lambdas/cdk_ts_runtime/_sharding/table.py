@@ -73,8 +73,8 @@ class ShardedTable:
         look), a query with a bounded sort-key condition reads only the shards in force over its window, and a
         point read one set. Every writer and reader of a key must give the same value. Default: None — the sort
         key is not a time: writes use the current count and queries read every shard the key ever had.
-    :param shrink: when and how far a cooled key gives shards back (needs ``sort_key_time_unit``): see
-        :class:`~cdk_ts_runtime.ShardShrink`. Turn it on only once every writer of the table runs this version.
+    :param shrink: a :class:`~cdk_ts_runtime.ShardShrink`: when and how far a cooled key gives shards back
+        (needs ``sort_key_time_unit``). Turn it on only once every writer of the table runs this version.
         Default: None — keys never shrink.
     :param table_headroom: without throttling reasons, a table consuming less than this share (above 0, at
         most 1) of its provisioned WCU is taken to have one hot partition. Default: 0.8.
