@@ -248,6 +248,7 @@ def test_a_cooled_key_shrinks_after_its_quiet_time_to_what_its_measured_rate_nee
     effective_ms = history[-1][0] * 1000
     read, shards = queried_shards(table, "/cools", "gte", effective_ms)
     assert (read, shards) == ([s for s in written if s >= effective_ms], [1])
+    assert [(p.value, p.properties["low"]) for p in points if p.name == "ShardsRead"] == [(1, effective_ms / 1000)]
     read, shards = queried_shards(table, "/cools", "between", start, effective_ms - 1)
     assert read == [s for s in written if s < effective_ms] and sorted(shards) == list(range(1, 9))
 
