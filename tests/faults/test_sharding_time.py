@@ -259,3 +259,32 @@ def test_shrinking_needs_the_time_model_and_a_quiet_time_no_shorter_than_the_gro
     with pytest.raises(ValueError, match=r"quiet_seconds 5 is shorter than cooldown_seconds 10.*>= 10"):
         ShardedTable("t", "m", partition_key="pk", sort_key="sk", sort_key_time_unit="s",
                      shrink=ShardShrink(quiet_seconds=5))
+
+
+def test_a_writer_with_a_cached_history_from_before_a_shrink_writes_where_readers_of_its_window_look(limited):
+    # given two writers of a key at 16 shards, one of which has the history cached
+    proxy, main, metadata = limited
+    proxy.configure(write_units_per_second=1000)  # placement, not throttling
+    clock = ProxyClock(proxy)
+    clock.now = proxy.now().timestamp()
+    shrinking, cached = (writer(proxy, main, metadata, clock, seed=i, sort_key_time_unit="s", cooldown_seconds=1,
+                                cache_ttl_seconds=5) for i in range(2))
+    shrinking.put_item({"file_path": "/stale", "timestamp": int(clock())})
+    clock.advance(2)
+    assert shrinking.grow("/stale", shrinking.shard_info("/stale", fresh=True), target=16)
+    cached.put_item({"file_path": "/stale", "timestamp": int(clock())})  # caches the 16
+    # when the other records a shrink to 1 and the cached writer writes within its cache's life, now and ahead
+    clock.advance(1)
+    assert shrinking.metadata.shrink("/stale", shrinking.shard_info("/stale", fresh=True), 1) is not None
+    clock.advance(3)
+    now = int(clock())
+    stamps = [now + i for i in range(40)] + [now + 3600]  # the last an hour ahead: past the cache's horizon
+    for stamp in stamps:
+        cached.put_item({"file_path": "/stale", "timestamp": stamp})
+    # then every one of them is read by a window holding it, each window from its own shard set
+    reader = writer(proxy, main, metadata, clock, seed=3, sort_key_time_unit="s")
+    for stamp in stamps:
+        read, shards = queried_shards(reader, "/stale", "eq", stamp)
+        assert read == [stamp]
+    read, shards = queried_shards(reader, "/stale", "eq", now + 3600)
+    assert shards == [1]  # an hour ahead, the shrink is in force: the cached writer read the history again
