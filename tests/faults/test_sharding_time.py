@@ -164,7 +164,9 @@ def test_a_window_after_a_shrink_takes_effect_reads_the_smaller_set_and_the_one_
         clock.advance(1)
     effective = table.metadata.shrink("/cool", table.shard_info("/cool", fresh=True), 2)
     assert effective is not None and effective >= clock() + 60
+    assert table.shard_count("/cool") == 8  # writers use 8 until the shrink takes effect
     clock.advance(120)
+    assert table.shard_count("/cool") == 2
     after = [int(clock()) + i for i in range(20)]
     for stamp in after:
         table.put_item({"file_path": "/cool", "timestamp": stamp})

@@ -255,8 +255,8 @@ class ShardedTable:
         return self.metadata.read(self._logical(logical_value), fresh=fresh)
 
     def shard_count(self, logical_value: str) -> int:
-        """How many shards writers of ``logical_value`` use now."""
-        return self.shard_info(logical_value, fresh=True).number_of_shards
+        """How many shards writers of ``logical_value`` use now (a shrink not yet in force is not counted)."""
+        return self.shard_info(logical_value, fresh=True).count_from(self.clock())
 
     def grow(self, logical_value: str, seen: ShardInfo, *, target: int | None = None) -> bool:
         """Grow the key after the cooldown and a random backoff, if nobody else did; True when this call grew it.
