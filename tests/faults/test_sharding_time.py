@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import math
 import threading
+from datetime import datetime
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -117,7 +118,7 @@ def queried_shards(reader, key, condition, a, b=None):
         items = reader.query(key, **arguments)
     finally:
         reader.read_dynamodb.meta.events.unregister("provide-client-params.dynamodb.Query", note)
-    return [item["timestamp"] for item in items], shards
+    return [item.get("timestamp", item.get("at")) for item in items], shards
 
 
 @pytest.mark.slow  # ten examples through the rules proxy: ~15 s
@@ -290,3 +291,39 @@ def test_a_writer_with_a_cached_history_from_before_a_shrink_writes_where_reader
         assert read == [stamp]
     read, shards = queried_shards(reader, "/stale", "eq", now + 3600)
     assert shards == [1]  # an hour ahead, the shrink is in force: the cached writer read the history again
+
+
+def test_iso_sort_keys_a_day_by_begins_with_reads_the_shards_of_that_day_only(limited, unique_name):
+    # given a table whose sort key is ISO 8601 text, and a key grown to 8 on 2 January then shrunk to 1 on the 3rd
+    proxy, _main, metadata = limited
+    proxy.configure(write_units_per_second=1000)
+    client = proxy.client()
+    main = f"{unique_name}-iso"
+    client.create_table(
+        TableName=main, BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "file_path", "KeyType": "HASH"}, {"AttributeName": "at", "KeyType": "RANGE"}],
+        AttributeDefinitions=[{"AttributeName": "file_path", "AttributeType": "S"},
+                              {"AttributeName": "at", "AttributeType": "S"}],
+    )
+    clock = ProxyClock(proxy)
+    clock.now = proxy.now().timestamp()  # 2026-01-01T00:00Z
+    table = ShardedTable(main, metadata, partition_key="file_path", sort_key="at", sort_key_time_unit="iso",
+                         cooldown_seconds=1, clock=clock, sleep=lambda _s: None,
+                         dynamodb_client=proxy.client(), dynamodb_read_client=proxy.client())
+    days = {}
+    for day in ("2026-01-01", "2026-01-02", "2026-01-03"):
+        clock.now = datetime.fromisoformat(f"{day}T12:00:00+00:00").timestamp()
+        if day == "2026-01-02":
+            assert table.grow("/iso", table.shard_info("/iso", fresh=True), target=8)
+        if day == "2026-01-03":
+            assert table.metadata.shrink("/iso", table.shard_info("/iso", fresh=True), 1) is not None
+            clock.now += 120  # past the notice
+        days[day] = [f"{day}T{hour:02d}:30:00Z" for hour in range(13, 20)]
+        for stamp in days[day]:
+            table.put_item({"file_path": "/iso", "at": stamp})
+    # when each day is read by its ISO date, then each reads its items from the shards in force that day: the
+    # 3rd's morning still had 8; an hour of its afternoon, after the shrink took effect, has 1
+    for prefix, count in (("2026-01-01", 1), ("2026-01-02", 8), ("2026-01-03", 8), ("2026-01-03T14", 1)):
+        read, shards = queried_shards(table, "/iso", "begins_with", prefix)
+        assert read == [stamp for stamp in days[prefix[:10]] if stamp.startswith(prefix)]
+        assert sorted(shards) == list(range(1, count + 1))
