@@ -1,6 +1,10 @@
 """Dynamic write sharding under DynamoDB's per-partition limit, through the rules proxy; plus read fan-out.
 
 Run: .venv/bin/python -m bench.sharding [--seconds 60] [--limit 3] [--plot bench/results/sharding.png] [--only-default]
+     .venv/bin/python -m bench.sharding --burst [--limit 10] [--burst-seconds 60] [--cool-seconds 600]
+
+``--burst`` runs the burst scenario instead (:mod:`bench.sharding_burst`): 10x a partition's limit for a minute,
+then 0.2x for ten, on the proxy's frozen clock; shards at the peak and the end, and what windows read.
 
 Part 1 offers one logical key 10x one partition's write throughput, open loop (write n is due at n / rate), from a
 pool of threads over 4 ``ShardedTable`` instances (as a fleet of processes would), through the harness's rules
@@ -306,11 +310,18 @@ def main() -> None:
     parser.add_argument("--skip-fan-out", action="store_true")
     parser.add_argument("--only-default", action="store_true",
                         help="run the default settings only: on-demand, provisioned, and a table at its own limit")
+    parser.add_argument("--burst", action="store_true", help="run the burst scenario (bench/sharding_burst.py) only")
+    parser.add_argument("--burst-seconds", type=float, default=60, help="--burst: seconds at 10x the limit")
+    parser.add_argument("--cool-seconds", type=float, default=600, help="--burst: seconds at 0.2x the limit after")
+    parser.add_argument("--tick", type=float, default=0.1, help="--burst: seconds of load offered at once")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(relativeCreated)8.0f ms %(message)s")
     for noisy in ("botocore", "urllib3"):  # urllib3 warns when 16 query threads share a pool of 10
         logging.getLogger(noisy).setLevel(logging.ERROR)
     os.environ.update(AWS_ACCESS_KEY_ID="bench", AWS_SECRET_ACCESS_KEY="bench", AWS_DEFAULT_REGION="us-east-1")
+    if args.burst:
+        run_burst(args)
+        return
     rate = 10 * args.limit
     runs = {
         "double, write path 1 attempt (default), on-demand": (ShardGrowth.DOUBLE, WRITE_PATH, False, "on-demand"),
@@ -355,6 +366,18 @@ def main() -> None:
     print("|---|---|---|---|")
     for count, sequential, parallel in fan_out([1, 2, 4, 8, 16, 32, 64], args.repeat):
         print(f"| {count} | {sequential:.4f} | {parallel:.4f} | {sequential / parallel:.1f}x |")
+
+
+def run_burst(args: argparse.Namespace) -> None:
+    from bench.sharding_burst import burst_report, print_report
+
+    engine = start_dynalite()
+    try:
+        results = burst_report(engine, limit=args.limit, burst_seconds=args.burst_seconds,
+                               cool_seconds=args.cool_seconds, tick=args.tick)
+    finally:
+        engine.stop()
+    print_report(results, limit=args.limit, burst_seconds=args.burst_seconds, cool_seconds=args.cool_seconds)
 
 
 if __name__ == "__main__":

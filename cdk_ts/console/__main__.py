@@ -1,5 +1,6 @@
-"""``cdk-ts``: the operator console — ``status``, ``rotate --dry-run``, ``replay``, ``archive-status``, ``plan``, and
-``local`` (a local DynamoDB that refuses as DynamoDB does, for tests in any language).
+"""``cdk-ts``: the operator console — ``status``, ``rotate --dry-run``, ``replay``, ``archive-status``, ``shards`` (a
+sharded key's history), ``plan``, and ``local`` (a local DynamoDB that refuses as DynamoDB does, for tests in any
+language).
 
 Exit codes: 0 ok; 1 something needs attention; 2 usage or configuration error; 3 an AWS read failed.
 """
@@ -29,7 +30,7 @@ from cdk_ts_runtime._inputs import whole_flag
 from cdk_ts_runtime._periods import RotationPeriod
 
 #: Subcommands handed whole to the commands they replace (their own flags and help).
-DELEGATED = ("plan", "replay", "archive-status", "local")
+DELEGATED = ("plan", "replay", "archive-status", "shards", "local")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -60,6 +61,8 @@ def parser() -> argparse.ArgumentParser:
                         "does, in the foreground (cdk_ts.testing); see cdk-ts local --help")
     commands.add_parser("archive-status", add_help=False, help="an archive's partitions: raw, compacted, late "
                         "records waiting; see cdk-ts archive-status --help")
+    commands.add_parser("shards", add_help=False, help="a sharded key's shard history: the count in force now "
+                        "and when each count began; see cdk-ts shards --help")
     commands.add_parser("plan", add_help=False, help="capacity, partitions and cost (cdk-ts-plan); "
                         "see cdk-ts plan --help")
     return p
@@ -150,6 +153,10 @@ def _delegate(command: str, argv: list[str]) -> int:
         from cdk_ts.console.archive_status import main as archive_status
 
         return archive_status(argv)
+    if command == "shards":
+        from cdk_ts.console.shards import main as shards
+
+        return shards(argv)
     from cdk_ts_runtime._archiver import main as archiver
 
     return archiver(["replay", *argv])

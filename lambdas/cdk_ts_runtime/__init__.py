@@ -10,7 +10,7 @@ in any release. The module paths of earlier releases (``cdk_ts_runtime.router``,
   layout :class:`TableLayout`, and the period arithmetic (:class:`RotationPeriod`, :func:`period_start`,
   :func:`next_start`, :func:`table_name`, :func:`parse_table_name`).
 - Hot keys spread over shards: :class:`ShardedTable`, :class:`ShardStrategy`, :class:`ShardGrowth`,
-  :class:`ShardInfo`.
+  :class:`ShardShrink`, :class:`ShardInfo`.
 - The device status log: :class:`DeviceLogRepository`. Timestream: :class:`TimestreamWriter`,
   :class:`WriteResult`, :func:`build_query`.
 - Throttles: :func:`classify_throttle` and what it returns (:class:`Throttle`, :class:`ThrottleReason`,
@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time
     from cdk_ts_runtime._device_log import DeviceLogRepository, LogEntryExistsError, LogEntryMissingError
     from cdk_ts_runtime._items import PageLimitError
     from cdk_ts_runtime._router import BatchWriteError, BatchWriter, MissingPeriodTableError, PeriodRouter
+    from cdk_ts_runtime._sharding._shrink import ShardShrink
     from cdk_ts_runtime._sharding.metadata import CorruptShardMetadataError, ShardInfo
     from cdk_ts_runtime._sharding.policy import ShardGrowth, ShardStrategy
     from cdk_ts_runtime._sharding.table import ShardedTable, ShardReadError
@@ -70,6 +71,7 @@ _LAZY = {
     "CorruptShardMetadataError": "cdk_ts_runtime._sharding.metadata",
     "ShardInfo": "cdk_ts_runtime._sharding.metadata",
     "ShardGrowth": "cdk_ts_runtime._sharding.policy",
+    "ShardShrink": "cdk_ts_runtime._sharding._shrink",
     "ShardStrategy": "cdk_ts_runtime._sharding.policy",
     "ShardReadError": "cdk_ts_runtime._sharding.table",
     "ShardedTable": "cdk_ts_runtime._sharding.table",
@@ -99,6 +101,7 @@ __all__ = [
     "ShardedTable",
     "ShardStrategy",
     "ShardGrowth",
+    "ShardShrink",
     "ShardInfo",
     # device status log, Timestream
     "DeviceLogRepository",

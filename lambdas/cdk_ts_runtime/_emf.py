@@ -279,6 +279,11 @@ class WriterMetric(StrEnum):
     THROTTLES = "Throttles"
     #: Items not written after every attempt (value: how many; properties say why).
     REFUSED_WRITES = "RefusedWrites"
+    #: A key recorded at fewer shards once it cooled (value 1; properties ``key``, ``from``, ``to``,
+    #: ``effective``: the epoch second the smaller count applies from).
+    SHARD_SHRINKS = "ShardShrinks"
+    #: Shards one ``ShardedTable.query`` read (value: how many; properties ``key``, ``low``, ``high``: the window).
+    SHARDS_READ = "ShardsRead"
 
 
 #: The dimension naming the table a writer's metric is about.

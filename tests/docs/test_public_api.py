@@ -128,7 +128,7 @@ def test_the_base_s_earlier_name_still_imports_with_a_warning():
 RUNTIME_FACE = {
     "rotating period tables": ["PeriodRouter", "BatchWriter", "TableLayout", "RotationPeriod", "period_start",
                                "next_start", "table_name", "parse_table_name"],
-    "sharded hot keys": ["ShardedTable", "ShardStrategy", "ShardGrowth", "ShardInfo"],
+    "sharded hot keys": ["ShardedTable", "ShardStrategy", "ShardGrowth", "ShardShrink", "ShardInfo"],
     "device log and Timestream": ["DeviceLogRepository", "TimestreamWriter", "WriteResult", "build_query"],
     "throttles": ["classify_throttle", "Throttle", "ThrottleReason", "ThrottleScope", "ThrottleLimit"],
     "writer metrics": ["MetricsSink", "EmfWriter", "MetricPoint", "WriterMetric"],

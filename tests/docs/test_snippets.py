@@ -129,6 +129,7 @@ PYTHON: dict[str, list[str]] = {
     "monitoring/emf_metrics.py": ["sharding"],
     "device-log/repository.py": ["device_log"],
     "sharding/writer.py": ["sharding"],
+    "sharding/time_model.py": ["sharding"],
     "stream-archiver/read_duckdb.py": ["archive"],
     "stream-archiver/read_pandas.py": ["archive"],
     "stream-archiver/read_pyarrow.py": ["archive"],

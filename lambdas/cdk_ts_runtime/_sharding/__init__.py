@@ -6,7 +6,10 @@ bottleneck (a ``...KeyRangeThroughputExceeded`` throttling reason, :mod:`cdk_ts_
 grow in one step to the count the throttled share of their recent writes implies
 (:mod:`cdk_ts_runtime._sharding.policy`), after a cooldown, through a conditional update on the version they
 read, so many writers hitting the same limit grow the key once. Readers fan out over every shard that ever
-existed (the largest count in the history), so a stale cache never hides items.
+existed (the largest count in the history), so a stale cache never hides items; when the sort key is a time
+(``sort_key_time_unit``), the shard set is a function of the item's time: writes go to the set in force at the
+item's time, reads of a window touch only the sets in force over it, and a cooled key may shrink
+(:mod:`cdk_ts_runtime._sharding._history`, ``_time``, ``_shrink``).
 
 Modules: ``policy`` (strategy and growth enums, sizing), ``throttles`` (which throttles more shards cure,
 the observed share), ``metadata`` (the metadata item: read, check, create, grow), ``table``
@@ -18,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from cdk_ts_runtime._errors import deprecated_alias
+from cdk_ts_runtime._sharding._shrink import ShardShrink
 from cdk_ts_runtime._sharding.metadata import CorruptShardMetadataError, ShardInfo, ShardMetadataStore
 from cdk_ts_runtime._sharding.policy import (
     GROWTH_HEADROOM,
@@ -60,6 +64,7 @@ __all__ = [
     "ShardInfo",
     "ShardMetadataStore",
     "ShardReadError",
+    "ShardShrink",
     "ShardStrategy",
     "ShardedTable",
     "StrategyName",

@@ -22,9 +22,9 @@ def grow_key(table: ShardedTable, logical: str, seen: ShardInfo, target: int | N
     This is :meth:`ShardedTable.grow` after the key was checked; True when this call grew it.
     """
     whole("target", target, optional=True, maximum=policy.SHARD_CEILING)
-    if seen.number_of_shards >= table.max_shards or is_cooling(table, logical, seen, target):
+    if seen.count_from(table.clock()) >= table.max_shards or is_cooling(table, logical, seen, target):
         return False  # a writer never grows a key past its own cap; another fleet's larger count stands
-    if target is None and table.throttles.settling(logical, seen.number_of_shards):
+    if target is None and table.throttles.settling(logical, seen.count_from(table.clock())):
         return False  # throttled for under a second: the next throttle, if any, tells whether the key is full
     table.backoff.spread()  # writers that throttled together do not all grow the key at once
     current = table.metadata.read(logical, fresh=True)
@@ -32,7 +32,7 @@ def grow_key(table: ShardedTable, logical: str, seen: ShardInfo, target: int | N
         return False  # another writer grew it while we backed off
     if is_cooling(table, logical, current, target):
         return False
-    count = current.number_of_shards
+    count = current.count_from(table.clock())  # a shrink not yet in force is what this growth replaces
     share = sized = None
     if target is None:
         share = table.throttles.share(logical, count)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import math
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from cdk_ts_runtime._emf import WriterMetric, emit, writer_point
 from cdk_ts_runtime._errors import ValidationError
 from cdk_ts_runtime._items import from_attribute_values, query_all, to_attribute_values
 from cdk_ts_runtime._sharding._shard_keys import pick_shard
+from cdk_ts_runtime._sharding._time import time_of, window
+from cdk_ts_runtime._sharding.metadata import ShardInfo
 from cdk_ts_runtime._sharding.policy import ShardStrategy
 
 if TYPE_CHECKING:
@@ -27,7 +31,11 @@ BATCH_GET_KEYS = 100
 
 
 def query_shards(table: ShardedTable, logical: str, sort_condition: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every item of ``logical`` matching at most one sort-key condition, from all shards, in sort-key order."""
+    """Every item of ``logical`` matching at most one sort-key condition, in sort-key order.
+
+    From the shards in force over the condition's time window when the sort key is a time, else from every
+    shard the key ever had.
+    """
     if len(sort_condition) > 1:
         raise ValidationError(f"give at most one sort-key condition, got {sorted(sort_condition)}")
     key = "#pk = :pk"
@@ -39,7 +47,11 @@ def query_shards(table: ShardedTable, logical: str, sort_condition: dict[str, An
         key += f" AND {SORT_CONDITIONS[name]}"
         values = {":a": value[0], ":b": value[1]} if name == "between" else {":a": value}
     names = {"#pk": table.partition_key, **({"#sk": table.sort_key} if sort_condition else {})}
-    shards = range(1, table.shard_info(logical, fresh=True).readable_shards + 1)
+    info = table.shard_info(logical, fresh=True)
+    low, high = window(sort_condition, table.sort_key_time_unit) if table.sort_key_time_unit else (-math.inf, math.inf)
+    shards = range(1, _shards_over(info, low, high) + 1)
+    bounds = {name: value for name, value in (("low", low), ("high", high)) if not math.isinf(value)}
+    emit(table.metrics, [writer_point(WriterMetric.SHARDS_READ, table.table_name, len(shards), key=logical, **bounds)])
 
     def one_shard(shard: int) -> list[dict[str, Any]]:
         request = {
@@ -57,20 +69,26 @@ def query_shards(table: ShardedTable, logical: str, sort_condition: dict[str, An
     return sorted(results, key=lambda item: item[table.sort_key])
 
 
+def _shards_over(info: ShardInfo, low: float, high: float) -> int:
+    """The shards a window reads: every shard the key ever had when the window is unbounded."""
+    if math.isinf(low) and math.isinf(high):
+        return info.readable_shards
+    return info.shards_over(low, high)
+
+
 def point_read(table: ShardedTable, logical: str, sort_value: Any) -> dict[str, Any] | None:
     """One item: under ``computed`` from its own shard first (the rest only as a fallback), else from all."""
     info = table.shard_info(logical, fresh=True)
-    every = list(range(1, info.readable_shards + 1))
+    at = time_of(sort_value, table.sort_key_time_unit) if table.sort_key_time_unit else None
+    every = list(range(1, (info.readable_shards if at is None else info.shards_over(at, at)) + 1))
     if table.strategy is ShardStrategy.COMPUTED:
-        if table.sort_key_time_unit:
-            count = info.count_at(float(sort_value) / (1000 if table.sort_key_time_unit == "ms" else 1))
-        else:
-            count = info.number_of_shards
+        count = info.number_of_shards if at is None else info.count_at(at)
         first = pick_shard(table.strategy, table.rng, logical, sort_value, count)
         found = _first_found(table, logical, sort_value, [first])
         if found is not None:
             return found
-        every.remove(first)
+        if first in every:
+            every.remove(first)
     return _first_found(table, logical, sort_value, every)
 
 

@@ -1,17 +1,21 @@
 """The shard-metadata table: read and validate a key's item, record a new key, grow it conditionally.
 
 One item per logical key: ``number_of_shards``, ``last_updated`` (epoch seconds), ``last_updated_ms``,
-``version`` (the growth counter conditional updates compare), ``shard_history`` (a string set of
-``"<epoch>:<count>"``) and ``max_shards`` (the cap of the writer that last grew or created it). The count
+``version`` (the change counter conditional updates compare), ``shard_history`` (a string set of
+``"<epoch>:<count>"``: from each time on, the count in force; see :mod:`cdk_ts_runtime._sharding._history`),
+``max_shards`` (the cap of the writer that last grew or created it) and, once a writer that places items by
+their sort-key time has written the key, ``time_sharded_since`` (epoch seconds: items of earlier times may
+have been written by the writer's clock, so windows before it read every shard those writers used). The count
 stored is the one every writer and reader uses, whatever its own ``max_shards``.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
@@ -21,6 +25,7 @@ from cdk_ts_runtime._aws import error_code
 from cdk_ts_runtime._errors import CdkTsError, deprecated_alias
 from cdk_ts_runtime._inputs import number, whole
 from cdk_ts_runtime._items import from_attribute_values, to_attribute_values
+from cdk_ts_runtime._sharding import _history
 from cdk_ts_runtime._sharding.policy import SHARD_CEILING
 
 
@@ -41,6 +46,11 @@ class ShardInfo:
         Default: None — an item written before 0.2: ``last_updated`` * 1000 is used.
     :param max_shards: the cap of the writer that last grew (or created) the key.
         Default: None — an item written before 0.3: only :data:`SHARD_CEILING` bounds the count.
+    :param time_sharded_since: epoch seconds from which every item of the key was written to the shards in
+        force at its sort-key time. Default: None — no writer placing items by their time has written the key
+        yet, so every window reads :attr:`readable_shards`.
+    :param read_at: when this copy was read from the table, by the reader's clock (epoch seconds).
+        Default: None — not read from the table.
     """
 
     number_of_shards: int
@@ -49,6 +59,8 @@ class ShardInfo:
     version: int | None = None
     last_updated_ms: int | None = None
     max_shards: int | None = None
+    time_sharded_since: int | None = None
+    read_at: float | None = field(default=None, compare=False)
 
     @property
     def readable_shards(self) -> int:
@@ -57,11 +69,26 @@ class ShardInfo:
 
     def count_at(self, epoch: float) -> int:
         """The shard count in force at ``epoch`` (the first count for earlier times)."""
-        count = self.history[0][1] if self.history else self.number_of_shards
-        for since, value in self.history:
-            if since <= epoch:
-                count = value
-        return count
+        return _history.count_at(self.history, epoch, self.number_of_shards)
+
+    def count_from(self, epoch: float) -> int:
+        """The largest count in force at ``epoch`` or later: what a growth at ``epoch`` grows from."""
+        return max(self.number_of_shards, _history.largest_from(self.history, epoch, self.number_of_shards))
+
+    def shards_over(self, low: float, high: float) -> int:
+        """How many shards (``1..n``) may hold items with sort-key times from ``low`` to ``high``.
+
+        The largest count in force over the window; for a window that starts before ``time_sharded_since``
+        (or any window, without it), also every count recorded before then: items of those times may have
+        been written by their writer's clock, to the count in force when they were written.
+        """
+        largest = _history.largest_over(self.history, low, high, self.number_of_shards)
+        if self.time_sharded_since is None:
+            return self.readable_shards
+        if low < self.time_sharded_since:
+            largest = max(largest, _history.largest_over(self.history, -math.inf, self.time_sharded_since,
+                                                         self.number_of_shards))
+        return largest
 
     @property
     def updated_ms(self) -> int | None:
@@ -132,6 +159,7 @@ class ShardMetadataStore:
         info = self.parse(logical, from_attribute_values(response["Item"])) if "Item" in response else ShardInfo(
             1, None, ()
         )
+        info = replace(info, read_at=now)
         with self._lock:
             self._cache[logical] = (now, info)
         self._sighted(logical, info, now * 1000)
@@ -193,7 +221,8 @@ class ShardMetadataStore:
             history.append((int(match.group(1)), int(match.group(2))))
         version = whole("version", item["version"], 1) if "version" in item else None
         updated_ms = whole("last_updated_ms", item["last_updated_ms"], 0) if "last_updated_ms" in item else None
-        return ShardInfo(count, updated, tuple(sorted(history)), version, updated_ms, recorded_cap)
+        since = whole("time_sharded_since", item["time_sharded_since"], 0) if "time_sharded_since" in item else None
+        return ShardInfo(count, updated, tuple(sorted(history)), version, updated_ms, recorded_cap, since)
 
     # ---- the cooldown ---------------------------------------------------------------------------
 
@@ -222,13 +251,31 @@ class ShardMetadataStore:
         since_ms = first_seen_ms if saw_it_happen or updated_ms > first_seen_ms or grown else updated_ms
         return now_ms - since_ms < self.cooldown_seconds * 1000
 
+    def changed_within(self, logical: str, info: ShardInfo, seconds: float) -> bool:
+        """True unless ``info``'s change is ``seconds`` old both by its stamp and by this writer's first sight of it.
+
+        A shrink waits for both: a stamp from a clock behind, or a change this writer only just learned of,
+        never shortens the quiet time.
+        """
+        number("seconds", seconds)
+        if info.updated_ms is None:
+            return True
+        now_ms = self.clock() * 1000
+        updated_ms, first_seen_ms, _saw = self._sighted(logical, info, now_ms)
+        return now_ms - max(updated_ms, first_seen_ms) < seconds * 1000
+
     # ---- writing --------------------------------------------------------------------------------
 
-    def ensure(self, logical: str, info: ShardInfo, *, cap: int) -> ShardInfo:
-        """The first writer of a key records it: 1 shard, history {"<epoch>:1"} (conditional put)."""
+    def ensure(self, logical: str, info: ShardInfo, *, cap: int, by_time: bool = False) -> ShardInfo:
+        """The first writer of a key records it: 1 shard, history {"<epoch>:1"} (conditional put).
+
+        :param by_time: the writer places items by their sort-key time: a new key records
+            ``time_sharded_since`` at its creation, and a key without it records it first
+            (:meth:`adopt_time_model`). Default: False.
+        """
         whole("cap", cap, maximum=SHARD_CEILING)
         if info.last_updated is not None:
-            return info
+            return self.adopt_time_model(logical, info) if by_time and info.time_sharded_since is None else info
         now = self.clock()
         epoch = int(now)
         try:
@@ -243,10 +290,34 @@ class ShardMetadataStore:
                         "version": 1,
                         "max_shards": cap,
                         "shard_history": {f"{epoch}:1"},
+                        **({"time_sharded_since": epoch} if by_time else {}),
                     }
                 ),
                 ConditionExpression="attribute_not_exists(#pk)",
                 ExpressionAttributeNames={"#pk": self.partition_key},
+            )
+        except ClientError as error:
+            if error_code(error) != "ConditionalCheckFailedException":
+                raise
+        info = self.read(logical, fresh=True)
+        return self.adopt_time_model(logical, info) if by_time and info.time_sharded_since is None else info
+
+    def adopt_time_model(self, logical: str, info: ShardInfo) -> ShardInfo:
+        """Record that items of ``logical`` from now on go to the shards in force at their own time.
+
+        Writers before this one placed items by their clock, so an item of a time before the stamp may be on any
+        shard counted before it: readers of such windows read all of those (:meth:`ShardInfo.shards_over`). The
+        stamp is this writer's clock plus the clock-skew bound, so no writer's earlier item lies after it.
+        """
+        since = int(self.clock()) + 1 + _history.MAX_CLOCK_SKEW_SECONDS
+        try:
+            self.dynamodb().update_item(
+                TableName=self.table_name,
+                Key=to_attribute_values({self.partition_key: logical}),
+                UpdateExpression="SET time_sharded_since = :since",
+                ConditionExpression="attribute_exists(#pk) AND attribute_not_exists(time_sharded_since)",
+                ExpressionAttributeNames={"#pk": self.partition_key},
+                ExpressionAttributeValues=to_attribute_values({":since": since}),
             )
         except ClientError as error:
             if error_code(error) != "ConditionalCheckFailedException":
@@ -261,36 +332,56 @@ class ShardMetadataStore:
         holds only while the stamp is still that one (a writer of 0.1 changes ``last_updated`` and no version).
         The growing writer records its ``cap``. Its stamps never go backward: a writer whose clock runs behind
         stamps just after the change it replaces, so the history stays in the order the changes happened.
+        Entries after the stamp (a shrink not yet in force) are replaced, and the count is at least theirs.
         """
         whole("target", target, minimum=2, maximum=SHARD_CEILING)
         whole("cap", cap, maximum=SHARD_CEILING)
-        latest = max([current.last_updated or 0, *(since for since, _count in current.history)])
-        now_ms = max(int(self.clock() * 1000), (current.updated_ms or 0) + 1, latest * 1000)
+        now = self.clock()
+        settled = [since for since, _count in current.history if since <= now]
+        latest = max([current.last_updated or 0, *settled])
+        now_ms = max(int(now * 1000), (current.updated_ms or 0) + 1, latest * 1000)
         epoch = now_ms // 1000
-        if current.version is None:  # an item written before 0.2: no version yet
-            condition, seen_values = "attribute_not_exists(version) AND last_updated = :seen", {
-                ":seen": current.last_updated
-            }
-        else:
-            condition = "version = :seen AND last_updated = :seen_updated"
-            seen_values = {":seen": current.version, ":seen_updated": current.last_updated}
+        target = max(target, current.count_from(epoch))
+        history = current.history or ((current.last_updated or 0, current.number_of_shards),)
+        return self._change(logical, current, target, _history.with_growth(history, epoch, target), now_ms, cap)
+
+    def shrink(self, logical: str, current: ShardInfo, target: int) -> int | None:
+        """Record ``target`` shards from :data:`SHRINK_NOTICE_SECONDS` on, if the item is still at ``current``.
+
+        Returns the time the smaller count takes effect, or None when another writer changed the key first.
+        Items of earlier times keep their shards; a growth before then replaces the shrink.
+        """
+        whole("target", target, maximum=SHARD_CEILING)
+        now = self.clock()
+        latest = max([current.last_updated or 0, *(since for since, _count in current.history)])
+        now_ms = max(int(now * 1000), (current.updated_ms or 0) + 1)
+        effective = max(math.ceil(now) + _history.SHRINK_NOTICE_SECONDS, latest + 1)
+        history = _history.compacted([*current.history, (effective, target)])
+        changed = self._change(logical, current, target, history, now_ms, current.max_shards or SHARD_CEILING)
+        return effective if changed else None
+
+    def _change(
+        self, logical: str, current: ShardInfo, count: int, history: _history.History, now_ms: int, cap: int
+    ) -> bool:
+        """Store ``count`` and ``history`` if the item is still at ``current``'s version and stamp."""
+        condition, seen_values = _unchanged_since(current)
         try:
             self.dynamodb().update_item(
                 TableName=self.table_name,
                 Key=to_attribute_values({self.partition_key: logical}),
                 UpdateExpression=(
                     "SET number_of_shards = :count, last_updated = :now, last_updated_ms = :now_ms, "
-                    "version = :version, max_shards = :cap ADD shard_history :entry"
+                    "version = :version, max_shards = :cap, shard_history = :history"
                 ),
                 ConditionExpression=condition,
                 ExpressionAttributeValues=to_attribute_values(
                     {
-                        ":count": target,
-                        ":now": epoch,
+                        ":count": count,
+                        ":now": now_ms // 1000,
                         ":now_ms": now_ms,
                         ":version": (current.version or 0) + 1,
-                        ":cap": cap,
-                        ":entry": {f"{epoch}:{target}"},
+                        ":cap": max(cap, count),
+                        ":history": {f"{since}:{value}" for since, value in history},
                         **seen_values,
                     }
                 ),
@@ -302,6 +393,15 @@ class ShardMetadataStore:
             raise
         self.read(logical, fresh=True)
         return True
+
+
+def _unchanged_since(current: ShardInfo) -> tuple[str, dict[str, Any]]:
+    """The condition, and its values, that the item is still at ``current``'s version and stamp."""
+    if current.version is None:  # an item written before 0.2: no version yet
+        return "attribute_not_exists(version) AND last_updated = :seen", {":seen": current.last_updated}
+    return "version = :seen AND last_updated = :seen_updated", {
+        ":seen": current.version, ":seen_updated": current.last_updated,
+    }
 
 
 def __getattr__(name: str) -> Any:

@@ -7,34 +7,27 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from cdk_ts_runtime import _environment
 from cdk_ts_runtime._aws import Backoff, LazyClient, client_property
-from cdk_ts_runtime._emf import MetricsSink, WriterMetric, emit, writer_point
+from cdk_ts_runtime._emf import MetricsSink
 from cdk_ts_runtime._errors import CdkTsError, ValidationError
-from cdk_ts_runtime._items import to_attribute_values
 from cdk_ts_runtime._retries import DATA_PATH, METRICS, WRITE_PATH
 from cdk_ts_runtime._sharding import policy
 from cdk_ts_runtime._sharding._arguments import check_names, check_settings
 from cdk_ts_runtime._sharding._growth import grow_key
 from cdk_ts_runtime._sharding._reads import point_read, query_shards
-from cdk_ts_runtime._sharding._shard_keys import ShardKeys, pick_shard
+from cdk_ts_runtime._sharding._shard_keys import ShardKeys
+from cdk_ts_runtime._sharding._shrink import ShardShrink, ShrinkWatch
+from cdk_ts_runtime._sharding._writes import write_item
 from cdk_ts_runtime._sharding.metadata import ShardInfo, ShardMetadataStore
 from cdk_ts_runtime._sharding.policy import GrowthName, ShardGrowth, ShardStrategy, StrategyName
 from cdk_ts_runtime._sharding.throttles import CloudWatchScope, ThrottleWindow
-from cdk_ts_runtime._throttling import ThrottledError, ThrottleScope, throttle_scope
 
 ENV_TABLE = _environment.SHARDED_TABLE_NAME
 ENV_METADATA_TABLE = _environment.SHARD_METADATA_TABLE_NAME
 ENV_PARTITION_KEY = _environment.SHARDED_PARTITION_KEY
 ENV_SORT_KEY = _environment.SHARDED_SORT_KEY
 ENV_STRATEGY = _environment.SHARDING_STRATEGY
-
-#: After a partition throttle, metadata cached longer than this is read again, so a growth by another
-#: writer is used within a second rather than after the whole ``cache_ttl_seconds``.
-_STALE_AFTER_THROTTLE_SECONDS = 1.0
-
 
 class ShardReadError(CdkTsError, RuntimeError):
     """A fan-out read that DynamoDB kept leaving unprocessed; the message names the key, shards and attempts."""
@@ -74,9 +67,15 @@ class ShardedTable:
         Default: 2.0.
     :param max_attempts: write attempts (requests, with ``dynamodb_client`` as the library creates it)
         before a throttle is raised (as :class:`~cdk_ts_runtime.ThrottledError`). Default: 10.
-    :param sort_key_time_unit: ``"s"`` or ``"ms"`` when the sort key is an epoch time; then a
-        ``computed`` point read picks the shard count in force at the item's time. Default: None — the
-        sort key is not a time; the current count is used (other shards are read as a fallback).
+    :param sort_key_time_unit: ``"s"`` or ``"ms"`` when the sort key is an epoch time, ``"iso"`` when it is
+        ISO 8601 text (one format, UTC). Then the shard set is a function of the item's time: a write goes to
+        the shards in force at its sort-key time in ``shard_history`` (a late item where readers of its window
+        look), a query with a bounded sort-key condition reads only the shards in force over its window, and a
+        point read one set. Every writer and reader of a key must give the same value. Default: None — the sort
+        key is not a time: writes use the current count and queries read every shard the key ever had.
+    :param shrink: a :class:`~cdk_ts_runtime.ShardShrink`: when and how far a cooled key gives shards back
+        (needs ``sort_key_time_unit``). Turn it on only once every writer of the table runs this version.
+        Default: None — keys never shrink.
     :param table_headroom: without throttling reasons, a table consuming less than this share (above 0, at
         most 1) of its provisioned WCU is taken to have one hot partition. Default: 0.8.
     :param on_table_throttle: called with the table name when a throttle is the table's, the account's or an
@@ -127,6 +126,7 @@ class ShardedTable:
         max_backoff_seconds: float = 2.0,
         max_attempts: int = 10,
         sort_key_time_unit: str | None = None,
+        shrink: ShardShrink | None = None,
         table_headroom: float = 0.8,
         on_table_throttle: Callable[[str], None] | None = None,
         metrics: MetricsSink | None = None,
@@ -145,7 +145,7 @@ class ShardedTable:
             strategy=strategy, growth=growth, max_shards=max_shards, cooldown_seconds=cooldown_seconds,
             max_attempts=max_attempts, cache_ttl_seconds=cache_ttl_seconds, max_backoff_seconds=max_backoff_seconds,
             table_headroom=table_headroom, max_workers=max_workers, separator=separator,
-            sort_key_time_unit=sort_key_time_unit,
+            sort_key_time_unit=sort_key_time_unit, shrink=shrink,
         )
         self.table_name = table_name
         self.metadata_table_name = metadata_table_name
@@ -160,6 +160,7 @@ class ShardedTable:
         self.cache_ttl_seconds = cache_ttl_seconds
         self.max_attempts = max_attempts
         self.sort_key_time_unit = sort_key_time_unit
+        self.shrink = shrink
         self.on_table_throttle = on_table_throttle
         self.metrics = metrics
         self._write_client = LazyClient("dynamodb", dynamodb_client, config=WRITE_PATH)
@@ -179,6 +180,7 @@ class ShardedTable:
         )
         # The share is measured over the last cooldown: the span between two growths of a key.
         self.throttles = ThrottleWindow(cooldown_seconds, self._now)
+        self.shrink_watch = ShrinkWatch(self._now)
         self._cloudwatch_scope = CloudWatchScope(table_name, self._cloudwatch.get, self._now, table_headroom)
 
     def _now(self) -> float:
@@ -253,8 +255,8 @@ class ShardedTable:
         return self.metadata.read(self._logical(logical_value), fresh=fresh)
 
     def shard_count(self, logical_value: str) -> int:
-        """How many shards writers of ``logical_value`` use now."""
-        return self.shard_info(logical_value, fresh=True).number_of_shards
+        """How many shards writers of ``logical_value`` use now (a shrink not yet in force is not counted)."""
+        return self.shard_info(logical_value, fresh=True).count_from(self.clock())
 
     def grow(self, logical_value: str, seen: ShardInfo, *, target: int | None = None) -> bool:
         """Grow the key after the cooldown and a random backoff, if nobody else did; True when this call grew it.
@@ -272,59 +274,25 @@ class ShardedTable:
     def put_item(self, item: Mapping[str, Any]) -> str:
         """Write ``item`` (logical key in ``partition_key``) to one of its shards; returns the stored key.
 
-        A partition throttle grows the key (see :meth:`grow`) and the write moves to another shard after a
-        short jittered wait; table-level, account and index throttles only back off and retry (and call
-        ``on_table_throttle``). Both DynamoDB shapes count: ``ThrottlingException`` with ``throttlingReasons``
+        With ``sort_key_time_unit``, the shard is one of those in force at the item's sort-key time. A partition
+        throttle grows the key (see :meth:`grow`) and the write moves to another shard after a short jittered
+        wait; table-level, account and index throttles only back off and retry (and call ``on_table_throttle``).
+        Both DynamoDB shapes count: ``ThrottlingException`` with ``throttlingReasons``
         (on-demand tables) and ``ProvisionedThroughputExceededException`` with ``ThrottlingReasons``.
 
         :raises cdk_ts_runtime.ThrottledError: still throttled after ``max_attempts`` (a
             ``ClientError``, with ``throttle`` naming what was exhausted).
         """
-        for name in (self.partition_key, self.sort_key):
-            if item.get(name) is None:
-                raise ValidationError(f"item has no {name!r}: every item needs the partition and sort key")
-        logical = self._logical(item[self.partition_key])
-        info = self.metadata.ensure(logical, self.metadata.read(logical), cap=self.max_shards)
-        avoid = None
-        for attempt in range(1, self.max_attempts + 1):
-            count = info.number_of_shards
-            shard = pick_shard(self.strategy, self.rng, logical, item[self.sort_key], count, avoid)
-            physical = self.physical_key(logical, shard)
-            try:
-                self.dynamodb.put_item(
-                    TableName=self.table_name, Item=to_attribute_values({**item, self.partition_key: physical})
-                )
-            except ClientError as error:
-                scope = throttle_scope(error)
-                if scope is None:
-                    raise
-                if scope is ThrottleScope.UNKNOWN:
-                    scope = self._cloudwatch_scope.scope()
-                emit(self.metrics, [writer_point(WriterMetric.THROTTLES, self.table_name, scope=scope.value)])
-                if scope is ThrottleScope.PARTITION:
-                    self.throttles.record(logical, count, first=attempt == 1, accepted=False)
-                    self.grow(logical, info)
-                elif self.on_table_throttle is not None:
-                    self.on_table_throttle(self.table_name)
-                if attempt == self.max_attempts:
-                    refused = ThrottledError(error, attempt)
-                    emit(self.metrics, [writer_point(
-                        WriterMetric.REFUSED_WRITES, self.table_name, key=logical, reason=str(refused),
-                    )])
-                    raise refused from error
-                self.backoff.wait(attempt)
-                avoid = shard
-                stale = _STALE_AFTER_THROTTLE_SECONDS if scope is ThrottleScope.PARTITION else None
-                info = self.metadata.read(logical, max_age=stale)
-                continue
-            self.throttles.record(logical, count, first=attempt == 1, accepted=True)
-            return physical
-        raise AssertionError("unreachable")  # pragma: no cover
+        return write_item(self, item)
 
     # ---- reads ----------------------------------------------------------------------------------
 
     def query(self, logical_value: str, **sort_condition: Any) -> list[dict[str, Any]]:
-        """Every item of ``logical_value`` matching one sort-key condition, from all shards, in sort-key order.
+        """Every item of ``logical_value`` matching one sort-key condition, in sort-key order.
+
+        With ``sort_key_time_unit``, a condition that bounds time reads only the shards in force over its window
+        (``begins_with`` bounds it when its text is a whole ISO year, month, day, hour, minute or second); with
+        none, or no bound, every shard the key ever had is read.
 
         Conditions: ``eq``, ``lt``, ``lte``, ``gt``, ``gte``, ``begins_with`` or ``between=(low, high)``;
         none means every item of the key.
