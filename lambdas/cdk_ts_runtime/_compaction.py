@@ -21,14 +21,19 @@ import json
 import logging
 import os
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from decimal import Decimal, InvalidOperation, localcontext
 from pathlib import Path
 from typing import Any, Protocol
 
 from cdk_ts_runtime._aws import LazyClient, client_property, error_code
+from cdk_ts_runtime._compaction_columns import (  # noqa: F401 - attribute_from_column, column_value: this module's API
+    attribute_from_column,
+    column_value,
+    restore_image,
+    split_image,
+)
 from cdk_ts_runtime._compaction_plan import (
     DUE_STATES,
     ArchiveInventory,
@@ -46,9 +51,10 @@ from cdk_ts_runtime._errors import CdkTsError, ValidationError
 
 logger = logging.getLogger(__name__)
 
-_INT64 = (-(2**63), 2**63 - 1)
-#: Rows gathered as Python objects before they become an Arrow batch: bounds the interpreter's share of memory.
+#: Rows, or bytes of raw lines, gathered as Python objects before they become an Arrow batch: bound the
+#: interpreter's share of memory whether the rows are small or large.
 _BATCH_ROWS = 16_384
+_BATCH_BYTES = 8 * 2**20
 
 
 class PyarrowMissingError(CdkTsError, ImportError):
@@ -111,85 +117,6 @@ def compacted_schema(settings: CompactionSettings) -> Any:
     return pa.schema(fields)
 
 
-def column_value(spec: ColumnSpec, attribute: Mapping[str, Any] | None) -> Any:
-    """A declared column's value from one DynamoDB JSON attribute; None when absent or not exactly of its type.
-
-    A number that a ``bigint`` or ``decimal(P,S)`` cannot hold exactly is None, not rounded (the image keeps it).
-    """
-    if not isinstance(attribute, Mapping) or len(attribute) != 1:
-        return None
-    (kind, value), = attribute.items()
-    if spec.type == "string":
-        return value if kind in ("S", "N") else None
-    if spec.type == "boolean":
-        return value if kind == "BOOL" else None
-    if kind != "N":
-        return None
-    if spec.type == "double":
-        return float(value)
-    try:
-        number = Decimal(value)
-    except InvalidOperation:
-        return None
-    if spec.type == "bigint":
-        return int(number) if number == number.to_integral_value() and _INT64[0] <= number <= _INT64[1] else None
-    precision, scale = (int(n) for n in spec.type[len("decimal("):-1].split(","))
-    with localcontext(prec=80):  # the default 28 digits would refuse DynamoDB's 38
-        try:
-            exact = number.quantize(Decimal(1).scaleb(-scale))
-        except InvalidOperation:
-            return None
-    return exact if exact == number and len(exact.as_tuple().digits) <= precision else None
-
-
-def attribute_from_column(spec: ColumnSpec, value: Any) -> dict[str, Any] | None:
-    """The DynamoDB JSON attribute a column value stands for, or None when the column cannot say it exactly.
-
-    Only an attribute of the column's own kind (``S`` for string, ``BOOL`` for boolean, ``N`` for the
-    numbers) whose text the value gives back character for character: ``"20.50"`` in a ``decimal(6,2)``,
-    ``"41.5"`` in a ``double``, ``"7"`` in a ``bigint``; ``"20.5"`` in a ``decimal(6,2)`` reads back as
-    ``"20.50"``, so it is not.
-    """
-    if value is None:
-        return None
-    if spec.type == "string":
-        return {"S": value}
-    if spec.type == "boolean":
-        return {"BOOL": value}
-    return {"N": repr(value) if spec.type == "double" else str(value)}
-
-
-def split_image(image: dict[str, Any], columns: tuple[ColumnSpec, ...]) -> tuple[list[Any], bool]:
-    """Each declared column's value, and whether attributes were taken out of ``image`` (changed in place).
-
-    An attribute moves out of the image into its column only when :func:`attribute_from_column` gives
-    it back exactly; anything else stays in the image (and the column holds what it can, or None).
-    """
-    values = [column_value(spec, image.get(spec.source)) for spec in columns]
-    exact = {spec.source for spec, value in zip(columns, values, strict=True)
-             if value is not None and attribute_from_column(spec, value) == image.get(spec.source)}
-    for name in exact:
-        del image[name]
-    return values, bool(exact)
-
-
-def restore_image(row: Mapping[str, Any], columns: tuple[ColumnSpec, ...]) -> tuple[dict | None, dict | None]:
-    """A compacted row's new and old images as the JSON Lines held them (DynamoDB JSON, attribute order aside).
-
-    The declared columns' attributes go back into the image they came from: the new image, or the old
-    one for a REMOVE (no new image).
-    """
-    new = json.loads(row["newimage"]) if row.get("newimage") is not None else None
-    old = json.loads(row["oldimage"]) if row.get("oldimage") is not None else None
-    target = new if new is not None else old
-    if target is not None:
-        for spec in columns:
-            attribute = attribute_from_column(spec, row.get(spec.name))
-            if attribute is not None and spec.source not in target:
-                target[spec.source] = attribute
-    return new, old
-
-
 def compact_lines(bodies: Iterable[bytes], settings: CompactionSettings) -> tuple[Any, int]:
     """The Arrow table of the given raw objects' lines, one row per ``eventID``, sorted; and the duplicates dropped.
 
@@ -242,9 +169,10 @@ def change_batches(
         schema = schema.append(pa.field("_ordinal", pa.int64(), nullable=False))
     columns: dict[str, list[Any]] = {name: [] for name in schema.names}
     declared = settings.columns
-    position = 0
+    position = held = 0
     for body in bodies:
         for text in gzip.decompress(body).splitlines():
+            held += len(text)
             line = json.loads(text)
             event_id = line["eventID"]
             if seen is not None:
@@ -275,8 +203,9 @@ def change_batches(
             if ordinal:
                 columns["_ordinal"].append(position)
             position += 1
-            if len(columns["eventid"]) == _BATCH_ROWS:
+            if len(columns["eventid"]) == _BATCH_ROWS or held >= _BATCH_BYTES:
                 yield _record_batch(columns, schema)
+                held = 0
     yield _record_batch(columns, schema)
 
 

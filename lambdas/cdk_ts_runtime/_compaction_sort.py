@@ -36,7 +36,11 @@ from cdk_ts_runtime._errors import CdkTsError
 LAMBDA_MEMORY = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
 #: DuckDB's share of the function's memory; the rest is Python, pyarrow's batches and the Parquet writer.
 _DUCKDB_SHARE = 0.4
-_BATCH_ROWS = 16_384
+#: DuckDB sorts a range of keys at a time, each about 1/_SORT_SHARE of its memory limit in Arrow bytes: its sort
+#: needs several times the rows' size (measured: 120 MB of wide rows did not sort within 128 MB).
+_SORT_SHARE = 4
+#: Rows of each batch DuckDB streams out; small enough that large rows stay a few MB a batch.
+_BATCH_ROWS = 2048
 
 
 class DuckdbMissingError(CdkTsError, ImportError):
@@ -112,39 +116,63 @@ def sorted_changes(
     duckdb = _duckdb_module()
     with tempfile.TemporaryDirectory(prefix="cdk-ts-compaction-", dir=directory) as work:
         spill = Path(work) / "lines.parquet"
-        lines = _spill_lines(bodies, settings, spill, pq)
+        lines, spilled_bytes = _spill_lines(bodies, settings, spill, pq)
         connection = duckdb.connect(config={
             "memory_limit": f"{memory_limit_mib}MB", "temp_directory": str(Path(work) / "duckdb"),
             "threads": threads or os.cpu_count() or 1,
         })
         try:
             connection.execute("SET TimeZone = 'UTC'")
-            connection.execute(
-                "CREATE TEMP TABLE firsts AS SELECT min(_ordinal) AS _ordinal FROM read_parquet(?) GROUP BY eventid",
-                [str(spill)],
-            )
-            ((kept,),) = connection.execute("SELECT count(*) FROM firsts").fetchall()
+            ranges = _key_ranges(connection, spill, -(-spilled_bytes * _SORT_SHARE // (memory_limit_mib * 2**20)))
             names = ", ".join(f'"{name}"' for name in compacted_schema(settings).names)
-            # the in-memory sort is stable; the line's position as the last key gives DuckDB's the same order
-            query = (
-                f"SELECT {names} FROM read_parquet(?) SEMI JOIN firsts USING (_ordinal) "
-                "ORDER BY keys, approximatecreationdatetime, length(sequencenumber), sequencenumber, _ordinal"
-            )
+            parts, kept = [], 0
+            for number, (where, bounds) in enumerate(ranges):
+                part = Path(work) / f"sorted-{number:04d}.parquet"
+                # each event's first line; the line's position as the last key makes DuckDB's sort as stable as
+                # the in-memory one. COPY writes the sorted rows to disk as it goes.
+                ((rows,),) = connection.execute(
+                    f"COPY (WITH part AS (SELECT * FROM read_parquet(?) WHERE {where}) "
+                    f"SELECT {names} FROM part SEMI JOIN (SELECT min(_ordinal) AS _ordinal FROM part GROUP BY eventid) "
+                    "firsts USING (_ordinal) "
+                    "ORDER BY keys, approximatecreationdatetime, length(sequencenumber), sequencenumber, _ordinal) "
+                    f"TO '{part}' (FORMAT parquet, COMPRESSION lz4, ROW_GROUP_SIZE {_BATCH_ROWS})",
+                    [str(spill), *bounds],
+                ).fetchall()
+                parts.append(part)
+                kept += rows
+            spill.unlink()
 
             def source() -> Iterator[Any]:
-                relation = connection.sql(query, params=[str(spill)])
-                # a relation streams its rows; to_arrow_reader is DuckDB 1.4's name for fetch_record_batch
-                reader = getattr(relation, "to_arrow_reader", None) or relation.fetch_record_batch
-                yield from reader(_BATCH_ROWS)
+                for part in parts:
+                    yield from pq.ParquetFile(str(part)).iter_batches(batch_size=_BATCH_ROWS)
 
             yield SortedChanges(compacted_schema(settings), kept, lines - kept, source)
         finally:
             connection.close()
 
 
-def _spill_lines(bodies: Iterable[bytes], settings: CompactionSettings, path: Path, pq: Any) -> int:
-    """Write every line (duplicates too, with its position) to a local Parquet file; the number of lines."""
-    lines = 0
+def _key_ranges(connection: Any, spill: Path, count: int) -> list[tuple[str, list[str]]]:
+    """``count`` ranges of ``keys`` (SQL conditions and their parameters) of about equal rows, from a sample.
+
+    Every copy of an event has the same key, so each range deduplicates and sorts on its own, and the
+    ranges in order are the whole partition in order. One key cannot be split: a single item written
+    more than a range's worth of times makes its range larger than the others.
+    """
+    if count <= 1:
+        return [("true", [])]
+    sample = sorted(k for (k,) in connection.execute(
+        "SELECT keys FROM read_parquet(?) WHERE keys IS NOT NULL USING SAMPLE reservoir(20000 ROWS) REPEATABLE (7)",
+        [str(spill)]).fetchall())
+    bounds = sorted({sample[len(sample) * n // count] for n in range(1, count)}) if sample else []
+    ranges = [("keys < ?", bounds[:1])] if bounds else []
+    ranges += [("keys >= ? AND keys < ?", [low, high]) for low, high in zip(bounds, bounds[1:], strict=False)]
+    ranges.append(("(keys >= ? OR keys IS NULL)", bounds[-1:]) if bounds else ("true", []))
+    return ranges
+
+
+def _spill_lines(bodies: Iterable[bytes], settings: CompactionSettings, path: Path, pq: Any) -> tuple[int, int]:
+    """Write every line (duplicates too, with its position) to a local Parquet file; the lines and their Arrow bytes."""
+    lines = size = 0
     writer = None
     for batch in change_batches(bodies, settings, ordinal=True):
         if writer is None:
@@ -153,8 +181,9 @@ def _spill_lines(bodies: Iterable[bytes], settings: CompactionSettings, path: Pa
         if batch.num_rows:
             writer.write_batch(batch)
             lines += batch.num_rows
+            size += batch.nbytes
     writer.close()
-    return lines
+    return lines, size
 
 
 def _duckdb_module() -> Any:
