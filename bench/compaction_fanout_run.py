@@ -1,4 +1,4 @@
-"""72 due partitions planned and compacted one per invocation, on moto's S3 and SQS (in process): see compaction_scale."""
+"""72 due partitions planned, then compacted one per invocation, on moto's S3 and SQS: see compaction_scale."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Compaction at scale: one hour of 1 and 5 million changes under a 1 GB address-space limit, and 72 partitions fanned out.
+"""Compaction at scale: an hour of 1 and 5 million changes within 1 GB of address space; 72 partitions fanned out.
 
 Run: .venv/bin/python -m bench.compaction_scale [--sizes 1000000,5000000] [--limit-mib 1024] [--workdir DIR]
 
@@ -86,9 +86,14 @@ def child(engine: str, source: str, out: str, limit_mib: int) -> None:
         "rows": rows.num_rows, "duplicates": rows.duplicates, "seconds": seconds,
         "raw_bytes": sum(f.stat().st_size for f in files), "parquet_bytes": sum(p.stat().st_size for p in written),
         "files": [str(p) for p in written], "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "peak_address_space_mib": next(int(line.split()[1]) for line in open("/proc/self/status")
-                                       if line.startswith("VmPeak")) / 1024,
+        "peak_address_space_mib": vm_peak_mib(),
     }))
+
+
+def vm_peak_mib() -> float:
+    """This process's peak address space (``VmPeak`` of /proc/self/status), the figure RLIMIT_AS bounds."""
+    status = Path("/proc/self/status").read_text().splitlines()
+    return next(int(line.split()[1]) for line in status if line.startswith("VmPeak")) / 1024
 
 
 def run_child(engine: str, hour: Path, out: Path, limit_mib: int) -> dict:
@@ -114,7 +119,8 @@ def same_rows(hour: Path, files: list[str]) -> bool:
     connection = duckdb.connect(config={"threads": 2, "memory_limit": "1GB"})
     connection.execute(f"""CREATE VIEW raw AS SELECT DISTINCT eventID AS eventid, keys, sequenceNumber AS seq
         FROM read_json('{hour}/*.jsonl.gz', format = 'newline_delimited', columns = {RAW_COLUMNS})""")
-    connection.execute(f"CREATE VIEW compacted AS SELECT eventid, keys, sequencenumber AS seq FROM read_parquet({files!r})")
+    connection.execute(
+        f"CREATE VIEW compacted AS SELECT eventid, keys, sequencenumber AS seq FROM read_parquet({files!r})")
     (missing,) = connection.execute(
         "SELECT count(*) FROM (SELECT * FROM raw EXCEPT ALL SELECT * FROM compacted)").fetchone()
     (extra,) = connection.execute(
@@ -182,7 +188,8 @@ def main() -> int:
     if args.partitions:
         spread = fan_out(args.partitions, 200)
         ok &= spread["max_partitions_per_invocation"] == 1 and spread["compacted"] == args.partitions
-        lines += ["", f"Fan-out: {spread['partitions']} due hourly partitions planned in {spread['plan_seconds']:.1f} s "
+        lines += ["", f"Fan-out: {spread['partitions']} due hourly partitions planned in "
+                  f"{spread['plan_seconds']:.1f} s "
                   f"({spread['queued']} messages), then {spread['invocations']} invocations: each compacted "
                   f"{spread['max_partitions_per_invocation']} partition at most; {spread['compacted']} compacted."]
     text = "\n".join(lines)

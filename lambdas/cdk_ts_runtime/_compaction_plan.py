@@ -202,7 +202,6 @@ class CompactionSettings:
             extra["raw_retention"] = timedelta(seconds=int(known.pop("raw_retention_seconds")))
         return cls(**known, **extra)
 
-    @classmethod
     def check_since(self, since: datetime, now: datetime) -> None:
         """Refuse a ``since`` before the raw layer's retention (ten years without one), naming the value.
 

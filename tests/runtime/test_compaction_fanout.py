@@ -5,7 +5,7 @@ twice does no harm, and a partition above the single-function envelope is report
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import boto3
 import pytest
@@ -201,3 +201,13 @@ def test_the_envelope_follows_the_function_size_and_the_sort():
     assert out_of_core.max_raw_bytes > in_memory.max_raw_bytes
     with pytest.raises(ValueError, match="max_raw_bytes 0 must be a positive number of bytes"):
         SingleFunctionEnvelope(0)
+
+
+def test_since_before_the_raw_retention_is_refused_naming_the_value(monkeypatch, environment):
+    monkeypatch.setenv("CDK_TS_COMPACTION_SETTINGS", json.dumps(compaction_settings(
+        raw_retention=timedelta(days=30)).as_json()))
+    with pytest.raises(ValueError, match=r"since 2026-01-31 is before 2026-02-03 \(the raw layer keeps objects 30 "
+                                         r"days, as of 2026-03-05\).*give a day from 2026-02-03 on"):
+        compaction.handler({"time": "2026-03-05T00:00:00Z", "Since": "2026-01-31"}, None)
+    report = compaction.handler({"time": "2026-03-05T00:00:00Z", "Since": "2026-02-03"}, None)  # the earliest
+    assert report["queued"] == HOURS
