@@ -82,8 +82,10 @@ def child(engine: str, source: str, out: str, limit_mib: int) -> None:
         print(json.dumps({"error": "MemoryError", "seconds": time.perf_counter() - started}))
         return
     seconds = time.perf_counter() - started
+    usage = resource.getrusage(resource.RUSAGE_SELF)
     print(json.dumps({
         "rows": rows.num_rows, "duplicates": rows.duplicates, "seconds": seconds,
+        "cpu_seconds": usage.ru_utime + usage.ru_stime,
         "raw_bytes": sum(f.stat().st_size for f in files), "parquet_bytes": sum(p.stat().st_size for p in written),
         "files": [str(p) for p in written], "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "peak_address_space_mib": vm_peak_mib(),
@@ -143,16 +145,17 @@ def table(results: dict[int, dict[str, dict]], limit_mib: int) -> list[str]:
     lines = [f"Address-space limit {limit_mib:,} MiB (RLIMIT_AS); today's speed {TODAY_CHANGES_PER_SECOND:,} "
              "changes/s (compaction limits).", "",
              "| changes | engine | raw gzip MB | Parquet MB | peak RSS MiB | peak address space MiB | seconds | "
-             "changes/s | vs today | same rows (DuckDB) |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "CPU seconds | changes/s | vs today | same rows (DuckDB) |", "|---" * 11 + "|"]
     for size, by_engine in results.items():
         for engine, r in by_engine.items():
             if "error" in r:
-                lines.append(f"| {size:,} | {engine} | | | | | | | | {r['error']} |")
+                lines.append(f"| {size:,} | {engine} | | | | | | | | | {r['error']} |")
                 continue
             speed = r["rows"] / r["seconds"]
             lines.append(
                 f"| {size:,} | {engine} | {r['raw_bytes'] / 1e6:.1f} | {r['parquet_bytes'] / 1e6:.1f} | "
-                f"{r['peak_rss_mib']:.0f} | {r['peak_address_space_mib']:.0f} | {r['seconds']:.1f} | {speed:,.0f} | "
+                f"{r['peak_rss_mib']:.0f} | {r['peak_address_space_mib']:.0f} | {r['seconds']:.1f} | "
+                f"{r['cpu_seconds']:.1f} | {speed:,.0f} | "
                 f"{speed / TODAY_CHANGES_PER_SECOND:.1f}x | {r.get('same_rows', '')} |")
     return lines
 
