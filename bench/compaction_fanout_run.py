@@ -56,7 +56,7 @@ def archive_hours(s3, hours: int, changes_each: int) -> None:
 def plan_and_drain(partitions: int, changes_each: int) -> dict:
     """Archive ``partitions`` hours, plan once, then one invocation per message; who compacted what."""
     from cdk_ts_runtime._compaction_plan import ArchiveInventory, CompactionSettings
-    from cdk_ts_runtime.handlers import compaction
+    from cdk_ts_runtime.handlers import compaction, compaction_partition
 
     settings = CompactionSettings(bucket=BUCKET, prefix=PREFIX, lookback=timedelta(days=4))
     holder: dict = {}
@@ -72,7 +72,7 @@ def plan_and_drain(partitions: int, changes_each: int) -> dict:
             (message,) = messages
             before = {s.partition: s.manifest for s in inventory.statuses(now=now)}
             event = {"Records": [{"messageId": message["MessageId"], "body": message["Body"]}]}
-            assert compaction.partition_handler(event, None) == {"batchItemFailures": []}
+            assert compaction_partition.handler(event, None) == {"batchItemFailures": []}
             sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
             after = {s.partition: s.manifest for s in inventory.statuses(now=now)}
             per_invocation.append(sum(1 for p, m in after.items() if m is not None and before.get(p) is None))

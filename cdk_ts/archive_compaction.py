@@ -237,7 +237,7 @@ class ArchiveCompaction(AlarmingConstruct):
         function = runtime_function(
             self,
             "Function",
-            handler="cdk_ts_runtime.handlers.compaction.partition_handler",
+            handler="cdk_ts_runtime.handlers.compaction_partition.handler",
             code=compaction_code(),
             description="Compacts one closed DynamoDB stream archive partition to Parquet per queue message",
             environment=environment,

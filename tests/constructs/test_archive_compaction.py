@@ -40,10 +40,10 @@ def fixed():
     return app, stack, archiver, Template.from_stack(stack)
 
 
-def compaction_function(template, handler="partition_handler"):
-    """The worker (``partition_handler``, one partition a message) or the planner (``handler``)."""
+def compaction_function(template, module="compaction_partition"):
+    """The worker (``compaction_partition``, one partition a message) or the planner (``compaction``)."""
     (function,) = template.find_resources(
-        "AWS::Lambda::Function", {"Properties": {"Handler": f"cdk_ts_runtime.handlers.compaction.{handler}"}}
+        "AWS::Lambda::Function", {"Properties": {"Handler": f"cdk_ts_runtime.handlers.{module}.handler"}}
     ).values()
     return function["Properties"]
 
@@ -83,7 +83,7 @@ def test_an_hourly_schedule_runs_the_planner_and_its_failures_land_in_an_alarmed
     (target,) = template.find_resources("AWS::Events::Rule")[
         stack.get_logical_id(compaction.rule.node.default_child)]["Properties"]["Targets"]
     assert target["Arn"] == stack.resolve(compaction.planner_function.function_arn)
-    assert compaction_function(template, "handler")["DeadLetterConfig"] == {"TargetArn": queue}
+    assert compaction_function(template, "compaction")["DeadLetterConfig"] == {"TargetArn": queue}
     template.has_resource_properties("AWS::Lambda::EventInvokeConfig", {"MaximumRetryAttempts": 2})
     for dead_letters in (compaction.dead_letter_queue, compaction.partition_dead_letter_queue):
         template.has_resource_properties("AWS::CloudWatch::Alarm", {
@@ -120,7 +120,7 @@ def test_each_partition_is_a_message_of_a_fifo_queue_compacted_one_at_a_time_wit
             "PolicyDocument": {"Statement": Match.array_with([Match.object_like({
                 "Effect": "Deny", "Condition": {"Bool": {"aws:SecureTransport": "false"}}})])},
         })
-    planner = compaction_function(template, "handler")["Environment"]["Variables"]
+    planner = compaction_function(template, "compaction")["Environment"]["Variables"]
     assert stack.resolve(planner["CDK_TS_COMPACTION_QUEUE_URL"]) == stack.resolve(compaction.partition_queue.queue_url)
     envelope = json.loads(planner["CDK_TS_COMPACTION_ENVELOPE"])
     assert envelope == compaction.envelope.as_json() and envelope["max_raw_bytes"] > 0
@@ -240,7 +240,7 @@ def test_only_the_compaction_function_carries_the_compaction_modules(fixed):
     keys = {f["Properties"]["Handler"]: json.dumps(f["Properties"]["Code"])
             for f in template.find_resources("AWS::Lambda::Function").values() if "Handler" in f["Properties"]}
     assert keys["cdk_ts_runtime.handlers.compaction.handler"] != keys["cdk_ts_runtime.handlers.archiver.handler"]
-    assert keys["cdk_ts_runtime.handlers.compaction.partition_handler"] == keys[
+    assert keys["cdk_ts_runtime.handlers.compaction_partition.handler"] == keys[
         "cdk_ts_runtime.handlers.compaction.handler"]
 
 

@@ -138,7 +138,8 @@ RUNTIME_FACE = {
                "LogEntryMissingError", "ThrottledError"],
 }
 #: The Lambda entry points, public as ``<module>.handler`` (templates name them).
-ENTRY_POINTS = ["archiver", "compaction", "rotation", "throttled_keys_rule", "throttled_keys_widget"]
+ENTRY_POINTS = ["archiver", "compaction", "compaction_partition", "rotation", "throttled_keys_rule",
+                "throttled_keys_widget"]
 
 
 def test_the_runtime_exports_exactly_its_documented_face_once():

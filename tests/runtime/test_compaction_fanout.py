@@ -13,7 +13,7 @@ import pytest
 from cdk_ts_runtime._compaction_envelope import SingleFunctionEnvelope, estimate_partition
 from cdk_ts_runtime._compaction_fanout import CompactionPlanner, PartitionMessage, PlanFailedError
 from cdk_ts_runtime._compaction_plan import ArchiveInventory, Partition, PartitionState
-from cdk_ts_runtime.handlers import compaction
+from cdk_ts_runtime.handlers import compaction, compaction_partition
 from tests.support.compaction import archive, compaction_settings, sample_changes
 from tests.support.streams import BUCKET
 
@@ -99,14 +99,14 @@ def test_each_message_is_compacted_by_its_own_invocation_and_a_repeat_does_nothi
     messages = receive_all(sqs, environment)
 
     for message in messages:
-        assert compaction.partition_handler(sqs_event(message), None) == {"batchItemFailures": []}
+        assert compaction_partition.handler(sqs_event(message), None) == {"batchItemFailures": []}
         # each invocation compacted exactly its own partition
         path = PartitionMessage.parse(message["Body"]).partition.path
         assert states(s3)[path] is PartitionState.COMPACTED
     assert set(states(s3).values()) == {PartitionState.COMPACTED}
 
     before = {o["Key"]: o["ETag"] for o in s3.list_objects_v2(Bucket=BUCKET, Prefix="parquet/")["Contents"]}
-    assert compaction.partition_handler(sqs_event(messages[0]), None) == {"batchItemFailures": []}  # redelivered
+    assert compaction_partition.handler(sqs_event(messages[0]), None) == {"batchItemFailures": []}  # redelivered
     after = {o["Key"]: o["ETag"] for o in s3.list_objects_v2(Bucket=BUCKET, Prefix="parquet/")["Contents"]}
     assert after == before
 
@@ -115,7 +115,7 @@ def test_a_partition_that_fails_returns_its_message_and_the_others_are_compacted
     s3.put_object(Bucket=BUCKET, Key="dynamodb/table=readings/dt=2026-03-01/hour=23/s-9-9.jsonl.gz", Body=b"not gzip")
     compaction.handler({"time": "2026-03-05T00:00:00Z", "Since": "2026-03-01"}, None)
 
-    answers = {PartitionMessage.parse(m["Body"]).partition.path: compaction.partition_handler(sqs_event(m), None)
+    answers = {PartitionMessage.parse(m["Body"]).partition.path: compaction_partition.handler(sqs_event(m), None)
                for m in receive_all(sqs, environment)}
 
     failed = {path for path, answer in answers.items() if answer["batchItemFailures"]}
@@ -130,7 +130,7 @@ def test_on_a_fifo_batch_the_messages_after_a_failed_one_are_returned_too(s3, sq
     messages = sorted(receive_all(sqs, environment), key=lambda m: m["Body"])
     event = {"Records": [record for m in messages for record in sqs_event(m)["Records"]]}
 
-    answer = compaction.partition_handler(event, None)
+    answer = compaction_partition.handler(event, None)
 
     assert [f["itemIdentifier"] for f in answer["batchItemFailures"]] == [m["MessageId"] for m in messages]
 
