@@ -76,7 +76,9 @@ def child(engine: str, source: str, out: str, limit_mib: int) -> None:
             rows = SortedChanges.of_table(*compact_lines(bodies, settings()))
             written = list(write_parquet_files(rows.batches(), rows.schema, settings(), Path(out)))
         else:
-            with sorted_changes(bodies, settings(), memory_limit_mib=limit_mib // 4, directory=out) as rows:
+            # one DuckDB thread: each thread's allocator reserves address space, which RLIMIT_AS counts
+            with sorted_changes(bodies, settings(), memory_limit_mib=limit_mib // 5, directory=out,
+                                threads=1) as rows:
                 written = list(write_parquet_files(rows.batches(), rows.schema, settings(), Path(out)))
     except MemoryError:
         print(json.dumps({"error": "MemoryError", "seconds": time.perf_counter() - started}))
@@ -111,8 +113,8 @@ def run_child(engine: str, hour: Path, out: Path, limit_mib: int) -> dict:
         env={**os.environ, "MALLOC_ARENA_MAX": "2", "ARROW_DEFAULT_MEMORY_POOL": "system"},
     )
     if answer.returncode != 0:
-        return {"error": answer.stderr.strip().splitlines()[-1] if answer.stderr.strip() else "exit " + str(
-            answer.returncode)}
+        errors = [line for line in answer.stderr.splitlines() if "Error" in line]
+        return {"error": (errors or [f"exit {answer.returncode}"])[-1]}
     return json.loads(answer.stdout.strip().splitlines()[-1])
 
 

@@ -42,6 +42,7 @@ from cdk_ts_runtime._compaction_plan import (
     Granularity,
     Manifest,
     Partition,
+    PartitionsFailedError,
     PartitionState,
     PartitionStatus,
     generation_name,
@@ -61,13 +62,8 @@ class PyarrowMissingError(CdkTsError, ImportError):
     """pyarrow is not installed where compaction runs (in Lambda: the AWS SDK for pandas layer is missing)."""
 
 
-class CompactionFailedError(CdkTsError, RuntimeError):
+class CompactionFailedError(PartitionsFailedError):
     """Some partitions could not be compacted; the others were. ``report`` says which, and why."""
-
-    def __init__(self, report: dict[str, Any]) -> None:
-        self.report = report
-        failed = ", ".join(f"{f['partition']}: {f['error']}" for f in report["failed"])
-        super().__init__(f"{len(report['failed'])} partition(s) not compacted: {failed}")
 
 
 def pyarrow_modules() -> tuple[Any, Any, Any]:

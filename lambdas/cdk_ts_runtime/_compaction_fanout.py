@@ -30,13 +30,14 @@ from cdk_ts_runtime._compaction_plan import (
     ArchiveInventory,
     CompactionSettings,
     Partition,
+    PartitionsFailedError,
     PartitionState,
     PartitionStatus,
     generation_name,
     raw_expired_message,
 )
 from cdk_ts_runtime._emf import METRIC_NAMESPACE, EmfWriter, MetricPoint
-from cdk_ts_runtime._errors import CdkTsError, ValidationError
+from cdk_ts_runtime._errors import ValidationError
 
 logger = logging.getLogger(__name__)
 
@@ -47,13 +48,10 @@ ENV_ENVELOPE = _environment.COMPACTION_ENVELOPE
 _SEND_BATCH = 10  # SendMessageBatch takes at most 10 messages (Amazon SQS API reference)
 
 
-class PlanFailedError(CdkTsError, RuntimeError):
+class PlanFailedError(PartitionsFailedError):
     """Some due partitions could not be planned (or cannot be compacted at all); ``report`` says which."""
 
-    def __init__(self, report: dict[str, Any]) -> None:
-        self.report = report
-        failed = ", ".join(f"{f['partition']}: {f['error']}" for f in report["failed"])
-        super().__init__(f"{len(report['failed'])} partition(s) not planned: {failed}")
+    outcome = "not planned"
 
 
 @dataclass(frozen=True)

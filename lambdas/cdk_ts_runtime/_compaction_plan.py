@@ -43,6 +43,18 @@ PARTITION_NAMES = ("table", "dt", "hour")
 MAX_REACH_WITHOUT_RETENTION = timedelta(days=3653)
 
 
+class PartitionsFailedError(CdkTsError, RuntimeError):
+    """Some partitions failed and the others went on; ``report["failed"]`` says which, and why."""
+
+    #: What did not happen to them, for the message.
+    outcome = "not compacted"
+
+    def __init__(self, report: dict[str, Any]) -> None:
+        self.report = report
+        failed = ", ".join(f"{f['partition']}: {f['error']}" for f in report["failed"])
+        super().__init__(f"{len(report['failed'])} partition(s) {self.outcome}: {failed}")
+
+
 class ManifestMissingError(CdkTsError, LookupError):
     """No manifest is stored at the key (the message): the partition was never compacted."""
 

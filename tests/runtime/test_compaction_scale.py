@@ -78,7 +78,7 @@ def compact_in_child(mode: str, source: Path, out: Path, limit_mib: int) -> dict
 
 @pytest.mark.slow
 def test_a_partition_larger_than_the_memory_limit_compacts_out_of_core_without_memory_error(tmp_path):
-    events, limit_mib = 30_000, 800
+    events, limit_mib = 30_000, 1000
     write_partition(tmp_path / "raw", events, payload_bytes=8_000)  # about 240 MB of lines
 
     # the in-memory sort holds the whole partition (twice, while it sorts): it cannot, within the limit
