@@ -124,6 +124,8 @@ def test_each_partition_is_a_message_of_a_fifo_queue_compacted_one_at_a_time_wit
     assert stack.resolve(planner["CDK_TS_COMPACTION_QUEUE_URL"]) == stack.resolve(compaction.partition_queue.queue_url)
     envelope = json.loads(planner["CDK_TS_COMPACTION_ENVELOPE"])
     assert envelope == compaction.envelope.as_json() and envelope["max_raw_bytes"] > 0
+    # no DuckDB layer: the function sorts in memory, so its memory sets the envelope
+    assert compaction.envelope.reason.startswith("memory")
     assert "CDK_TS_COMPACTION_QUEUE_URL" not in compaction_function(template)["Environment"]["Variables"]
 
 
@@ -229,6 +231,11 @@ def test_bad_options_are_refused_together_naming_each():
     # a number out of range is refused where the options are made, naming it
     with pytest.raises(ValueError, match="memory_size"):
         CompactionOptions(pyarrow_layer_arn=LAYER, memory_size=20_000)
+    # MaximumConcurrency is 2-1,000 (ScalingConfig); /tmp 512-10,240 MB
+    with pytest.raises(ValueError, match="max_concurrency"):
+        CompactionOptions(pyarrow_layer_arn=LAYER, max_concurrency=1)
+    with pytest.raises(ValueError, match="ephemeral_storage_mib"):
+        CompactionOptions(pyarrow_layer_arn=LAYER, ephemeral_storage_mib=20_000)
 
 
 def test_only_the_compaction_function_carries_the_compaction_modules(fixed):

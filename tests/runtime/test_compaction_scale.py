@@ -82,7 +82,8 @@ def test_a_partition_larger_than_the_memory_limit_compacts_out_of_core_without_m
     write_partition(tmp_path / "raw", events, payload_bytes=8_000)  # about 240 MB of lines
 
     # the in-memory sort holds the whole partition (twice, while it sorts): it cannot, within the limit
-    assert compact_in_child("in-memory", tmp_path / "raw", tmp_path / "a", limit_mib) == {"error": "MemoryError"}
+    failed = compact_in_child("in-memory", tmp_path / "raw", tmp_path / "a", limit_mib)
+    assert failed["error"] in ("MemoryError", "ArrowMemoryError")  # Python's, or pyarrow's (a MemoryError)
 
     result = compact_in_child("out-of-core", tmp_path / "raw", tmp_path / "b", limit_mib)
 
