@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from aws_cdk import Duration, Stack
+from aws_cdk import Duration, Names, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
@@ -35,6 +35,14 @@ MAX_RECEIVES = 3
 #: developer guide, "Using Lambda with Amazon SQS"); SQS allows at most 12 hours.
 _VISIBILITY_FACTOR = 6
 _MAX_VISIBILITY_SECONDS = 43_200
+
+
+def fifo_name(scope: Construct, suffix: str) -> str:
+    """A FIFO queue's name: unique to the construct's path, ending in ``.fifo`` as SQS requires (at most 80 chars).
+
+    Named here rather than left to CloudFormation, whose generated name an emulator does not end in ``.fifo``.
+    """
+    return f"{Names.unique_resource_name(scope, max_length=74 - len(suffix), separator='-')}-{suffix}.fifo"
 
 
 class CompactionFanOut(Construct):
@@ -65,10 +73,12 @@ class CompactionFanOut(Construct):
         """
         super().__init__(scope, construct_id)
         self.dead_letter_queue = dead_letter_queue(
-            self, "DeadLetterQueue", "the partitions that failed every compaction attempt", fifo=True,
+            self, "DeadLetterQueue", "the partitions that failed every compaction attempt",
+            fifo_name=fifo_name(self, "FailedPartitions"),
         )
         self.queue = sqs.Queue(
             self, "Queue",
+            queue_name=fifo_name(self, "Partitions"),
             fifo=True,
             encryption=sqs.QueueEncryption.SQS_MANAGED,
             enforce_ssl=True,

@@ -95,11 +95,11 @@ def runtime_function(
     )
 
 
-def dead_letter_queue(scope: Construct, construct_id: str, purpose: str, *, fifo: bool = False) -> sqs.Queue:
+def dead_letter_queue(scope: Construct, construct_id: str, purpose: str, *, fifo_name: str | None = None) -> sqs.Queue:
     """An SQS-encrypted, SSL-only queue that keeps messages 14 days: the dead-letter queue of ``purpose``.
 
-    ``fifo``: a FIFO queue, as a FIFO queue's dead-letter queue must be (Amazon SQS developer guide,
-    "Using dead-letter queues in Amazon SQS").
+    ``fifo_name``: a FIFO queue of this name, as a FIFO queue's dead-letter queue must be (Amazon SQS
+    developer guide, "Using dead-letter queues in Amazon SQS").
     """
     queue = sqs.Queue(
         scope,
@@ -107,7 +107,7 @@ def dead_letter_queue(scope: Construct, construct_id: str, purpose: str, *, fifo
         encryption=sqs.QueueEncryption.SQS_MANAGED,
         enforce_ssl=True,
         retention_period=Duration.days(14),
-        **({"fifo": True} if fifo else {}),
+        **({"fifo": True, "queue_name": fifo_name} if fifo_name else {}),
     )
     acknowledge(queue, "AwsSolutions-SQS3", f"this queue is the dead-letter queue of {purpose}")
     return queue

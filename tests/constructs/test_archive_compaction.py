@@ -104,6 +104,8 @@ def test_each_partition_is_a_message_of_a_fifo_queue_compacted_one_at_a_time_wit
     queue = queues[stack.get_logical_id(compaction.partition_queue.node.default_child)]["Properties"]
     dead = queues[stack.get_logical_id(compaction.partition_dead_letter_queue.node.default_child)]["Properties"]
     assert (queue["FifoQueue"], dead["FifoQueue"]) == (True, True)  # a FIFO queue's DLQ must be FIFO
+    for name in (queue["QueueName"], dead["QueueName"]):  # SQS: FIFO names end in .fifo, 80 characters at most
+        assert name.endswith(".fifo") and len(name) <= 80 and name.startswith("Test"), name
     assert queue["VisibilityTimeout"] == 6 * 900  # six times the function's timeout
     assert queue["RedrivePolicy"] == {
         "deadLetterTargetArn": stack.resolve(compaction.partition_dead_letter_queue.queue_arn), "maxReceiveCount": 3}
