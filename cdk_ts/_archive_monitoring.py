@@ -173,12 +173,16 @@ def archiver_alarms(
 
 
 class CompactionMetricFactory:
-    """The metrics of one compaction: its failed runs (dead-letter queue) and its function's errors."""
+    """The metrics of one compaction: failed runs and partitions (dead-letter queues), errors, oversized partitions."""
 
-    def __init__(self, function: lambda_.IFunction, dead_letter_queue: sqs.IQueue) -> None:
+    def __init__(self, function: lambda_.IFunction, dead_letter_queue: sqs.IQueue,
+                 partition_dead_letter_queue: sqs.IQueue | None = None,
+                 planner_function: lambda_.IFunction | None = None) -> None:
         """Hold where the metrics come from; nothing is created."""
         self._function = function
         self._dead_letter_queue = dead_letter_queue
+        self._partition_dead_letter_queue = partition_dead_letter_queue
+        self._planner_function = planner_function
 
     def dead_letters(self, **props: Any) -> cloudwatch.Metric:
         """Queue depth of the dead-letter queue, Maximum."""
@@ -189,6 +193,20 @@ class CompactionMetricFactory:
     def errors(self, **props: Any) -> cloudwatch.Metric:
         """``AWS/Lambda`` ``Errors`` of the function, Sum."""
         return self._function.metric_errors(**metric_options(props, "Sum"))
+
+    def failed_partitions(self, **props: Any) -> cloudwatch.Metric:
+        """Queue depth of the partitions' dead-letter queue (partitions that failed every attempt), Maximum."""
+        return self._partition_dead_letter_queue.metric_approximate_number_of_messages_visible(
+            **metric_options(props, "Maximum")
+        )
+
+    def partitions_over_envelope(self, **props: Any) -> cloudwatch.Metric:
+        """``cdk-ts`` ``PartitionsOverEnvelope`` of the planner's runs (partitions not attempted), Maximum."""
+        return cloudwatch.Metric(
+            namespace=METRIC_NAMESPACE, metric_name="PartitionsOverEnvelope",
+            dimensions_map={FUNCTION_DIMENSION: self._planner_function.function_name},
+            **metric_options(props, "Maximum"),
+        )
 
 
 def compaction_widgets(name: str, metrics: CompactionMetricFactory) -> list[cloudwatch.IWidget]:
@@ -202,9 +220,19 @@ def compaction_alarms(metrics: CompactionMetricFactory) -> dict[str, AlarmSpec]:
     return {
         "dead_letter_queue": AlarmSpec(
             "DeadLetterQueueAlarm", metrics.dead_letters(),
-            "Compaction runs failed after Lambda's retries (or were not delivered): the raw layer is intact and "
-            "the view reads it; see the function's log for the partition and error, fix, then invoke the "
-            "function again (a later run compacts what is due)",
+            "Compaction plans failed after Lambda's retries (or were not delivered): the raw layer is intact and "
+            "the view reads it; see the planner's log for the error, fix, then invoke the planner again (a later "
+            "run plans what is due)",
         ),
         "errors": AlarmSpec("ErrorsAlarm", metrics.errors(), "The compaction function raised errors"),
+        "failed_partitions": AlarmSpec(
+            "FailedPartitionsAlarm", metrics.failed_partitions(),
+            "Partitions failed every compaction attempt and wait in the partitions' dead-letter queue (the others "
+            "were compacted): the message names the partition; see the function's log, fix, then redrive the queue",
+        ),
+        "partitions_over_envelope": AlarmSpec(
+            "PartitionsOverEnvelopeAlarm", metrics.partitions_over_envelope(),
+            "Partitions are larger than one compaction function can take and were not attempted (the others were): "
+            "the planner's log gives each one's raw bytes; compact them with the distributed path",
+        ),
     }

@@ -21,7 +21,9 @@ RUNTIME_PACKAGE = "cdk_ts_runtime"
 #: Modules only the compaction function runs (with pyarrow from its own layer): left out of the code every other
 #: function shares and of the RuntimeLayer, which stay within their 100 KB.
 COMPACTION_MODULES = frozenset(
-    {"_compaction.py", "_compaction_iceberg.py", "_compaction_plan.py", "handlers/compaction.py"}
+    {"_compaction.py", "_compaction_envelope.py", "_compaction_fanout.py", "_compaction_iceberg.py",
+     "_compaction_plan.py", "_compaction_sort.py", "handlers/compaction.py",
+     "handlers/compaction_partition.py"}
 )
 
 

@@ -95,14 +95,19 @@ def runtime_function(
     )
 
 
-def dead_letter_queue(scope: Construct, construct_id: str, purpose: str) -> sqs.Queue:
-    """An SQS-encrypted, SSL-only queue that keeps messages 14 days: the dead-letter queue of ``purpose``."""
+def dead_letter_queue(scope: Construct, construct_id: str, purpose: str, *, fifo_name: str | None = None) -> sqs.Queue:
+    """An SQS-encrypted, SSL-only queue that keeps messages 14 days: the dead-letter queue of ``purpose``.
+
+    ``fifo_name``: a FIFO queue of this name, as a FIFO queue's dead-letter queue must be (Amazon SQS
+    developer guide, "Using dead-letter queues in Amazon SQS").
+    """
     queue = sqs.Queue(
         scope,
         construct_id,
         encryption=sqs.QueueEncryption.SQS_MANAGED,
         enforce_ssl=True,
         retention_period=Duration.days(14),
+        **({"fifo": True, "queue_name": fifo_name} if fifo_name else {}),
     )
     acknowledge(queue, "AwsSolutions-SQS3", f"this queue is the dead-letter queue of {purpose}")
     return queue

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, NamedTuple
 
-from aws_cdk import Acknowledgment, Duration, Stack, Token, Validations
+from aws_cdk import Acknowledgment, Duration, Size, Stack, Token, Validations
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
@@ -29,11 +29,13 @@ from cdk_ts._archive_monitoring import (
     create_alarms,
 )
 from cdk_ts._assets import compaction_code
+from cdk_ts._compaction_fanout import CompactionFanOut
 from cdk_ts._defaults import LAMBDA_RUNTIME, MIN_RUNTIME_MINOR, dead_letter_queue, runtime_function
 from cdk_ts._nag import acknowledge_wildcard_resources
 from cdk_ts._s3_tables import iceberg_table
 from cdk_ts._validation import Problems, check_iam_text
 from cdk_ts.compacted_catalog import CompactedCatalog
+from cdk_ts_runtime._compaction_envelope import SingleFunctionEnvelope
 from cdk_ts_runtime._compaction_iceberg import ENV_ICEBERG, s3_tables_catalog_properties
 from cdk_ts_runtime._compaction_plan import ENV_SETTINGS, ColumnSpec, CompactionSettings, Granularity
 from cdk_ts_runtime._inputs import whole
@@ -94,6 +96,16 @@ class CompactionOptions:
         Default: None — Parquet + Glue.
     :param extra_layers: more layers (pyiceberg for the Iceberg option).
         Default: none.
+    :param duckdb_layer: a layer holding the ``duckdb`` package for the function's Python and architecture: the
+        compaction then sorts out of core (memory flat, spilling to ``/tmp``; bench/README.md, compaction at scale).
+        Default: None — each partition is sorted in memory (about 1 GB per million changes).
+    :param max_concurrency: partitions compacted at once (the SQS event source's ``MaximumConcurrency``, 2-1,000).
+        Default: 5.
+    :param ephemeral_storage_mib: the function's ``/tmp`` in MiB (512-10,240), where the out-of-core sort spills.
+        Default: 10,240.
+    :param max_partition_raw_bytes: the single-function envelope: a partition with more raw gzip bytes is reported
+        (metric ``PartitionsOverEnvelope``, the planner's log) and never attempted.
+        Default: None — derived from the function's memory, timeout and ``/tmp`` (``SingleFunctionEnvelope``).
     """
 
     pyarrow_layer_arn: str
@@ -109,9 +121,18 @@ class CompactionOptions:
     timeout: Duration | None = None
     iceberg: IcebergOptions | None = None
     extra_layers: Sequence[lambda_.ILayerVersion] = field(default_factory=tuple)
+    duckdb_layer: lambda_.ILayerVersion | None = None
+    max_concurrency: int = 5
+    ephemeral_storage_mib: int = 10_240
+    max_partition_raw_bytes: int | None = None
 
     def __post_init__(self) -> None:
         whole("target_file_size_mib", self.target_file_size_mib, maximum=10_240)
+        # MaximumConcurrency: 2-1,000 (Lambda API reference, ScalingConfig); /tmp: 512-10,240 MB (Lambda quotas)
+        whole("max_concurrency", self.max_concurrency, minimum=2, maximum=1000)
+        whole("ephemeral_storage_mib", self.ephemeral_storage_mib, minimum=512, maximum=10_240)
+        if self.max_partition_raw_bytes is not None:
+            whole("max_partition_raw_bytes", self.max_partition_raw_bytes, minimum=1, maximum=2**62)
         whole("row_group_rows", self.row_group_rows, maximum=10_000_000)
         # Lambda's memory: 128 MB to 10,240 MB (Lambda quotas).
         whole("memory_size", self.memory_size, minimum=128, maximum=10_240)
@@ -120,17 +141,21 @@ class CompactionOptions:
 class ArchiveCompaction(AlarmingConstruct):
     """Compacts a StreamArchiver's closed partitions to zstd Parquet sorted by key and time, hourly.
 
-    Each run (an EventBridge schedule, every hour at minute 20 by default) compacts the partitions whose
+    Each run (an EventBridge schedule, every hour at minute 20 by default) plans the partitions whose
     hour or day ended more than ``grace`` ago and that have no Parquet yet, or that received raw objects
-    since (late records, replays), within ``lookback``: one row per ``eventID``, the keys, event and
+    since (late records, replays), within ``lookback``; each is compacted by an invocation of its own
+    (``CompactionFanOut``: a FIFO queue, at most ``max_concurrency`` at once, a partition that fails
+    every attempt waits alone in ``partition_dead_letter_queue``): one row per ``eventID``, the keys, event and
     time, the images as JSON text and the declared columns typed. The raw JSON Lines stay (their own
     lifecycle: ``StreamArchiver(raw_expiration=...)``). With a Glue database it creates the Parquet table
     ``<raw>_compacted`` (partitions registered by the function) and the view ``<raw>_all``, which reads
     compacted partitions from Parquet and the others from the raw layer, each event once.
 
-    A run that fails (any partition) is retried twice by Lambda, then lands in ``dead_letter_queue``
-    (encrypted SQS, 14 days; also the schedule's delivery DLQ); ``add_default_alarms()`` watches it and
-    the function's errors. Exposes ``function``, ``rule``, ``dead_letter_queue``, ``settings``,
+    A plan that fails is retried twice by Lambda, then lands in ``dead_letter_queue`` (encrypted SQS, 14 days;
+    also the schedule's delivery DLQ); ``add_default_alarms()`` watches both queues, the function's errors and
+    partitions above the single-function envelope (``envelope``), which are reported and never attempted.
+    Exposes ``function`` (compacts one partition a message), ``planner_function``, ``partition_queue``,
+    ``partition_dead_letter_queue``, ``envelope``, ``rule``, ``dead_letter_queue``, ``settings``,
     ``catalog`` (None without Glue), ``table_bucket``/``iceberg_namespace``/``iceberg_table`` (None
     without ``iceberg``); alarms ``dead_letter_alarm`` and ``errors_alarm`` (None until
     ``add_default_alarms``).
@@ -145,6 +170,7 @@ class ArchiveCompaction(AlarmingConstruct):
         raw_glue_table_name: str | None = None,
         database: glue.CfnDatabase | None = None,
         alarm_topic: sns.ITopic | None = None,
+        raw_retention: Duration | None = None,
     ) -> None:
         """Create the function, its schedule and failure queue, and the catalog entries.
 
@@ -161,10 +187,12 @@ class ArchiveCompaction(AlarmingConstruct):
             Default: None.
         :param alarm_topic: create the default alarms now, notifying this topic.
             Default: None.
+        :param raw_retention: how long the raw layer keeps its objects (``StreamArchiver(raw_expiration=...)``):
+            a ``Since`` before it is refused. Default: None — kept until deleted (ten years are allowed).
         :raises ValueError: naming every bad option at once.
         """
         settings, runtime = _checked(scope, construct_id, bucket, prefix, options, glue_database_name,
-                                     raw_glue_table_name)
+                                     raw_glue_table_name, raw_retention)
         super().__init__(scope, construct_id)
         self.settings: CompactionSettings = settings
         self.bucket = bucket
@@ -177,6 +205,15 @@ class ArchiveCompaction(AlarmingConstruct):
         iceberg = self._create_iceberg_table(options.iceberg, settings) if options.iceberg is not None else None
         self.function = self._create_function(options, runtime, iceberg)
         self._grant_archive(bucket, settings)
+        self.envelope = _envelope(options, runtime.timeout)
+        fan_out = CompactionFanOut(
+            self, "FanOut", worker=self.function, worker_timeout=runtime.timeout, bucket=bucket, settings=settings,
+            envelope=self.envelope, max_concurrency=options.max_concurrency,
+            planner_dead_letter_queue=self.dead_letter_queue,
+        )
+        self.planner_function = fan_out.planner
+        self.partition_queue = fan_out.queue
+        self.partition_dead_letter_queue = fan_out.dead_letter_queue
         self.catalog: CompactedCatalog | None = None
         if glue_database_name is not None and options.iceberg is None:
             self._create_catalog(glue_database_name, raw_glue_table_name, database)
@@ -185,6 +222,8 @@ class ArchiveCompaction(AlarmingConstruct):
         self.rule = self._create_schedule(options.schedule, prefix)
         self.dead_letter_alarm: cloudwatch.Alarm | None = None
         self.errors_alarm: cloudwatch.Alarm | None = None
+        self.failed_partitions_alarm: cloudwatch.Alarm | None = None
+        self.partitions_over_envelope_alarm: cloudwatch.Alarm | None = None
         if alarm_topic is not None:
             self.add_default_alarms(alarm_topic=alarm_topic)
 
@@ -199,17 +238,16 @@ class ArchiveCompaction(AlarmingConstruct):
         function = runtime_function(
             self,
             "Function",
-            handler="cdk_ts_runtime.handlers.compaction.handler",
+            handler="cdk_ts_runtime.handlers.compaction_partition.handler",
             code=compaction_code(),
-            description="Compacts closed DynamoDB stream archive partitions to Parquet",
+            description="Compacts one closed DynamoDB stream archive partition to Parquet per queue message",
             environment=environment,
             **({"runtime": runtime.runtime, "architecture": runtime.architecture} if runtime.runtime else {}),
             layers=[lambda_.LayerVersion.from_layer_version_arn(self, "Pyarrow", options.pyarrow_layer_arn),
-                    *options.extra_layers],
+                    *([options.duckdb_layer] if options.duckdb_layer else []), *options.extra_layers],
             memory_size=options.memory_size,
             timeout=runtime.timeout,
-            dead_letter_queue=self.dead_letter_queue,
-            retry_attempts=2,
+            ephemeral_storage_size=Size.mebibytes(options.ephemeral_storage_mib),
         )
         if runtime.runtime is not None and runtime.runtime.name != LAMBDA_RUNTIME.name:
             Validations.of(function).acknowledge(Acknowledgment(
@@ -235,7 +273,7 @@ class ArchiveCompaction(AlarmingConstruct):
             description=f"Compacts closed partitions of s3://.../{prefix} (cdk-ts ArchiveCompaction)",
         )
         rule.add_target(targets.LambdaFunction(
-            self.function,
+            self.planner_function,
             # the scheduled time, so a retried run decides what is closed as the scheduled one would
             event=events.RuleTargetInput.from_object({"time": events.EventField.time}),
             retry_attempts=8,
@@ -304,7 +342,8 @@ class ArchiveCompaction(AlarmingConstruct):
     # ---- monitoring -----------------------------------------------------------------------------
 
     def _metrics(self) -> CompactionMetricFactory:
-        return CompactionMetricFactory(self.function, self.dead_letter_queue)
+        return CompactionMetricFactory(self.function, self.dead_letter_queue, self.partition_dead_letter_queue,
+                                       self.planner_function)
 
     def metric_dead_letters(self, **props: Any) -> cloudwatch.Metric:
         """Runs that failed after Lambda's retries, or schedule events not delivered (queue depth; Maximum)."""
@@ -314,6 +353,14 @@ class ArchiveCompaction(AlarmingConstruct):
         """Invocations of the compaction function that raised (``AWS/Lambda`` ``Errors``; Sum)."""
         return self._metrics().errors(**props)
 
+    def metric_failed_partitions(self, **props: Any) -> cloudwatch.Metric:
+        """Partitions that failed every attempt, waiting in ``partition_dead_letter_queue`` (queue depth; Maximum)."""
+        return self._metrics().failed_partitions(**props)
+
+    def metric_partitions_over_envelope(self, **props: Any) -> cloudwatch.Metric:
+        """Partitions a plan found above the single-function envelope and did not send (``cdk-ts``; Maximum)."""
+        return self._metrics().partitions_over_envelope(**props)
+
     def dashboard_widgets(self) -> list[cloudwatch.IWidget]:
         """One graph: failed runs waiting in the queue, and errors."""
         return compaction_widgets(self.node.id, self._metrics())
@@ -322,6 +369,8 @@ class ArchiveCompaction(AlarmingConstruct):
         alarms = create_alarms(self, compaction_alarms(self._metrics()))
         self.dead_letter_alarm = alarms["dead_letter_queue"]
         self.errors_alarm = alarms["errors"]
+        self.failed_partitions_alarm = alarms["failed_partitions"]
+        self.partitions_over_envelope_alarm = alarms["partitions_over_envelope"]
         return alarms
 
 
@@ -339,6 +388,16 @@ def iceberg_fields(settings: CompactionSettings) -> list[tuple[str, str, bool]]:
     return fields
 
 
+def _envelope(options: CompactionOptions, timeout: Duration) -> SingleFunctionEnvelope:
+    """The largest partition one invocation takes: the option, else derived from the function's size."""
+    if options.max_partition_raw_bytes is not None:
+        return SingleFunctionEnvelope(options.max_partition_raw_bytes, "max_partition_raw_bytes")
+    return SingleFunctionEnvelope.for_function(
+        memory_mib=options.memory_size, timeout_seconds=int(timeout.to_seconds()),
+        ephemeral_mib=options.ephemeral_storage_mib, out_of_core=options.duckdb_layer is not None,
+    )
+
+
 class _LayerRuntime(NamedTuple):
     """The function's Python and architecture (None: cdk-ts's own, the layer ARN being a token) and timeout."""
 
@@ -349,11 +408,11 @@ class _LayerRuntime(NamedTuple):
 
 def _checked(
     scope: Construct, construct_id: str, bucket: s3.IBucket, prefix: str, options: CompactionOptions,
-    database: str | None, raw_table: str | None,
+    database: str | None, raw_table: str | None, raw_retention: Duration | None,
 ) -> tuple[CompactionSettings, _LayerRuntime]:
     """The run's settings and the function's runtime, or a ValueError naming every bad option at once."""
     problems = Problems(scope, construct_id)
-    settings = problems.collect(lambda: _settings(bucket, prefix, options, database, raw_table))
+    settings = problems.collect(lambda: _settings(bucket, prefix, options, database, raw_table, raw_retention))
     check_iam_text(problems, "prefix", prefix)
     check_iam_text(problems, "compacted_prefix", options.compacted_prefix)
     runtime, architecture = _runtime_for_layer(problems, options.pyarrow_layer_arn)
@@ -373,7 +432,8 @@ def _checked(
 
 
 def _settings(
-    bucket: s3.IBucket, prefix: str, options: CompactionOptions, database: str | None, raw_table: str | None
+    bucket: s3.IBucket, prefix: str, options: CompactionOptions, database: str | None, raw_table: str | None,
+    raw_retention: Duration | None = None,
 ) -> CompactionSettings:
     name = bucket.bucket_name
     return CompactionSettings(
@@ -389,6 +449,7 @@ def _settings(
         row_group_rows=options.row_group_rows,
         glue_database=database if options.iceberg is None else None,
         glue_table=f"{raw_table}_compacted" if database and options.iceberg is None else None,
+        raw_retention=timedelta(seconds=raw_retention.to_seconds()) if raw_retention else None,
     )
 
 

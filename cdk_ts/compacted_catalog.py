@@ -44,15 +44,30 @@ def partition_keys(granularity: Granularity) -> list[str]:
 
 
 def _raw_column(spec: ColumnSpec) -> str:
-    """A declared column computed from a raw row's DynamoDB JSON, as the compaction types it (Athena/Trino)."""
+    """A declared column computed from a raw row's DynamoDB JSON, as the compaction types it (Athena/Trino).
+
+    A number a ``bigint`` or ``decimal(P,S)`` cannot hold exactly is NULL, as in the compacted layer
+    (``column_value``), never rounded: a cast alone would round ``20.555`` to ``20.56`` in a ``decimal(10,2)``
+    and ``7.5`` to ``8`` in a ``bigint``. The text is checked first: an integer (``.0`` allowed) for a
+    ``bigint``; at most S digits after the point, beyond trailing zeros, for a ``decimal(P,S)``, whose cast
+    then never rounds and gives NULL past P digits.
+    """
     image = "coalesce(newimage, oldimage, keys)"
     path = f'$["{spec.source}"]'
+    number = f"json_extract_scalar({image}, '{path}.N')"
     if spec.type == "string":
-        value = f"coalesce(json_extract_scalar({image}, '{path}.S'), json_extract_scalar({image}, '{path}.N'))"
+        value = f"coalesce(json_extract_scalar({image}, '{path}.S'), {number})"
     elif spec.type == "boolean":
         value = f"TRY_CAST(json_extract_scalar({image}, '{path}.BOOL') AS BOOLEAN)"
+    elif spec.type == "double":
+        value = f"TRY_CAST({number} AS DOUBLE)"
+    elif spec.type == "bigint":
+        value = (f"CASE WHEN regexp_like({number}, '^[+-]?[0-9]+([.]0*)?$') "
+                 f"THEN TRY_CAST(regexp_extract({number}, '^[+-]?[0-9]+') AS BIGINT) END")
     else:
-        value = f"TRY_CAST(json_extract_scalar({image}, '{path}.N') AS {spec.type.upper()})"
+        scale = int(spec.type[len("decimal("):-1].split(",")[1])
+        value = (f"CASE WHEN regexp_like({number}, '^[+-]?[0-9]*([.][0-9]{{0,{scale}}}0*)?$') "
+                 f"THEN TRY_CAST({number} AS {spec.type.upper()}) END")
     return f'{value} AS "{spec.name}"'
 
 

@@ -205,7 +205,8 @@ class StreamArchiver(AlarmingConstruct, StreamArchiverBase):
         self._create_catalog(database_name, table_name, glue_database,
                              create=create_glue_database or glue_database_name is not None)
         #: The ``ArchiveCompaction`` (None without ``compaction``).
-        self.compaction: ArchiveCompaction | None = self._create_compaction(compaction, glue_database, alarm_topic)
+        self.compaction: ArchiveCompaction | None = self._create_compaction(
+            compaction, glue_database, alarm_topic, raw_expiration)
         if alarm_topic is not None:
             self.add_default_alarms(alarm_topic=alarm_topic)
 
@@ -285,7 +286,8 @@ class StreamArchiver(AlarmingConstruct, StreamArchiverBase):
         self.glue_table, self.glue_view = self.catalog.table, self.catalog.view
 
     def _create_compaction(
-        self, options: CompactionOptions | None, given: object, alarm_topic: sns.ITopic | None
+        self, options: CompactionOptions | None, given: object, alarm_topic: sns.ITopic | None,
+        raw_expiration: Duration | None,
     ) -> ArchiveCompaction | None:
         if options is None:
             return None
@@ -294,6 +296,7 @@ class StreamArchiver(AlarmingConstruct, StreamArchiverBase):
             self, "Compaction", bucket=self.bucket, prefix=self.prefix, options=options,
             glue_database_name=database_name, raw_glue_table_name=self.glue_table_name if database_name else None,
             database=self.glue_database or cfn_database(given), alarm_topic=alarm_topic,
+            raw_retention=raw_expiration,
         )
 
     # ---- monitoring -----------------------------------------------------------------------------

@@ -19,43 +19,51 @@ from __future__ import annotations
 import gzip
 import json
 import logging
-from collections.abc import Iterable, Mapping
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
-from decimal import Decimal, InvalidOperation, localcontext
+from pathlib import Path
 from typing import Any, Protocol
 
 from cdk_ts_runtime._aws import LazyClient, client_property, error_code
+from cdk_ts_runtime._compaction_columns import (  # noqa: F401 - attribute_from_column, column_value: this module's API
+    attribute_from_column,
+    column_value,
+    restore_image,
+    split_image,
+)
 from cdk_ts_runtime._compaction_plan import (
+    DUE_STATES,
     ArchiveInventory,
     ColumnSpec,
     CompactionSettings,
     Granularity,
     Manifest,
     Partition,
+    PartitionsFailedError,
     PartitionState,
     PartitionStatus,
     generation_name,
+    raw_expired_message,
 )
 from cdk_ts_runtime._errors import CdkTsError, ValidationError
 
 logger = logging.getLogger(__name__)
 
-_INT64 = (-(2**63), 2**63 - 1)
-#: Rows gathered as Python objects before they become an Arrow batch: bounds the interpreter's share of memory.
+#: Rows, or bytes of raw lines, gathered as Python objects before they become an Arrow batch: bound the
+#: interpreter's share of memory whether the rows are small or large.
 _BATCH_ROWS = 16_384
+_BATCH_BYTES = 8 * 2**20
 
 
 class PyarrowMissingError(CdkTsError, ImportError):
     """pyarrow is not installed where compaction runs (in Lambda: the AWS SDK for pandas layer is missing)."""
 
 
-class CompactionFailedError(CdkTsError, RuntimeError):
+class CompactionFailedError(PartitionsFailedError):
     """Some partitions could not be compacted; the others were. ``report`` says which, and why."""
-
-    def __init__(self, report: dict[str, Any]) -> None:
-        self.report = report
-        failed = ", ".join(f"{f['partition']}: {f['error']}" for f in report["failed"])
-        super().__init__(f"{len(report['failed'])} partition(s) not compacted: {failed}")
 
 
 def pyarrow_modules() -> tuple[Any, Any, Any]:
@@ -105,85 +113,6 @@ def compacted_schema(settings: CompactionSettings) -> Any:
     return pa.schema(fields)
 
 
-def column_value(spec: ColumnSpec, attribute: Mapping[str, Any] | None) -> Any:
-    """A declared column's value from one DynamoDB JSON attribute; None when absent or not exactly of its type.
-
-    A number that a ``bigint`` or ``decimal(P,S)`` cannot hold exactly is None, not rounded (the image keeps it).
-    """
-    if not isinstance(attribute, Mapping) or len(attribute) != 1:
-        return None
-    (kind, value), = attribute.items()
-    if spec.type == "string":
-        return value if kind in ("S", "N") else None
-    if spec.type == "boolean":
-        return value if kind == "BOOL" else None
-    if kind != "N":
-        return None
-    if spec.type == "double":
-        return float(value)
-    try:
-        number = Decimal(value)
-    except InvalidOperation:
-        return None
-    if spec.type == "bigint":
-        return int(number) if number == number.to_integral_value() and _INT64[0] <= number <= _INT64[1] else None
-    precision, scale = (int(n) for n in spec.type[len("decimal("):-1].split(","))
-    with localcontext(prec=80):  # the default 28 digits would refuse DynamoDB's 38
-        try:
-            exact = number.quantize(Decimal(1).scaleb(-scale))
-        except InvalidOperation:
-            return None
-    return exact if exact == number and len(exact.as_tuple().digits) <= precision else None
-
-
-def attribute_from_column(spec: ColumnSpec, value: Any) -> dict[str, Any] | None:
-    """The DynamoDB JSON attribute a column value stands for, or None when the column cannot say it exactly.
-
-    Only an attribute of the column's own kind (``S`` for string, ``BOOL`` for boolean, ``N`` for the
-    numbers) whose text the value gives back character for character: ``"20.50"`` in a ``decimal(6,2)``,
-    ``"41.5"`` in a ``double``, ``"7"`` in a ``bigint``; ``"20.5"`` in a ``decimal(6,2)`` reads back as
-    ``"20.50"``, so it is not.
-    """
-    if value is None:
-        return None
-    if spec.type == "string":
-        return {"S": value}
-    if spec.type == "boolean":
-        return {"BOOL": value}
-    return {"N": repr(value) if spec.type == "double" else str(value)}
-
-
-def split_image(image: dict[str, Any], columns: tuple[ColumnSpec, ...]) -> tuple[list[Any], bool]:
-    """Each declared column's value, and whether attributes were taken out of ``image`` (changed in place).
-
-    An attribute moves out of the image into its column only when :func:`attribute_from_column` gives
-    it back exactly; anything else stays in the image (and the column holds what it can, or None).
-    """
-    values = [column_value(spec, image.get(spec.source)) for spec in columns]
-    exact = {spec.source for spec, value in zip(columns, values, strict=True)
-             if value is not None and attribute_from_column(spec, value) == image.get(spec.source)}
-    for name in exact:
-        del image[name]
-    return values, bool(exact)
-
-
-def restore_image(row: Mapping[str, Any], columns: tuple[ColumnSpec, ...]) -> tuple[dict | None, dict | None]:
-    """A compacted row's new and old images as the JSON Lines held them (DynamoDB JSON, attribute order aside).
-
-    The declared columns' attributes go back into the image they came from: the new image, or the old
-    one for a REMOVE (no new image).
-    """
-    new = json.loads(row["newimage"]) if row.get("newimage") is not None else None
-    old = json.loads(row["oldimage"]) if row.get("oldimage") is not None else None
-    target = new if new is not None else old
-    if target is not None:
-        for spec in columns:
-            attribute = attribute_from_column(spec, row.get(spec.name))
-            if attribute is not None and spec.source not in target:
-                target[spec.source] = attribute
-    return new, old
-
-
 def compact_lines(bodies: Iterable[bytes], settings: CompactionSettings) -> tuple[Any, int]:
     """The Arrow table of the given raw objects' lines, one row per ``eventID``, sorted; and the duplicates dropped.
 
@@ -192,25 +121,61 @@ def compact_lines(bodies: Iterable[bytes], settings: CompactionSettings) -> tupl
     values are stored once, and :func:`restore_image` puts them back.
 
     Sorted by ``keys`` (the item's key as DynamoDB JSON text), then time, then sequence number as a number.
+    The whole partition is held in memory: :func:`cdk_ts_runtime._compaction_sort.sorted_changes` does the
+    same out of core.
 
     :param bodies: the raw objects' gzip bytes, in a fixed order (the first copy of an event is kept).
     :param settings: the columns to extract and the granularity.
     """
     pa, pc, _pq = pyarrow_modules()
-    schema = compacted_schema(settings)
-    columns: dict[str, list[Any]] = {name: [] for name in schema.names}
-    batches = []
-    seen: set[str] = set()
+    seen = _SeenIds()
+    table = pa.Table.from_batches(list(change_batches(bodies, settings, seen=seen)),
+                                  schema=compacted_schema(settings))
+    digits = pc.utf8_length(table["sequencenumber"])
+    order = pc.sort_indices(
+        table.append_column("_digits", digits),
+        sort_keys=[("keys", "ascending"), ("approximatecreationdatetime", "ascending"),
+                   ("_digits", "ascending"), ("sequencenumber", "ascending")],
+    )
+    return table.take(order).combine_chunks(), seen.duplicates
+
+
+class _SeenIds(set):
+    """Event IDs already kept, and how many lines repeated one."""
+
     duplicates = 0
+
+
+def change_batches(
+    bodies: Iterable[bytes], settings: CompactionSettings, *, seen: _SeenIds | None = None,
+    ordinal: bool = False,
+) -> Iterable[Any]:
+    """The raw lines as Arrow batches of the compacted schema (:func:`compact_lines` says how columns are made).
+
+    :param bodies: the raw objects' gzip bytes, in a fixed order.
+    :param settings: the columns to extract and the granularity.
+    :param seen: drop lines whose ``eventID`` is in it and add the others (its ``duplicates`` counts the drops).
+        Default: None — every line, duplicates too (the caller removes them).
+    :param ordinal: add ``_ordinal``, the line's position (int64), so a caller can keep each event's first copy.
+        Default: False.
+    """
+    pa, _pc, _pq = pyarrow_modules()
+    schema = compacted_schema(settings)
+    if ordinal:
+        schema = schema.append(pa.field("_ordinal", pa.int64(), nullable=False))
+    columns: dict[str, list[Any]] = {name: [] for name in schema.names}
     declared = settings.columns
+    position = held = 0
     for body in bodies:
         for text in gzip.decompress(body).splitlines():
+            held += len(text)
             line = json.loads(text)
             event_id = line["eventID"]
-            if event_id in seen:
-                duplicates += 1
-                continue
-            seen.add(event_id)
+            if seen is not None:
+                if event_id in seen:
+                    seen.duplicates += 1
+                    continue
+                seen.add(event_id)
             columns["eventid"].append(event_id)
             columns["eventname"].append(line["eventName"])
             columns["sequencenumber"].append(line["sequenceNumber"])
@@ -231,18 +196,13 @@ def compact_lines(bodies: Iterable[bytes], settings: CompactionSettings) -> tupl
             columns["useridentity"].append(line.get("userIdentity"))
             if settings.granularity is Granularity.DAY:
                 columns["hour"].append(line["approximateCreationDateTime"][11:13])
-            if len(columns["eventid"]) == _BATCH_ROWS:
-                batches.append(_record_batch(columns, schema))
-    batches.append(_record_batch(columns, schema))
-    table = pa.Table.from_batches(batches, schema=schema)
-    del batches
-    digits = pc.utf8_length(table["sequencenumber"])
-    order = pc.sort_indices(
-        table.append_column("_digits", digits),
-        sort_keys=[("keys", "ascending"), ("approximatecreationdatetime", "ascending"),
-                   ("_digits", "ascending"), ("sequencenumber", "ascending")],
-    )
-    return table.take(order).combine_chunks(), duplicates
+            if ordinal:
+                columns["_ordinal"].append(position)
+            position += 1
+            if len(columns["eventid"]) == _BATCH_ROWS or held >= _BATCH_BYTES:
+                yield _record_batch(columns, schema)
+                held = 0
+    yield _record_batch(columns, schema)
 
 
 def _record_batch(columns: dict[str, list[Any]], schema: Any) -> Any:
@@ -260,29 +220,76 @@ def _record_batch(columns: dict[str, list[Any]], schema: Any) -> Any:
 
 def parquet_files(table: Any, settings: CompactionSettings) -> list[bytes]:
     """``table`` as Parquet files of about ``target_file_bytes`` each: zstd, row groups of ``row_group_rows``."""
+    with tempfile.TemporaryDirectory(prefix="cdk-ts-parquet-") as directory:
+        return [path.read_bytes() for path in write_parquet_files(
+            table.to_batches(), table.schema, settings, Path(directory))]
+
+
+def write_parquet_files(batches: Iterable[Any], schema: Any, settings: CompactionSettings,
+                        directory: Path) -> Iterator[Path]:
+    """Sorted batches as Parquet files in ``directory``, each yielded once complete; one row group held at a time.
+
+    A new file starts once one reaches ``target_file_bytes``; row groups hold ``row_group_rows`` rows.
+    The bytes depend on the rows alone, not on how the batches were cut, so a rerun writes the same files.
+    """
     pa, _pc, pq = pyarrow_modules()
-    files: list[bytes] = []
-    sink = writer = None
-    for start in range(0, max(table.num_rows, 1), settings.row_group_rows):
-        if writer is None:
-            sink = pa.BufferOutputStream()
-            writer = pq.ParquetWriter(sink, table.schema, compression="zstd", write_statistics=True)
-        writer.write_table(table.slice(start, settings.row_group_rows), row_group_size=settings.row_group_rows)
-        if sink.tell() >= settings.target_file_bytes:
-            writer.close()
-            files.append(sink.getvalue().to_pybytes())
-            sink = writer = None
-    if writer is not None:
-        writer.close()
-        files.append(sink.getvalue().to_pybytes())
-    return files
+    files = _RollingParquet(pa, pq, schema, settings, directory)
+    pending: list[Any] = []
+    held = 0
+    for batch in batches:
+        while batch.num_rows:
+            take = min(batch.num_rows, settings.row_group_rows - held)
+            pending.append(batch.slice(0, take))
+            held += take
+            batch = batch.slice(take)
+            if held == settings.row_group_rows:
+                yield from files.write(pa.Table.from_batches(pending, schema=schema).combine_chunks())
+                pending, held = [], 0
+    if pending or files.empty:
+        yield from files.write(pa.Table.from_batches(pending, schema=schema))
+    yield from files.close()
+
+
+class _RollingParquet:
+    """Row groups appended to ``part-NNNNN.parquet`` files, a new file once one reaches the target size."""
+
+    def __init__(self, pa: Any, pq: Any, schema: Any, settings: CompactionSettings, directory: Path) -> None:
+        self._pa, self._pq, self._schema, self._settings, self._directory = pa, pq, schema, settings, directory
+        self._sink = self._writer = None
+        self.written = 0
+
+    @property
+    def empty(self) -> bool:
+        """True until a row group is written."""
+        return self.written == 0 and self._writer is None
+
+    def _path(self) -> Path:
+        return self._directory / f"part-{self.written:05d}.parquet"
+
+    def write(self, group: Any) -> Iterator[Path]:
+        """Append one row group; yield the file it completes, if it does."""
+        if self._writer is None:
+            self._sink = self._pa.OSFile(str(self._path()), "wb")
+            self._writer = self._pq.ParquetWriter(self._sink, self._schema, compression="zstd", write_statistics=True)
+        self._writer.write_table(group, row_group_size=self._settings.row_group_rows)
+        if self._sink.tell() >= self._settings.target_file_bytes:
+            yield from self.close()
+
+    def close(self) -> Iterator[Path]:
+        """Finish the open file, if any, and yield it."""
+        if self._writer is not None:
+            self._writer.close()
+            self._sink.close()
+            self._writer = self._sink = None
+            self.written += 1
+            yield self._directory / f"part-{self.written - 1:05d}.parquet"
 
 
 class CompactedLayerSink(Protocol):
     """Where a partition's rows go, and how readers are switched to them (Parquet + Glue, or Iceberg)."""
 
-    def publish(self, partition: Partition, table: Any, generation: str) -> tuple[list[str], str]:
-        """Write the generation and switch readers to it; return its file keys and its location."""
+    def publish(self, partition: Partition, rows: Any, generation: str) -> tuple[list[str], str]:
+        """Write the generation (``rows``: its ``SortedChanges``), switch readers to it; return its keys, location."""
         ...
 
     def retire(self, old: Manifest, new: Manifest) -> None:
@@ -308,15 +315,21 @@ class ParquetSink:
     s3 = client_property("_s3", "The S3 client (created on first use).")
     glue = client_property("_glue", "The Glue client (created on first use).")
 
-    def publish(self, partition: Partition, table: Any, generation: str) -> tuple[list[str], str]:
-        """Write the files, then point the Glue partition (if any) at their prefix."""
+    def publish(self, partition: Partition, rows: Any, generation: str) -> tuple[list[str], str]:
+        """Write the files (each uploaded as soon as it is complete), then point the Glue partition (if any) at them.
+
+        :param rows: the partition's ``SortedChanges``.
+        """
         location = partition.generation_prefix(self.settings.compacted_prefix, generation)
         keys = []
-        for number, body in enumerate(parquet_files(table, self.settings)):
-            key = f"{location}part-{number:05d}.parquet"
-            self.s3.put_object(Bucket=self.settings.bucket, Key=key, Body=body,
-                               ContentType="application/vnd.apache.parquet")
-            keys.append(key)
+        with tempfile.TemporaryDirectory(prefix="cdk-ts-parquet-") as directory:
+            for path in write_parquet_files(rows.batches(), rows.schema, self.settings, Path(directory)):
+                key = f"{location}{path.name}"
+                with path.open("rb") as body:
+                    self.s3.put_object(Bucket=self.settings.bucket, Key=key, Body=body,
+                                       ContentType="application/vnd.apache.parquet")
+                path.unlink()
+                keys.append(key)
         if self.settings.glue_table:
             self._switch_glue_partition(partition, f"s3://{self.settings.bucket}/{location}")
         return keys, location
@@ -356,13 +369,16 @@ class ArchiveCompactor:
     :param sink: where the rows go.
         Default: None — :class:`ParquetSink` over the same bucket.
     :param glue_client: the boto3 Glue client of the default sink (with a Glue table).
-        Default: None — created on
-        first use.
+        Default: None — created on first use.
+    :param sort_memory_mib: sort out of core with DuckDB within this much memory (spilling to ``/tmp``).
+        Default: None — DuckDB's share of the function's memory when DuckDB is installed
+        (``duckdb_memory_limit_mib``), else the whole partition is sorted in memory.
     """
 
     def __init__(self, settings: CompactionSettings, *, s3_client=None, sink: CompactedLayerSink | None = None,
-                 glue_client=None) -> None:
+                 glue_client=None, sort_memory_mib: int | None = None) -> None:
         self.settings = settings
+        self.sort_memory_mib = sort_memory_mib
         self._s3 = LazyClient("s3", s3_client)
         self.inventory = ArchiveInventory(settings, s3_client=s3_client)
         self.sink = sink or ParquetSink(settings, s3_client=s3_client, glue_client=glue_client)
@@ -385,13 +401,8 @@ class ArchiveCompactor:
         for status in self.inventory.statuses(now=now, since=since):
             report["states"][status.state.value] = report["states"].get(status.state.value, 0) + 1
             if status.state is PartitionState.RAW_EXPIRED and status.late:
-                report["failed"].append({
-                    "partition": status.partition.path,
-                    "error": f"{len(status.late)} late raw object(s) but {len(status.missing)} raw object(s) the "
-                             "Parquet was built from have expired: the Parquet is kept; raise the raw layer's "
-                             "expiration above the lookback",
-                })
-            if status.state not in (PartitionState.PENDING, PartitionState.LATE, PartitionState.STALE):
+                report["failed"].append({"partition": status.partition.path, "error": raw_expired_message(status)})
+            if status.state not in DUE_STATES:
                 continue
             try:
                 report["compacted"].append(self.compact(status))
@@ -404,6 +415,34 @@ class ArchiveCompactor:
             raise CompactionFailedError(report)
         return report
 
+    @contextmanager
+    def _sorted(self, bodies: Iterable[bytes]) -> Iterator[Any]:
+        """The partition's rows in order: out of core with DuckDB when it is there, else in memory."""
+        from cdk_ts_runtime._compaction_sort import (  # imports this module: loaded on first use
+            SortedChanges,
+            duckdb_available,
+            duckdb_memory_limit_mib,
+            sorted_changes,
+        )
+
+        if self.sort_memory_mib is None and not duckdb_available():
+            yield SortedChanges.of_table(*compact_lines(bodies, self.settings))
+            return
+        limit = self.sort_memory_mib or duckdb_memory_limit_mib(os.environ)
+        with sorted_changes(bodies, self.settings, memory_limit_mib=limit) as rows:
+            yield rows
+
+    def compact_partition(self, partition: Partition, *, now: datetime) -> dict[str, Any]:
+        """Compact one partition if it is due as of ``now`` (a planner's message); else report its state and do nothing.
+
+        A message delivered twice, or planned twice, finds the partition compacted the second time.
+        """
+        status = self.inventory.status(partition, now=now)
+        if status.state not in DUE_STATES:
+            logger.info("partition %s is %s: nothing to do", partition.path, status.state.value)
+            return {"partition": partition.path, "skipped": status.state.value}
+        return self.compact(status)
+
     def compact(self, status: PartitionStatus) -> dict[str, Any]:
         """Build the partition's generation from its raw objects, switch readers, then the manifest, then clean up."""
         partition, raw = status.partition, status.raw
@@ -412,16 +451,16 @@ class ArchiveCompactor:
         generation = generation_name(raw, self.settings.fingerprint())
         bodies = (self.s3.get_object(Bucket=self.settings.bucket, Key=key, IfMatch=raw[key])["Body"].read()
                   for key in sorted(raw))
-        table, duplicates = compact_lines(bodies, self.settings)
-        files, location = self.sink.publish(partition, table, generation)
-        manifest = Manifest(partition, generation, dict(raw), files, table.num_rows, duplicates,
+        with self._sorted(bodies) as rows:
+            files, location = self.sink.publish(partition, rows, generation)
+        manifest = Manifest(partition, generation, dict(raw), files, rows.num_rows, rows.duplicates,
                             self.settings.fingerprint(), location)
         self.s3.put_object(Bucket=self.settings.bucket, Key=partition.manifest_key(self.settings.compacted_prefix),
                            Body=json.dumps(manifest.as_json(), indent=1).encode(), ContentType="application/json")
         if status.manifest is not None and status.manifest.generation != generation:
             self.sink.retire(status.manifest, manifest)
-        result = {"partition": partition.path, "generation": generation, "rows": table.num_rows,
-                  "duplicates": duplicates, "files": len(files), "late_objects": len(status.late)}
+        result = {"partition": partition.path, "generation": generation, "rows": rows.num_rows,
+                  "duplicates": rows.duplicates, "files": len(files), "late_objects": len(status.late)}
         logger.info("compacted %s", partition.path, extra=result)
         return result
 

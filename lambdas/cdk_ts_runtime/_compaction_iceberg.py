@@ -93,8 +93,13 @@ class IcebergSink:
         return ["table", "dt"] + (["hour"] if self.settings.granularity is Granularity.HOUR else [])
 
     def publish(self, partition: Partition, rows: Any, generation: str) -> tuple[list[str], str]:
-        """Replace the partition's rows with ``rows`` in one commit; the location names the snapshot."""
+        """Replace the partition's rows with ``rows`` (``SortedChanges``) in one commit (location: the snapshot).
+
+        pyiceberg appends an Arrow table, so the partition is held in memory here.
+        """
         import pyarrow as pa
+
+        rows = rows.to_table()
         from pyiceberg.expressions import And, EqualTo
 
         extra = {"table": partition.table, "dt": partition.dt}

@@ -39,6 +39,20 @@ FIXED_COLUMNS = (
     "keys", "newimage", "oldimage", "useridentity",
 )
 PARTITION_NAMES = ("table", "dt", "hour")
+#: How far back ``since`` may reach when the raw layer has no retention: a typo in the year would list centuries.
+MAX_REACH_WITHOUT_RETENTION = timedelta(days=3653)
+
+
+class PartitionsFailedError(CdkTsError, RuntimeError):
+    """Some partitions failed and the others went on; ``report["failed"]`` says which, and why."""
+
+    #: What did not happen to them, for the message.
+    outcome = "not compacted"
+
+    def __init__(self, report: dict[str, Any]) -> None:
+        self.report = report
+        failed = ", ".join(f"{f['partition']}: {f['error']}" for f in report["failed"])
+        super().__init__(f"{len(report['failed'])} partition(s) {self.outcome}: {failed}")
 
 
 class ManifestMissingError(CdkTsError, LookupError):
@@ -128,6 +142,9 @@ class CompactionSettings:
         Default: None — no Glue partitions (readers use the manifests).
     :param glue_table: the Parquet layer's Glue table.
         Default: None.
+    :param raw_retention: how long the raw layer keeps its objects (``StreamArchiver(raw_expiration=...)``);
+        a ``since`` before it is refused, as no raw object can be there.
+        Default: None — raw objects are kept until deleted; a ``since`` more than ten years back is refused.
     """
 
     bucket: str
@@ -141,6 +158,7 @@ class CompactionSettings:
     row_group_rows: int = 65_536
     glue_database: str | None = None
     glue_table: str | None = None
+    raw_retention: timedelta | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "granularity", Granularity(self.granularity))
@@ -161,6 +179,8 @@ class CompactionSettings:
             problems.append("target_file_bytes must be at least 1 MiB and row_group_rows at least 1000")
         if (self.glue_database is None) != (self.glue_table is None):
             problems.append("glue_database and glue_table go together")
+        if self.raw_retention is not None and self.raw_retention <= timedelta(0):
+            problems.append(f"raw_retention {self.raw_retention} must be positive")
         if problems:
             raise ValidationError("; ".join(problems))
 
@@ -178,6 +198,7 @@ class CompactionSettings:
             "lookback_seconds": int(self.lookback.total_seconds()), "columns": [c.as_json() for c in self.columns],
             "target_file_bytes": self.target_file_bytes, "row_group_rows": self.row_group_rows,
             "glue_database": self.glue_database, "glue_table": self.glue_table,
+            **({"raw_retention_seconds": int(self.raw_retention.total_seconds())} if self.raw_retention else {}),
         }
 
     @classmethod
@@ -189,7 +210,26 @@ class CompactionSettings:
             extra["grace"] = timedelta(seconds=int(known.pop("grace_seconds")))
         if "lookback_seconds" in known:
             extra["lookback"] = timedelta(seconds=int(known.pop("lookback_seconds")))
+        if "raw_retention_seconds" in known:
+            extra["raw_retention"] = timedelta(seconds=int(known.pop("raw_retention_seconds")))
         return cls(**known, **extra)
+
+    def check_since(self, since: datetime, now: datetime) -> None:
+        """Refuse a ``since`` before the raw layer's retention (ten years without one), naming the value.
+
+        Each day from ``since`` to ``now`` costs list calls per table: a typo in the year (``1026-03-01``)
+        would list a thousand years of empty days.
+        """
+        reach = self.raw_retention or MAX_REACH_WITHOUT_RETENTION
+        earliest = (now - reach).astimezone(UTC).date()
+        if since.astimezone(UTC).date() < earliest:
+            kept = (f"the raw layer keeps objects {self.raw_retention.days} days" if self.raw_retention
+                    else f"without a raw retention, at most {MAX_REACH_WITHOUT_RETENTION.days} days back")
+            raise ValidationError(
+                f"since {since.date().isoformat()} is before {earliest.isoformat()} ({kept}, as of "
+                f"{now.astimezone(UTC).date().isoformat()}): no raw object can be there; give a day from "
+                f"{earliest.isoformat()} on"
+            )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> CompactionSettings:
@@ -325,6 +365,10 @@ class PartitionState(StrEnum):
     RAW_EXPIRED = "raw-expired"
 
 
+#: The states a run compacts: never compacted, late objects since, or other settings.
+DUE_STATES = (PartitionState.PENDING, PartitionState.LATE, PartitionState.STALE)
+
+
 @dataclass
 class PartitionStatus:
     """One partition as a run or ``cdk-ts archive-status`` sees it.
@@ -338,6 +382,8 @@ class PartitionStatus:
         Default: none.
     :param missing: raw objects the manifest lists that are gone.
         Default: none.
+    :param raw_sizes: raw object key to its size in bytes, as listed.
+        Default: none (unknown).
     """
 
     partition: Partition
@@ -346,16 +392,23 @@ class PartitionStatus:
     manifest: Manifest | None = None
     late: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    raw_sizes: dict[str, int] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
         """A JSON summary (counts, not keys)."""
         return {
             "table": self.partition.table, "dt": self.partition.dt, "hour": self.partition.hour,
             "state": self.state.value, "raw_objects": len(self.raw), "late_objects": len(self.late),
-            "missing_raw_objects": len(self.missing),
+            "missing_raw_objects": len(self.missing), "raw_bytes": sum(self.raw_sizes.values()),
             "compacted_rows": self.manifest.rows if self.manifest else None,
             "generation": self.manifest.generation if self.manifest else None,
         }
+
+
+def raw_expired_message(status: PartitionStatus) -> str:
+    """Why a partition with late objects over expired raw objects is not compacted, and the way out."""
+    return (f"{len(status.late)} late raw object(s) but {len(status.missing)} raw object(s) the Parquet was built "
+            "from have expired: the Parquet is kept; raise the raw layer's expiration above the lookback")
 
 
 def partition_state(
@@ -404,27 +457,34 @@ class ArchiveInventory:
         :param check_settings: report partitions compacted with other settings as ``STALE`` (only the
             function's own settings can say). Default: True.
         """
+        if since is not None:
+            self.settings.check_since(since, now)
         start = (since or now - self.settings.lookback).astimezone(UTC).date()
         days = [(start + timedelta(days=n)).isoformat() for n in range((now.astimezone(UTC).date() - start).days + 1)]
         raw: dict[Partition, dict[str, str]] = {}
+        sizes: dict[str, int] = {}
         manifests: dict[Partition, Manifest] = {}
         for table in self._tables():
             for day in days:
-                for key, etag in self._list(f"{self.settings.prefix}table={table}/dt={day}/"):
+                for key, etag, size in self._list(f"{self.settings.prefix}table={table}/dt={day}/"):
                     partition = self._raw_partition(key)
                     if partition is not None:
                         raw.setdefault(partition, {})[key] = etag
+                        sizes[key] = size
                 base = f"{self.settings.compacted_prefix}{MANIFESTS}table={table}/dt={day}"
-                for key, _etag in self._list(base + ("/" if self.settings.granularity is Granularity.HOUR else "")):
+                hourly = self.settings.granularity is Granularity.HOUR
+                for key, _etag, _size in self._list(base + ("/" if hourly else "")):
                     if key.endswith(".json") and (key == base + ".json" or key.startswith(base + "/")):
                         manifest = self.manifest_at(key)
                         manifests[manifest.partition] = manifest
         fingerprint = self.settings.fingerprint() if check_settings else None
-        return [
-            partition_state(p, raw.get(p, {}), manifests.get(p), now=now, grace=self.settings.grace,
-                            fingerprint=fingerprint)
-            for p in sorted(set(raw) | set(manifests))
-        ]
+        found = []
+        for p in sorted(set(raw) | set(manifests)):
+            status = partition_state(p, raw.get(p, {}), manifests.get(p), now=now, grace=self.settings.grace,
+                                     fingerprint=fingerprint)
+            status.raw_sizes = {key: sizes[key] for key in status.raw}
+            found.append(status)
+        return found
 
     def manifest(self, partition: Partition) -> Manifest | None:
         """The partition's current manifest, or None when it was never compacted."""
@@ -443,10 +503,19 @@ class ArchiveInventory:
             raise
         return Manifest.from_json(json.loads(body))
 
+    def status(self, partition: Partition, *, now: datetime) -> PartitionStatus:
+        """One partition as it stands now: its raw objects (with sizes) and its manifest, classified."""
+        listed = [(key, etag, size) for key, etag, size in self._list(partition.raw_prefix(self.settings.prefix))
+                  if self._raw_partition(key) == partition]
+        status = partition_state(partition, {key: etag for key, etag, _ in listed}, self.manifest(partition),
+                                 now=now, grace=self.settings.grace, fingerprint=self.settings.fingerprint())
+        status.raw_sizes = {key: size for key, _, size in listed}
+        return status
+
     def raw_objects(self, partition: Partition) -> dict[str, str]:
         """The partition's raw objects as listed now: key to ETag."""
         return {
-            key: etag for key, etag in self._list(partition.raw_prefix(self.settings.prefix))
+            key: etag for key, etag, _size in self._list(partition.raw_prefix(self.settings.prefix))
             if self._raw_partition(key) == partition
         }
 
@@ -473,11 +542,11 @@ class ArchiveInventory:
                 return
             kwargs["ContinuationToken"] = page["NextContinuationToken"]
 
-    def _list(self, prefix: str) -> Iterable[tuple[str, str]]:
+    def _list(self, prefix: str) -> Iterable[tuple[str, str, int]]:
         kwargs = {"Bucket": self.settings.bucket, "Prefix": prefix}
         while True:
             page = self.s3.list_objects_v2(**kwargs)
-            yield from ((o["Key"], o["ETag"]) for o in page.get("Contents", []))
+            yield from ((o["Key"], o["ETag"], o["Size"]) for o in page.get("Contents", []))
             if not page.get("IsTruncated"):
                 return
             kwargs["ContinuationToken"] = page["NextContinuationToken"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
 from aws_cdk import Duration
@@ -39,9 +40,10 @@ def fixed():
     return app, stack, archiver, Template.from_stack(stack)
 
 
-def compaction_function(template):
+def compaction_function(template, module="compaction_partition"):
+    """The worker (``compaction_partition``, one partition a message) or the planner (``compaction``)."""
     (function,) = template.find_resources(
-        "AWS::Lambda::Function", {"Properties": {"Handler": "cdk_ts_runtime.handlers.compaction.handler"}}
+        "AWS::Lambda::Function", {"Properties": {"Handler": f"cdk_ts_runtime.handlers.{module}.handler"}}
     ).values()
     return function["Properties"]
 
@@ -55,18 +57,18 @@ def test_the_function_runs_on_the_layers_python_and_architecture_with_the_settin
     _app, stack, archiver, template = fixed
     props = compaction_function(template)
     assert (props["Runtime"], props["Architectures"], props["Layers"]) == ("python3.13", ["arm64"], [LAYER])
-    assert (props["MemorySize"], props["Timeout"]) == (3008, 900)
+    assert (props["MemorySize"], props["Timeout"], props["EphemeralStorage"]) == (3008, 900, {"Size": 10240})
     joined = stack.resolve(props["Environment"]["Variables"]["CDK_TS_COMPACTION_SETTINGS"])["Fn::Join"][1]
     bucket_ref = {"Ref": stack.get_logical_id(archiver.bucket.node.default_child)}
     text = "".join("BUCKET" if part == bucket_ref else part for part in joined)
     settings = CompactionSettings.from_json(json.loads(text))  # what the function will read
     assert settings == CompactionSettings(
         bucket="BUCKET", prefix="dynamodb/", compacted_prefix="parquet/dynamodb/", columns=COLUMNS,
-        glue_database="archive_db", glue_table="archive_compacted",
+        glue_database="archive_db", glue_table="archive_compacted", raw_retention=timedelta(days=30),
     )
 
 
-def test_an_hourly_schedule_passes_its_time_and_failures_land_in_an_alarmed_queue(fixed):
+def test_an_hourly_schedule_runs_the_planner_and_its_failures_land_in_an_alarmed_queue(fixed):
     _app, stack, archiver, template = fixed
     compaction = archiver.compaction
     queue = stack.resolve(compaction.dead_letter_queue.queue_arn)
@@ -78,13 +80,67 @@ def test_an_hourly_schedule_passes_its_time_and_failures_land_in_an_alarmed_queu
             "RetryPolicy": {"MaximumRetryAttempts": 8, "MaximumEventAgeInSeconds": 7200},
         })],
     })
-    assert compaction_function(template)["DeadLetterConfig"] == {"TargetArn": queue}
+    (target,) = template.find_resources("AWS::Events::Rule")[
+        stack.get_logical_id(compaction.rule.node.default_child)]["Properties"]["Targets"]
+    assert target["Arn"] == stack.resolve(compaction.planner_function.function_arn)
+    assert compaction_function(template, "compaction")["DeadLetterConfig"] == {"TargetArn": queue}
     template.has_resource_properties("AWS::Lambda::EventInvokeConfig", {"MaximumRetryAttempts": 2})
+    for dead_letters in (compaction.dead_letter_queue, compaction.partition_dead_letter_queue):
+        template.has_resource_properties("AWS::CloudWatch::Alarm", {
+            "MetricName": "ApproximateNumberOfMessagesVisible", "Threshold": 0,
+            "Dimensions": [{"Name": "QueueName", "Value": stack.resolve(dead_letters.queue_name)}],
+        })
     template.has_resource_properties("AWS::CloudWatch::Alarm", {
-        "MetricName": "ApproximateNumberOfMessagesVisible", "Threshold": 0,
-        "Dimensions": [{"Name": "QueueName", "Value": stack.resolve(compaction.dead_letter_queue.queue_name)}],
+        "Namespace": "cdk-ts", "MetricName": "PartitionsOverEnvelope", "Threshold": 0,
+        "Dimensions": [{"Name": "FunctionName", "Value": stack.resolve(compaction.planner_function.function_name)}],
     })
-    assert set(compaction.alarms) == {"dead_letter_queue", "errors"}
+    assert set(compaction.alarms) == {"dead_letter_queue", "errors", "failed_partitions", "partitions_over_envelope"}
+
+
+def test_each_partition_is_a_message_of_a_fifo_queue_compacted_one_at_a_time_with_bounded_concurrency(fixed):
+    _app, stack, archiver, template = fixed
+    compaction = archiver.compaction
+    queues = template.find_resources("AWS::SQS::Queue")
+    queue = queues[stack.get_logical_id(compaction.partition_queue.node.default_child)]["Properties"]
+    dead = queues[stack.get_logical_id(compaction.partition_dead_letter_queue.node.default_child)]["Properties"]
+    assert (queue["FifoQueue"], dead["FifoQueue"]) == (True, True)  # a FIFO queue's DLQ must be FIFO
+    for name in (queue["QueueName"], dead["QueueName"]):  # SQS: FIFO names end in .fifo, 80 characters at most
+        assert name.endswith(".fifo") and len(name) <= 80 and name.startswith("Test"), name
+    assert queue["VisibilityTimeout"] == 6 * 900  # six times the function's timeout
+    assert queue["RedrivePolicy"] == {
+        "deadLetterTargetArn": stack.resolve(compaction.partition_dead_letter_queue.queue_arn), "maxReceiveCount": 3}
+    assert queue["SqsManagedSseEnabled"] and dead["SqsManagedSseEnabled"]
+    template.has_resource_properties("AWS::Lambda::EventSourceMapping", {
+        "EventSourceArn": stack.resolve(compaction.partition_queue.queue_arn),
+        "FunctionName": stack.resolve(compaction.function.function_name),
+        "BatchSize": 1, "ScalingConfig": {"MaximumConcurrency": 5},
+        "FunctionResponseTypes": ["ReportBatchItemFailures"],
+    })
+    for resource in (compaction.partition_queue, compaction.partition_dead_letter_queue):
+        template.has_resource_properties("AWS::SQS::QueuePolicy", {
+            "Queues": [stack.resolve(resource.queue_url)],
+            "PolicyDocument": {"Statement": Match.array_with([Match.object_like({
+                "Effect": "Deny", "Condition": {"Bool": {"aws:SecureTransport": "false"}}})])},
+        })
+    planner = compaction_function(template, "compaction")["Environment"]["Variables"]
+    assert stack.resolve(planner["CDK_TS_COMPACTION_QUEUE_URL"]) == stack.resolve(compaction.partition_queue.queue_url)
+    envelope = json.loads(planner["CDK_TS_COMPACTION_ENVELOPE"])
+    assert envelope == compaction.envelope.as_json() and envelope["max_raw_bytes"] > 0
+    # no DuckDB layer: the function sorts in memory, so its memory sets the envelope
+    assert compaction.envelope.reason.startswith("memory")
+    assert "CDK_TS_COMPACTION_QUEUE_URL" not in compaction_function(template)["Environment"]["Variables"]
+
+
+def test_the_planner_lists_reads_manifests_and_sends_messages_only(fixed):
+    _app, stack, archiver, template = fixed
+    role = stack.get_logical_id(archiver.compaction.planner_function.role.node.default_child)
+    statements = policy_statements(template, props={"Properties": {"Roles": [{"Ref": role}]}})
+    actions = {a for s in statements for a in actions_of(s)}
+    assert actions - {"logs:CreateLogStream", "logs:PutLogEvents"} == {
+        "s3:GetObject", "s3:ListBucket", "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}
+    reads = next(s for s in statements if actions_of(s) == ["s3:GetObject"])
+    bucket = stack.resolve(archiver.bucket.bucket_arn)
+    assert reads["Resource"] == {"Fn::Join": ["", [bucket, "/parquet/dynamodb/_manifests/*"]]}
 
 
 def test_the_role_reads_raw_objects_and_writes_only_under_the_compacted_prefix(fixed):
@@ -177,6 +233,11 @@ def test_bad_options_are_refused_together_naming_each():
     # a number out of range is refused where the options are made, naming it
     with pytest.raises(ValueError, match="memory_size"):
         CompactionOptions(pyarrow_layer_arn=LAYER, memory_size=20_000)
+    # MaximumConcurrency is 2-1,000 (ScalingConfig); /tmp 512-10,240 MB
+    with pytest.raises(ValueError, match="max_concurrency"):
+        CompactionOptions(pyarrow_layer_arn=LAYER, max_concurrency=1)
+    with pytest.raises(ValueError, match="ephemeral_storage_mib"):
+        CompactionOptions(pyarrow_layer_arn=LAYER, ephemeral_storage_mib=20_000)
 
 
 def test_only_the_compaction_function_carries_the_compaction_modules(fixed):
@@ -188,6 +249,8 @@ def test_only_the_compaction_function_carries_the_compaction_modules(fixed):
     keys = {f["Properties"]["Handler"]: json.dumps(f["Properties"]["Code"])
             for f in template.find_resources("AWS::Lambda::Function").values() if "Handler" in f["Properties"]}
     assert keys["cdk_ts_runtime.handlers.compaction.handler"] != keys["cdk_ts_runtime.handlers.archiver.handler"]
+    assert keys["cdk_ts_runtime.handlers.compaction_partition.handler"] == keys[
+        "cdk_ts_runtime.handlers.compaction.handler"]
 
 
 def test_a_layer_arn_naming_the_stacks_region_still_sets_python_and_architecture():

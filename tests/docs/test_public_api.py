@@ -139,7 +139,8 @@ RUNTIME_FACE = {
 }
 #: The Lambda entry points, public as ``<module>.handler`` (templates name them).
 ENTRY_POINTS = [
-    "archiver", "compaction", "firehose_iceberg", "rotation", "throttled_keys_rule", "throttled_keys_widget",
+    "archiver", "compaction", "compaction_partition", "firehose_iceberg", "rotation", "throttled_keys_rule",
+    "throttled_keys_widget",
 ]
 
 

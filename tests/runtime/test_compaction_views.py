@@ -19,7 +19,9 @@ from aws_cdk.assertions import Template
 from cdk_ts import DeviceLogTable, StreamArchiver
 from cdk_ts.archive_compaction import CompactionOptions
 from cdk_ts_runtime._compaction import ArchiveCompactor
+from cdk_ts_runtime._compaction_plan import ColumnSpec
 from tests.support.compaction import (
+    BIG,
     COLUMNS,
     archive,
     compaction_settings,
@@ -45,13 +47,17 @@ TYPED = ("eventid", "eventname", "sequencenumber", "approximatecreationdatetime"
          "humidity", "big", "table", "dt", "hour")
 
 
-@pytest.fixture(scope="module")
-def views():
+#: Every declared column type, over attributes of the ``readings`` items (``every_type_changes``).
+EVERY_TYPE = (*COLUMNS, ColumnSpec("flag", "boolean"), ColumnSpec("count", "bigint"),
+              ColumnSpec("ratio", "decimal(4,3)"), ColumnSpec("label", "string"))
+
+
+def synthesized_views(columns):
     """Both views' SQL exactly as the construct writes them into Glue (Presto view JSON), by view name."""
     stack = Stack(new_app(), "Test")
     log = DeviceLogTable(stack, "Log", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
     StreamArchiver(stack, "Archive", source=log, glue_database="archive_db", create_glue_database=True,
-                   compaction=CompactionOptions(pyarrow_layer_arn=LAYER, columns=COLUMNS))
+                   compaction=CompactionOptions(pyarrow_layer_arn=LAYER, columns=columns))
     found = {}
     for table in Template.from_stack(stack).find_resources("AWS::Glue::Table").values():
         table_input = table["Properties"]["TableInput"]
@@ -59,6 +65,12 @@ def views():
             text = table_input["ViewOriginalText"]
             found[table_input["Name"]] = json.loads(base64.b64decode(text[len("/* Presto View: "):-len(" */")]))
     return {name: view["originalSql"] for name, view in found.items()}
+
+
+@pytest.fixture(scope="module")
+def views():
+    """The views over :data:`COLUMNS`."""
+    return synthesized_views(COLUMNS)
 
 
 def in_duckdb(sql: str) -> str:
@@ -82,9 +94,9 @@ def test_both_views_parse_as_athena_sql(views):
 class Layers:
     """The archive in moto S3 and, after each step, the same layers on local disk as DuckDB relations."""
 
-    def __init__(self, s3, views, root):
-        self.s3, self.views, self.root = s3, views, root
-        self.compactor = ArchiveCompactor(compaction_settings(), s3_client=s3)
+    def __init__(self, s3, views, root, columns=COLUMNS):
+        self.s3, self.views, self.root, self.columns = s3, views, root, columns
+        self.compactor = ArchiveCompactor(compaction_settings(columns=columns), s3_client=s3)
         self.step = 0
 
     def query(self, sql: str) -> list[tuple]:
@@ -117,12 +129,12 @@ class Layers:
         return connection.execute(sql).fetchall()
 
     def _empty_compacted(self, connection):
-        columns = ", ".join(f"NULL::{t} AS \"{n}\"" for n, t in (
-            ("eventid", "VARCHAR"), ("eventname", "VARCHAR"), ("sequencenumber", "VARCHAR"),
-            ("approximatecreationdatetime", "TIMESTAMPTZ"), ("keys", "VARCHAR"), ("newimage", "VARCHAR"),
-            ("oldimage", "VARCHAR"), ("useridentity", "VARCHAR"), ("device", "VARCHAR"), ("sk", "BIGINT"),
-            ("temperature", "DECIMAL(10,2)"), ("humidity", "DOUBLE"), ("big", "DECIMAL(38,0)"),
-            ("table", "VARCHAR"), ("dt", "VARCHAR"), ("hour", "VARCHAR")))
+        fixed = (("eventid", "VARCHAR"), ("eventname", "VARCHAR"), ("sequencenumber", "VARCHAR"),
+                 ("approximatecreationdatetime", "TIMESTAMPTZ"), ("keys", "VARCHAR"), ("newimage", "VARCHAR"),
+                 ("oldimage", "VARCHAR"), ("useridentity", "VARCHAR"))
+        declared = tuple((c.name, {"string": "VARCHAR"}.get(c.type, c.type.upper())) for c in self.columns)
+        partitions = (("table", "VARCHAR"), ("dt", "VARCHAR"), ("hour", "VARCHAR"))
+        columns = ", ".join(f"NULL::{t} AS \"{n}\"" for n, t in fixed + declared + partitions)
         connection.execute(f"CREATE VIEW archive_compacted AS SELECT {columns} WHERE false")
 
 
@@ -165,3 +177,43 @@ def test_the_all_view_shows_each_event_once_with_the_same_values_before_during_a
     assert [r for r in after if r[0] != late[0]["eventID"]] == before
     (row,) = [r for r in after if r[0] == late[0]["eventID"]]
     assert (row[4], row[6], row[-1]) == ("d-9", Decimal("30.25"), "23")
+
+
+def every_type_changes(ddb, stream):
+    """Items whose attributes each column holds exactly, cannot hold exactly (NULL), or holds with other text."""
+    values = [
+        {"temperature": {"N": "20.555"}, "ratio": {"N": "1.2345"}, "count": {"N": "7.5"}, "flag": {"BOOL": True},
+         "label": {"S": "a"}, "humidity": {"N": "41.5"}},  # 20.555, 1.2345, 7.5: not held exactly -> NULL
+        {"temperature": {"N": "20.5"}, "ratio": {"N": "0.125"}, "count": {"N": "7"}, "flag": {"BOOL": False},
+         "label": {"N": "12.50"}, "big": {"N": BIG}},  # 20.5 is 20.50; a number in a string column is its text
+        {"temperature": {"N": "123456789.12"}, "ratio": {"N": "12.5"}, "count": {"N": "9223372036854775808"},
+         "label": {"S": "é"}, "humidity": {"N": "1e3"}},  # past the precision, past bigint: NULL
+        {"temperature": {"N": "-0.10"}, "count": {"N": "-12.000"}, "flag": {"S": "true"}},  # not a BOOL: NULL
+    ]
+    for number, extra in enumerate(values):
+        ddb.put_item(TableName="readings", Item={"pk": {"S": f"d-{number}"}, "sk": {"N": str(number)}, **extra})
+    return spread_over_hours(stream_records(stream), [0, 0, 1, 1])
+
+
+def test_every_declared_type_reads_the_same_value_from_either_layer_and_null_where_it_is_not_exact(
+    stream_table, tmp_path
+):
+    columns = EVERY_TYPE
+    layers = Layers(boto3.client("s3", region_name="us-east-1"), synthesized_views(columns), tmp_path, columns)
+    archive(layers.s3, every_type_changes(*stream_table))
+    names = ", ".join(f'"{c.name}"' for c in columns)
+    query = f"SELECT eventid, {names} FROM archive_all ORDER BY length(sequencenumber), sequencenumber"
+
+    before = layers.query(query)
+    layers.compactor.run(now=datetime(2026, 3, 9, tzinfo=UTC), since=SINCE)
+    after = layers.query(query)
+
+    assert after == before
+    by_device = {row[1]: dict(zip([c.name for c in columns], row[1:], strict=True)) for row in after}
+    assert [by_device[f"d-{n}"]["temperature"] for n in range(4)] == [
+        None, Decimal("20.50"), None, Decimal("-0.10")]
+    assert [by_device[f"d-{n}"]["count"] for n in range(4)] == [None, 7, None, -12]
+    assert [by_device[f"d-{n}"]["ratio"] for n in range(4)] == [None, Decimal("0.125"), None, None]
+    assert [by_device[f"d-{n}"]["flag"] for n in range(4)] == [True, False, None, None]
+    assert [by_device[f"d-{n}"]["label"] for n in range(4)] == ["a", "12.50", "é", None]
+    assert by_device["d-2"]["humidity"] == 1000.0 and by_device["d-1"]["big"] == Decimal(BIG)

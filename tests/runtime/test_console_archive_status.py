@@ -59,3 +59,10 @@ def test_it_reads_the_settings_from_the_compaction_function_and_prints_text(stre
 def test_an_unknown_function_is_a_usage_error(aws, capsys):
     assert main(["archive-status", "--function", "nope"]) == 2
     assert "no Lambda function 'nope'" in capsys.readouterr().err
+
+
+def test_a_since_before_the_raw_layers_reach_is_refused_naming_it_before_any_listing(aws, capsys):
+    # a typo in the year: without the guard, a thousand years of days, each listed per table
+    assert main(["archive-status", "--bucket", BUCKET, "--at", "2026-03-02T01:30:00Z", "--since", "1026-03-01"]) == 2
+    assert "since 1026-03-01 is before 2016-03-01 (without a raw retention, at most 3653 days back" in (
+        capsys.readouterr().err)
