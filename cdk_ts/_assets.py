@@ -18,12 +18,12 @@ from aws_cdk import aws_lambda as lambda_
 from cdk_ts_runtime._errors import CdkTsError
 
 RUNTIME_PACKAGE = "cdk_ts_runtime"
-#: Modules only the compaction function runs (with pyarrow from its own layer): left out of the code every other
-#: function shares and of the RuntimeLayer, which stay within their 100 KB.
+#: Modules only the compaction functions (with pyarrow from their own layer) and the Iceberg sink's transformation
+#: run: left out of the code every other function shares and of the RuntimeLayer, which stay within their 100 KB.
 COMPACTION_MODULES = frozenset(
-    {"_compaction.py", "_compaction_envelope.py", "_compaction_fanout.py", "_compaction_iceberg.py",
-     "_compaction_plan.py", "_compaction_sort.py", "handlers/compaction.py",
-     "handlers/compaction_partition.py"}
+    {"_compaction.py", "_compaction_columns.py", "_compaction_envelope.py", "_compaction_fanout.py",
+     "_compaction_iceberg.py", "_compaction_plan.py", "_compaction_sort.py", "_firehose_iceberg.py",
+     "handlers/compaction.py", "handlers/compaction_partition.py", "handlers/firehose_iceberg.py"}
 )
 
 

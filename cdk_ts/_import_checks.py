@@ -37,6 +37,10 @@ def bucket_name_problem(name: object) -> str | None:
                "letter or number"
     if ".." in name or _IP_ADDRESS.fullmatch(name):
         return "has two adjacent periods or is formatted as an IP address"
+    if ".-" in name or "-." in name:
+        # Each period-separated label starts and ends with a letter or number (the user guide's rules for names
+        # with periods, which virtual-hosted-style requests need); aws-cdk's own bucket name check refuses it too.
+        return "has a hyphen next to a period: each part between periods must start and end with a letter or number"
     reserved = [p for p in _RESERVED_PREFIXES if name.startswith(p)] + [s for s in _RESERVED_SUFFIXES
                                                                         if name.endswith(s)]
     if reserved:

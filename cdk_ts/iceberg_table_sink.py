@@ -35,6 +35,7 @@ from constructs import Construct, IValidation
 
 from cdk_ts import _perms, buckets
 from cdk_ts._alarms import AlarmingConstruct
+from cdk_ts._assets import compaction_code
 from cdk_ts._defaults import runtime_function
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
 from cdk_ts._s3_tables import iceberg_table
@@ -43,6 +44,7 @@ from cdk_ts.archive_compaction import iceberg_fields
 from cdk_ts.protocols import HasTable
 from cdk_ts_runtime._compaction_plan import PARTITION_NAMES, ColumnSpec, CompactionSettings
 from cdk_ts_runtime._firehose_iceberg import ENV_ROUTE, IcebergRoute, SinkMode, partition_columns, unique_keys
+from cdk_ts_runtime._inputs import whole
 
 #: S3 Tables table bucket names: 3-63 lower-case letters, digits and hyphens, a letter or digit at each end.
 _TABLE_BUCKET = re.compile(r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]")
@@ -166,6 +168,7 @@ class IcebergTableSink(AlarmingConstruct):
             # CPU-bound (about 280 CPU-ms per 1,000 changes, bench/README.md); Lambda allots CPU by memory, so
             # 1 GB runs a batch ~4x sooner than 256 MB for the same GB-seconds
             memory_size=1024,
+            code=compaction_code(),  # the transformation types columns with the compaction's own readers
         )
         self.log_group = logs.LogGroup(self, "DeliveryLogs", retention=logs.RetentionDays.THREE_MONTHS,
                                        removal_policy=RemovalPolicy.DESTROY)
@@ -373,7 +376,7 @@ def _check_delivery(
     seconds = int((interval or Duration.seconds(300)).to_seconds())
     retry_seconds = int((retry or Duration.seconds(300)).to_seconds())
     problems.check(0 <= seconds <= 900, f"buffering_interval {seconds} s must be 0-900 seconds")
-    problems.check(1 <= size_mib <= 128, f"buffering_size_mib {size_mib} must be 1-128")
+    problems.collect(lambda: whole("buffering_size_mib", size_mib, minimum=1, maximum=128))
     problems.check(0 <= retry_seconds <= 7200, f"retry_duration {retry_seconds} s must be 0-7200 seconds")
     problems.check(bool(prefix) and prefix.endswith("/"), f"error_prefix {prefix!r} must end with '/'")
     return _DeliveryHints(seconds, size_mib, retry_seconds)

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 
+from cdk_ts.testing._description import described, reported_when_set
 from cdk_ts.testing._registry import RULE_NAMES
 from cdk_ts.testing._setting_checks import problems
 from cdk_ts_runtime._errors import ValidationError
@@ -172,11 +173,6 @@ def validation_error(message: str) -> RuleError:
 def table_name_of(name_or_arn: str) -> str:
     """The table name of a ``TableName`` parameter, which may also be the table's ARN."""
     return name_or_arn.rsplit("/", 1)[-1] if name_or_arn.startswith("arn:") else name_or_arn
-
-
-def epoch(dt: datetime) -> float:
-    """A timestamp as DynamoDB's JSON protocol sends it: seconds since the epoch."""
-    return dt.timestamp()
 
 
 def _day_start(now: datetime) -> datetime:
@@ -367,7 +363,7 @@ class ControlPlane:
         state.on_demand_throughput = request.get("OnDemandThroughput")
         state.deletion_protection = bool(request.get("DeletionProtectionEnabled", False))
         state.secondary_indexes = bool(request.get("GlobalSecondaryIndexes") or request.get("LocalSecondaryIndexes"))
-        state.explicit = {_REPORTED_AS.get(k, k) for k in request if _REPORTED_AS.get(k, k) in _REPORTED_WHEN_SET}
+        state.explicit = reported_when_set(request)
         state.start_window("CREATING", now + timedelta(seconds=self.settings.create_seconds))
         self.tables[name] = state
         return state
@@ -427,7 +423,7 @@ class ControlPlane:
         """Apply accepted ``changes`` to the tracked state; the table is UPDATING for ``update_seconds``."""
         state = self.tables[name]
         state.pending_change = None
-        state.explicit |= {_REPORTED_AS.get(k, k) for k in changes if _REPORTED_AS.get(k, k) in _REPORTED_WHEN_SET}
+        state.explicit |= reported_when_set(changes)
         if _is_decrease(changes, state):
             state.decreases.append(now)
             state.last_decrease, state.pending_change = now, "decrease"
@@ -525,68 +521,7 @@ class ControlPlane:
         state = self.tables.get(str(description.get("TableName", "")))
         if state is None:
             return description
-        status = state.current_status(now)
-        description["TableStatus"] = status
-        throughput = description.setdefault("ProvisionedThroughput", {})
-        if status != "UPDATING":
-            state.reported_capacity = None
-        if state.billing_mode == "PAY_PER_REQUEST":
-            throughput["ReadCapacityUnits"] = throughput["WriteCapacityUnits"] = 0
-        else:
-            # While UPDATING, "the table still has the provisioned throughput from before the call" (UpdateTable,
-            # API version 2011-12-05; dynalite, written against DynamoDB's answers, reports it so too).
-            reported = state.reported_capacity or (state.read_capacity, state.write_capacity)
-            throughput["ReadCapacityUnits"], throughput["WriteCapacityUnits"] = reported
-        # A decrease counts once it is done: dynalite's updateTable test (recorded against DynamoDB) reads the old
-        # count while the table is UPDATING and one more after it is ACTIVE. The limits count it at the call.
-        underway = status == "UPDATING" and state.pending_change == "decrease"
-        throughput["NumberOfDecreasesToday"] = len(state.decreases_today(now)) - (1 if underway else 0)
-        times = (("LastDecreaseDateTime", state.last_decrease), ("LastIncreaseDateTime", state.last_increase))
-        for key, value in times:
-            if value is None:
-                throughput.pop(key, None)
-            else:
-                throughput[key] = epoch(value)
-        # Fields the engine leaves out stay out until a request sets them: an older engine (dynalite) answers as
-        # DynamoDB did when its suite was recorded, and the layer adds nothing DynamoDB was not seen to send.
-        reported = state.explicit | {key for key in _REPORTED_WHEN_SET if key in description}
-        if state.pay_per_request_since is not None:
-            reported.add("BillingModeSummary")
-        if "BillingModeSummary" in reported:
-            billing: dict[str, object] = {"BillingMode": state.billing_mode}
-            if state.pay_per_request_since is not None and status != "CREATING":
-                # API_BillingModeSummary: "the time when PAY_PER_REQUEST was last set", by CreateTable too; the
-                # CreateTable answer itself has none (dynalite's createTable test, recorded against DynamoDB).
-                billing["LastUpdateToPayPerRequestDateTime"] = epoch(state.pay_per_request_since)
-            description["BillingModeSummary"] = billing
-        if "TableClassSummary" in reported or state.class_updates:
-            table_class: dict[str, object] = {"TableClass": state.table_class}
-            if state.class_updates:
-                table_class["LastUpdateDateTime"] = epoch(state.class_updates[-1])
-            description["TableClassSummary"] = table_class
-        if "WarmThroughput" in reported:
-            description["WarmThroughput"] = {
-                "ReadUnitsPerSecond": state.warm_read,
-                "WriteUnitsPerSecond": state.warm_write,
-                "Status": "UPDATING" if status == "UPDATING" else "ACTIVE",
-            }
-        if state.on_demand_throughput is not None:
-            description["OnDemandThroughput"] = state.on_demand_throughput
-        else:
-            description.pop("OnDemandThroughput", None)
-        # Always in DynamoDB's TableDescription since deletion protection came (API_TableDescription); CreateTable
-        # answers recorded in 2023 and 2024 carry "DeletionProtectionEnabled": false.
-        description["DeletionProtectionEnabled"] = state.deletion_protection
-        if status == "DELETING":
-            # A deleting table's description has no global secondary indexes (dynalite's deleteTable test, recorded
-            # against DynamoDB: "should eventually delete").
-            description.pop("GlobalSecondaryIndexes", None)
-        return description
-
-
-# Description fields reported once set (by the request or the engine), and the request members that set them.
-_REPORTED_WHEN_SET = frozenset({"BillingModeSummary", "TableClassSummary", "WarmThroughput"})
-_REPORTED_AS = {"BillingMode": "BillingModeSummary", "TableClass": "TableClassSummary"}
+        return described(state, description, now)
 
 
 def _state_from_description(name: str, description: dict) -> TableState:

@@ -571,7 +571,7 @@ class Admin:
                     s.control.settle(s.clock.now())
                     if "set" in data:
                         if not isinstance(data["set"], str):
-                            raise ValueError(f"set takes an ISO 8601 time, not {data['set']!r}")
+                            raise ValidationError(f"set takes an ISO 8601 time, not {data['set']!r}")
                         s.clock.set(parse_time(data["set"]))
                     if "advance" in data:
                         s.clock.advance(data["advance"])

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from datetime import datetime
 
+from cdk_ts_runtime._errors import ValidationError
+
 #: Settings that must be a number greater than zero (a rate, a size, a factor): zero would mean no throughput at all,
 #: or a window of nothing that DynamoDB has.
 POSITIVE = frozenset({
@@ -61,11 +63,11 @@ def problems(values: dict[str, object], defaults: dict[str, object]) -> list[str
 
 
 def aware_time(name: str, value: object) -> datetime:
-    """``value`` if it is an aware datetime; a ValueError naming ``name`` otherwise."""
+    """``value`` if it is an aware datetime; a ValidationError naming ``name`` otherwise."""
     if not isinstance(value, datetime):
-        raise ValueError(f"{name} must be an aware datetime, e.g. datetime(2026, 3, 10, tzinfo=UTC), "
+        raise ValidationError(f"{name} must be an aware datetime, e.g. datetime(2026, 3, 10, tzinfo=UTC), "
                          f"not {type(value).__name__} {value!r}")
     if value.tzinfo is None or value.utcoffset() is None:
-        raise ValueError(f"{name}={value.isoformat()} has no time zone: give an aware datetime, e.g. "
+        raise ValidationError(f"{name}={value.isoformat()} has no time zone: give an aware datetime, e.g. "
                          f"datetime(2026, 3, 10, tzinfo=UTC)")
     return value

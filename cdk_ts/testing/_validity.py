@@ -21,6 +21,7 @@ import re
 from decimal import Decimal, InvalidOperation
 
 from cdk_ts.testing._rules import item_size, validation_error
+from cdk_ts_runtime._errors import CdkTsError
 
 # "The maximum item size in DynamoDB is 400 KB, which includes both attribute name binary length (UTF-8 length) and
 # attribute value lengths" (developer guide, ServiceQuotas.html, "Items"). One byte more is refused: dynalite's
@@ -51,7 +52,7 @@ _NAMED_TABLE = {"CreateTable", "UpdateTable", "DeleteTable", "DescribeTable", "U
 _NAMED_RESOURCE = {"TagResource", "UntagResource", "ListTagsOfResource"}
 
 
-class EngineDecides(Exception):
+class EngineDecides(CdkTsError):
     """The request breaks a validity rule the layer leaves to the engine: forward it untouched, answer nothing."""
 
 

@@ -178,7 +178,7 @@ def test_an_archiver_without_compaction_keeps_the_raw_layer_beside_the_sink():
 @pytest.mark.parametrize(("props", "message"), [
     ({"table_name": "my-table"}, "table 'my-table' must be 1-255 of"),
     ({"buffering_interval": Duration.minutes(20)}, "buffering_interval 1200 s must be 0-900 seconds"),
-    ({"buffering_size_mib": 256}, "buffering_size_mib 256 must be 1-128"),
+    ({"buffering_size_mib": 256}, "buffering_size_mib 256 must be a whole number >= 1 and <= 128"),
     ({"error_prefix": "errors"}, "error_prefix 'errors' must end with '/'"),
     ({"table_bucket_name": "ab"}, "table_bucket_name 'ab' must be 3-63"),
     ({"table_bucket_name": "Telemetry_Sink"}, "table_bucket_name 'Telemetry_Sink' must be 3-63 of"),

@@ -49,6 +49,7 @@ def s3_allows(name: str) -> bool:
         and all(c in "abcdefghijklmnopqrstuvwxyz0123456789.-" for c in name)
         and name[0].isalnum() and name[-1].isalnum()
         and ".." not in name
+        and ".-" not in name and "-." not in name  # each label starts and ends with a letter or number
         and not re.fullmatch(r"\d+\.\d+\.\d+\.\d+", name)
         and not name.startswith(reserved_prefixes)
         and not name.endswith(reserved_suffixes)

@@ -55,7 +55,8 @@ def test_metric_props_override_the_documented_defaults(stack):
     assert tables.metric_rotation_errors(period=Duration.hours(1)).period.to_hours() == 1
     published = [tables.metric(name) for name in RotationMetric]
     assert [m.metric_name for m in published] == [
-        "NextPeriodTableMissing", "FuturePeriodTables", "ForeignLookalikeTables", "FailedTables", "LockHeldRuns",
+        "NextPeriodTableMissing", "FuturePeriodTables", "ForeignLookalikeTables", "FailedTables", "TtlDriftTables",
+        "LockHeldRuns",
     ]
     assert all(m.dimensions == {"TablePrefix": "metrics"} and m.statistic == "Maximum" for m in published)
     assert tables.metric("FailedTables", statistic="Sum").statistic == "Sum"

@@ -102,6 +102,16 @@ def _period_throttled_keys(**kw):
     return MonitoringDashboard(tables.node.scope, "Dashboard").show_period_throttled_keys(tables, **kw)
 
 
+def _iceberg_sink(**kw):
+    from aws_cdk import aws_dynamodb as dynamodb
+
+    from cdk_ts import DeviceLogTable, IcebergTableSink
+
+    stack = _stack()
+    source = DeviceLogTable(stack, "Log", stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
+    return IcebergTableSink(stack, "Sink", table_bucket_name="telemetry-sink", source=source, **kw)
+
+
 def _shard_metadata(**kw):
     from aws_cdk import aws_dynamodb as dynamodb
 
@@ -174,6 +184,7 @@ VALID_CALLS: dict[str, Callable[..., Any]] = {
     "StreamConsumer": lambda **kw: _rt("stream_consumer").StreamConsumer(**{"function_name": "f", **kw}),
     "DeviceLogTable": _device_log,
     "StreamArchiver": _archiver,
+    "IcebergTableSink": _iceberg_sink,
     "CompactionOptions": lambda **kw: __import__("cdk_ts").CompactionOptions(
         **{"pyarrow_layer_arn": "arn:aws:lambda:us-east-1:336392948345:layer:AWSSDKPandas-Python312:16", **kw}
     ),
