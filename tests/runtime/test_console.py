@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ from cdk_ts.testing import server_client_for
 from cdk_ts_runtime import TableLayout
 from cdk_ts_runtime._rotation.config import CapacityTier, RotationConfig
 from cdk_ts_runtime._rotation.ownership import ownership_tags
+from tests.support.functions import create_settings_function
 
 pytestmark = pytest.mark.server
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,19 +55,7 @@ def create_table(dynamodb, name, layout, *, owned=True, read=300, write=1000):
 
 def create_rotation_function(server, name, env):
     """A Lambda function holding a rotation's settings, as the construct sets them (never invoked: no Docker)."""
-    iam = server_client_for(server, "iam")
-    role = iam.create_role(
-        RoleName=f"{name}-role",
-        AssumeRolePolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": [{
-            "Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}]}),
-    )["Role"]["Arn"]
-    code = io.BytesIO()
-    with zipfile.ZipFile(code, "w") as archive:
-        archive.writestr("index.py", "def handler(event, context):\n    return event\n")
-    server_client_for(server, "lambda").create_function(
-        FunctionName=name, Runtime="python3.12", Role=role, Handler="index.handler",
-        Code={"ZipFile": code.getvalue()}, Environment={"Variables": env},
-    )
+    create_settings_function(server_client_for(server, "iam"), server_client_for(server, "lambda"), name, env)
 
 
 @pytest.fixture

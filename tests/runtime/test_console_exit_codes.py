@@ -6,11 +6,9 @@ test. AWS is a closed local port: a command that reached it when it should have 
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import socket
-import zipfile
 from pathlib import Path
 
 import boto3
@@ -24,6 +22,7 @@ from cdk_ts.testing._engines import free_port
 from cdk_ts_runtime._errors import ValidationError
 from cdk_ts_runtime._periods import RotationPeriod
 from cdk_ts_runtime._rotation.config import RotationConfig
+from tests.support.functions import create_settings_function
 
 ROOT = Path(__file__).resolve().parents[2]
 #: A row of the exit-code table: | 2 | usage or configuration error: ... |
@@ -186,19 +185,8 @@ def deployed_function(aws, monkeypatch):
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
 
     def make(env: dict[str, str]) -> str:
-        role = boto3.client("iam").create_role(
-            RoleName="rotation-role",
-            AssumeRolePolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": [{
-                "Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}]}),
-        )["Role"]["Arn"]
-        code = io.BytesIO()
-        with zipfile.ZipFile(code, "w") as archive:
-            archive.writestr("index.py", "def handler(event, context):\n    return event\n")
-        boto3.client("lambda").create_function(
-            FunctionName="rotation", Runtime="python3.12", Role=role, Handler=ROTATION_HANDLER,
-            Code={"ZipFile": code.getvalue()}, Environment={"Variables": env},
-        )
-        return "rotation"
+        return create_settings_function(boto3.client("iam"), boto3.client("lambda"), "rotation", env,
+                                        handler=ROTATION_HANDLER)
 
     return make
 
