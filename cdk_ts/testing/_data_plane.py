@@ -259,7 +259,9 @@ class DataPlaneRules:
 
         for table, spec in (request.get("RequestItems") or {}).items():
             shape = s.shape(table_name_of(table), headers)
-            for key in spec["Keys"] if shape is not None else ():
+            if shape is None:
+                continue
+            for key in spec["Keys"]:
                 check_exact_key(key, shape.hash_key, shape.range_key, shape.key_types)
 
         kept_keys, unprocessed_keys, shapes, first = self._split_batch(

@@ -54,22 +54,22 @@ def described(state: TableState, description: dict, now: datetime) -> dict:
             throughput[key] = epoch(value)
     # Fields the engine leaves out stay out until a request sets them: an older engine (dynalite) answers as
     # DynamoDB did when its suite was recorded, and the layer adds nothing DynamoDB was not seen to send.
-    reported = state.explicit | {key for key in REPORTED_WHEN_SET if key in description}
+    shown = state.explicit | {key for key in REPORTED_WHEN_SET if key in description}
     if state.pay_per_request_since is not None:
-        reported.add("BillingModeSummary")
-    if "BillingModeSummary" in reported:
+        shown.add("BillingModeSummary")
+    if "BillingModeSummary" in shown:
         billing: dict[str, object] = {"BillingMode": state.billing_mode}
         if state.pay_per_request_since is not None and status != "CREATING":
             # API_BillingModeSummary: "the time when PAY_PER_REQUEST was last set", by CreateTable too; the
             # CreateTable answer itself has none (dynalite's createTable test, recorded against DynamoDB).
             billing["LastUpdateToPayPerRequestDateTime"] = epoch(state.pay_per_request_since)
         description["BillingModeSummary"] = billing
-    if "TableClassSummary" in reported or state.class_updates:
+    if "TableClassSummary" in shown or state.class_updates:
         table_class: dict[str, object] = {"TableClass": state.table_class}
         if state.class_updates:
             table_class["LastUpdateDateTime"] = epoch(state.class_updates[-1])
         description["TableClassSummary"] = table_class
-    if "WarmThroughput" in reported:
+    if "WarmThroughput" in shown:
         description["WarmThroughput"] = {
             "ReadUnitsPerSecond": state.warm_read,
             "WriteUnitsPerSecond": state.warm_write,

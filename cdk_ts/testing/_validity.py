@@ -90,7 +90,11 @@ def attribute_value_ok(value: object, depth: int = 0) -> bool:
     if kind in _SCALARS:
         if not isinstance(v, _SCALARS[kind]):
             return False
-        return (kind != "N" or _number_ok(v)) and (kind != "B" or _binary_ok(v)) and (kind != "NULL" or v)
+        if kind == "N":
+            return _number_ok(str(v))
+        if kind == "B":
+            return _binary_ok(v)
+        return kind != "NULL" or v is True
     if kind in _SETS:
         if not isinstance(v, list) or not v or len(set(map(str, v))) != len(v):
             return False
