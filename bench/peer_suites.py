@@ -45,7 +45,6 @@ from cdk_ts.testing import start_dynalite
 REPO = Path(__file__).resolve().parents[1]
 NODE_MODULES = REPO / "node_modules"
 MOCHA = NODE_MODULES / ".bin" / "mocha"
-DEFAULT_PEER_DIR = REPO.parent / "shared" / "peer-suites" / "dynalite"
 
 # The remote request options of the dynalite suite's helpers (test/helpers.js), as written for DynamoDB itself;
 # each is replaced by the endpoint under test. The count is checked, so a changed suite fails loudly.
@@ -275,8 +274,8 @@ def compare(suite: Suite, scratch: Path, settings: list[str]) -> Comparison:
 def main(argv: list[str] | None = None) -> int:
     """Run the differential; exit 1 on an unexplained regression."""
     parser = argparse.ArgumentParser(prog="python -m bench.peer_suites", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--peer-dir", type=Path, default=DEFAULT_PEER_DIR,
-                        help="the dynalite suite's folder (with test/); default: ../shared/peer-suites/dynalite")
+    parser.add_argument("--peer-dir", type=Path, default=None,
+                        help="a copy of the dynalite suite's folder (with test/); needed for --suite dynalite")
     parser.add_argument("--suite", action="append", choices=["dynalite", "connect-dynamodb"], default=[],
                         help="a suite to run (repeatable); default: both")
     parser.add_argument("--files", nargs="*", default=[], help="only these files of the dynalite suite")
@@ -287,6 +286,9 @@ def main(argv: list[str] | None = None) -> int:
     if not MOCHA.exists():
         raise SystemExit("peer_suites: node_modules has no mocha; run scripts/setup.sh first")
     suites = args.suite or ["dynalite", "connect-dynamodb"]
+    if "dynalite" in suites and args.peer_dir is None:
+        parser.error("--peer-dir DIR is needed for the dynalite suite (a copy of its test/ folder; the repository "
+                     "ships none)")
     results = []
     with tempfile.TemporaryDirectory(prefix="peer-suites-") as tmp:
         scratch = Path(tmp)
