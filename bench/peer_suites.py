@@ -1,6 +1,6 @@
 """Differential runs of test suites other people wrote against DynamoDB: the engine alone, then behind `cdk-ts local`.
 
-Run: .venv/bin/python -m bench.peer_suites [--peer-dir ../shared/peer-suites/dynalite] [--suite dynalite]
+Run: .venv/bin/python -m bench.peer_suites --peer-dir DIR [--suite dynalite]
      [--suite connect-dynamodb] [--files putItem.js ...] [--json out.json]
 
 Each suite runs twice on the same commit, on fresh servers: against dynalite alone on 127.0.0.1, and against
