@@ -60,7 +60,7 @@ def _release(version: str) -> tuple[int, ...]:
 
 _RUNTIME = "cdk_ts_runtime"
 _INTERNAL = "nothing: internal to cdk-ts's own functions now"
-_PUBLIC = f"the same names from {_RUNTIME} itself (listed in {_RUNTIME}.__all__)"
+_FROM = f"from {_RUNTIME}:"
 _ENVIRONMENT = (
     "ARCHIVE_BUCKET", "ARCHIVE_PREFIX", "ARCHIVE_FAILURE_BUCKET", "COMPACTION_SETTINGS", "COMPACTION_ICEBERG",
     "SHARDED_TABLE_NAME", "SHARD_METADATA_TABLE_NAME", "SHARDED_PARTITION_KEY", "SHARDED_SORT_KEY",
@@ -80,31 +80,36 @@ REGISTRY: tuple[Deprecation, ...] = (
     Deprecation("cdk_ts.PeriodTablesBase", "cdk_ts.RotatingTimeSeriesTablesBase", "0.3.0", Kind.ATTRIBUTE),
     *(Deprecation(old, f"CDK_TS_{old}", "0.3.0", Kind.ENVIRONMENT_VARIABLE) for old in _ENVIRONMENT),
     Deprecation(f"{_RUNTIME}.archive_lines", _INTERNAL, "0.3.0", Kind.MODULE),
-    Deprecation(f"{_RUNTIME}.archiver", "cdk_ts.ArchiverMetric; the replay is the cdk-ts replay command", "0.3.0",
+    Deprecation(f"{_RUNTIME}.archiver", "cdk_ts.ArchiverMetric; replay: the cdk-ts replay command", "0.3.0",
                 Kind.MODULE),
     Deprecation(f"python -m {_RUNTIME}.archiver replay", "cdk-ts replay (same flags)", "0.3.0", Kind.COMMAND),
     Deprecation(f"{_RUNTIME}.compaction", _INTERNAL, "0.3.0", Kind.MODULE),
     Deprecation(f"{_RUNTIME}.compaction_iceberg", _INTERNAL, "0.3.0", Kind.MODULE),
     Deprecation(f"{_RUNTIME}.compaction_plan", "cdk_ts.ColumnSpec, cdk_ts.Granularity", "0.3.0", Kind.MODULE),
     Deprecation(f"{_RUNTIME}.contributor_insights", _INTERNAL, "0.3.0", Kind.MODULE),
-    Deprecation(f"{_RUNTIME}.device_log", _PUBLIC, "0.3.0", Kind.MODULE),
-    Deprecation(f"{_RUNTIME}.emf", _PUBLIC, "0.3.0", Kind.MODULE),
-    Deprecation(f"{_RUNTIME}.errors", _PUBLIC, "0.3.0", Kind.MODULE),
-    Deprecation(f"{_RUNTIME}.items", f"{_RUNTIME}.PageLimitError; the rest is internal", "0.3.0", Kind.MODULE),
-    Deprecation(f"{_RUNTIME}.periods", _PUBLIC, "0.3.0", Kind.MODULE),
-    Deprecation(f"{_RUNTIME}.rotation", f"{_INTERNAL} (with every submodule)", "0.3.0", Kind.MODULE),
+    Deprecation(f"{_RUNTIME}.device_log", f"{_FROM} DeviceLogRepository, LogEntryExistsError", "0.3.0", Kind.MODULE),
+    Deprecation(f"{_RUNTIME}.emf", f"{_FROM} EmfWriter, MetricPoint, MetricsSink, WriterMetric", "0.3.0", Kind.MODULE),
+    Deprecation(f"{_RUNTIME}.errors", f"{_FROM} CdkTsError, ValidationError and every public error", "0.3.0",
+                Kind.MODULE),
+    Deprecation(f"{_RUNTIME}.items", f"{_FROM} PageLimitError; the rest is internal", "0.3.0", Kind.MODULE),
+    Deprecation(f"{_RUNTIME}.periods", f"{_FROM} RotationPeriod, period_start, next_start, table_name, "
+                "parse_table_name", "0.3.0", Kind.MODULE),
+    Deprecation(f"{_RUNTIME}.rotation", f"{_INTERNAL} (every submodule too)", "0.3.0", Kind.MODULE),
     Deprecation(f"{_RUNTIME}.rotation_config", "cdk_ts.CapacityTier, cdk_ts.AutoScaling, cdk_ts.RightSizing",
                 "0.3.0", Kind.MODULE),
     Deprecation(f"{_RUNTIME}.rotation_metrics", "cdk_ts.RotationMetric", "0.3.0", Kind.MODULE),
-    Deprecation(f"{_RUNTIME}.router", _PUBLIC, "0.3.0", Kind.MODULE),
-    Deprecation(f"{_RUNTIME}.sharding", f"{_PUBLIC}, for every submodule", "0.3.0", Kind.MODULE),
+    Deprecation(f"{_RUNTIME}.router", f"{_FROM} PeriodRouter, BatchWriter, BatchWriteError, MissingPeriodTableError",
+                "0.3.0", Kind.MODULE),
+    Deprecation(f"{_RUNTIME}.sharding", f"{_FROM} ShardedTable, ShardStrategy, ShardGrowth, ShardInfo, ShardReadError, "
+                "CorruptShardMetadataError (every submodule too)", "0.3.0", Kind.MODULE),
     Deprecation(f"{_RUNTIME}.sharding.CorruptShardMetadata", f"{_RUNTIME}.CorruptShardMetadataError", "0.3.0",
                 Kind.ATTRIBUTE),
     Deprecation(f"{_RUNTIME}.stream_consumer", "cdk_ts.StreamConsumer", "0.3.0", Kind.MODULE),
     Deprecation(f"{_RUNTIME}.table_layout", f"{_RUNTIME}.TableLayout", "0.3.0", Kind.MODULE),
-    Deprecation(f"{_RUNTIME}.throttling", _PUBLIC, "0.3.0", Kind.MODULE),
+    Deprecation(f"{_RUNTIME}.throttling", f"{_FROM} classify_throttle, Throttle, ThrottleReason, ThrottleScope, "
+                "ThrottleLimit, ThrottledError", "0.3.0", Kind.MODULE),
     Deprecation(f"{_RUNTIME}.time_spans", _INTERNAL, "0.3.0", Kind.MODULE),
-    Deprecation(f"{_RUNTIME}.timestream", _PUBLIC, "0.3.0", Kind.MODULE),
+    Deprecation(f"{_RUNTIME}.timestream", f"{_FROM} TimestreamWriter, WriteResult, build_query", "0.3.0", Kind.MODULE),
     # -- deprecated in 0.3.0, removed in 0.4.0 ---------------------------------------------------------------------
     Deprecation("cdk_ts.StreamArchiver(glue_database_name=...)", "glue_database=name, create_glue_database=True",
                 "0.4.0", Kind.ARGUMENT),
