@@ -50,7 +50,7 @@ class Deprecation:
 
     @property
     def message(self) -> str:
-        """What the warning for a deprecated name says (and the error for a removed variable builds on)."""
+        """What the warning for a deprecated name says: the old name, the release that removes it, what to use."""
         return f"{self.old} is deprecated and goes in {self.removed_in}: use {self.new}"
 
 
@@ -131,7 +131,7 @@ def entry(old: str) -> Deprecation:
 
 
 def warn(old: str, stacklevel: int = 2) -> None:
-    """Warn that ``old`` is deprecated (a ``DeprecationWarning`` naming its replacement and its last release).
+    """Warn that ``old`` is deprecated: a ``DeprecationWarning`` naming its replacement and the release removing it.
 
     :param old: the registry name of what the caller was asked for (a ``KeyError`` when it has none).
     :param stacklevel: as :func:`warnings.warn`'s, counted from the function that calls this one.
