@@ -7,7 +7,6 @@ aws_cdk runtime. The runtime clients users' functions import live in ``cdk_ts_ru
 from __future__ import annotations
 
 import importlib
-import warnings
 from importlib import metadata as _metadata
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +34,6 @@ if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time
         RotatingTimeSeriesTablesBase,
         RotationOptions,
     )
-    from cdk_ts.rotation.base import PeriodTablesBase as PeriodTablesBase  # deprecated: warns at run time
     from cdk_ts.runtime_layer import RuntimeLayer
     from cdk_ts.sharding import ShardMetadataTable, ShardMetadataTableBase
     from cdk_ts.stream_archiver import TTL_DELETIONS_ONLY, FailureDestination, StreamArchiver
@@ -149,17 +147,7 @@ __all__ = [
 ]
 
 
-#: Names of this release's previews that were renamed: old name -> current name (a DeprecationWarning, then the class).
-_RENAMED = {"PeriodTablesBase": "RotatingTimeSeriesTablesBase"}
-
-
 def __getattr__(name: str) -> Any:
-    if name in _RENAMED:
-        warnings.warn(
-            f"cdk_ts.{name} is deprecated and goes in the next release: use cdk_ts.{_RENAMED[name]}",
-            DeprecationWarning, stacklevel=2,
-        )
-        name = _RENAMED[name]
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'cdk_ts' has no attribute {name!r}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, Unpack
 
 from aws_cdk import RemovalPolicy, Stack
@@ -132,18 +131,6 @@ class ShardMetadataTableBase(SingleTableConstruct):
         self.table.grant_read_write_data(grantee)
         self._grant_metrics(grantee, acknowledge_nag_findings)
         return grant
-
-    def grant_read_write(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Deprecated alias of :meth:`grant_read_write_data` (removed in 0.3.0).
-
-        :param grantee: who reads and writes.
-        """
-        warnings.warn(
-            "ShardMetadataTable.grant_read_write is deprecated; use grant_read_write_data",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return self.grant_read_write_data(grantee)
 
     @property
     def binding_environment(self) -> dict[str, str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import warnings
 from enum import StrEnum
 from typing import Any, Protocol, Unpack, runtime_checkable
 
@@ -31,6 +30,7 @@ from cdk_ts.archive_catalog import deduplicated_view_sql as deduplicated_view_sq
 from cdk_ts.archive_compaction import ArchiveCompaction, CompactionOptions
 from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
 from cdk_ts.stream_archiver_base import ArchiveAttributes, ImportedStreamArchiver, StreamArchiverBase
+from cdk_ts_runtime import _deprecations
 from cdk_ts_runtime._archiver import FAILURE_PREFIX
 from cdk_ts_runtime._errors import WrongTypeError
 from cdk_ts_runtime._inputs import whole
@@ -333,10 +333,7 @@ def _glue_database_name(
 ) -> str | None:
     """The database name the archiver's catalog goes into, recording why the arguments cannot give one."""
     if deprecated_name is not None:
-        warnings.warn(
-            "StreamArchiver(glue_database_name=...) is deprecated: pass glue_database=name, create_glue_database=True",
-            DeprecationWarning, stacklevel=4,
-        )
+        _deprecations.warn("cdk_ts.StreamArchiver(glue_database_name=...)", stacklevel=4)
         problems.check(
             database is None and not create,
             "glue_database_name is the deprecated form of glue_database=..., create_glue_database=True: pass one",

@@ -7,7 +7,6 @@ use it can keep creating databases and tables. Use the rotating DynamoDB tables 
 from __future__ import annotations
 
 import re
-import warnings
 from typing import Any
 
 from aws_cdk import Duration, Stack
@@ -125,26 +124,6 @@ class TimestreamTableBase(BindableConstruct):
         return self._grant_data(
             grantee, _perms.TIMESTREAM_READ_WRITE_ACTIONS, _perms.KMS_ENCRYPT_DECRYPT_ACTIONS, acknowledge_nag_findings
         )
-
-    def grant_write(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Deprecated alias of :meth:`grant_write_data` (removed in 0.3.0).
-
-        :param grantee: who writes.
-        """
-        warnings.warn(
-            "TimestreamTable.grant_write is deprecated; use grant_write_data", DeprecationWarning, stacklevel=2
-        )
-        return self.grant_write_data(grantee)
-
-    def grant_query(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Deprecated alias of :meth:`grant_read_data` (removed in 0.3.0).
-
-        :param grantee: who queries.
-        """
-        warnings.warn(
-            "TimestreamTable.grant_query is deprecated; use grant_read_data", DeprecationWarning, stacklevel=2
-        )
-        return self.grant_read_data(grantee)
 
 
 class TimestreamTable(TimestreamTableBase):

@@ -60,7 +60,8 @@ def settings_from(args: argparse.Namespace, lambda_client=None) -> CompactionSet
             if error.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
                 raise ConsoleError(f"no Lambda function {args.function!r} in this account and Region") from None
             raise
-        env = _environment.current_names((configuration.get("Environment") or {}).get("Variables") or {})
+        env = (configuration.get("Environment") or {}).get("Variables") or {}
+        _environment.refuse_removed(env, (ENV_SETTINGS,))
         if not env.get(ENV_SETTINGS):
             raise ConsoleError(f"function {args.function!r} has no {ENV_SETTINGS}: pass ArchiveCompaction.function")
         document = json_setting(f"function {args.function!r}: environment variable {ENV_SETTINGS}", env[ENV_SETTINGS])

@@ -284,8 +284,3 @@ class RotatingTimeSeriesTablesBase(BindableConstruct):
             grantee, self, [table_arn_pattern(self, p) for p in patterns],
             f"period tables are created at run time and are all named {self.table_name_pattern}",
         )
-
-
-#: The name :class:`RotatingTimeSeriesTablesBase` had before it matched the ``XxxBase`` of the other constructs,
-#: for the deprecated ``cdk_ts.period_tables``; ``cdk_ts.PeriodTablesBase`` warns and returns the same class.
-PeriodTablesBase = RotatingTimeSeriesTablesBase

@@ -3,8 +3,8 @@
 Every public name is here, at one path: ``from cdk_ts_runtime import PeriodRouter``. :data:`__all__` lists them,
 and the API reference and the deprecation promise cover these names (and the Lambda entry points
 ``cdk_ts_runtime.handlers.<name>.handler``) only; everything else lives in ``_``-prefixed modules that may change
-in any release. The module paths of earlier releases (``cdk_ts_runtime.router``, ``cdk_ts_runtime.sharding``,
-...) still import, with a ``DeprecationWarning``, until the next release.
+in any release. The module paths of 0.2 (``cdk_ts_runtime.router``, ``cdk_ts_runtime.sharding``, ...) are gone
+since 0.3.0: ``docs/upgrade.md`` lists each with what replaced it.
 
 - Writing and reading rotating period tables: :class:`PeriodRouter` (with :class:`BatchWriter`), their
   layout :class:`TableLayout`, and the period arithmetic (:class:`RotationPeriod`, :func:`period_start`,
@@ -28,7 +28,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from cdk_ts_runtime import _moved  # noqa: F401  (importing it serves the old module paths)
 from cdk_ts_runtime._emf import EmfWriter, MetricPoint, MetricsSink, WriterMetric
 from cdk_ts_runtime._errors import (
     CdkTsError,

@@ -8,9 +8,8 @@ duplicating them. Every line carries ``eventID`` for readers that deduplicate (d
 What a line holds is in :mod:`cdk_ts_runtime._archive_lines`.
 
 Replay: when a batch keeps failing, Lambda writes the whole invocation record to the S3 on-failure
-destination; :meth:`StreamRecordArchiver.replay` (``cdk-ts replay ...``; the deprecated
-``python -m cdk_ts_runtime.archiver replay ...`` still runs it) archives those records exactly as the live
-path does and then moves each failure object under ``done/``.
+destination; :meth:`StreamRecordArchiver.replay` (``cdk-ts replay ...``) archives those records exactly as
+the live path does and then moves each failure object under ``done/``.
 
 Why not Powertools' batch utilities: they report failures record by record, while this function
 writes a *group* of records as one object; for an ordered stream the right report is the first
@@ -103,11 +102,12 @@ class StreamRecordArchiver:
         """The archiver the construct configured (``CDK_TS_ARCHIVE_BUCKET``, ``CDK_TS_ARCHIVE_PREFIX``).
 
         :param env: the environment, usually ``os.environ``; an unset ``CDK_TS_ARCHIVE_PREFIX`` means
-            ``"dynamodb/"``. The names before 0.3 (``ARCHIVE_BUCKET``, ...) are still read, with a warning.
+            ``"dynamodb/"``. A name before 0.3 (``ARCHIVE_BUCKET``, ...) set alone is refused, naming the new one.
         :param kwargs: further constructor arguments (``s3_client``, ``metrics``).
         :raises EnvironmentVariableMissingError: (a ``KeyError``) when ``CDK_TS_ARCHIVE_BUCKET`` is not set.
         """
-        env = _environment.required(env, (ENV_BUCKET,), "StreamArchiver sets it on its function")
+        way_out = "StreamArchiver sets it on its function"
+        env = _environment.required(env, (ENV_BUCKET,), way_out, optional=(ENV_PREFIX,))
         kwargs.setdefault("metrics", EmfWriter(METRIC_NAMESPACE))
         kwargs.setdefault("function_name", env.get("AWS_LAMBDA_FUNCTION_NAME"))
         return cls(env[ENV_BUCKET], env.get(ENV_PREFIX, "dynamodb/"), **kwargs)
@@ -296,10 +296,9 @@ EXIT_LEFT_IN_PLACE, EXIT_USAGE, EXIT_AWS = 1, 2, 3
 def main(argv: list[str] | None = None, *, s3_client=None) -> int:
     """``cdk-ts replay --bucket FAILURES [--prefix aws/lambda/] [--archive-bucket ...] [--region ...] [--json]``.
 
-    The deprecated ``python -m cdk_ts_runtime.archiver replay ...`` still runs it. Prints what was replayed and
-    what was left in place (``--json``: the report of :meth:`StreamRecordArchiver.replay`); progress goes to
-    stderr. Exit codes: 0 everything replayed, 1 failure records left in place, 2 usage error, 3 an AWS call
-    failed (one line on stderr, never a traceback).
+    Prints what was replayed and what was left in place (``--json``: the report of
+    :meth:`StreamRecordArchiver.replay`); progress goes to stderr. Exit codes: 0 everything replayed, 1 failure
+    records left in place, 2 usage error, 3 an AWS call failed (one line on stderr, never a traceback).
 
     :param argv: the command line after the program name (``replay`` and its flags).
         Default: None — ``sys.argv[1:]``.
@@ -386,7 +385,3 @@ def _replay_text(report: Mapping[str, Any], args) -> str:
     ]
     lines += [f"  left in place: {failed['failure']}: {failed['error']}" for failed in report["failed"]]
     return "\n".join(lines)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -62,7 +62,7 @@ class IcebergSink:
     def from_env(cls, env: Mapping[str, str], settings: CompactionSettings) -> IcebergSink:
         """The sink ``CDK_TS_COMPACTION_ICEBERG`` describes (catalog properties and identifier).
 
-        The old name, ``COMPACTION_ICEBERG``, is still read for one release, with a ``DeprecationWarning``.
+        The old name, ``COMPACTION_ICEBERG``, set alone is refused, naming the new one.
 
         :raises EnvironmentVariableMissingError: (a ``KeyError``) when the variable is not set.
         """

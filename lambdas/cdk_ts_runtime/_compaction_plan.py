@@ -235,7 +235,7 @@ class CompactionSettings:
     def from_env(cls, env: Mapping[str, str]) -> CompactionSettings:
         """The settings the construct configured in ``CDK_TS_COMPACTION_SETTINGS``.
 
-        The old name, ``COMPACTION_SETTINGS``, is still read for one release, with a ``DeprecationWarning``.
+        The old name, ``COMPACTION_SETTINGS``, set alone is refused, naming the new one.
 
         :raises EnvironmentVariableMissingError: (a ``KeyError``) when the variable is not set.
         """

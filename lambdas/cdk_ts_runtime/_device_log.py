@@ -143,8 +143,8 @@ class DeviceLogRepository:
     def from_env(cls, env: Mapping[str, str], **kwargs: Any) -> DeviceLogRepository:
         """The repository for the table ``DeviceLogTable.bind`` named in the environment.
 
-        :param env: the environment, usually ``os.environ``. The name before 0.3, ``DEVICE_LOG_TABLE_NAME``, is
-            still read for one release, with a ``DeprecationWarning``.
+        :param env: the environment, usually ``os.environ``. The name before 0.3, ``DEVICE_LOG_TABLE_NAME``, set
+            alone is refused, naming the new one.
         :param kwargs: further constructor arguments (``dynamodb_client``, ``page_size``).
         :raises EnvironmentVariableMissingError: (a ``KeyError``) when ``CDK_TS_DEVICE_LOG_TABLE_NAME`` is not set.
         """

@@ -3,15 +3,15 @@
 The construct side writes these names (``bind``, the functions it creates) and the runtime's ``from_env``
 readers read them back, so both import them from here. Variables that had another name before 0.3
 (``ARCHIVE_*``, ``COMPACTION_*``, ``SHARDED_*``, ``SHARDING_*``, ``SHARD_METADATA_*``, ``DEVICE_LOG_*``)
-are listed in :data:`RENAMED`; readers still accept the old name for one release, with a
-``DeprecationWarning``, and the new name wins when both are set.
+are listed in :data:`RENAMED`: 0.3.0 removed the old names, and a reader that finds one set without the new
+one fails at once, naming the variable to set (``cdk_ts_runtime._deprecations`` holds the renames).
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 
+from cdk_ts_runtime._deprecations import REGISTRY, Kind, entry
 from cdk_ts_runtime._errors import EnvironmentVariableMissingError
 
 PREFIX = "CDK_TS_"
@@ -56,44 +56,48 @@ TIMESTREAM_TABLE_NAME = "CDK_TS_TIMESTREAM_TABLE_NAME"
 # -- the test harness (cdk_ts.testing): set by the user, never by a construct -------------------------------
 DYNALITE_CLI = "CDK_TS_DYNALITE_CLI"
 
-#: Current name -> the name it had until 0.2; read for one release (0.3), with a DeprecationWarning.
+#: Current name -> the name it had until 0.2, removed in 0.3.0 (the registry's environment variables).
 RENAMED: dict[str, str] = {
-    ARCHIVE_BUCKET: "ARCHIVE_BUCKET",
-    ARCHIVE_PREFIX: "ARCHIVE_PREFIX",
-    ARCHIVE_FAILURE_BUCKET: "ARCHIVE_FAILURE_BUCKET",
-    COMPACTION_SETTINGS: "COMPACTION_SETTINGS",
-    COMPACTION_ICEBERG: "COMPACTION_ICEBERG",
-    SHARDED_TABLE_NAME: "SHARDED_TABLE_NAME",
-    SHARD_METADATA_TABLE_NAME: "SHARD_METADATA_TABLE_NAME",
-    SHARDED_PARTITION_KEY: "SHARDED_PARTITION_KEY",
-    SHARDED_SORT_KEY: "SHARDED_SORT_KEY",
-    SHARDING_STRATEGY: "SHARDING_STRATEGY",
-    DEVICE_LOG_TABLE_NAME: "DEVICE_LOG_TABLE_NAME",
+    renamed.new: renamed.old for renamed in REGISTRY if renamed.kind is Kind.ENVIRONMENT_VARIABLE and renamed.removed
 }
 
 
-def current_names(env: Mapping[str, str]) -> Mapping[str, str]:
-    """``env`` with each variable set only under its old name (:data:`RENAMED`) also under its current name.
+def refuse_removed(env: Mapping[str, str], names: tuple[str, ...]) -> None:
+    """Fail when a variable of ``names`` is set in ``env`` only under its removed name (:data:`RENAMED`).
 
-    Each old name used warns (``DeprecationWarning``) with the new name to set. A variable set under both
-    names keeps the current name's value. ``env`` itself is not changed; when no old name is used it is
-    returned as it is.
+    Only the reader's own variables are checked: a function may set ``ARCHIVE_BUCKET`` for code of its own.
+    A variable set under both names is read under its current name, as the constructs set it.
 
     :param env: an environment, usually ``os.environ`` or a function's ``Environment.Variables``.
+    :param names: the variables the reader reads, by their current names.
+    :raises EnvironmentVariableMissingError: (a ``KeyError``) naming each such variable and the name to set
+        instead: quietly taking a default in its place would change what the code does.
     """
-    return _current_names(env)
+    stale = {name: RENAMED[name] for name in names if name in RENAMED and RENAMED[name] in env and name not in env}
+    if stale:
+        raise EnvironmentVariableMissingError(
+            "; ".join(f"environment variable {old} was renamed {new} and is no longer read (removed in "
+                      f"{entry(old).removed_in})" for new, old in stale.items())
+            + f": set {', '.join(stale)} instead (every cdk-ts variable starts with {PREFIX}; bind sets them "
+            "when the function is deployed again)",
+            *stale,
+        )
 
 
-def required(env: Mapping[str, str], names: tuple[str, ...], way_out: str) -> Mapping[str, str]:
-    """``env`` as :func:`current_names` gives it, once each variable of ``names`` is known to be set (not empty).
+def required(
+    env: Mapping[str, str], names: tuple[str, ...], way_out: str, *, optional: tuple[str, ...] = ()
+) -> Mapping[str, str]:
+    """``env``, once each variable of ``names`` is known to be set (not empty).
 
     :param env: an environment, usually ``os.environ``.
     :param names: the variables the reader cannot do without.
     :param way_out: what sets them, for the error (e.g. ``"bind the function with DeviceLogTable.bind"``).
-    :raises EnvironmentVariableMissingError: (a ``KeyError``) naming every variable that is not set.
+    :param optional: the other variables the reader reads, checked only for a removed name (:func:`refuse_removed`).
+    :raises EnvironmentVariableMissingError: (a ``KeyError``) naming every variable that is not set, or set only
+        under its removed name.
     """
-    current = _current_names(env)
-    missing = [name for name in names if not current.get(name)]
+    refuse_removed(env, names + optional)
+    missing = [name for name in names if not env.get(name)]
     if missing:
         many = len(missing) > 1
         raise EnvironmentVariableMissingError(
@@ -101,38 +105,16 @@ def required(env: Mapping[str, str], names: tuple[str, ...], way_out: str) -> Ma
             f"{way_out}",
             *missing,
         )
-    return current
+    return env
 
 
 def read(env: Mapping[str, str], name: str, default: str | None = None) -> str | None:
-    """The value of the variable ``name`` in ``env``, or of its old name with a ``DeprecationWarning``.
+    """The value of the variable ``name`` in ``env``, or ``default`` when it is not set.
 
     :param env: an environment, usually ``os.environ``.
-    :param name: the variable's current name; it wins when both names are set.
-    :param default: the value when neither name is set.
+    :param name: the variable's name.
+    :param default: the value when it is not set.
+    :raises EnvironmentVariableMissingError: when ``name`` is set only under its removed name (:func:`refuse_removed`).
     """
-    if name in env:
-        return env[name]
-    old = RENAMED.get(name)
-    if old is None or old not in env:
-        return default
-    _warn_renamed(old, name, stacklevel=4)
-    return env[old]
-
-
-def _current_names(env: Mapping[str, str]) -> Mapping[str, str]:
-    """The work of :func:`current_names` and :func:`required`; its warnings point at whoever called the reader."""
-    found = {new: old for new, old in RENAMED.items() if old in env and new not in env}
-    for new, old in found.items():
-        _warn_renamed(old, new, stacklevel=5)
-    return {**env, **{new: env[old] for new, old in found.items()}} if found else env
-
-
-def _warn_renamed(old: str, new: str, stacklevel: int) -> None:
-    """Warn about ``old``; ``stacklevel`` counts from this function to the code that called the reader."""
-    warnings.warn(
-        f"environment variable {old} is renamed {new} (every cdk-ts variable starts with {PREFIX}); the old "
-        "name is still read for one release: set the new one (bind sets it when the function is deployed again)",
-        DeprecationWarning,
-        stacklevel=stacklevel,
-    )
+    refuse_removed(env, (name,))
+    return env.get(name, default)

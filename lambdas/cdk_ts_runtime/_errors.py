@@ -2,15 +2,11 @@
 
 Each keeps the built-in base it had (``ValueError``, ``KeyError``, ``TypeError``, ``LookupError``,
 ``RuntimeError``), so code that caught those still does; ``except CdkTsError`` catches all of them. The
-construct side's synth-time error (``cdk_ts.ConstructValidationError``) is one too. Renamed errors keep
-their old names for one release, as deprecated aliases (:func:`deprecated_alias`).
+construct side's synth-time error (``cdk_ts.ConstructValidationError``) is one too. A renamed error's old
+name is in the one registry of deprecations (``cdk_ts_runtime._deprecations``).
 """
 
 from __future__ import annotations
-
-import warnings
-from collections.abc import Mapping
-from typing import Any
 
 
 class CdkTsError(Exception):
@@ -50,23 +46,3 @@ class UnknownKeywordError(CdkTsError, TypeError):
 
 class MissingClientError(CdkTsError, RuntimeError):
     """A call needs a boto3 client the object was built without; the message names the argument to pass."""
-
-
-def deprecated_alias(module: str, aliases: Mapping[str, type], name: str) -> Any:
-    """The class an old name stands for, with a ``DeprecationWarning``; for a module's ``__getattr__``.
-
-    :param module: the module's name, for the ``AttributeError`` of an unknown name.
-    :param aliases: old name to the class that replaced it.
-    :param name: the attribute looked up.
-    :raises AttributeError: when ``name`` is not an old name.
-    """
-    if name not in aliases:
-        raise AttributeError(f"module {module!r} has no attribute {name!r}")
-    new = aliases[name]
-    warnings.warn(
-        f"{module}.{name} is renamed {new.__name__} (every cdk-ts error is named ...Error); the old name goes in "
-        "the next release",
-        DeprecationWarning,
-        stacklevel=3,
-    )
-    return new

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from aws_cdk import Stack
@@ -11,6 +13,7 @@ from aws_cdk import aws_glue as glue
 from aws_cdk.assertions import Template
 
 from cdk_ts import ArchiveCatalog, DeviceLogTable, StreamArchiver
+from cdk_ts_runtime import _deprecations
 from tests.support.glue import presto_view
 from tests.support.nag import new_app
 
@@ -86,10 +89,12 @@ def test_two_archivers_with_the_same_table_name_in_one_database_are_refused():
         _archiver(stack, "Audit", glue_database="archive", glue_table_name="events")
 
 
-def test_glue_database_name_still_creates_the_database_and_warns():
+def test_glue_database_name_still_creates_the_database_and_warns_through_the_registry():
     stack = Stack(new_app(), "Stack")
-    with pytest.deprecated_call():
+    deprecation = _deprecations.entry("cdk_ts.StreamArchiver(glue_database_name=...)")
+    with pytest.warns(DeprecationWarning, match=re.escape(deprecation.message)) as caught:
         archiver = _archiver(stack, "Telemetry", glue_database_name="archive")
+    assert {Path(w.filename).name for w in caught} == {Path(__file__).name}  # the line that passed it
     assert archiver.glue_database is not None
     Template.from_stack(stack).resource_count_is("AWS::Glue::Database", 1)
 

@@ -71,7 +71,7 @@ def test_layer_holds_the_runtime_package_under_python(tmp_path):
     root = staged_asset_dir("python")
     files = sorted(str(p.relative_to(root)) for p in root.rglob("*.py"))
     clients = ("_router.py", "_sharding/table.py", "_device_log.py", "_timestream.py", "_archiver.py", "_throttling.py")
-    for client in ("__init__.py", "_moved.py", *clients):
+    for client in ("__init__.py", "_deprecations.py", *clients):
         assert f"python/cdk_ts_runtime/{client}" in files
     # cdk-ts's own functions ship the whole package as their code: their entry points stay out of the layer
     assert not [f for f in files if "/handlers/" in f or "/_rotation/" in f]

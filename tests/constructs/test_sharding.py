@@ -205,14 +205,6 @@ def test_bind_that_grants_nothing_names_the_construct():
         shards.bind(writer, read=False, write=False)
 
 
-def test_grant_read_write_is_a_deprecated_alias():
-    stack = Stack(new_app(), "Test")
-    shards = ShardMetadataTable(stack, "Shards", main_table=audit_table(stack))
-    writer = runtime_function(stack, "Writer", handler="app.handler", description="w", environment={})
-    with pytest.warns(DeprecationWarning, match="use grant_read_write_data"):
-        assert isinstance(shards.grant_read_write(writer), iam.Grant)
-
-
 @pytest.mark.parametrize("table_class", [dynamodb.TableClass.STANDARD, "STANDARD"])
 def test_metadata_table_takes_caps_warm_throughput_and_table_class(table_class):
     stack = Stack(new_app(), "Test")

@@ -128,16 +128,6 @@ def test_every_bad_prop_is_reported_in_one_error_with_the_construct_path():
     )
 
 
-def test_old_grant_names_warn_and_still_grant():
-    stack = Stack(new_app(), "Test")
-    table = TimestreamTable(stack, "Fleet")
-    role = lambda_role(stack, "Writer")
-    with pytest.warns(DeprecationWarning, match="use grant_write_data"):
-        assert isinstance(table.grant_write(role), iam.Grant)
-    with pytest.warns(DeprecationWarning, match="use grant_read_data"):
-        assert isinstance(table.grant_query(role), iam.Grant)
-
-
 def test_read_write_is_one_grant_of_both_actions_and_one_endpoint_lookup():
     stack = Stack(new_app(), "Test")
     table = TimestreamTable(stack, "Fleet", database_name="fleet", table_name="telemetry")

@@ -1,5 +1,6 @@
 """Public surface: every name ``cdk_ts`` and ``cdk_ts_runtime`` export resolves; README, docs and sample app import
-public modules only; the runtime's old module paths still import, deprecated, as the same objects."""
+public modules only; no name the registry of deprecations (``cdk_ts_runtime._deprecations``) calls removed resolves,
+and every name it still keeps does."""
 
 from __future__ import annotations
 
@@ -15,7 +16,10 @@ import pytest
 
 import cdk_ts
 import cdk_ts_runtime
-from cdk_ts_runtime import _moved
+from cdk_ts_runtime import _deprecations, _environment
+from cdk_ts_runtime._deprecations import Kind
+from cdk_ts_runtime._errors import EnvironmentVariableMissingError
+from tests.support.deprecations import kept, removed, removed_module, resolves, still_works
 
 ROOT = Path(__file__).resolve().parents[2]
 _PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
@@ -36,12 +40,11 @@ def imported_modules(source: str) -> set[str]:
 
 def private_library_modules(modules: set[str]) -> list[str]:
     """The cdk-ts modules among ``modules`` users must not be shown: one with a part starting with ``_``
-    (``cdk_ts._defaults``), or a runtime path of 0.2 that imports only with a ``DeprecationWarning``
-    (``cdk_ts_runtime.router``, ``cdk_ts_runtime.sharding.table``: ``_moved.MOVED`` and ``MOVED_PACKAGES``)."""
+    (``cdk_ts._defaults``), or a removed module path (``cdk_ts_runtime.router``, ``cdk_ts_runtime.sharding.table``)."""
     return sorted(
         m for m in modules
         if m.split(".")[0] in ("cdk_ts", "cdk_ts_runtime")
-        and (any(p.startswith("_") for p in m.split(".")) or _moved.new_name(m) is not None)
+        and (any(p.startswith("_") for p in m.split(".")) or removed_module(m) is not None)
     )
 
 
@@ -81,7 +84,7 @@ def test_the_private_module_check_can_fail():
     assert private_library_modules({"cdk_ts._defaults", "cdk_ts.buckets"}) == ["cdk_ts._defaults"]
 
 
-def test_the_check_finds_a_deprecated_runtime_path_however_it_is_imported():
+def test_the_check_finds_a_removed_runtime_path_however_it_is_imported():
     planted = (
         "from cdk_ts_runtime.router import PeriodRouter\n"
         "import cdk_ts_runtime.sharding.table\n"
@@ -90,23 +93,9 @@ def test_the_check_finds_a_deprecated_runtime_path_however_it_is_imported():
         "from cdk_ts.rotation import RotatingTimeSeriesTables\n"
     )
     assert private_library_modules(imported_modules(planted)) == [
-        "cdk_ts_runtime.rotation_config", "cdk_ts_runtime.router", "cdk_ts_runtime.sharding.table",
+        "cdk_ts_runtime.rotation_config", "cdk_ts_runtime.router", "cdk_ts_runtime.router.PeriodRouter",
+        "cdk_ts_runtime.sharding.table",
     ]
-
-
-@pytest.mark.parametrize(
-    ("old", "new", "names"),
-    [
-        ("cdk_ts.rotating_tables", "cdk_ts.rotation.tables", ["RotatingTimeSeriesTables", "RUN_TIMEOUT"]),
-        ("cdk_ts.period_tables", "cdk_ts.rotation.base", ["PeriodTablesBase", "PeriodTableOptions", "table_layout"]),
-    ],
-)
-def test_a_moved_rotation_module_still_imports_with_a_deprecation_warning(old, new, names, monkeypatch):
-    monkeypatch.delitem(sys.modules, old, raising=False)  # so the module body, and its warning, run again
-    with pytest.warns(DeprecationWarning, match=rf"{re.escape(old)} is deprecated .* cdk_ts\.rotation"):
-        moved = importlib.import_module(old)
-    current = importlib.import_module(new)
-    assert all(getattr(moved, name) is getattr(current, name) for name in names)
 
 
 def test_the_rotation_names_of_cdk_ts_come_from_the_rotation_package():
@@ -114,14 +103,6 @@ def test_the_rotation_names_of_cdk_ts_come_from_the_rotation_package():
 
     assert cdk_ts.RotatingTimeSeriesTables is rotation.RotatingTimeSeriesTables
     assert cdk_ts.RotatingTimeSeriesTablesBase is rotation.RotatingTimeSeriesTablesBase
-
-
-def test_the_base_s_earlier_name_still_imports_with_a_warning():
-    from cdk_ts import rotation
-
-    with pytest.warns(DeprecationWarning, match="cdk_ts.PeriodTablesBase is deprecated.*RotatingTimeSeriesTablesBase"):
-        assert cdk_ts.PeriodTablesBase is rotation.RotatingTimeSeriesTablesBase
-    assert "PeriodTablesBase" not in cdk_ts.__all__
 
 
 #: The runtime's public face as CHANGELOG.md lists it: changing it changes what the deprecation promise covers.
@@ -184,60 +165,97 @@ def test_importing_the_runtime_package_imports_no_boto3():
     assert result.stdout.strip() == "[]"
 
 
-def _old_paths() -> list[str]:
-    paths = set(_moved.MOVED)
-    for old, new in _moved.MOVED_PACKAGES.items():
-        paths.update(f"{old}.{info.name}" for info in pkgutil.iter_modules(importlib.import_module(new).__path__))
-    return sorted(paths)
+# -- the registry of deprecations: removed names are gone, kept ones still work --------------------------------
 
 
-OLD_PATHS = _old_paths()
+def test_the_registry_s_release_is_the_package_s_version():
+    from importlib import metadata
+
+    from packaging.version import Version
+
+    assert Version(metadata.version("cdk-ts")).base_version == _deprecations.RELEASE
 
 
-def test_the_old_paths_are_the_modules_of_the_previous_release():
-    assert "cdk_ts_runtime.sharding.table" in OLD_PATHS and "cdk_ts_runtime.rotation.lock" in OLD_PATHS
-    assert "cdk_ts_runtime.rotation_config" in OLD_PATHS and "cdk_ts_runtime.router" in OLD_PATHS
-    assert len(OLD_PATHS) >= 30
+def test_the_registry_names_each_old_name_once_and_removes_what_0_2_0_announced_for_0_3_0():
+    olds = [entry.old for entry in _deprecations.REGISTRY]
+    assert len(olds) == len(set(olds))
+    assert {e.old for e in removed()} >= {
+        "cdk_ts.ShardMetadataTable.grant_read_write", "cdk_ts.TimestreamTable.grant_write",
+        "cdk_ts.TimestreamTable.grant_query",
+    }
+    assert len([e for e in removed() if e.kind is Kind.MODULE and e.old.startswith("cdk_ts_runtime.")]) == 21
+    assert len([e for e in removed() if e.kind is Kind.ENVIRONMENT_VARIABLE]) == 11
 
 
-@pytest.mark.parametrize("old", OLD_PATHS)
-def test_an_old_module_path_warns_at_the_importing_line_and_gives_the_same_objects(old, monkeypatch):
-    new = importlib.import_module(_moved.new_name(old))
-    # given a process that has not imported the old path yet
-    for loaded in [m for m in sys.modules if m == old or m.startswith(f"{old}.")]:
-        monkeypatch.delitem(sys.modules, loaded)
-    parent, _, attribute = old.rpartition(".")
-    if parent in sys.modules:
-        monkeypatch.delattr(sys.modules[parent], attribute, raising=False)
-    # when user code imports it
+@pytest.mark.parametrize(
+    "entry", [e for e in removed() if e.kind is not Kind.ENVIRONMENT_VARIABLE], ids=lambda e: e.old
+)
+def test_no_removed_name_resolves(entry):
+    assert not still_works(entry), f"{entry.old} was removed in {entry.removed_in}: take it out of the code"
+
+
+@pytest.mark.parametrize("entry", kept(), ids=lambda e: e.old)
+def test_every_kept_deprecation_still_works_until_its_release(entry):
+    assert still_works(entry)
+
+
+def test_the_resolution_check_can_fail_both_ways():
+    assert resolves("cdk_ts.ShardMetadataTable.grant_read_write_data")
+    assert resolves("cdk_ts_runtime.handlers.archiver.handler")
+    assert not resolves("cdk_ts.ShardMetadataTable.grant_read_writ")
+    assert not resolves("cdk_ts_runtime.nope.PeriodRouter")
+
+
+@pytest.mark.parametrize(
+    ("path", "missing"),
+    [
+        ("cdk_ts_runtime.sharding.table", "cdk_ts_runtime.sharding"),
+        ("cdk_ts_runtime.rotation.lock", "cdk_ts_runtime.rotation"),
+        ("cdk_ts.rotating_tables", "cdk_ts.rotating_tables"),
+    ],
+)
+def test_a_removed_module_path_or_its_submodule_is_not_found(path, missing):
+    with pytest.raises(ModuleNotFoundError, match=f"No module named '{re.escape(missing)}'"):
+        importlib.import_module(path)
+
+
+def test_importing_the_runtime_changes_no_import_machinery():
+    code = "import sys; before = list(sys.meta_path); import cdk_ts_runtime; print(sys.meta_path == before)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "True"
+
+
+@pytest.mark.parametrize(
+    "entry", [e for e in removed() if e.kind is Kind.ENVIRONMENT_VARIABLE], ids=lambda e: e.old
+)
+def test_a_removed_variable_set_alone_fails_naming_the_one_to_set(entry):
+    # given a function configured with 0.2's name only: reading it must not fall back to a default quietly
+    with pytest.raises(EnvironmentVariableMissingError, match=rf"{entry.old} was renamed {entry.new}.*set {entry.new}"):
+        _environment.read({entry.old: "value"}, entry.new, "a default")
+    with pytest.raises(EnvironmentVariableMissingError) as refused:
+        _environment.required({entry.old: "value"}, (), "unused", optional=(entry.new,))
+    assert refused.value.names == (entry.new,)
+    # the new name, set as well, is what counts; and an old name the reader does not read is the user's own
+    assert _environment.read({entry.old: "old", entry.new: "new"}, entry.new) == "new"
+    assert _environment.read({entry.old: "theirs"}, _environment.TABLE_PREFIX, "default") == "default"
+
+
+def test_the_one_warning_names_the_replacement_and_the_release_at_the_caller_s_line():
     with pytest.warns(DeprecationWarning) as caught:
-        __import__(old)
-    # then the warning names the old path and the user's line, and the objects are the new module's own
-    [warning] = [w for w in caught if str(w.message).startswith(f"{old} is deprecated and goes in the next release")]
+        _deprecations.warn("cdk_ts.CapacityTier.on_demand", stacklevel=1)
+    [warning] = caught
+    assert str(warning.message) == (
+        "cdk_ts.CapacityTier.on_demand is deprecated and goes in 0.4.0: use tier.is_on_demand "
+        "(or tier.billing is Billing.ON_DEMAND); the factory CapacityTier.on_demand(...) stays"
+    )
     assert warning.filename == __file__
-    shim = sys.modules[old]
-    if old == "cdk_ts_runtime.rotation":  # the old package re-exported the rotator's names
-        assert shim.__all__ and all(getattr(shim, name) is getattr(new, name) for name in shim.__all__)
-    else:
-        assert shim is new
 
 
-def test_an_old_path_names_its_public_replacement():
-    assert _moved.advice("cdk_ts_runtime.router") == (
-        "import its public names from cdk_ts_runtime itself (listed in cdk_ts_runtime.__all__)"
-    )
-    assert "in cdk_ts" in _moved.advice("cdk_ts_runtime.rotation_config")
-    assert "internal" in _moved.advice("cdk_ts_runtime.rotation.lock")
+def test_a_renamed_attribute_warns_at_the_user_s_line_and_an_unknown_one_is_an_attribute_error():
+    from cdk_ts_runtime.handlers import custom_resource
 
-
-def test_a_module_that_never_existed_under_an_old_package_is_not_found():
-    with pytest.raises(ModuleNotFoundError, match="cdk_ts_runtime.sharding.nope"):
-        importlib.import_module("cdk_ts_runtime.sharding.nope")
-
-
-def test_python_m_on_an_old_path_runs_the_new_module_and_tells_its_user():
-    result = subprocess.run(
-        [sys.executable, "-m", "cdk_ts_runtime.archiver", "--help"], capture_output=True, text=True, check=True
-    )
-    assert "usage:" in result.stdout and "replay" in result.stdout
-    assert "FutureWarning: cdk_ts_runtime.archiver is deprecated" in result.stderr
+    with pytest.warns(DeprecationWarning, match="UnanswerableRequest is deprecated and goes in 0.4.0") as caught:
+        assert custom_resource.UnanswerableRequest is custom_resource.UnanswerableRequestError
+    assert [w.filename for w in caught] == [__file__]
+    with pytest.raises(AttributeError, match="has no attribute 'CorruptShardMetadata'"):
+        custom_resource.CorruptShardMetadata  # noqa: B018  (a registry name, but of another module)

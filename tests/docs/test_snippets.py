@@ -36,12 +36,12 @@ from moto import mock_aws
 from cdk_ts_runtime import TableLayout
 from cdk_ts_runtime._compaction_iceberg import ENV_ICEBERG
 from cdk_ts_runtime._device_log import ENV_TABLE_NAME as DEVICE_LOG_ENV
-from cdk_ts_runtime._moved import new_name
 from cdk_ts_runtime._sharding import ENV_METADATA_TABLE, ENV_PARTITION_KEY, ENV_SORT_KEY, ENV_STRATEGY, ENV_TABLE
 from cdk_ts_runtime._timestream import ENV_DATABASE_NAME as TIMESTREAM_DATABASE_ENV
 from cdk_ts_runtime._timestream import ENV_TABLE_NAME as TIMESTREAM_TABLE_ENV
 from tests.support.archive import write_archive, write_compacted
 from tests.support.assembly import synth_app
+from tests.support.deprecations import removed_module
 from tests.support.device_log import create_device_log_table
 from tests.support.docs import ROOT, code, included, is_construct, page_blocks, pages, run, snippets
 from tests.support.environment import REGION
@@ -500,7 +500,7 @@ DESCRIPTION_COLUMN = 20
 
 def layout_problems(text: str, root: Path = ROOT) -> list[str]:
     """What a folder map names that does not exist, the modules of ``MAPPED_PACKAGES`` it leaves out, and the
-    runtime's 0.2 module paths it names anywhere (``cdk_ts_runtime.router``).
+    runtime's removed 0.2 module paths it names anywhere (``cdk_ts_runtime.router``).
 
     A row names paths before its first double space, one per word: at column 0 from ``root``, indented two
     spaces a level from the one folder the row a level up names (``name/`` a folder, ``name`` a module or file).
@@ -523,7 +523,9 @@ def layout_problems(text: str, root: Path = ROOT) -> list[str]:
         del folders[depth + 1 :]
         if len(names) == 1 and names[0].endswith("/"):
             folders.append(paths[0])
-    problems += [f"{old} is a 0.2 path" for old in re.findall(r"\bcdk_ts_runtime(?:\.\w+)+", text) if new_name(old)]
+    problems += [
+        f"{old} is a 0.2 path" for old in re.findall(r"\bcdk_ts_runtime(?:\.\w+)+", text) if removed_module(old)
+    ]
     for package in MAPPED_PACKAGES:
         modules = [p for p in (root / package).iterdir() if p.suffix == ".py" or (p / "__init__.py").is_file()]
         problems += [f"{m.relative_to(root)} is left out" for m in sorted(modules) if m not in named]
@@ -544,7 +546,7 @@ def check_layout(name: str, tmp_path: Path) -> None:
 def test_the_layout_check_finds_a_moved_module_a_missing_one_and_a_stray_indent():
     old = (
         "lambdas/cdk_ts_runtime/   runtime: router, ...\n"
-        "  router _moved           clients; the old paths\n"
+        "  router _deprecations    clients; the old names\n"
         "  rotation/               rotator\n"
         "    tiers                 capacity tiers\n"
         "   handlers/              odd indent\n"
@@ -558,7 +560,7 @@ def test_the_layout_check_finds_a_moved_module_a_missing_one_and_a_stray_indent(
         "'handlers/              odd indent': indented 3 spaces, under no one folder",
     ]
     assert "lambdas/cdk_ts_runtime/_environment.py is left out" in problems
-    assert "lambdas/cdk_ts_runtime/_moved.py is left out" not in problems
+    assert "lambdas/cdk_ts_runtime/_deprecations.py is left out" not in problems
     assert "cdk_ts/rotation is left out" in problems
     assert "cdk_ts_runtime.sharding.table is a 0.2 path" in problems
     assert not [p for p in problems if "ShardedTable" in p or "_aws" in p]

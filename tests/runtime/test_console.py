@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 AT = "2026-03-02T10:00:00Z"
 
 
-def console(server, *args, module="cdk_ts.console", credentials=True):
+def console(server, *args, credentials=True):
     """``python -m cdk_ts.console ARGS`` (``cdk-ts``) against ``server``; without ``credentials``, none anywhere."""
     env = {
         **os.environ,
@@ -36,8 +36,7 @@ def console(server, *args, module="cdk_ts.console", credentials=True):
         nowhere = str(ROOT / "no-such-aws-file")
         env.update(AWS_SHARED_CREDENTIALS_FILE=nowhere, AWS_CONFIG_FILE=nowhere, AWS_EC2_METADATA_DISABLED="true")
     return subprocess.run(
-        # the old runtime path warns that it is deprecated (tests/docs/test_public_api.py); here only its output counts
-        [sys.executable, "-W", "ignore::FutureWarning", "-m", module, *args],
+        [sys.executable, "-m", "cdk_ts.console", *args],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
     )
 
@@ -247,14 +246,8 @@ def test_a_replay_that_cannot_reach_aws_exits_3_without_a_traceback(unique_name)
     assert "Traceback" not in result.stderr
 
 
-REPLAY_COMMANDS = [("cdk_ts.console", "replay"), ("cdk_ts_runtime.archiver", "replay")]
-REPLAY_IDS = ["cdk-ts replay", "python -m cdk_ts_runtime.archiver replay"]
-
-
-@pytest.mark.parametrize(("module", "command"), REPLAY_COMMANDS, ids=REPLAY_IDS)
-def test_a_replay_of_a_missing_bucket_is_one_line_and_exit_3_as_status(moto_server, unique_name, module, command):
-    result = console(moto_server, command, "--bucket", f"{unique_name}-nowhere", "--archive-bucket", "x",
-                     module=module)
+def test_a_replay_of_a_missing_bucket_is_one_line_and_exit_3_as_status(moto_server, unique_name):
+    result = console(moto_server, "replay", "--bucket", f"{unique_name}-nowhere", "--archive-bucket", "x")
     assert result.returncode == 3, result.stderr
     assert result.stderr.splitlines() == [
         "cdk-ts replay: AWS error: NoSuchBucket: An error occurred (NoSuchBucket) when calling the ListObjectsV2 "
@@ -263,10 +256,9 @@ def test_a_replay_of_a_missing_bucket_is_one_line_and_exit_3_as_status(moto_serv
     assert result.stdout == ""
 
 
-@pytest.mark.parametrize(("module", "command"), REPLAY_COMMANDS, ids=REPLAY_IDS)
-def test_a_replay_without_credentials_is_one_line_and_exit_3_as_status(moto_server, unique_name, module, command):
-    result = console(moto_server, command, "--bucket", f"{unique_name}-failures", "--archive-bucket", "x",
-                     module=module, credentials=False)
+def test_a_replay_without_credentials_is_one_line_and_exit_3_as_status(moto_server, unique_name):
+    result = console(moto_server, "replay", "--bucket", f"{unique_name}-failures", "--archive-bucket", "x",
+                     credentials=False)
     status = console(moto_server, "status", "--table-prefix", f"{unique_name}_x", credentials=False)
     assert (result.returncode, status.returncode) == (3, 3), result.stderr
     assert result.stderr.splitlines() == ["cdk-ts replay: AWS error: NoCredentialsError: Unable to locate credentials"]
@@ -296,9 +288,8 @@ def test_replay_prints_a_summary_for_people_and_the_report_with_json(moto_server
     assert "Found credentials" not in human.stderr  # botocore's own progress is not the replay's
 
 
-@pytest.mark.parametrize(("module", "command"), REPLAY_COMMANDS, ids=REPLAY_IDS)
-def test_replay_usage_errors_name_cdk_ts_replay(moto_server, module, command):
-    result = console(moto_server, command, "--bucket", "failures", module=module)
+def test_replay_usage_errors_name_cdk_ts_replay(moto_server):
+    result = console(moto_server, "replay", "--bucket", "failures")
     assert result.returncode == 2
     assert "cdk-ts replay: error: --archive-bucket is required (or set CDK_TS_ARCHIVE_BUCKET)" in result.stderr
     assert "cdk_ts_runtime.archiver" not in result.stderr and "Traceback" not in result.stderr

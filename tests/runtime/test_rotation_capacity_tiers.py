@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from cdk_ts_runtime import _deprecations
 from cdk_ts_runtime._rotation.config import Billing, CapacityTier, RightSizing, RotationConfig
 from cdk_ts_runtime._rotation.tiers import tier_steps
 from tests.support.rotation import ReportedState, actions, create_period_table, make_rotator
@@ -237,9 +238,12 @@ def test_billing_is_a_plain_field_the_factories_set():
     assert "billing=<Billing.ON_DEMAND" in repr(CapacityTier.pay_per_request())
 
 
-def test_reading_on_demand_on_a_tier_still_answers_the_flag_with_a_deprecation_warning():
-    with pytest.warns(DeprecationWarning, match="tier.on_demand is deprecated.*tier.is_on_demand"):
+def test_reading_on_demand_on_a_tier_still_answers_the_flag_with_the_registry_s_warning():
+    message = _deprecations.entry("cdk_ts.CapacityTier.on_demand").message
+    assert "tier.is_on_demand" in message and "0.4.0" in message
+    with pytest.warns(DeprecationWarning, match=re.escape(message)) as caught:
         assert CapacityTier.pay_per_request().on_demand is True
+    assert [w.filename for w in caught] == [__file__]
     with pytest.warns(DeprecationWarning):
         assert CapacityTier.provisioned(1, 1).on_demand is False
 

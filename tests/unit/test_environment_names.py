@@ -1,4 +1,4 @@
-"""Environment variable names: one module, one prefix, and the old names still read for one release."""
+"""Environment variable names: one module, one prefix; a name removed in 0.3.0, set alone, stops the reader."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import cdk_ts_runtime
 from cdk_ts_runtime import DeviceLogRepository, ShardedTable, _environment
 from cdk_ts_runtime._archiver import StreamRecordArchiver
 from cdk_ts_runtime._compaction_plan import CompactionSettings
+from cdk_ts_runtime._errors import EnvironmentVariableMissingError
 
 NAMES = {
     name: value
@@ -37,7 +38,7 @@ def test_no_other_module_spells_a_variable_name():
     spelt = []
     for package in (cdk_ts, cdk_ts_runtime):
         for path in Path(package.__file__).parent.rglob("*.py"):
-            if path.name == "_environment.py":
+            if path.name in ("_environment.py", "_deprecations.py"):  # the names, and the old names' one registry
                 continue
             for node in ast.walk(ast.parse(path.read_text())):
                 if isinstance(node, ast.Constant) and isinstance(node.value, str) and variable.match(node.value):
@@ -45,7 +46,7 @@ def test_no_other_module_spells_a_variable_name():
     assert spelt == []
 
 
-#: Each reader, the old names a 0.2 function (or a user's own environment) has, and what the reader made of them.
+#: Each reader, the old names a 0.2 function (or a user's own environment) has, and what the new names give.
 READERS = [
     pytest.param(
         lambda env: (lambda a: (a.bucket, a.prefix))(StreamRecordArchiver.from_env(env)),
@@ -88,39 +89,40 @@ def _renamed(old_env: dict[str, str]) -> dict[str, str]:
 
 
 @pytest.mark.parametrize(("read", "old_env", "expected"), READERS)
-def test_an_environment_with_only_the_old_names_still_works_and_warns(read, old_env, expected):
-    with pytest.warns(DeprecationWarning) as caught:
-        assert read(old_env) == expected
+def test_an_environment_with_only_the_old_names_stops_the_reader_naming_the_new_ones(read, old_env, expected):
+    with pytest.raises(EnvironmentVariableMissingError) as refused:
+        read(old_env)
+    assert set(refused.value.names) == set(_renamed(old_env))
     for old, new in zip(old_env, _renamed(old_env), strict=True):
-        assert any(f"{old} is renamed {new}" in str(w.message) for w in caught), old
+        assert f"{old} was renamed {new}" in str(refused.value)
+    assert "set " + ", ".join(refused.value.names) + " instead" in str(refused.value)
 
 
 @pytest.mark.parametrize(("read", "old_env", "expected"), READERS)
-def test_the_new_names_are_read_without_a_warning_and_win_over_the_old(read, old_env, expected):
+def test_the_new_names_are_read_without_a_warning_and_the_old_ones_beside_them_are_ignored(read, old_env, expected):
     decoy = {name: "decoy" if name != "COMPACTION_SETTINGS" else json.dumps({"bucket": "decoy"}) for name in old_env}
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert read({**decoy, **_renamed(old_env)}) == expected
 
 
-def test_read_takes_the_new_name_first_then_the_old_with_a_warning_then_the_default():
-    new, old = _environment.ARCHIVE_FAILURE_BUCKET, "ARCHIVE_FAILURE_BUCKET"
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert _environment.read({new: "failures", old: "old"}, new) == "failures"
-        assert _environment.read({}, new, "default") == "default"
-    with pytest.warns(DeprecationWarning, match=f"{old} is renamed {new}"):
-        assert _environment.read({old: "old"}, new) == "old"
+def test_an_optional_variable_under_its_old_name_is_refused_not_defaulted():
+    # the archiver's prefix and the sharding strategy have defaults: an old name must not quietly mean the default
+    with pytest.raises(EnvironmentVariableMissingError, match="ARCHIVE_PREFIX was renamed CDK_TS_ARCHIVE_PREFIX"):
+        StreamRecordArchiver.from_env({_environment.ARCHIVE_BUCKET: "archive", "ARCHIVE_PREFIX": "cdc/"})
+    sharded = {name: "x" for name in (_environment.SHARDED_TABLE_NAME, _environment.SHARD_METADATA_TABLE_NAME,
+                                      _environment.SHARDED_PARTITION_KEY, _environment.SHARDED_SORT_KEY)}
+    with pytest.raises(EnvironmentVariableMissingError, match="SHARDING_STRATEGY was renamed"):
+        ShardedTable.from_env({**sharded, "SHARDING_STRATEGY": "computed"})
 
 
-def test_the_warning_points_at_the_code_that_called_the_reader():
-    with pytest.warns(DeprecationWarning) as caught:
-        DeviceLogRepository.from_env({"DEVICE_LOG_TABLE_NAME": "device-log"})
-    assert [Path(w.filename).name for w in caught] == [Path(__file__).name]
+def test_an_old_name_a_reader_does_not_read_is_the_user_s_own():
+    env = {_environment.DEVICE_LOG_TABLE_NAME: "device-log", "ARCHIVE_BUCKET": "the app's own bucket"}
+    assert DeviceLogRepository.from_env(env).table_name == "device-log"
 
 
 def test_a_missing_variable_is_a_cdk_ts_error_and_still_a_key_error_naming_it():
-    from cdk_ts_runtime._errors import CdkTsError, EnvironmentVariableMissingError
+    from cdk_ts_runtime._errors import CdkTsError
 
     with pytest.raises(EnvironmentVariableMissingError) as missing:
         ShardedTable.from_env({_environment.SHARDED_TABLE_NAME: "audit"})

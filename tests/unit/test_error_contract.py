@@ -19,7 +19,6 @@ import functools
 import importlib
 import inspect
 import typing
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,8 +46,8 @@ EXEMPT_CLASSES = {
 EXEMPT_IN_FUNCTIONS = {
     ("AttributeError", "__getattr__"): "a module's ``__getattr__`` must raise AttributeError for a name it does not "
     "have (PEP 562): ``hasattr``, ``from x import y`` and ``getattr(x, y, default)`` rely on it",
-    ("AttributeError", "deprecated_alias"): "the body of the modules' ``__getattr__`` for renamed names "
-    "(cdk_ts_runtime._errors.deprecated_alias): the same protocol",
+    ("AttributeError", "renamed_attribute"): "the body of the modules' ``__getattr__`` for renamed names "
+    "(cdk_ts_runtime._deprecations.renamed_attribute): the same protocol",
 }
 
 #: Marks a line no run reaches: the loop before it always returns or raises; type checkers need an ending.
@@ -161,9 +160,7 @@ def all_raise_sites() -> list[RaiseSite]:
 
 @functools.cache
 def _namespace(module: str) -> dict[str, object]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # old module paths still import, with a warning
-        return vars(importlib.import_module(module))
+    return vars(importlib.import_module(module))
 
 
 def _imported(target: str) -> object:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import re
 
 import pytest
 
 import cdk_ts_runtime
-from cdk_ts_runtime import CdkTsError, ValidationError
+from cdk_ts_runtime import CdkTsError, ValidationError, _deprecations
 
 
 def runtime_exceptions() -> list[type]:
@@ -30,19 +31,20 @@ def test_every_runtime_exception_is_a_cdk_ts_error_named_error():
         assert exception.__name__.endswith("Error"), exception
 
 
-@pytest.mark.parametrize(
-    ("module", "old", "new"),
-    [
-        ("cdk_ts_runtime._sharding", "CorruptShardMetadata", "CorruptShardMetadataError"),
-        ("cdk_ts_runtime._sharding.metadata", "CorruptShardMetadata", "CorruptShardMetadataError"),
-        ("cdk_ts_runtime.handlers.custom_resource", "UnanswerableRequest", "UnanswerableRequestError"),
-    ],
-)
-def test_renamed_errors_keep_their_old_names_for_one_release_with_a_warning(module, old, new):
+def test_a_renamed_error_keeps_its_old_name_until_0_4_0_with_the_registry_s_warning():
+    module, old, new = "cdk_ts_runtime.handlers.custom_resource", "UnanswerableRequest", "UnanswerableRequestError"
     imported = importlib.import_module(module)
-    with pytest.warns(DeprecationWarning, match=f"{old} is renamed {new}"):
+    message = _deprecations.entry(f"{module}.{old}").message
+    assert message.startswith(f"{module}.{old} is deprecated and goes in 0.4.0: use {new}")
+    with pytest.warns(DeprecationWarning, match=re.escape(message)):
         alias = getattr(imported, old)
     assert alias is getattr(imported, new)
+
+
+@pytest.mark.parametrize("module", ["cdk_ts_runtime", "cdk_ts_runtime._sharding", "cdk_ts_runtime._sharding.metadata"])
+def test_the_shard_metadata_error_s_0_2_name_is_gone_with_its_module(module):
+    # 0.2 had it at cdk_ts_runtime.sharding, a path 0.3.0 removed (docs/upgrade.md)
+    assert not hasattr(importlib.import_module(module), "CorruptShardMetadata")
 
 
 def test_refused_values_are_still_value_errors():

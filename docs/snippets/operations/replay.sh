@@ -10,8 +10,7 @@ aws s3 ls "s3://$FAILURE_BUCKET/aws/lambda/" --recursive
 aws lambda invoke --function-name "$FN" --cli-binary-format raw-in-base64-out \
     --payload '{"Operation": "replay"}' report.json && cat report.json
 # 2b. or from a workstation with cdk-ts installed (exit code 1 when any record was left in place, 3 when an
-#     AWS call failed (no credentials, no such bucket: one line on stderr); --json prints the report;
-#     python -m cdk_ts_runtime.archiver replay, deprecated, takes the same flags)
+#     AWS call failed (no credentials, no such bucket: one line on stderr); --json prints the report)
 cdk-ts replay --bucket "$FAILURE_BUCKET" \
     --archive-bucket "$ARCHIVE_BUCKET" --archive-prefix cdc/telemetry/
 # 3. nothing left to do when this lists nothing

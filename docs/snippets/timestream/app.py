@@ -15,5 +15,5 @@ fleet = TimestreamTable(stack, "Fleet", partition_key_dimension="vin",   # custo
                         memory_retention=Duration.hours(24), magnetic_retention=Duration.days(365),
                         encryption_key=key)                              # optional; rejected records go to S3
 fleet.bind(ingest_fn)               # CDK_TS_TIMESTREAM_* names for TimestreamWriter.from_env, WriteRecords, the layer
-fleet.grant_read_data(api_fn)       # Select only (grant_query before 0.2.0)
+fleet.grant_read_data(api_fn)       # Select only
 app.synth()

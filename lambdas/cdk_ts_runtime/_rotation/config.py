@@ -10,14 +10,13 @@ from __future__ import annotations
 import inspect
 import json
 import math
-import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from types import MethodType
 from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypedDict, Unpack, overload
 
-from cdk_ts_runtime import _environment
+from cdk_ts_runtime import _deprecations, _environment
 from cdk_ts_runtime._errors import UnknownKeywordError, ValidationError
 from cdk_ts_runtime._inputs import json_object_env, number, whole
 from cdk_ts_runtime._keywords import unknown_keyword
@@ -173,8 +172,8 @@ class _FactoryAndDeprecatedFlag(Generic[_P]):
     """``CapacityTier.on_demand(...)`` is an ordinary classmethod factory; ``tier.on_demand`` is 0.2's flag.
 
     In 0.2 ``on_demand`` was also the tier's bool field. Read on a tier it still answers that bool (never a
-    truthy bound method), with a :class:`DeprecationWarning` pointing at :attr:`CapacityTier.is_on_demand`;
-    this goes in the next release, leaving a plain classmethod.
+    truthy bound method), with a :class:`DeprecationWarning` pointing at :attr:`CapacityTier.is_on_demand`,
+    until the release ``cdk_ts_runtime._deprecations`` names; then it becomes a plain classmethod.
     """
 
     def __init__(self, factory: Callable[Concatenate[type[CapacityTier], _P], CapacityTier]) -> None:
@@ -189,11 +188,7 @@ class _FactoryAndDeprecatedFlag(Generic[_P]):
     def __get__(self, instance: CapacityTier | None, owner: type[CapacityTier]) -> Any:
         if instance is None:
             return MethodType(self.__func__, owner)
-        warnings.warn(
-            "tier.on_demand is deprecated and goes in the next release; read tier.is_on_demand "
-            "(or tier.billing is Billing.ON_DEMAND)",
-            DeprecationWarning, stacklevel=2,
-        )
+        _deprecations.warn("cdk_ts.CapacityTier.on_demand")
         return instance.is_on_demand
 
 

@@ -18,9 +18,6 @@ the observed share), ``metadata`` (the metadata item: read, check, create, grow)
 
 from __future__ import annotations
 
-from typing import Any
-
-from cdk_ts_runtime._errors import deprecated_alias
 from cdk_ts_runtime._sharding._shrink import ShardShrink
 from cdk_ts_runtime._sharding.metadata import CorruptShardMetadataError, ShardInfo, ShardMetadataStore
 from cdk_ts_runtime._sharding.policy import (
@@ -73,8 +70,3 @@ __all__ = [
     "shards_needed",
     "throttle_scope",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    """Old names of renamed errors, deprecated for one release."""
-    return deprecated_alias(__name__, {"CorruptShardMetadata": CorruptShardMetadataError}, name)

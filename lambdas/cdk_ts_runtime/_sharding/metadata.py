@@ -22,7 +22,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from cdk_ts_runtime._aws import error_code
-from cdk_ts_runtime._errors import CdkTsError, deprecated_alias
+from cdk_ts_runtime._errors import CdkTsError
 from cdk_ts_runtime._inputs import number, whole
 from cdk_ts_runtime._items import from_attribute_values, to_attribute_values
 from cdk_ts_runtime._sharding import _history
@@ -402,8 +402,3 @@ def _unchanged_since(current: ShardInfo) -> tuple[str, dict[str, Any]]:
     return "version = :seen AND last_updated = :seen_updated", {
         ":seen": current.version, ":seen_updated": current.last_updated,
     }
-
-
-def __getattr__(name: str) -> Any:
-    """Old names of renamed errors, deprecated for one release."""
-    return deprecated_alias(__name__, {"CorruptShardMetadata": CorruptShardMetadataError}, name)

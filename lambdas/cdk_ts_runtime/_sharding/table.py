@@ -190,13 +190,13 @@ class ShardedTable:
     def from_env(cls, env: Mapping[str, str], **kwargs: Any) -> ShardedTable:
         """The client ``ShardMetadataTable.bind`` configured through environment variables.
 
-        :param env: the environment, usually ``os.environ``. The names before 0.3 (``SHARDED_TABLE_NAME``,
-            ...) are still read for one release, with a ``DeprecationWarning``.
+        :param env: the environment, usually ``os.environ``. A name before 0.3 (``SHARDED_TABLE_NAME``, ...)
+            set without the new one is refused, naming the new one.
         :param kwargs: further constructor arguments (``max_shards``, ``growth``, ...).
         :raises EnvironmentVariableMissingError: (a ``KeyError``) when a table or key variable is not set.
         """
         names = (ENV_TABLE, ENV_METADATA_TABLE, ENV_PARTITION_KEY, ENV_SORT_KEY)
-        env = _environment.required(env, names, "use ShardMetadataTable.bind")
+        env = _environment.required(env, names, "use ShardMetadataTable.bind", optional=(ENV_STRATEGY,))
         strategy = env.get(ENV_STRATEGY, ShardStrategy.RANDOM)
         if strategy not in policy.STRATEGIES:
             raise ValidationError(

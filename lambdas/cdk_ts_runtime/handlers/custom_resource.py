@@ -21,7 +21,8 @@ from typing import Any
 
 import boto3
 
-from cdk_ts_runtime._errors import CdkTsError, deprecated_alias
+from cdk_ts_runtime import _deprecations
+from cdk_ts_runtime._errors import CdkTsError
 from cdk_ts_runtime._periods import parse_table_name
 from cdk_ts_runtime._retries import CONTROL_PLANE
 from cdk_ts_runtime._rotation.ownership import is_owned
@@ -193,5 +194,5 @@ def send(
 
 
 def __getattr__(name: str) -> Any:
-    """Old names of renamed errors, deprecated for one release."""
-    return deprecated_alias(__name__, {"UnanswerableRequest": UnanswerableRequestError}, name)
+    """Old names of renamed errors, deprecated until the release the registry names."""
+    return globals()[_deprecations.renamed_attribute(__name__, name)]
