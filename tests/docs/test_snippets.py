@@ -352,11 +352,27 @@ def check_release_names(name: str, tmp_path: Path) -> None:
 
 
 def check_extra(name: str, tmp_path: Path) -> None:
-    """The extra the install names is one pyproject.toml declares."""
-    check_bash_syntax(name, tmp_path)
-    extras = re.findall(r"cdk-ts\[(\w+)\]", code(name))
+    """The install is of a wheel or a pinned git URL (check_release_names), and each extra it names is one
+    pyproject.toml declares."""
+    check_release_names(name, tmp_path)
+    extras = re.findall(r"(?:cdk-ts|\.whl)\[(\w+)\]", code(name))
     assert extras and all(re.search(rf"^{extra} = \[", (ROOT / "pyproject.toml").read_text(), re.MULTILINE)
                           for extra in extras)
+
+
+# `pip install cdk-ts`, `pip install 'cdk-ts[testing]'`: the name alone, which a package index would resolve
+_BY_NAME = re.compile(r"pip install\s+(--\S+\s+)*(['\"]?)cdk-ts(\[[\w,]+\])?\2(?!\s*@)(\s|`|$)", re.MULTILINE)
+
+
+def test_no_page_installs_cdk_ts_by_its_name_alone():
+    # cdk-ts is on no package index: a stranger could register the name
+    texts = {path: path.read_text() for path in [ROOT / "README.md", *pages()]}
+    texts.update({ROOT / "docs" / "snippets" / name: code(name) for name in snippets() if name.endswith(".sh")})
+    found = [f"{path.relative_to(ROOT)}: {match.group(0).strip()}" for path, text in texts.items()
+             for match in _BY_NAME.finditer(text)]
+    assert found == []
+    assert _BY_NAME.search("run `pip install 'cdk-ts[testing]'` first")  # the check can fail
+    assert _BY_NAME.search("pip install cdk-ts\n") and not _BY_NAME.search('pip install "cdk-ts[nag] @ git+x@v1"')
 
 
 def console_help(command: str, capsys) -> str:
@@ -426,7 +442,7 @@ SHELL: dict[str, Callable] = {
     "getting-started/two-commands.sh": check_two_commands,
     "getting-started/find-rotation-function.sh": check_stack_lookup,
     "getting-started/deploy-real-account.sh": check_context_keys,
-    "getting-started/install-from-git.sh": check_release_names,
+    "getting-started/install-from-git.sh": check_extra,
     "getting-started/install-wheel.sh": check_release_names,
     "new-app/setup.sh": check_new_app_step,
     "new-app/synth.sh": check_new_app_step,

@@ -64,6 +64,8 @@ def test_the_wheel_ships_the_testing_module_its_extra_and_its_pytest_plugin(whee
     metadata = archive.read(f"{dist_info}/METADATA").decode()
     assert "Provides-Extra: testing" in metadata
     assert re.search(r'^Requires-Dist: moto\[[^\]]*dynamodb[^\]]*\].*extra == "testing"', metadata, re.MULTILINE)
+    # the fixture is a pytest plugin: the extra brings pytest
+    assert re.search(r'^Requires-Dist: pytest>=8.*extra == "testing"', metadata, re.MULTILINE)
     entry_points = archive.read(f"{dist_info}/entry_points.txt").decode()
     assert re.search(r"^\[pytest11\]\ncdk_ts = cdk_ts\.testing\.pytest_plugin$", entry_points, re.MULTILINE)
     shipped = [n for n in names if n.startswith("cdk_ts/") and n.endswith(".py")]
