@@ -49,7 +49,7 @@ def test_records_its_servers(local_dynamodb):
 
 def worked_example(folder: Path) -> list[str]:
     """Write docs/testing.md's worked example (docs/snippets/testing/handler.py, test_handler.py) into ``folder``."""
-    names = re.findall(r'--8<-- "testing/((?:test_)?handler\.py)"', DOC.read_text())
+    names = re.findall(r"<!-- snippet: testing/((?:test_)?handler\.py) -->", DOC.read_text())
     for name in names:
         (folder / name).write_text((REPO / "docs" / "snippets" / "testing" / name).read_text())
     return names
