@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
@@ -66,12 +66,24 @@ def secure_bucket(scope: Construct, construct_id: str, **bucket_props: Any) -> s
         "encryption": s3.BucketEncryption.S3_MANAGED
     }
     logs = chosen.get("server_access_logs_bucket")
-    if isinstance(logs, s3.Bucket):
-        # Given a Bucket, CDK grants log delivery by ACL unless an app-wide feature flag says otherwise;
-        # given a reference it grants nothing, and the policy below is the same under every flag.
+    owned_logs = isinstance(logs, s3.Bucket)
+    if owned_logs and "target_object_key_format" not in chosen:
+        # Given a Bucket, CDK grants log delivery by ACL unless an app-wide feature flag says otherwise; given an
+        # imported reference it grants nothing but warns "Unable to add necessary logging permissions to imported
+        # target bucket" at every synth (aws-cdk-lib aws-s3/lib/bucket.ts, @aws-cdk/aws-s3:accessLogsPolicyNotAdded).
+        # So the logging configuration goes on the CfnBucket and the policy below grants delivery, under any flag.
+        prefix = chosen.pop("server_access_logs_prefix", None)
+        del chosen["server_access_logs_bucket"]
+        bucket = s3.Bucket(scope, construct_id, **{**_DEFAULTS, **encryption, **chosen, **_ENFORCED})
+        cast(s3.CfnBucket, bucket.node.default_child).logging_configuration = (
+            s3.CfnBucket.LoggingConfigurationProperty(destination_bucket_name=logs.bucket_name, log_file_prefix=prefix)
+        )
+        allow_log_delivery(logs, bucket, prefix)
+        return bucket
+    if owned_logs:  # a key format CDK renders itself: through a reference, which warns as above
         chosen["server_access_logs_bucket"] = _reference(logs)
     bucket = s3.Bucket(scope, construct_id, **{**_DEFAULTS, **encryption, **chosen, **_ENFORCED})
-    if isinstance(logs, s3.Bucket):
+    if owned_logs:
         allow_log_delivery(logs, bucket, chosen.get("server_access_logs_prefix"))
     return bucket
 

@@ -6,11 +6,10 @@ in batches, as the event source mappings would deliver them.
 
 from __future__ import annotations
 
-import contextlib
 import gzip
-import io
 from typing import TYPE_CHECKING
 
+from examples import progress
 from examples.progress import say
 
 if TYPE_CHECKING:
@@ -74,10 +73,8 @@ def run_archiver(scenario: Scenario, function_output: str, records: list[dict]) 
     """
     from cdk_ts_runtime.handlers import archiver
 
-    with (scenario.deployed_environment(function_output),
-          contextlib.redirect_stdout(io.StringIO()),  # the function's EMF metric lines
-          contextlib.redirect_stderr(io.StringIO())):  # and its JSON log lines
-        return archiver.handler({"Records": records}, None)
+    with scenario.deployed_environment(function_output), progress.function_output("archiver"):
+        return archiver.handler({"Records": records}, None)  # its EMF metric lines and JSON log lines: to its log
 
 
 def _count_archived_lines(scenario: Scenario, total: int) -> None:

@@ -22,6 +22,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from examples.progress import function_output
+
 #: The AWS SDK for pandas layer's name in ``app.PANDAS_LAYER``: the construct reads the function's Python
 #: version and architecture from it.
 PANDAS_LAYER_NAME = "AWSSDKPandas-Python314-Arm64"
@@ -275,5 +277,5 @@ def _run_handler(scheduled: datetime) -> dict[str, Any]:
     """The compaction function's handler, invoked as its schedule would at ``scheduled``; its report."""
     from cdk_ts_runtime.handlers import compaction
 
-    with contextlib.redirect_stderr(io.StringIO()):  # the function's JSON log lines
+    with function_output("compaction"):  # its EMF metric lines and JSON log lines
         return compaction.handler({"time": scheduled.isoformat()}, None)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from examples.progress import say
+from examples.progress import function_output, say
 
 if TYPE_CHECKING:
     from examples.scenario import Scenario
@@ -25,7 +25,8 @@ def rotation(scenario: Scenario) -> None:
         # Three simulated days pass in seconds: the clock reads each event's scheduled time, as it
         # would when EventBridge delivers on time (the rotation refuses times far from its clock).
         rotation.now = lambda: datetime.fromisoformat(event["time"])
-        return rotation.handler(event, None)
+        with function_output("rotation"):  # its EMF metric lines
+            return rotation.handler(event, None)
 
     say("\n1. Rotation: reconcile (what the deploy-time custom resource runs)")
     with scenario.deployed_environment("RotationFunctionName"):

@@ -34,7 +34,7 @@ from pathlib import Path
 from cdk_ts.testing import start_moto_server
 from examples import archive_step, device_log_step, rotation_step, sharding_step, telemetry_step
 from examples.compaction_step import CompactionSteps, publish_stand_in_layer
-from examples.progress import say
+from examples.progress import LOG_DIR, say
 
 REPO = Path(__file__).resolve().parents[1]
 ACCOUNT, REGION = "123456789012", "us-east-1"
@@ -239,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     say("cdk-ts sample: deploy to a local emulator, run the scenario, tear down")
     say("note: moto_server deploys the CloudFormation stack but cannot execute Lambda code (that needs Docker);")
     say("      each step runs the deployed function's handler code on this host with its deployed environment.")
+    say("      What a handler writes (EMF metric lines, JSON logs), which Lambda would send to CloudWatch Logs,")
+    say(f"      goes to {LOG_DIR.relative_to(REPO)}/<function>.log.")
     server = start_moto_server(port=args.port or None, keep_stream_records=True, url_host="localhost")
     say(f"emulator: moto_server pid {server.pid} at {server.endpoint_url}")
     scenario: Scenario | None = None

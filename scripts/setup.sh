@@ -4,7 +4,10 @@
 #
 # Usage: bash scripts/setup.sh            (or: PYTHON=python3.12 bash scripts/setup.sh)
 #   PYTHON  the interpreter that makes .venv (default: python3); it must be Python 3.11 or newer.
-#           A .venv made earlier with an older Python is deleted and made again with PYTHON.
+#           A .venv made earlier with an older Python, or (when PYTHON is given) with another version than
+#           PYTHON's, is deleted and made again with PYTHON.
+# In a git checkout it also points git at scripts/hooks (core.hooksPath): the commit-msg hook there refuses
+# subjects over 72 characters and a second line that is not blank.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
@@ -15,7 +18,9 @@ Usage: bash scripts/setup.sh
 Makes .venv (Python 3.11+, with cdk-ts and its dev tools installed editable) and node_modules (npm ci).
 Environment:
   PYTHON  the interpreter that makes .venv (default: python3); it must be Python 3.11 or newer,
-          e.g. PYTHON=python3.12 bash scripts/setup.sh. A .venv of an older Python is made again with it.
+          e.g. PYTHON=python3.12 bash scripts/setup.sh. A .venv of an older Python, or of another
+          version than a given PYTHON's, is made again with it.
+In a git checkout, git is pointed at scripts/hooks (core.hooksPath): commit subjects of at most 72 characters.
 EOF
 }
 case "${1:-}" in
@@ -39,9 +44,15 @@ fi
 npm ci --no-audit --no-fund --loglevel=error --prefer-offline &
 npm_pid=$!
 trap 'kill "$npm_pid" 2>/dev/null || true' EXIT
-if [ -e .venv ] && ! old=$(supported_version .venv/bin/python); then
-  echo "setup.sh: .venv runs Python ${old:-that no longer starts}, older than 3.11: making it again with $python ($version)" >&2
-  rm -rf .venv
+if [ -e .venv ]; then
+  if ! old=$(supported_version .venv/bin/python); then
+    echo "setup.sh: .venv runs Python ${old:-that no longer starts}, older than 3.11: making it again with $python ($version)" >&2
+    rm -rf .venv
+  elif [ -n "${PYTHON:-}" ] && [ "$old" != "$version" ]; then
+    # Only a PYTHON the user gave: test.sh and main.sh run this without one and keep whatever .venv there is.
+    echo "setup.sh: .venv runs Python $old, PYTHON=$python is $version: making it again with $python" >&2
+    rm -rf .venv
+  fi
 fi
 if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
@@ -49,3 +60,13 @@ fi
 # The venv's own pip (ensurepip's) installs everything below; upgrading it first cost a download and a reinstall.
 .venv/bin/python -m pip install --quiet -e ".[dev]"
 wait "$npm_pid"
+# The repository's hooks (scripts/hooks/commit-msg), only when this folder is a git checkout's top: an unpacked
+# sdist has no .git, and one inside another repository must not change that repository's settings.
+if [ "$(git rev-parse --show-toplevel 2>/dev/null)" = "$(pwd -P)" ]; then
+  hooks=$(git config --get core.hooksPath || true)
+  if [ -z "$hooks" ] || [ "$hooks" = scripts/hooks ]; then
+    git config core.hooksPath scripts/hooks
+  else
+    echo "setup.sh: git's core.hooksPath is $hooks, kept: scripts/hooks/commit-msg is not run" >&2
+  fi
+fi

@@ -10,9 +10,17 @@ from pathlib import Path
 import pytest
 from aws_cdk import Stack
 from aws_cdk import aws_dynamodb as dynamodb
-from aws_cdk.assertions import Match, Template
+from aws_cdk import aws_s3 as s3
+from aws_cdk.assertions import Annotations, Match, Template
 
-from cdk_ts import DeviceLogTable, StreamArchiver, TimestreamTable, access_logs_bucket, stack_access_logs_bucket
+from cdk_ts import (
+    DeviceLogTable,
+    StreamArchiver,
+    TimestreamTable,
+    access_logs_bucket,
+    secure_bucket,
+    stack_access_logs_bucket,
+)
 from tests.support.iam import policy_statements
 from tests.support.nag import new_app
 
@@ -86,3 +94,26 @@ def test_the_bare_app_template_is_cfn_lint_clean_without_w3045(bare_app_stack, t
     )
     assert "W3045" not in result.stdout
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _warnings(stack: Stack) -> list[str]:
+    """Every warning annotation in ``stack``, as the CDK CLI would print it after synth."""
+    return [str(m.entry.data) for m in Annotations.from_stack(stack).find_warning("*", Match.any_value())]
+
+
+def test_synth_warns_of_no_log_permission_it_could_not_add(bare_app_stack):
+    # CDK warns "Unable to add necessary logging permissions to imported target bucket" when a bucket logs into
+    # one it did not create; cdk-ts's buckets log into a bucket of this app, granted by policy
+    stack, _template = bare_app_stack
+    assert [w for w in _warnings(stack) if "logging permissions" in w] == []
+
+
+def test_a_secure_bucket_logging_into_an_imported_bucket_still_gets_cdks_warning():
+    # the check above can fail: the warning is CDK's answer for a log bucket nobody here can grant on
+    stack = Stack(new_app(), "Imported")
+    theirs = s3.Bucket.from_bucket_name(stack, "Theirs", "their-logs")
+    secure_bucket(stack, "Data", server_access_logs_bucket=theirs)
+    assert [w for w in _warnings(stack) if "Unable to add necessary logging permissions" in w]
+    mine = access_logs_bucket(stack, "Mine")
+    secure_bucket(stack, "More", server_access_logs_bucket=mine, server_access_logs_prefix="more/")
+    assert len([w for w in _warnings(stack) if "logging permissions" in w]) == 1

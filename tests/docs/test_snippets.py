@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import runpy
 import shlex
 import subprocess
 import sys
@@ -149,18 +150,36 @@ OWN_TEST = {HANDLER, TIMESTREAM_HANDLER, "testing/one_call.py", "testing/one_fix
 # ---- every block is an include, every file is run ---------------------------------------------------------
 
 
-def test_every_code_block_on_a_page_is_included_from_a_snippet_file():
+def test_every_code_block_on_a_page_is_an_exact_copy_of_a_snippet_file():
     inline = [block.where() for page in pages() for block in page_blocks(page) if block.include is None]
-    assert not inline, "code blocks written on the page, not included from docs/snippets: " + ", ".join(inline)
+    assert not inline, "code blocks written on the page, not copied from docs/snippets: " + ", ".join(inline)
     missing = [f"{blocks[0].where()}: {name}" for name, blocks in included().items()
                if not (ROOT / "docs" / "snippets" / name).is_file()]
-    assert not missing, "includes of files that do not exist: " + ", ".join(missing)
+    assert not missing, "copies of files that do not exist: " + ", ".join(missing)
+    stale = [f"{block.where()}: {name}" for name, blocks in included().items() for block in blocks
+             if list(block.body) != code(name).rstrip("\n").splitlines()]
+    assert not stale, "copies that differ from their file (run python scripts/docs_snippets.py): " + ", ".join(stale)
 
 
-def test_the_inline_block_check_can_fail(tmp_path):
+def test_the_copy_checks_can_fail(tmp_path):
     page = tmp_path / "page.md"
-    page.write_text("# A page\n\n```python\nprint('written on the page')\n```\n\n```sh\n--8<-- \"x.sh\"\n```\n")
-    assert [block.include for block in page_blocks(page)] == [None, "x.sh"]
+    page.write_text("# A page\n\n```python\nprint('written on the page')\n```\n\n"
+                    "<!-- snippet: x.sh -->\n```sh\necho an old copy\n```\n")
+    blocks = page_blocks(page)
+    assert [(block.include, block.body) for block in blocks] == [(None, ("print('written on the page')",)),
+                                                                  ("x.sh", ("echo an old copy",))]
+
+
+def test_the_sync_script_finds_no_stale_copy_and_rewrites_one_that_is(tmp_path):
+    # the script the message above names agrees with this file's check
+    script = ROOT / "scripts" / "docs_snippets.py"
+    result = subprocess.run([sys.executable, script, "--check"], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout
+    namespace = runpy.run_path(str(script), run_name="docs_snippets")  # its synced(), on a page of our own
+    name = "getting-started/install-wheel.sh"
+    text, changed = namespace["synced"](f"Intro\n<!-- snippet: {name} -->\n```bash\necho stale\n```\nAfter\n")
+    assert changed == [name]
+    assert text == f"Intro\n<!-- snippet: {name} -->\n```bash\n{code(name).rstrip()}\n```\nAfter\n"
 
 
 def test_every_snippet_file_is_on_a_page_and_is_run_here():
@@ -352,11 +371,27 @@ def check_release_names(name: str, tmp_path: Path) -> None:
 
 
 def check_extra(name: str, tmp_path: Path) -> None:
-    """The extra the install names is one pyproject.toml declares."""
-    check_bash_syntax(name, tmp_path)
-    extras = re.findall(r"cdk-ts\[(\w+)\]", code(name))
+    """The install is of a wheel or a pinned git URL (check_release_names), and each extra it names is one
+    pyproject.toml declares."""
+    check_release_names(name, tmp_path)
+    extras = re.findall(r"(?:cdk-ts|\.whl)\[(\w+)\]", code(name))
     assert extras and all(re.search(rf"^{extra} = \[", (ROOT / "pyproject.toml").read_text(), re.MULTILINE)
                           for extra in extras)
+
+
+# `pip install cdk-ts`, `pip install 'cdk-ts[testing]'`: the name alone, which a package index would resolve
+_BY_NAME = re.compile(r"pip install\s+(--\S+\s+)*(['\"]?)cdk-ts(\[[\w,]+\])?\2(?!\s*@)(\s|`|$)", re.MULTILINE)
+
+
+def test_no_page_installs_cdk_ts_by_its_name_alone():
+    # cdk-ts is on no package index: a stranger could register the name
+    texts = {path: path.read_text() for path in [ROOT / "README.md", *pages()]}
+    texts.update({ROOT / "docs" / "snippets" / name: code(name) for name in snippets() if name.endswith(".sh")})
+    found = [f"{path.relative_to(ROOT)}: {match.group(0).strip()}" for path, text in texts.items()
+             for match in _BY_NAME.finditer(text)]
+    assert found == []
+    assert _BY_NAME.search("run `pip install 'cdk-ts[testing]'` first")  # the check can fail
+    assert _BY_NAME.search("pip install cdk-ts\n") and not _BY_NAME.search('pip install "cdk-ts[nag] @ git+x@v1"')
 
 
 def console_help(command: str, capsys) -> str:
@@ -402,6 +437,21 @@ def check_planner_runs(name: str, tmp_path: Path) -> None:
     assert "provisioned+ia" in done.stdout and (tmp_path / "cost.png").stat().st_size > 0
 
 
+def check_release_build(name: str, tmp_path: Path) -> None:
+    """The commands' flags are the build's and twine's (tests/e2e/test_wheel.py runs the same build and check)."""
+    check_bash_syntax(name, tmp_path)
+    modules = []
+    for words in commands(name):
+        module = words[words.index("-m") + 1]
+        modules.append(module)
+        subcommand = words[words.index("-m") + 2:][:1] if module == "twine" else []  # twine check
+        flags = [w for w in words if w.startswith("--")]
+        usage = subprocess.run([sys.executable, "-m", module, *subcommand, "--help"],
+                               capture_output=True, text=True, timeout=60, check=True).stdout
+        assert flags and all(flag in usage for flag in flags), (words, usage)
+    assert modules == ["build", "twine"]
+
+
 def check_new_app_step(name: str, tmp_path: Path) -> None:
     """Run as written by tests/docs/test_new_app.py; here: they parse."""
     check_bash_syntax(name, tmp_path)
@@ -426,9 +476,10 @@ SHELL: dict[str, Callable] = {
     "getting-started/two-commands.sh": check_two_commands,
     "getting-started/find-rotation-function.sh": check_stack_lookup,
     "getting-started/deploy-real-account.sh": check_context_keys,
-    "getting-started/install-from-git.sh": check_release_names,
+    "getting-started/install-from-git.sh": check_extra,
     "getting-started/install-wheel.sh": check_release_names,
     "new-app/setup.sh": check_new_app_step,
+    "release/build.sh": check_release_build,
     "new-app/synth.sh": check_new_app_step,
     "console/commands.sh": check_console,
     "operations/replay.sh": check_replay_runbook,

@@ -1,4 +1,4 @@
-"""The built wheel and a fresh venv holding it: built once per session for every end-to-end module that reads them.
+"""The built sdist and wheel, and a venv holding the wheel: built once per session for the end-to-end modules.
 
 test_wheel.py and test_testing_module.py only read the wheel and the venv (each test writes into its own
 tmp_path), so one build and one install serve both modules on each xdist worker that runs them.
@@ -21,8 +21,12 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")
-def wheel(tmp_path_factory):
-    """cdk-ts's wheel, built by ``python -m build`` from a copy of this checkout."""
+def distributions(tmp_path_factory) -> Path:
+    """The folder holding cdk-ts's sdist and wheel, built once by ``python -m build`` from a copy of this checkout.
+
+    One build serves the wheel tests and ``twine check``: ``python -m build`` makes the sdist, then the wheel
+    from that sdist, so the wheel also proves the sdist holds everything a build needs.
+    """
     # Built from a copy of the sources: setuptools reuses a build/ folder, whose stale files
     # (an old lambdas/ package, say) would end up in the wheel.
     source = tmp_path_factory.mktemp("src") / "cdk-ts"
@@ -34,9 +38,15 @@ def wheel(tmp_path_factory):
         ),
     )
     out = tmp_path_factory.mktemp("dist")
-    result = run_captured([sys.executable, "-m", "build", "--wheel", "--outdir", out, source], cwd=source, timeout=600)
+    result = run_captured([sys.executable, "-m", "build", "--outdir", out, source], cwd=source, timeout=600)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
-    (built,) = out.glob("cdk_ts-*.whl")
+    return out
+
+
+@pytest.fixture(scope="session")
+def wheel(distributions) -> Path:
+    """cdk-ts's wheel (built from its sdist)."""
+    (built,) = distributions.glob("cdk_ts-*.whl")
     return built
 
 

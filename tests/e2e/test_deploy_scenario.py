@@ -39,6 +39,9 @@ def test_sample_app_deploys_runs_the_scenario_and_tears_down(tmp_path):
         "a late record is counted once: after the next run when its hour was compacted",
     } <= steps
     assert len(results["steps"]) >= 20
+    # the output is the steps: the handlers' EMF metric lines went to build/scenario-logs/, as Lambda's to its logs
+    emf = [line for line in result.stdout.splitlines() if line.startswith("{") and '"_aws"' in line]
+    assert emf == [], emf[:3]
     assert results["destroyed"] is True
     assert result.returncode == 0, output[-3000:]
     assert not Path(f"/proc/{results['emulator_pid']}").exists(), "the emulator process is still running"

@@ -49,7 +49,7 @@ def test_records_its_servers(local_dynamodb):
 
 def worked_example(folder: Path) -> list[str]:
     """Write docs/testing.md's worked example (docs/snippets/testing/handler.py, test_handler.py) into ``folder``."""
-    names = re.findall(r'--8<-- "testing/((?:test_)?handler\.py)"', DOC.read_text())
+    names = re.findall(r"<!-- snippet: testing/((?:test_)?handler\.py) -->", DOC.read_text())
     for name in names:
         (folder / name).write_text((REPO / "docs" / "snippets" / "testing" / name).read_text())
     return names
@@ -64,6 +64,8 @@ def test_the_wheel_ships_the_testing_module_its_extra_and_its_pytest_plugin(whee
     metadata = archive.read(f"{dist_info}/METADATA").decode()
     assert "Provides-Extra: testing" in metadata
     assert re.search(r'^Requires-Dist: moto\[[^\]]*dynamodb[^\]]*\].*extra == "testing"', metadata, re.MULTILINE)
+    # the fixture is a pytest plugin: the extra brings pytest
+    assert re.search(r'^Requires-Dist: pytest>=8.*extra == "testing"', metadata, re.MULTILINE)
     entry_points = archive.read(f"{dist_info}/entry_points.txt").decode()
     assert re.search(r"^\[pytest11\]\ncdk_ts = cdk_ts\.testing\.pytest_plugin$", entry_points, re.MULTILINE)
     shipped = [n for n in names if n.startswith("cdk_ts/") and n.endswith(".py")]

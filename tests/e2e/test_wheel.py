@@ -8,6 +8,7 @@ all four constructs from such an app folder.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import zipfile
 from pathlib import Path
@@ -214,3 +215,17 @@ def test_the_version_is_the_package_metadata(venv_python, venv_env, tmp_path):
     )
     mine, installed = result.stdout.split()
     assert mine == installed and mine != "0+unknown"
+
+
+def test_the_sdist_and_wheel_pass_twine_check_strict_and_carry_the_declared_version(distributions):
+    # given the sdist and the wheel one `python -m build` made (the release page's build step)
+    built = sorted(p.name for p in distributions.iterdir())
+    version = re.search(r'^version = "([^"]+)"', (REPO / "pyproject.toml").read_text(), re.MULTILINE).group(1)
+    assert built == [f"cdk_ts-{version}-py3-none-any.whl", f"cdk_ts-{version}.tar.gz"]
+    # when twine checks them as an upload would, warnings counted as failures
+    result = run_captured(
+        [sys.executable, "-m", "twine", "check", "--strict", *sorted(distributions.iterdir())], cwd=distributions
+    )
+    # then both pass (metadata complete, README renders as the long description)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert result.stdout.count("PASSED") == 2, result.stdout

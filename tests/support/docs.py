@@ -1,9 +1,10 @@
-"""The docs site's pages (docs/**/*.md) and the snippet files (docs/snippets/) their code blocks include.
+"""The docs site's pages (docs/**/*.md) and the snippet files (docs/snippets/) their code blocks show.
 
-Every fenced block of a page is one include line of pymdownx.snippets, ``--8<-- "path"``, naming a file under
-docs/snippets/; ``tests/docs/test_snippets.py`` runs each file, and ``tests/runtime/test_archive_readers.py``,
-``tests/runtime/test_compacted_readers.py`` and ``tests/e2e/test_runtime_layer_user_function.py`` run some of
-them again with closer checks.
+Every fenced block of a page is a copy of one file under docs/snippets/, named by the comment
+``<!-- snippet: path -->`` on the line above the fence (scripts/docs_snippets.py writes the copies, so a page
+reads whole on GitHub too); ``tests/docs/test_snippets.py`` runs each file and fails on a copy that differs, and
+``tests/runtime/test_archive_readers.py``, ``tests/runtime/test_compacted_readers.py`` and
+``tests/e2e/test_runtime_layer_user_function.py`` run some of them again with closer checks.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 SNIPPETS = DOCS / "snippets"
 _FENCE = re.compile(r"^(`{3,}|~{3,})\s*([\w+-]*)\s*$")
-_INCLUDE = re.compile(r'^--8<--\s+"([^"]+)"\s*$')
+_MARKER = re.compile(r"^<!-- snippet: (\S+) -->$")
 
 
 @dataclass(frozen=True)
@@ -27,12 +28,7 @@ class PageBlock:
     line: int
     language: str
     body: tuple[str, ...]
-
-    @property
-    def include(self) -> str | None:
-        """The snippet the block includes, when the block is exactly one include line."""
-        match = _INCLUDE.match(self.body[0]) if len(self.body) == 1 else None
-        return match.group(1) if match else None
+    include: str | None = None  # the snippet the block copies, named by the marker above its fence
 
     def where(self) -> str:
         """``docs/page.md:line``."""
@@ -46,23 +42,25 @@ def pages() -> list[Path]:
 
 def page_blocks(page: Path) -> list[PageBlock]:
     """The fenced blocks of ``page``, in order."""
-    blocks, fence, start, language, body = [], None, 0, "", []
+    blocks, fence, start, language, body, previous, marked = [], None, 0, "", [], "", None
     for number, line in enumerate(page.read_text().splitlines(), start=1):
         if fence is None:
             opened = _FENCE.match(line)
             if opened:
                 fence, start, language, body = opened.group(1), number, opened.group(2), []
+                marked = _MARKER.match(previous)
         elif line.strip() == fence:
-            blocks.append(PageBlock(page, start, language, tuple(body)))
+            blocks.append(PageBlock(page, start, language, tuple(body), marked.group(1) if marked else None))
             fence = None
         else:
             body.append(line)
+        previous = line
     assert fence is None, f"{page}:{start}: a fence that never closes"
     return blocks
 
 
 def included() -> dict[str, list[PageBlock]]:
-    """Snippet name -> the page blocks that include it."""
+    """Snippet name -> the page blocks that show it."""
     found: dict[str, list[PageBlock]] = {}
     for page in pages():
         for block in page_blocks(page):

@@ -114,6 +114,74 @@ def test_a_supported_venv_is_kept_and_installed_into(checkout):
     assert "npm ci" in log.read_text()
 
 
+# An interpreter that says it is Python 3.99 (sys.version_info patched for -c code) and otherwise runs this one;
+# the venv it makes runs a copy of itself, so that venv says 3.99 too.
+FAKE_PYTHON = """#!/usr/bin/env bash
+real={real}
+case "$1" in
+  -c) code=$2; shift 2; exec "$real" -c "import sys; sys.version_info = (3, 99, 0, 'final', 0); $code" "$@" ;;
+  -m) if [ "$2" = venv ]; then
+        "$real" -m venv --without-pip "$3" && rm "$3/bin/python" && cp "$0" "$3/bin/python"; exit
+      fi ;;
+esac
+exec "$real" "$@"
+"""
+
+
+@pytest.fixture
+def python_3_99(tmp_path) -> Path:
+    """A stand-in ``python3.99`` (see FAKE_PYTHON)."""
+    fake = tmp_path / "bin" / "python3.99"
+    fake.parent.mkdir()
+    fake.write_text(FAKE_PYTHON.format(real=sys.executable))
+    fake.chmod(0o755)
+    return fake
+
+
+def test_a_venv_of_another_version_than_the_given_python_is_made_again_with_it(checkout, python_3_99):
+    # given a .venv made with this Python (3.11 or newer)
+    repo, env, log = checkout
+    run_captured([sys.executable, "-m", "venv", "--without-pip", repo / ".venv"], cwd=repo, check=True)
+    mine = venv_version(repo)
+    (repo / ".venv" / "old").write_text("")
+    # when setup.sh runs with PYTHON naming another version
+    result = run_setup(repo, env, PYTHON=str(python_3_99))
+    # then .venv is made again with that one, and the run says why
+    assert result.returncode == 0, result.stderr
+    assert venv_version(repo) == (3, 99)
+    assert not (repo / ".venv" / "old").exists()
+    assert f"{mine[0]}.{mine[1]}" in result.stderr and "3.99" in result.stderr, result.stderr
+
+
+def test_without_python_any_supported_venv_is_kept(checkout, python_3_99):
+    # given a .venv the user made with PYTHON=python3.99 (test.sh and main.sh then run setup.sh without PYTHON)
+    repo, env, log = checkout
+    assert run_setup(repo, env, PYTHON=str(python_3_99)).returncode == 0
+    # when setup.sh runs with no PYTHON (python3 on PATH is another version)
+    result = run_setup(repo, env)
+    # then that .venv is kept
+    assert result.returncode == 0, result.stderr
+    assert venv_version(repo) == (3, 99)
+    assert "making it again" not in result.stderr
+
+
+def test_in_a_git_checkout_git_is_pointed_at_the_repositorys_hooks(checkout, python_3_99):
+    repo, env, log = checkout
+    run_captured(["git", "init", "--quiet"], cwd=repo, env=env, check=True)
+    assert run_setup(repo, env, PYTHON=str(python_3_99)).returncode == 0
+    hooks = run_captured(["git", "config", "--get", "core.hooksPath"], cwd=repo, env=env)
+    assert hooks.stdout.strip() == "scripts/hooks"
+
+
+def test_outside_a_git_checkout_no_git_setting_is_made(checkout, python_3_99, tmp_path):
+    # given a copy inside another repository (its own folder is not a checkout's top)
+    repo, env, log = checkout
+    run_captured(["git", "init", "--quiet"], cwd=tmp_path, env=env, check=True)
+    assert run_setup(repo, env, PYTHON=str(python_3_99)).returncode == 0
+    hooks = run_captured(["git", "config", "--get", "core.hooksPath"], cwd=tmp_path, env=env)
+    assert hooks.stdout.strip() == ""
+
+
 def test_the_header_and_the_usage_document_python(checkout):
     repo, env, log = checkout
     script = (repo / "scripts" / "setup.sh").read_text()

@@ -1,1 +1,1 @@
-pip install "cdk-ts @ git+https://<repo-url>@<commit>"   # or @v0.3.0 once 0.3 is tagged
+pip install "cdk-ts[testing] @ git+<repository-url>@v0.3.0"   # the release tag; [testing]: the local DynamoDB and pytest

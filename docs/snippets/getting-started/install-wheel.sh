@@ -1,2 +1,2 @@
-python -m build --wheel                                   # writes dist/cdk_ts-0.3.0.dev0-py3-none-any.whl
-pip install dist/cdk_ts-0.3.0.dev0-py3-none-any.whl
+python -m build --wheel                                   # writes dist/cdk_ts-0.3.0-py3-none-any.whl
+pip install dist/cdk_ts-0.3.0-py3-none-any.whl

@@ -1,1 +1,1 @@
-pip install 'cdk-ts[testing]'     # moto_server, the default engine: nothing beyond pip
+pip install "dist/cdk_ts-0.3.0-py3-none-any.whl[testing]"   # the wheel built in a clone: moto_server and pytest come with [testing]
