@@ -18,13 +18,13 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from cdk_ts import _perms
-from cdk_ts._archive_monitoring import ArchiverMetricFactory, archiver_widgets
-from cdk_ts._archive_resources import grant_archive_write
 from cdk_ts._binding import BindableConstruct
-from cdk_ts._glue_names import MAX_NAME_LENGTH, VIEW_SUFFIX, glue_name
 from cdk_ts._import_checks import check_account, check_bucket_name, check_name_not_arn
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
 from cdk_ts._validation import Problems, check_iam_text, check_keywords, keyword_names
+from cdk_ts.archive._glue_names import MAX_NAME_LENGTH, VIEW_SUFFIX, glue_name
+from cdk_ts.archive._monitoring import ArchiverMetricFactory, archiver_widgets
+from cdk_ts.archive._resources import grant_archive_write
 from cdk_ts_runtime._archiver import ENV_BUCKET, ENV_FAILURE_BUCKET, ENV_PREFIX, ArchiverMetric
 from cdk_ts_runtime._errors import ValidationError
 

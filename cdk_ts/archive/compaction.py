@@ -22,19 +22,19 @@ from constructs import Construct
 
 from cdk_ts import _perms
 from cdk_ts._alarms import AlarmingConstruct
-from cdk_ts._archive_monitoring import (
+from cdk_ts._assets import compaction_code
+from cdk_ts._defaults import LAMBDA_RUNTIME, MIN_RUNTIME_MINOR, dead_letter_queue, runtime_function
+from cdk_ts._nag import acknowledge_wildcard_resources
+from cdk_ts._validation import Problems, check_iam_text
+from cdk_ts.archive._compaction_fanout import CompactionFanOut
+from cdk_ts.archive._monitoring import (
     CompactionMetricFactory,
     compaction_alarms,
     compaction_widgets,
     create_alarms,
 )
-from cdk_ts._assets import compaction_code
-from cdk_ts._compaction_fanout import CompactionFanOut
-from cdk_ts._defaults import LAMBDA_RUNTIME, MIN_RUNTIME_MINOR, dead_letter_queue, runtime_function
-from cdk_ts._nag import acknowledge_wildcard_resources
-from cdk_ts._s3_tables import iceberg_table
-from cdk_ts._validation import Problems, check_iam_text
-from cdk_ts.compacted_catalog import CompactedCatalog
+from cdk_ts.archive._s3_tables import iceberg_table
+from cdk_ts.archive.compacted_catalog import CompactedCatalog
 from cdk_ts_runtime._compaction_envelope import SingleFunctionEnvelope
 from cdk_ts_runtime._compaction_iceberg import ENV_ICEBERG, s3_tables_catalog_properties
 from cdk_ts_runtime._compaction_plan import ENV_SETTINGS, ColumnSpec, CompactionSettings, Granularity
