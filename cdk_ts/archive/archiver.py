@@ -24,12 +24,11 @@ from cdk_ts.archive._glue_names import MAX_NAME_LENGTH, VIEW_SUFFIX, glue_name
 from cdk_ts.archive._mapping import connect_source, stream_delivery
 from cdk_ts.archive._monitoring import archiver_alarms, create_alarms
 from cdk_ts.archive._resources import archive_bucket, archiver_function, failure_bucket
-from cdk_ts.archive.base import ArchiveAttributes, ImportedStreamArchiver, StreamArchiverBase
-from cdk_ts.archive.catalog import ARCHIVE_COLUMNS as ARCHIVE_COLUMNS  # re-exported: their home until 0.2
-from cdk_ts.archive.catalog import PARTITION_COLUMNS as PARTITION_COLUMNS
+from cdk_ts.archive.base import StreamArchiverBase
 from cdk_ts.archive.catalog import ArchiveCatalog
-from cdk_ts.archive.catalog import deduplicated_view_sql as deduplicated_view_sql
-from cdk_ts.archive.compaction import ArchiveCompaction, CompactionOptions
+from cdk_ts.archive.compaction import ArchiveCompaction
+from cdk_ts.archive.imported import ArchiveAttributes, ImportedStreamArchiver
+from cdk_ts.archive.options import CompactionOptions
 from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
 from cdk_ts_runtime._archiver import FAILURE_PREFIX
 from cdk_ts_runtime._errors import WrongTypeError

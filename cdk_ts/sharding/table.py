@@ -2,175 +2,29 @@
 
 from __future__ import annotations
 
-import warnings
-from typing import Any, Unpack
+from typing import Unpack
 
 from aws_cdk import RemovalPolicy, Stack
-from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
-from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
-from cdk_ts import _perms
-from cdk_ts._binding import BindableConstruct
 from cdk_ts._capacity import CAPACITY_KEYWORDS, TableCapacityOptions, table_capacity_options
 from cdk_ts._defaults import table_protection
-from cdk_ts._import_checks import check_key
-from cdk_ts._insights import ThrottledKeysRule, main_table_problem, name_throttled_keys_of, throttled_keys_rule_of
-from cdk_ts._nag import grant_unscoped
-from cdk_ts._single_table import SingleTableConstruct
-from cdk_ts._table_metrics import TableMetricFactory
-from cdk_ts._table_names import check_imported_table_name, check_table_name
-from cdk_ts._validation import Problems, attribute_problem, check_keywords, keyword_names
+from cdk_ts._insights import main_table_problem, name_throttled_keys_of, throttled_keys_rule_of
+from cdk_ts._table_names import check_table_name
+from cdk_ts._validation import Problems, check_keywords, keyword_names
 from cdk_ts.protocols import HasTable
-from cdk_ts_runtime._errors import WrongTypeError
-from cdk_ts_runtime._sharding import (
-    ENV_METADATA_TABLE,
-    ENV_PARTITION_KEY,
-    ENV_SORT_KEY,
-    ENV_STRATEGY,
-    ENV_TABLE,
-    STRATEGIES,
-    ShardStrategy,
-    StrategyName,
-)
+from cdk_ts.sharding._checks import check_partition_key, check_strategy, main_table_of
+from cdk_ts.sharding.base import ShardMetadataTableBase
+from cdk_ts.sharding.imported import _ImportedShardMetadataTable
+from cdk_ts_runtime._sharding import ShardStrategy, StrategyName
 
 _ATTRIBUTE_TYPES = {
     "S": dynamodb.AttributeType.STRING,
     "N": dynamodb.AttributeType.NUMBER,
     "B": dynamodb.AttributeType.BINARY,
 }
-
-
-class ShardMetadataTableBase(SingleTableConstruct):
-    """What any shard metadata table can do, created here or elsewhere: grants, ``bind`` and metrics.
-
-    ``ShardMetadataTable`` creates the table; ``ShardMetadataTable.from_table_name`` returns one of these
-    for a metadata table another stack or app deployed. Exposes ``table`` (the metadata table),
-    ``main_table``, ``partition_key``, ``sort_key_name``, ``strategy`` and ``throttled_keys_rule``.
-    """
-
-    table: dynamodb.ITable
-
-    def __init__(
-        self, scope: Construct, construct_id: str, *,
-        main_table: dynamodb.ITable | dynamodb.ITableV2 | HasTable,
-        partition_key: dynamodb.Attribute,
-        sort_key_name: str,
-        strategy: ShardStrategy | StrategyName,
-    ) -> None:
-        """Hold the main table's keys and the strategy; the owning construct and the importer validate first
-        and set ``table``.
-
-        :param scope: the parent construct.
-        :param construct_id: the construct ID.
-        :param main_table: the sharded table, or a construct exposing ``.table``.
-        :param partition_key: the main table's partition key.
-        :param sort_key_name: the main table's sort key name.
-        :param strategy: how writers pick a shard.
-        """
-        super().__init__(scope, construct_id)
-        self.main_table: dynamodb.ITable | dynamodb.ITableV2 = (
-            main_table.table if isinstance(main_table, HasTable) else main_table
-        )
-        # a construct such as DeviceLogTable grants its own way (its GSIs' acknowledgement included)
-        self._main_construct = main_table if isinstance(main_table, BindableConstruct) else None
-        self.partition_key: dynamodb.Attribute = partition_key
-        self.sort_key_name: str = sort_key_name
-        self.strategy = ShardStrategy(strategy)
-        #: Reads the main table's throttled-keys rule name at deploy time (``throttled_keys_insights=True``), for
-        #: the dashboard row; None otherwise.
-        self.throttled_keys_rule: ThrottledKeysRule | None = None
-
-    def metric_throttled_requests(self, **props: Any) -> cloudwatch.IMetric:
-        """Throttled requests on the metadata table (writers read it on every shard-count cache miss).
-
-        The main table's throttles are what makes writers add shards; graph them from the main table.
-
-        :param props: metric options (``label``, ``period``...). Sum over 5 minutes.
-        """
-        return TableMetricFactory(self.table).throttled_requests(**props)
-
-    def grant_read_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
-        """Read data on the main table and the metadata table (what ``ShardedTable`` queries need).
-
-        :param grantee: who reads.
-        :param acknowledge_nag_findings: add this grant's cdk-nag acknowledgements to ``grantee``'s policy
-            (only a main table that is a ``DeviceLogTable`` has one: its GSIs). Default: False.
-        """
-        grant = self._grant_main("grant_read_data", grantee, acknowledge_nag_findings)
-        self.table.grant_read_data(grantee)
-        return grant
-
-    def grant_write_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
-        """Write data on the main table, read/write the metadata table, and read CloudWatch metrics.
-
-        A writer reads shard counts and grows them, so it reads and writes the metadata table; the
-        metrics are the fallback for throttles without ``ThrottlingReasons``.
-
-        :param grantee: who writes.
-        :param acknowledge_nag_findings: acknowledge the cdk-nag finding of the
-            ``cloudwatch:GetMetricStatistics`` statement, ``AwsSolutions-IAM5[Resource::*]``, on ``grantee``'s policy.
-            Default: False — the
-            finding stays for you to review.
-        """
-        grant = self._grant_main("grant_write_data", grantee, acknowledge_nag_findings)
-        self.table.grant_read_write_data(grantee)
-        self._grant_metrics(grantee, acknowledge_nag_findings)
-        return grant
-
-    def grant_read_write_data(self, grantee: iam.IGrantable, *, acknowledge_nag_findings: bool = False) -> iam.Grant:
-        """Read/write data on the main table and the metadata table, and read CloudWatch metrics.
-
-        :param grantee: who reads and writes.
-        :param acknowledge_nag_findings: acknowledge the cdk-nag finding of the
-            ``cloudwatch:GetMetricStatistics`` statement, ``AwsSolutions-IAM5[Resource::*]``, on ``grantee``'s policy.
-            Default: False.
-        """
-        grant = self._grant_main("grant_read_write_data", grantee, acknowledge_nag_findings)
-        self.table.grant_read_write_data(grantee)
-        self._grant_metrics(grantee, acknowledge_nag_findings)
-        return grant
-
-    def grant_read_write(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Deprecated alias of :meth:`grant_read_write_data` (removed in 0.3.0).
-
-        :param grantee: who reads and writes.
-        """
-        warnings.warn(
-            "ShardMetadataTable.grant_read_write is deprecated; use grant_read_write_data",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return self.grant_read_write_data(grantee)
-
-    @property
-    def binding_environment(self) -> dict[str, str]:
-        """What ``ShardedTable.from_env`` reads.
-
-        ``CDK_TS_SHARDED_TABLE_NAME``, ``CDK_TS_SHARD_METADATA_TABLE_NAME``, ``CDK_TS_SHARDED_PARTITION_KEY``,
-        ``CDK_TS_SHARDED_SORT_KEY`` and ``CDK_TS_SHARDING_STRATEGY``.
-        """
-        return {
-            ENV_TABLE: self.main_table.table_name,
-            ENV_METADATA_TABLE: self.table.table_name,
-            ENV_PARTITION_KEY: self.partition_key.name,
-            ENV_SORT_KEY: self.sort_key_name,
-            ENV_STRATEGY: self.strategy.value,
-        }
-
-    def _grant_main(self, method: str, grantee: iam.IGrantable, acknowledge_nag_findings: bool) -> iam.Grant:
-        if self._main_construct is not None:
-            return getattr(self._main_construct, method)(grantee, acknowledge_nag_findings=acknowledge_nag_findings)
-        return getattr(self.main_table, method)(grantee)
-
-    def _grant_metrics(self, grantee: iam.IGrantable, acknowledge_nag_findings: bool) -> None:
-        grant_unscoped(
-            grantee, _perms.CLOUDWATCH_READ_METRICS_ACTIONS, acknowledge_finding=acknowledge_nag_findings,
-            reason="cloudwatch:GetMetricStatistics has no resource-level permissions; it reads the main table's "
-            "consumed and provisioned WCU when a throttle carries no reasons",
-        )
 
 
 class ShardMetadataTable(ShardMetadataTableBase):
@@ -236,9 +90,9 @@ class ShardMetadataTable(ShardMetadataTableBase):
         """Create the metadata table for ``main_table`` (keywords in the class docstring)."""
         problems = Problems(scope, construct_id)
         check_keywords(problems, capacity, CAPACITY_KEYWORDS, also_valid=keyword_names(ShardMetadataTable.__init__))
-        _check_strategy(problems, strategy)
+        check_strategy(problems, strategy)
         check_table_name(problems, "table_name", table_name)
-        table = _table_of(problems, main_table)
+        table = main_table_of(problems, main_table)
         partition_key, sort_key_name = _main_table_keys(problems, table, partition_key, sort_key_name)
         options, _caps = table_capacity_options(problems, capacity, on_demand=True)
         if throttled_keys_insights:
@@ -297,58 +151,10 @@ class ShardMetadataTable(ShardMetadataTableBase):
         :raises TypeError: naming the construct path, when ``main_table`` is not a table or a construct with
             ``.table``.
         """
-        problems = Problems(scope, construct_id)
-        _table_of(problems, main_table)
-        _check_strategy(problems, strategy)
-        check_imported_table_name(problems, "table_name", table_name)
-        check_key(problems, "encryption_key", encryption_key)
-        _check_partition_key(problems, partition_key)
-        problems.check(
-            isinstance(sort_key_name, str) and bool(sort_key_name.strip()),
-            f"sort_key_name {sort_key_name!r} names no attribute; pass the main table's sort key name",
-        )
-        problems.raise_if_any()
         return _ImportedShardMetadataTable(
             scope, construct_id, table_name=table_name, encryption_key=encryption_key, main_table=main_table,
             partition_key=partition_key, sort_key_name=sort_key_name, strategy=strategy,
         )
-
-
-class _ImportedShardMetadataTable(ShardMetadataTableBase):
-    """A metadata table deployed elsewhere, known by name: what ``ShardMetadataTable.from_table_name`` returns."""
-
-    def __init__(
-        self, scope: Construct, construct_id: str, *, table_name: str, encryption_key: kms.IKey | None, **keys: Any
-    ) -> None:
-        super().__init__(scope, construct_id, **keys)
-        self.table = dynamodb.Table.from_table_attributes(
-            self, "Table", table_name=table_name, encryption_key=encryption_key
-        )
-
-
-def _check_strategy(problems: Problems, strategy: object) -> None:
-    """Record a strategy that is not one of ``STRATEGIES``."""
-    problems.check(strategy in STRATEGIES, f"strategy {strategy!r} is not one of {', '.join(STRATEGIES)}")
-
-
-def _check_partition_key(problems: Problems, partition_key: object) -> None:
-    """Record a partition key that is not a ``dynamodb.Attribute`` of type String (shards are ``{key}_{n}``)."""
-    if problems.check((problem := attribute_problem("partition_key", partition_key)) is None, str(problem)):
-        problems.check(
-            partition_key.type == dynamodb.AttributeType.STRING,
-            f"partition key {partition_key.name!r} is {partition_key.type.name}; shards are stored as "
-            "'{key}_{n}', so the main table's partition key must be a String",
-        )
-
-
-def _table_of(problems: Problems, main_table: object) -> dynamodb.ITable | dynamodb.ITableV2:
-    """The table ``main_table`` is or exposes as ``.table``; a ``TypeError`` naming the path for anything else."""
-    table = main_table.table if isinstance(main_table, HasTable) else main_table
-    if not hasattr(table, "table_name"):
-        raise WrongTypeError(
-            f"{problems.path}: main_table {main_table!r} is not a DynamoDB table or a construct with .table"
-        )
-    return table
 
 
 def _main_table_keys(
@@ -363,7 +169,7 @@ def _main_table_keys(
         f"cannot read the partition key of main_table {table.node.path} (an imported table, or a key of "
         "several attributes); pass partition_key=dynamodb.Attribute(...)",
     ):
-        _check_partition_key(problems, partition_key)
+        check_partition_key(problems, partition_key)
     sort_key_name = sort_key_name or schema_sort
     problems.check(
         bool(sort_key_name),
