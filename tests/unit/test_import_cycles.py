@@ -123,6 +123,25 @@ def test_no_module_of_cdk_ts_or_cdk_ts_runtime_is_in_an_import_cycle():
     assert import_cycles(modules) == []
 
 
+def loaded_with(module: str, modules: dict[str, Path]) -> set[str]:
+    """Every module of ours that loading ``module`` loads (its imports, theirs, and so on)."""
+    loaded, todo = set(), [module]
+    while todo:
+        for target in imports_of(todo.pop(), modules) - loaded:
+            loaded.add(target)
+            todo.append(target)
+    return loaded
+
+
+def test_the_compaction_loads_nothing_of_the_rotation():
+    # both take their reference time from the scheduled event: the shared reading lives in _periods
+    modules = module_paths(PACKAGES)
+    for handler in ("cdk_ts_runtime.handlers.compaction", "cdk_ts_runtime.handlers.compaction_partition"):
+        loaded = loaded_with(handler, modules)
+        assert "cdk_ts_runtime._periods" in loaded
+        assert sorted(m for m in loaded if m.startswith("cdk_ts_runtime._rotation")) == []
+
+
 def _package(tmp_path: Path, files: dict[str, str]) -> dict[str, Path]:
     for name, text in files.items():
         path = tmp_path / "pkg" / name

@@ -20,6 +20,7 @@ from cdk_ts_runtime._emf import EmfWriter
 from cdk_ts_runtime._errors import CdkTsError, ValidationError
 from cdk_ts_runtime._inputs import number
 from cdk_ts_runtime._periods import next_start, parse_table_name, period_start, require_utc, shift, table_name
+from cdk_ts_runtime._periods import scheduled_time as scheduled_time  # the 0.2 path cdk_ts_runtime.rotation serves it
 from cdk_ts_runtime._rotation._creation import CREATE_ATTEMPTS as CREATE_ATTEMPTS
 from cdk_ts_runtime._rotation._creation import CREATE_RETRY_BASE_SECONDS as CREATE_RETRY_BASE_SECONDS
 from cdk_ts_runtime._rotation._creation import CREATE_RETRY_CAP_SECONDS as CREATE_RETRY_CAP_SECONDS
@@ -394,21 +395,3 @@ def _run_timeout(env: Mapping[str, str]) -> int:
     if not raw.isdigit() or not 1 <= int(raw) <= LONGEST_RUN_SECONDS:
         raise ValidationError(f"{RUN_TIMEOUT_ENV} {raw!r} must be whole seconds from 1 to {LONGEST_RUN_SECONDS}")
     return int(raw)
-
-
-def scheduled_time(event: Mapping[str, Any], clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> datetime:
-    """The event's ``time`` (EventBridge's scheduled time) as aware UTC; the clock only when it is absent.
-
-    :param event: the scheduled event, with ``Operation`` and ``time``.
-    :param clock: returns the current time when the event has none.
-        Default: the current UTC time.
-    :raises ValueError: when ``time`` is not ISO-8601.
-    """
-    raw = event.get("time")
-    if not raw:
-        return clock()
-    try:
-        parsed = datetime.fromisoformat(str(raw))
-    except ValueError:
-        raise ValidationError(f"event time {raw!r} is not ISO-8601 (e.g. 2026-03-01T23:45:00Z)") from None
-    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).astimezone(UTC)
