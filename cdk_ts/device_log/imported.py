@@ -6,9 +6,6 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
-from cdk_ts._import_checks import check_arn, check_key
-from cdk_ts._table_names import check_imported_table_name
-from cdk_ts._validation import Problems
 from cdk_ts.device_log.base import DeviceLogTableBase
 from cdk_ts_runtime._device_log import GSI_BY_OPERATOR, GSI_BY_SUPERVISOR
 
@@ -17,18 +14,13 @@ class _ImportedDeviceLogTable(DeviceLogTableBase):
     """A device log table deployed elsewhere, known by name: what ``DeviceLogTable.from_table_name`` returns.
 
     Creates nothing: imports the table as ``{construct_id}/Table`` with its indexes GSI1 and GSI2, so grants
-    cover them. ``from_table_name`` documents the arguments and what is refused.
+    cover them. ``from_table_name`` checks and documents the arguments.
     """
 
     def __init__(
         self, scope: Construct, construct_id: str, *,
         table_name: str, encryption_key: kms.IKey | None, table_stream_arn: str | None,
     ) -> None:
-        problems = Problems(scope, construct_id)
-        check_imported_table_name(problems, "table_name", table_name)
-        check_key(problems, "encryption_key", encryption_key)
-        check_arn(problems, "table_stream_arn", table_stream_arn, service="dynamodb", resource="/stream/")
-        problems.raise_if_any()
         super().__init__(scope, construct_id)
         self.encryption_key = encryption_key
         self.table = dynamodb.Table.from_table_attributes(

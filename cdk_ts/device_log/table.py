@@ -11,8 +11,9 @@ from constructs import Construct
 
 from cdk_ts._capacity import CAPACITY_KEYWORDS, TableCapacityOptions, table_capacity_options
 from cdk_ts._defaults import table_protection
+from cdk_ts._import_checks import check_arn, check_key
 from cdk_ts._insights import throttled_keys_options, throttled_keys_rule_of
-from cdk_ts._table_names import check_table_name
+from cdk_ts._table_names import check_imported_table_name, check_table_name
 from cdk_ts._validation import Problems, check_keywords, keyword_names
 from cdk_ts.device_log.base import DeviceLogTableBase
 from cdk_ts.device_log.imported import _ImportedDeviceLogTable
@@ -168,6 +169,11 @@ class DeviceLogTable(DeviceLogTableBase):
             included), an ``encryption_key`` that is not a ``kms.IKey``, or a ``table_stream_arn`` that is not a
             stream's ARN.
         """
+        problems = Problems(scope, construct_id)
+        check_imported_table_name(problems, "table_name", table_name)
+        check_key(problems, "encryption_key", encryption_key)
+        check_arn(problems, "table_stream_arn", table_stream_arn, service="dynamodb", resource="/stream/")
+        problems.raise_if_any()
         return _ImportedDeviceLogTable(
             scope, construct_id, table_name=table_name, encryption_key=encryption_key,
             table_stream_arn=table_stream_arn,

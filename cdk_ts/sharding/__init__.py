@@ -3,7 +3,7 @@
 The public names are here: ``ShardMetadataTable`` (creates the metadata table for a main table's hot keys) and
 ``ShardMetadataTableBase`` (what any metadata table can do: grants on both tables, ``bind``, metrics;
 ``ShardMetadataTable.from_table_name`` returns one for a metadata table another stack or app deployed, from
-``imported``). ``_checks`` holds what both check. The runtime side is ``cdk_ts_runtime._sharding``.
+``imported``). The runtime side is ``cdk_ts_runtime._sharding``.
 """
 
 from __future__ import annotations

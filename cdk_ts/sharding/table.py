@@ -11,14 +11,15 @@ from constructs import Construct
 
 from cdk_ts._capacity import CAPACITY_KEYWORDS, TableCapacityOptions, table_capacity_options
 from cdk_ts._defaults import table_protection
+from cdk_ts._import_checks import check_key
 from cdk_ts._insights import main_table_problem, name_throttled_keys_of, throttled_keys_rule_of
-from cdk_ts._table_names import check_table_name
-from cdk_ts._validation import Problems, check_keywords, keyword_names
+from cdk_ts._table_names import check_imported_table_name, check_table_name
+from cdk_ts._validation import Problems, attribute_problem, check_keywords, keyword_names
 from cdk_ts.protocols import HasTable
-from cdk_ts.sharding._checks import check_partition_key, check_strategy, main_table_of
 from cdk_ts.sharding.base import ShardMetadataTableBase
 from cdk_ts.sharding.imported import _ImportedShardMetadataTable
-from cdk_ts_runtime._sharding import ShardStrategy, StrategyName
+from cdk_ts_runtime._errors import WrongTypeError
+from cdk_ts_runtime._sharding import STRATEGIES, ShardStrategy, StrategyName
 
 _ATTRIBUTE_TYPES = {
     "S": dynamodb.AttributeType.STRING,
@@ -90,9 +91,9 @@ class ShardMetadataTable(ShardMetadataTableBase):
         """Create the metadata table for ``main_table`` (keywords in the class docstring)."""
         problems = Problems(scope, construct_id)
         check_keywords(problems, capacity, CAPACITY_KEYWORDS, also_valid=keyword_names(ShardMetadataTable.__init__))
-        check_strategy(problems, strategy)
+        _check_strategy(problems, strategy)
         check_table_name(problems, "table_name", table_name)
-        table = main_table_of(problems, main_table)
+        table = _table_of(problems, main_table)
         partition_key, sort_key_name = _main_table_keys(problems, table, partition_key, sort_key_name)
         options, _caps = table_capacity_options(problems, capacity, on_demand=True)
         if throttled_keys_insights:
@@ -151,10 +152,46 @@ class ShardMetadataTable(ShardMetadataTableBase):
         :raises TypeError: naming the construct path, when ``main_table`` is not a table or a construct with
             ``.table``.
         """
+        problems = Problems(scope, construct_id)
+        _table_of(problems, main_table)
+        _check_strategy(problems, strategy)
+        check_imported_table_name(problems, "table_name", table_name)
+        check_key(problems, "encryption_key", encryption_key)
+        _check_partition_key(problems, partition_key)
+        problems.check(
+            isinstance(sort_key_name, str) and bool(sort_key_name.strip()),
+            f"sort_key_name {sort_key_name!r} names no attribute; pass the main table's sort key name",
+        )
+        problems.raise_if_any()
         return _ImportedShardMetadataTable(
             scope, construct_id, table_name=table_name, encryption_key=encryption_key, main_table=main_table,
             partition_key=partition_key, sort_key_name=sort_key_name, strategy=strategy,
         )
+
+
+def _check_strategy(problems: Problems, strategy: object) -> None:
+    """Record a strategy that is not one of ``STRATEGIES``."""
+    problems.check(strategy in STRATEGIES, f"strategy {strategy!r} is not one of {', '.join(STRATEGIES)}")
+
+
+def _check_partition_key(problems: Problems, partition_key: object) -> None:
+    """Record a partition key that is not a ``dynamodb.Attribute`` of type String (shards are ``{key}_{n}``)."""
+    if problems.check((problem := attribute_problem("partition_key", partition_key)) is None, str(problem)):
+        problems.check(
+            partition_key.type == dynamodb.AttributeType.STRING,
+            f"partition key {partition_key.name!r} is {partition_key.type.name}; shards are stored as "
+            "'{key}_{n}', so the main table's partition key must be a String",
+        )
+
+
+def _table_of(problems: Problems, main_table: object) -> dynamodb.ITable | dynamodb.ITableV2:
+    """The table ``main_table`` is or exposes as ``.table``; a ``TypeError`` naming the path for anything else."""
+    table = main_table.table if isinstance(main_table, HasTable) else main_table
+    if not hasattr(table, "table_name"):
+        raise WrongTypeError(
+            f"{problems.path}: main_table {main_table!r} is not a DynamoDB table or a construct with .table"
+        )
+    return table
 
 
 def _main_table_keys(
@@ -169,7 +206,7 @@ def _main_table_keys(
         f"cannot read the partition key of main_table {table.node.path} (an imported table, or a key of "
         "several attributes); pass partition_key=dynamodb.Attribute(...)",
     ):
-        check_partition_key(problems, partition_key)
+        _check_partition_key(problems, partition_key)
     sort_key_name = sort_key_name or schema_sort
     problems.check(
         bool(sort_key_name),
