@@ -20,12 +20,25 @@ if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time
     from cdk_ts._capacity import TableCapacityOptions
     from cdk_ts._defaults import LAMBDA_RUNTIME
     from cdk_ts._validation import ConstructValidationError
-    from cdk_ts.archive_catalog import ARCHIVE_COLUMNS, PARTITION_COLUMNS, ArchiveCatalog, deduplicated_view_sql
-    from cdk_ts.archive_compaction import ArchiveCompaction, CompactionOptions, IcebergOptions
+    from cdk_ts.archive import (
+        ARCHIVE_COLUMNS,
+        PARTITION_COLUMNS,
+        TTL_DELETIONS_ONLY,
+        ArchiveAttributes,
+        ArchiveCatalog,
+        ArchiveCompaction,
+        CompactedCatalog,
+        CompactionOptions,
+        FailureDestination,
+        IcebergOptions,
+        IcebergTableSink,
+        ImportedStreamArchiver,
+        StreamArchiver,
+        StreamArchiverBase,
+        deduplicated_view_sql,
+    )
     from cdk_ts.buckets import access_logs_bucket, secure_bucket, stack_access_logs_bucket
-    from cdk_ts.compacted_catalog import CompactedCatalog
     from cdk_ts.device_log import DeviceLogTable, DeviceLogTableBase
-    from cdk_ts.iceberg_table_sink import IcebergTableSink
     from cdk_ts.monitoring import MonitoringDashboard
     from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
     from cdk_ts.rotation import (
@@ -36,8 +49,6 @@ if TYPE_CHECKING:  # editors and type checkers see the real classes; at run time
     )
     from cdk_ts.runtime_layer import RuntimeLayer
     from cdk_ts.sharding import ShardMetadataTable, ShardMetadataTableBase
-    from cdk_ts.stream_archiver import TTL_DELETIONS_ONLY, FailureDestination, StreamArchiver
-    from cdk_ts.stream_archiver_base import ArchiveAttributes, ImportedStreamArchiver, StreamArchiverBase
     from cdk_ts.timestream import TimestreamTable, TimestreamTableBase
     from cdk_ts_runtime._archiver import ArchiverMetric
     from cdk_ts_runtime._compaction_plan import ColumnSpec, Granularity
@@ -60,9 +71,9 @@ _LAZY = {
     "ArchiverSource": "cdk_ts.protocols",
     "HasTable": "cdk_ts.protocols",
     "RotatingStreamSource": "cdk_ts.protocols",
-    "ARCHIVE_COLUMNS": "cdk_ts.archive_catalog",
-    "PARTITION_COLUMNS": "cdk_ts.archive_catalog",
-    "deduplicated_view_sql": "cdk_ts.archive_catalog",
+    "ARCHIVE_COLUMNS": "cdk_ts.archive",
+    "PARTITION_COLUMNS": "cdk_ts.archive",
+    "deduplicated_view_sql": "cdk_ts.archive",
     "DeviceLogTable": "cdk_ts.device_log",
     "DeviceLogTableBase": "cdk_ts.device_log",
     "MonitoringDashboard": "cdk_ts.monitoring",
@@ -73,18 +84,18 @@ _LAZY = {
     "RotatingTimeSeriesTablesBase": "cdk_ts.rotation",
     "PeriodTableOptions": "cdk_ts.rotation",
     "RotationOptions": "cdk_ts.rotation",
-    "ArchiveCatalog": "cdk_ts.archive_catalog",
-    "ArchiveCompaction": "cdk_ts.archive_compaction",
-    "CompactionOptions": "cdk_ts.archive_compaction",
-    "IcebergOptions": "cdk_ts.archive_compaction",
-    "IcebergTableSink": "cdk_ts.iceberg_table_sink",
-    "CompactedCatalog": "cdk_ts.compacted_catalog",
-    "StreamArchiver": "cdk_ts.stream_archiver",
-    "StreamArchiverBase": "cdk_ts.stream_archiver_base",
-    "ArchiveAttributes": "cdk_ts.stream_archiver_base",
-    "ImportedStreamArchiver": "cdk_ts.stream_archiver_base",
-    "FailureDestination": "cdk_ts.stream_archiver",
-    "TTL_DELETIONS_ONLY": "cdk_ts.stream_archiver",
+    "ArchiveCatalog": "cdk_ts.archive",
+    "ArchiveCompaction": "cdk_ts.archive",
+    "CompactionOptions": "cdk_ts.archive",
+    "IcebergOptions": "cdk_ts.archive",
+    "IcebergTableSink": "cdk_ts.archive",
+    "CompactedCatalog": "cdk_ts.archive",
+    "StreamArchiver": "cdk_ts.archive",
+    "StreamArchiverBase": "cdk_ts.archive",
+    "ArchiveAttributes": "cdk_ts.archive",
+    "ImportedStreamArchiver": "cdk_ts.archive",
+    "FailureDestination": "cdk_ts.archive",
+    "TTL_DELETIONS_ONLY": "cdk_ts.archive",
     "TimestreamTable": "cdk_ts.timestream",
     "TimestreamTableBase": "cdk_ts.timestream",
 }

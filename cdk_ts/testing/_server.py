@@ -22,11 +22,11 @@ from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
+from cdk_ts.testing._control_plane import ControlPlane
 from cdk_ts.testing._data_plane import DataPlaneRules
 from cdk_ts.testing._engines import exit_with_parent
 from cdk_ts.testing._rules import (
     HARNESS_OWNED_FIELDS,
-    ControlPlane,
     RuleError,
     RulesSettings,
     json_answer,

@@ -1,6 +1,6 @@
 """The UpdateTable rules of the harness's control plane: what a call changes, and when DynamoDB refuses it.
 
-``ControlPlane.check_update`` applies them in DynamoDB's order; each names its source next to its code.
+``_control_plane.ControlPlane.check_update`` applies them in DynamoDB's order; each names its source next to its code.
 """
 
 from __future__ import annotations

@@ -79,6 +79,10 @@ REGISTRY: tuple[Deprecation, ...] = (
                 Kind.MODULE),
     Deprecation("cdk_ts.PeriodTablesBase", "cdk_ts.RotatingTimeSeriesTablesBase", "0.3.0", Kind.ATTRIBUTE),
     *(Deprecation(old, f"CDK_TS_{old}", "0.3.0", Kind.ENVIRONMENT_VARIABLE) for old in _ENVIRONMENT),
+    # -- the archive's modules, moved into the package cdk_ts.archive in 0.3.0 ----------------------------------
+    *(Deprecation(f"cdk_ts.{old}", "cdk_ts (or cdk_ts.archive)", "0.3.0", Kind.MODULE)
+      for old in ("stream_archiver", "stream_archiver_base", "archive_compaction", "archive_catalog",
+                  "compacted_catalog", "iceberg_table_sink")),
     Deprecation(f"{_RUNTIME}.archive_lines", _INTERNAL, "0.3.0", Kind.MODULE),
     Deprecation(f"{_RUNTIME}.archiver", "cdk_ts.ArchiverMetric; replay: the cdk-ts replay command", "0.3.0",
                 Kind.MODULE),

@@ -7,8 +7,10 @@ timezone-aware datetimes; a naive datetime is rejected rather than guessed at.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime, timedelta
 from enum import StrEnum
+from typing import Any
 
 from cdk_ts_runtime._errors import ValidationError
 from cdk_ts_runtime._inputs import MAX_YEAR, MIN_YEAR, whole
@@ -222,3 +224,24 @@ def table_name_glob(prefix: str, period: RotationPeriod | str) -> str:
 def globs_overlap(first: str, second: str) -> bool:
     """True when some name matches both patterns (made of literal characters and ``?`` only)."""
     return len(first) == len(second) and all(a == b or "?" in (a, b) for a, b in zip(first, second, strict=True))
+
+
+def scheduled_time(event: Mapping[str, Any], clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> datetime:
+    """The event's ``time`` (EventBridge's scheduled time) as aware UTC; the clock only when it is absent.
+
+    What every scheduled function (the rotation, the compaction's planner) takes its reference time from, so
+    retries and delays do not change which table or partition it acts on.
+
+    :param event: the scheduled event, with ``Operation`` and ``time``.
+    :param clock: returns the current time when the event has none.
+        Default: the current UTC time.
+    :raises ValueError: when ``time`` is not ISO-8601.
+    """
+    raw = event.get("time")
+    if not raw:
+        return clock()
+    try:
+        parsed = datetime.fromisoformat(str(raw))
+    except ValueError:
+        raise ValidationError(f"event time {raw!r} is not ISO-8601 (e.g. 2026-03-01T23:45:00Z)") from None
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).astimezone(UTC)

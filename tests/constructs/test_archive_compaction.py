@@ -10,9 +10,8 @@ from aws_cdk import Duration
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk.assertions import Match, Template
 
-from cdk_ts import DeviceLogTable, StreamArchiver
+from cdk_ts import CompactionOptions, DeviceLogTable, IcebergOptions, StreamArchiver
 from cdk_ts._assets import staged_asset_dir
-from cdk_ts.archive_compaction import CompactionOptions, IcebergOptions
 from cdk_ts_runtime._compaction_plan import ColumnSpec, CompactionSettings
 from tests.support.iam import actions_of, policy_statements
 from tests.support.nag import new_stack, unacknowledged_findings

@@ -7,8 +7,14 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk.assertions import Template
 
-from cdk_ts import DeviceLogTable, RotatingTimeSeriesTables, ShardMetadataTable, StreamArchiver, TimestreamTable
-from cdk_ts.archive_compaction import CompactionOptions
+from cdk_ts import (
+    CompactionOptions,
+    DeviceLogTable,
+    RotatingTimeSeriesTables,
+    ShardMetadataTable,
+    StreamArchiver,
+    TimestreamTable,
+)
 from cdk_ts_runtime import _environment
 from cdk_ts_runtime._compaction_plan import ColumnSpec
 

@@ -17,7 +17,7 @@ from cdk_ts_runtime import _deprecations
 from tests.support.glue import presto_view
 from tests.support.nag import new_app
 
-#: Glue's rule as the errors state it (cdk_ts._glue_names cites the Glue and Athena pages).
+#: Glue's rule as the errors state it (cdk_ts.archive._glue_names cites the Glue and Athena pages).
 GLUE_RULE = "1-255 letters, digits or '_'"
 
 

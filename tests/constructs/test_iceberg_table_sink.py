@@ -14,7 +14,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk.assertions import Match, Template
 
 from cdk_ts import CompactionOptions, DeviceLogTable, StreamArchiver
-from cdk_ts.iceberg_table_sink import IcebergTableSink, sink_fields
+from cdk_ts.archive.iceberg_table_sink import IcebergTableSink, sink_fields
 from cdk_ts_runtime._firehose_iceberg import ENV_ROUTE, IcebergRoute, SinkMode
 from tests.support.nag import new_app, new_stack, unacknowledged_findings
 

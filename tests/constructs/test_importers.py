@@ -14,18 +14,19 @@ from aws_cdk.assertions import Template
 from cdk_ts import (
     DeviceLogTable,
     DeviceLogTableBase,
+    ImportedStreamArchiver,
     MonitoringDashboard,
     RotatingTimeSeriesTables,
     ShardMetadataTable,
     ShardMetadataTableBase,
     StreamArchiver,
+    StreamArchiverBase,
     TimestreamTable,
     TimestreamTableBase,
 )
 from cdk_ts._defaults import runtime_function
 from cdk_ts.rotation import RotatingTimeSeriesTablesBase
 from cdk_ts.rotation.imported import _ImportedPeriodTables
-from cdk_ts.stream_archiver_base import ImportedStreamArchiver, StreamArchiverBase
 from cdk_ts_runtime import TableLayout
 from tests.support.iam import actions_of, lambda_role, policy_statements
 from tests.support.nag import new_app, unacknowledged_findings

@@ -11,8 +11,14 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_s3 as s3
 from aws_cdk.assertions import Match, Template
 
-from cdk_ts import DeviceLogTable, FailureDestination, RotatingTimeSeriesTables, StreamArchiver
-from cdk_ts.stream_archiver import TTL_DELETIONS_ONLY, deduplicated_view_sql
+from cdk_ts import (
+    TTL_DELETIONS_ONLY,
+    DeviceLogTable,
+    FailureDestination,
+    RotatingTimeSeriesTables,
+    StreamArchiver,
+    deduplicated_view_sql,
+)
 from cdk_ts_runtime._stream_consumer import STREAM_CONSUMER_ENV, StreamConsumer
 from tests.support.glue import presto_view
 from tests.support.iam import policy_statements

@@ -14,10 +14,19 @@ import pytest
 # The modules users import: the constructs (and the planner) and the runtime's clients and contracts.
 PUBLIC_MODULES = [
     "cdk_ts",
-    "cdk_ts.archive_compaction",
+    "cdk_ts.archive",  # each family's face, and the modules its public names live in
+    "cdk_ts.archive.archiver",
+    "cdk_ts.archive.base",
+    "cdk_ts.archive.catalog",
+    "cdk_ts.archive.compacted_catalog",
+    "cdk_ts.archive.compaction",
+    "cdk_ts.archive.iceberg_table_sink",
+    "cdk_ts.archive.imported",
+    "cdk_ts.archive.options",
     "cdk_ts.buckets",
-    "cdk_ts.compacted_catalog",
     "cdk_ts.device_log",
+    "cdk_ts.device_log.base",
+    "cdk_ts.device_log.table",
     "cdk_ts.monitoring",
     "cdk_ts.plan",
     "cdk_ts.plan.__main__",
@@ -27,9 +36,8 @@ PUBLIC_MODULES = [
     "cdk_ts.rotation.tables",
     "cdk_ts.runtime_layer",
     "cdk_ts.sharding",
-    "cdk_ts.iceberg_table_sink",
-    "cdk_ts.stream_archiver",
-    "cdk_ts.stream_archiver_base",
+    "cdk_ts.sharding.base",
+    "cdk_ts.sharding.table",
     "cdk_ts.testing",
     "cdk_ts.testing.pytest_plugin",
     "cdk_ts.testing._engines",  # the public names of cdk_ts.testing live in its private modules

@@ -504,7 +504,7 @@ def test_shell_snippet(name, tmp_path, capsys):
 
 def check_view_text(name: str, tmp_path: Path) -> None:
     """The view is the text the construct writes (cdk_ts.deduplicated_view_sql), then a commented example."""
-    from cdk_ts.archive_catalog import deduplicated_view_sql
+    from cdk_ts import deduplicated_view_sql
 
     assert code(name).startswith(deduplicated_view_sql('"<database>"."<table>"'))
 

@@ -16,8 +16,8 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from cdk_ts.testing import RulesSettings, start_rules_proxy
+from cdk_ts.testing._control_plane import ControlPlane
 from cdk_ts.testing._rules import (
-    ControlPlane,
     RuleError,
     TokenBuckets,
     item_size,

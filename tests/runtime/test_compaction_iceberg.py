@@ -8,7 +8,7 @@ import boto3
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
-from cdk_ts.archive_compaction import iceberg_fields
+from cdk_ts.archive.compaction import iceberg_fields
 from cdk_ts_runtime._compaction import ArchiveCompactor
 from cdk_ts_runtime._compaction_iceberg import IcebergSink
 from tests.support.compaction import archive, compaction_settings, sample_changes

@@ -16,8 +16,7 @@ from aws_cdk import Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk.assertions import Template
 
-from cdk_ts import DeviceLogTable, StreamArchiver
-from cdk_ts.archive_compaction import CompactionOptions
+from cdk_ts import CompactionOptions, DeviceLogTable, StreamArchiver
 from cdk_ts_runtime._compaction import ArchiveCompactor
 from cdk_ts_runtime._compaction_plan import ColumnSpec
 from tests.support.compaction import (

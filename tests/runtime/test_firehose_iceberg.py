@@ -23,7 +23,7 @@ import duckdb
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
-from cdk_ts.iceberg_table_sink import sink_fields
+from cdk_ts.archive.iceberg_table_sink import sink_fields
 from cdk_ts_runtime._compaction import ArchiveCompactor, restore_image
 from cdk_ts_runtime._compaction_iceberg import IcebergSink
 from cdk_ts_runtime._compaction_plan import ColumnSpec

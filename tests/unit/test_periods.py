@@ -10,6 +10,7 @@ from cdk_ts_runtime._periods import (
     parse_label,
     parse_table_name,
     period_start,
+    scheduled_time,
     shift,
     table_name,
     validate_table_prefix,
@@ -128,3 +129,21 @@ def test_shifting_past_the_year_9999_is_a_clear_error_not_an_overflow(period, co
         shift(period, last, count)
     with pytest.raises(ValidationError, match="outside the years 1000-9999"):
         shift(period, datetime(1000, 1, 1, tzinfo=UTC), -count)
+
+
+@pytest.mark.parametrize(
+    ("event", "expected"),
+    [
+        ({"time": "2026-03-01T23:45:00Z"}, datetime(2026, 3, 1, 23, 45, tzinfo=UTC)),
+        ({"time": "2026-03-02T01:45:00+02:00"}, datetime(2026, 3, 1, 23, 45, tzinfo=UTC)),
+        ({"time": "2026-03-01T23:45:00"}, datetime(2026, 3, 1, 23, 45, tzinfo=UTC)),  # no zone: UTC
+        ({"Operation": "reconcile"}, datetime(2030, 1, 1, tzinfo=UTC)),  # no time: the clock's
+    ],
+)
+def test_a_scheduled_run_s_time_is_the_event_s_in_utc_and_the_clock_s_only_without_one(event, expected):
+    assert scheduled_time(event, clock=lambda: datetime(2030, 1, 1, tzinfo=UTC)) == expected
+
+
+def test_a_scheduled_time_that_is_not_iso_8601_is_refused_naming_it():
+    with pytest.raises(ValidationError, match=r"event time 'yesterday' is not ISO-8601 \(e.g. 2026-03-01T23:45:00Z\)"):
+        scheduled_time({"time": "yesterday"})

@@ -394,21 +394,3 @@ def _run_timeout(env: Mapping[str, str]) -> int:
     if not raw.isdigit() or not 1 <= int(raw) <= LONGEST_RUN_SECONDS:
         raise ValidationError(f"{RUN_TIMEOUT_ENV} {raw!r} must be whole seconds from 1 to {LONGEST_RUN_SECONDS}")
     return int(raw)
-
-
-def scheduled_time(event: Mapping[str, Any], clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> datetime:
-    """The event's ``time`` (EventBridge's scheduled time) as aware UTC; the clock only when it is absent.
-
-    :param event: the scheduled event, with ``Operation`` and ``time``.
-    :param clock: returns the current time when the event has none.
-        Default: the current UTC time.
-    :raises ValueError: when ``time`` is not ISO-8601.
-    """
-    raw = event.get("time")
-    if not raw:
-        return clock()
-    try:
-        parsed = datetime.fromisoformat(str(raw))
-    except ValueError:
-        raise ValidationError(f"event time {raw!r} is not ISO-8601 (e.g. 2026-03-01T23:45:00Z)") from None
-    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).astimezone(UTC)

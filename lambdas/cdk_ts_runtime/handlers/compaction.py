@@ -15,7 +15,7 @@ from cdk_ts_runtime._compaction_fanout import ENV_QUEUE_URL, CompactionPlanner
 from cdk_ts_runtime._compaction_iceberg import ENV_ICEBERG, IcebergSink
 from cdk_ts_runtime._compaction_plan import CompactionSettings
 from cdk_ts_runtime._errors import ValidationError
-from cdk_ts_runtime._rotation.rotator import scheduled_time
+from cdk_ts_runtime._periods import scheduled_time
 
 __all__ = ["handler"]  # the entry point; the rest of this module is its machinery
 

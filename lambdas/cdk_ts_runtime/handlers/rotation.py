@@ -9,9 +9,10 @@ from typing import Any
 
 import boto3
 
+from cdk_ts_runtime._periods import scheduled_time
 from cdk_ts_runtime._retries import CONTROL_PLANE, METRICS
 from cdk_ts_runtime._rotation.config import RotationConfig
-from cdk_ts_runtime._rotation.rotator import TableRotator, scheduled_time
+from cdk_ts_runtime._rotation.rotator import TableRotator
 from cdk_ts_runtime._stream_consumer import StreamConsumer
 from cdk_ts_runtime.handlers import custom_resource
 

@@ -18,7 +18,7 @@ from aws_cdk import aws_glue as glue
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from cdk_ts._glue_views import presto_view
+from cdk_ts.archive._glue_views import presto_view
 from cdk_ts_runtime._compaction_plan import ColumnSpec, Granularity
 
 #: The compacted layer's own columns and their Glue (Hive) types, before the declared ones.

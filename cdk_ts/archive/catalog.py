@@ -7,9 +7,9 @@ from aws_cdk import aws_glue as glue
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from cdk_ts._glue_names import MAX_NAME_LENGTH, VIEW_SUFFIX, glue_name
-from cdk_ts._glue_views import presto_view
 from cdk_ts._validation import Problems
+from cdk_ts.archive._glue_names import MAX_NAME_LENGTH, VIEW_SUFFIX, glue_name
+from cdk_ts.archive._glue_views import presto_view
 
 #: The Glue table's data columns (all strings: every field of a line is a JSON string or null).
 ARCHIVE_COLUMNS = (
@@ -73,7 +73,7 @@ class ArchiveCatalog(Construct):
             database's); the view is ``{table_name}_deduplicated``.
         :param database: the database resource when this app creates it, so the table is created after it.
             Default: None — the database exists already.
-        :raises ValueError: for a database or table name Glue or Athena refuses (see ``cdk_ts._glue_names``).
+        :raises ValueError: for a database or table name Glue or Athena refuses (see ``cdk_ts.archive._glue_names``).
         """
         problems = Problems(scope, construct_id)
         database_name = glue_name(problems, "database_name", database_name) or database_name

@@ -16,20 +16,19 @@ from constructs import Construct
 
 from cdk_ts import buckets
 from cdk_ts._alarms import AlarmingConstruct
-from cdk_ts._archive_glue import cfn_database, cfn_database_name, check_unique_glue_table, shared_glue_database
-from cdk_ts._archive_mapping import connect_source, stream_delivery
-from cdk_ts._archive_monitoring import archiver_alarms, create_alarms
-from cdk_ts._archive_resources import archive_bucket, archiver_function, failure_bucket
 from cdk_ts._defaults import dead_letter_queue
-from cdk_ts._glue_names import MAX_NAME_LENGTH, VIEW_SUFFIX, glue_name
 from cdk_ts._validation import Problems, check_iam_text, describe
-from cdk_ts.archive_catalog import ARCHIVE_COLUMNS as ARCHIVE_COLUMNS  # re-exported: their home until 0.2
-from cdk_ts.archive_catalog import PARTITION_COLUMNS as PARTITION_COLUMNS
-from cdk_ts.archive_catalog import ArchiveCatalog
-from cdk_ts.archive_catalog import deduplicated_view_sql as deduplicated_view_sql
-from cdk_ts.archive_compaction import ArchiveCompaction, CompactionOptions
+from cdk_ts.archive._glue import cfn_database, cfn_database_name, check_unique_glue_table, shared_glue_database
+from cdk_ts.archive._glue_names import MAX_NAME_LENGTH, VIEW_SUFFIX, glue_name
+from cdk_ts.archive._mapping import connect_source, stream_delivery
+from cdk_ts.archive._monitoring import archiver_alarms, create_alarms
+from cdk_ts.archive._resources import archive_bucket, archiver_function, failure_bucket
+from cdk_ts.archive.base import StreamArchiverBase
+from cdk_ts.archive.catalog import ArchiveCatalog
+from cdk_ts.archive.compaction import ArchiveCompaction
+from cdk_ts.archive.imported import ArchiveAttributes, ImportedStreamArchiver
+from cdk_ts.archive.options import CompactionOptions
 from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
-from cdk_ts.stream_archiver_base import ArchiveAttributes, ImportedStreamArchiver, StreamArchiverBase
 from cdk_ts_runtime import _deprecations
 from cdk_ts_runtime._archiver import FAILURE_PREFIX
 from cdk_ts_runtime._errors import WrongTypeError

@@ -38,9 +38,9 @@ from cdk_ts._alarms import AlarmingConstruct
 from cdk_ts._assets import compaction_code
 from cdk_ts._defaults import runtime_function
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
-from cdk_ts._s3_tables import iceberg_table
 from cdk_ts._validation import Problems
-from cdk_ts.archive_compaction import iceberg_fields
+from cdk_ts.archive._s3_tables import iceberg_table
+from cdk_ts.archive.compaction import iceberg_fields
 from cdk_ts.protocols import HasTable
 from cdk_ts_runtime._compaction_plan import PARTITION_NAMES, ColumnSpec, CompactionSettings
 from cdk_ts_runtime._firehose_iceberg import ENV_ROUTE, IcebergRoute, SinkMode, partition_columns, unique_keys
@@ -348,7 +348,7 @@ class _NoCompaction:
 
     def validate(self) -> list[str]:
         """One message per archiver of this stack whose stream mapping reads the table and that has ``compaction``."""
-        from cdk_ts.stream_archiver import StreamArchiver  # the archiver imports much of cdk_ts: import when checked
+        from cdk_ts.archive.archiver import StreamArchiver  # the archiver imports much of cdk_ts: import when checked
 
         stream, table = self._table.attr_stream_arn, self._table.node.scope.node.path
         return [

@@ -6,8 +6,8 @@ from aws_cdk import Stack, Token
 from aws_cdk import aws_glue as glue
 from constructs import Construct
 
-from cdk_ts._glue_names import VIEW_SUFFIX
-from cdk_ts.stream_archiver_base import StreamArchiverBase
+from cdk_ts.archive._glue_names import VIEW_SUFFIX
+from cdk_ts.archive.base import StreamArchiverBase
 from cdk_ts_runtime._errors import ValidationError
 
 
