@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from cdk_ts_runtime._errors import ValidationError
@@ -64,3 +65,27 @@ def pick_shard(
         shard = rng.randint(1, count - 1)
         return shard + 1 if shard >= avoid else shard
     return rng.randint(1, count)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShardNames:
+    """What names a sharded table's items: the table, its two key attributes, the strategy and the shard keys.
+
+    :param table_name: the main table's name.
+    :param partition_key: the partition key attribute (stored as ``{key}{separator}{n}``).
+    :param sort_key: the sort key attribute.
+    :param strategy: how a write picks its shard.
+    :param keys: the stored keys of the table's separator.
+    :param sort_key_time_unit: ``"s"``, ``"ms"`` or ``"iso"`` when the sort key is a time, else None.
+    """
+
+    table_name: str
+    partition_key: str
+    sort_key: str
+    strategy: ShardStrategy
+    keys: ShardKeys
+    sort_key_time_unit: str | None
+
+    def key_of(self, logical: str, shard: int, sort_value: Any) -> dict[str, Any]:
+        """The item key of ``logical``'s shard ``shard`` at ``sort_value``, as plain values."""
+        return {self.partition_key: self.keys.physical(logical, shard), self.sort_key: sort_value}
