@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from botocore.config import Config
 
@@ -63,41 +63,26 @@ DATA_PATH = Config(retries={"mode": "standard", "total_max_attempts": 3})
 TIMESTREAM_WRITE = Config(retries={"mode": "standard", "total_max_attempts": 1})
 
 
-# ---- our own retries: one policy as data, one helper that runs a call under it ----------------------------------
+# ---- our own retries: a policy as data, one helper that runs a call under it ----------------------------------
 
 
 class Decision(StrEnum):
-    """What a :class:`RetryPolicy` makes of one failed attempt."""
+    """What a :class:`RetryPolicy` makes of a failed attempt: wait and retry, grow the key first, or stop."""
 
-    #: Wait, then send again.
     RETRY = "retry"
-    #: A throttle more shards cure (one partition of the base table): grow the key, wait, send again.
-    GROW = "grow"
-    #: Raise at once: another attempt would get the same answer.
+    GROW = "grow"  # a throttle more shards cure
     STOP = "stop"
 
 
 @dataclass(frozen=True, kw_only=True)
 class RetryPolicy:
-    """How one of our loops retries, as data: attempts, backoff, and which answers mean retry, grow or stop.
+    """Attempts, backoff, and which answers mean retry, grow or stop (as botocore's ``retries/standard.py``).
 
-    In the spirit of botocore's ``retries/standard.py``: attempts count the first request, as its
-    ``total_max_attempts`` and ``RetryContext.attempt_number`` do (1-based; a retry is made while
-    ``attempt < max_attempts``), and the wait is truncated binary exponential backoff with full jitter. One
-    difference, kept from our loops before this policy: the wait after attempt ``n`` is drawn below
-    ``base_seconds * 2**n`` (botocore: ``2**(n - 1)``), so the first wait is up to twice the base.
-
-    :param max_attempts: calls in all, the first included (at least 1).
-    :param base_seconds: the backoff's unit: the wait after attempt ``n`` is below ``base_seconds * 2**n``.
-    :param cap_seconds: the longest wait.
-    :param jitter: draw each wait uniformly below its ceiling (full jitter); False waits the ceiling itself, a
-        fixed pause when ``base_seconds`` is ``cap_seconds``. Default: True.
-    :param retry_codes: the AWS error codes (``ClientError``) that are retried; every other error stops.
-        Default: none — only unaccepted results and ``retry_errors`` are retried.
-    :param grow_scopes: the throttle scopes more shards cure: a retried throttle in one of them is ``GROW``.
-        Default: none — nothing grows.
-    :param retry_errors: exception classes retried whatever their code (dropped connections, timeouts).
-        Default: none.
+    ``max_attempts`` counts the first call, as botocore's ``total_max_attempts`` and 1-based ``attempt_number``
+    do. The wait after attempt ``n`` is full jitter below ``min(cap_seconds, base_seconds * 2**n)`` (botocore:
+    ``2**(n-1)``; ours kept its loops' waits); ``jitter=False`` waits the ceiling itself. An error is ``RETRY``
+    when it is one of ``retry_errors`` or its code is in ``retry_codes``, then ``GROW`` when its throttle scope
+    is in ``grow_scopes``; anything else is ``STOP``.
     """
 
     max_attempts: int
@@ -114,7 +99,7 @@ class RetryPolicy:
         number("cap_seconds", self.cap_seconds)
 
     def decide(self, error: BaseException) -> Decision:
-        """``RETRY``, ``GROW`` or ``STOP`` for ``error``, from its class, its code and its throttle reasons."""
+        """``RETRY``, ``GROW`` or ``STOP`` for ``error``."""
         if isinstance(error, self.retry_errors):
             return Decision.RETRY
         if error_code(error) not in self.retry_codes:
@@ -125,18 +110,16 @@ class RetryPolicy:
 
     def delay(self, attempt: int, rng: Callable[[], float] = random.random) -> float:
         """Seconds to wait after failed attempt ``attempt`` (1-based), in ``[0, cap_seconds]``."""
-        ceiling = min(self.cap_seconds, self.base_seconds * 2 ** min(attempt, _LARGEST_DOUBLING))
+        ceiling = min(self.cap_seconds, self.base_seconds * 2 ** min(attempt, 1000))  # 2**n stays a float
         return rng() * ceiling if self.jitter else ceiling
 
 
-#: Past this many doublings every ceiling is the cap; the bound keeps ``2**n`` a float for any attempt number.
-_LARGEST_DOUBLING = 1000
 T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class Failure(Generic[T]):
-    """One attempt that did not succeed: its number (1-based), the policy's decision, and its error or result."""
+    """An attempt (1-based) that failed: the policy's decision, and its error or the result not accepted."""
 
     attempt: int
     decision: Decision
@@ -144,52 +127,29 @@ class Failure(Generic[T]):
     result: T | None = None
 
 
-def _accept_any(_result: object) -> bool:
-    return True
-
-
-def _ignore(_failure: Failure[Any]) -> None:
-    return None
-
-
-def _always() -> bool:
-    return True
-
-
 def _raise_or_return(failure: Failure[T]) -> T:
-    """Out of attempts: raise the last error, as botocore does, or return the last result as it is."""
     if failure.error is not None:
         raise failure.error
-    return failure.result  # type: ignore[return-value]  # the caller's accept() refused it; it is still a T
+    return failure.result  # type: ignore[return-value]  # a T that accept() refused
 
 
 def call_with_retries(
     call: Callable[[int], T],
     policy: RetryPolicy,
     *,
-    accept: Callable[[T], bool] = _accept_any,
-    on_failure: Callable[[Failure[T]], None] = _ignore,
-    may_retry: Callable[[], bool] = _always,
+    accept: Callable[[T], bool] = lambda _result: True,
+    on_failure: Callable[[Failure[T]], None] = lambda _failure: None,
+    may_retry: Callable[[], bool] = lambda: True,
     give_up: Callable[[Failure[T]], T] = _raise_or_return,
     sleep: Callable[[float], None] = time.sleep,
     rng: Callable[[], float] = random.random,
 ) -> T:
-    """``call(attempt)`` until it returns a result ``accept`` takes, under ``policy``; that result.
+    """``call(attempt)`` under ``policy`` until ``accept`` takes its result; that result.
 
-    An error the policy says ``STOP`` to is raised at once (``on_failure`` does not see it). Any other failure,
-    an error to retry or grow on or a result ``accept`` refused, goes to ``on_failure`` (which may act on it:
-    grow a key, count a throttle, or raise); then, while ``attempt < policy.max_attempts`` and ``may_retry()``
-    (the caller's time, say), the helper sleeps ``policy.delay(attempt)`` and calls again. Otherwise it returns
-    ``give_up(failure)``, which by default raises the last error or returns the last result.
-
-    :param call: one attempt; it gets the attempt number (1-based) and may keep state between attempts.
-    :param policy: attempts, backoff and decisions.
-    :param accept: whether a result is final. Default: every result is.
-    :param on_failure: called with every failure that is not ``STOP``, before the wait. Default: nothing.
-    :param may_retry: asked before each wait; False gives up now. Default: always True.
-    :param give_up: what the last failure becomes. Default: its error raised, or its result returned.
-    :param sleep: how to wait (tests pass a fake). Default: ``time.sleep``.
-    :param rng: floats in [0, 1) for the jitter (tests pass a fixed one). Default: ``random.random``.
+    A ``STOP`` error is raised at once. Any other failure (an error to retry or grow on, a result not accepted)
+    goes to ``on_failure``; then, while ``attempt < policy.max_attempts`` and ``may_retry()``, the helper sleeps
+    ``policy.delay(attempt, rng)`` and calls again, else returns ``give_up(failure)`` (by default: the last error
+    raised, or the last result returned). ``sleep`` and ``rng`` are injectable so tests never wait.
     """
     attempt = 1
     while True:

@@ -171,18 +171,6 @@ class PeriodRouter:
         "The DynamoDB client of BatchWriteItem calls: ``dynamodb_client`` when one was given.",
     )
 
-    @property
-    def batch_retries(self) -> RetryPolicy:
-        """How a batch is retried: ``max_batch_attempts`` calls while items stay unprocessed or a call is throttled.
-
-        Waits are full jitter below ``backoff_base_seconds * 2**n``, at most ``backoff_cap_seconds``; any other
-        refusal of a whole call stops the batch at once.
-        """
-        return RetryPolicy(
-            max_attempts=self.max_batch_attempts, base_seconds=self.backoff_base_seconds,
-            cap_seconds=self.backoff_cap_seconds, retry_codes=THROTTLE_CODES,
-        )
-
     # ---- routing --------------------------------------------------------------------------------
 
     def _as_time(self, when: datetime | int | Decimal | str, name: str | None = "when") -> datetime:
@@ -453,9 +441,13 @@ def _write_batch(router: PeriodRouter, batch: list[tuple[str, Mapping[str, Any],
         reasons = [f"unprocessed after {failure.attempt} attempts ({why})"] * len(items)
         raise BatchWriteError([dict(i) for i in items], failure.attempt, reasons)
 
+    retries = RetryPolicy(  # throttles and unprocessed items; any other refusal stops the batch at once
+        max_attempts=router.max_batch_attempts, base_seconds=router.backoff_base_seconds,
+        cap_seconds=router.backoff_cap_seconds, retry_codes=THROTTLE_CODES,
+    )
     try:
         call_with_retries(
-            send, router.batch_retries, accept=lambda left: not left, on_failure=throttled, give_up=refused,
+            send, retries, accept=lambda left: not left, on_failure=throttled, give_up=refused,
             sleep=router.sleep, rng=router.rng,
         )
     except ClientError as error:  # not a throttle: the whole call was refused

@@ -17,17 +17,7 @@ logger = logging.getLogger("cdk_ts_runtime.sharding.table")  # the writer's log,
 
 @dataclass(frozen=True, kw_only=True)
 class KeyGrowth:
-    """What growing a key takes: the metadata, this writer's throttle window, its limits and its random pause.
-
-    :param table_name: the main table's name (the growth metric's dimension).
-    :param metadata: the shard metadata store, where counts are read and grown.
-    :param throttles: this writer's recent writes per key and count, accepted or throttled.
-    :param clock: epoch seconds now.
-    :param max_shards: the most shards this writer grows a key to.
-    :param growth: how the needed count is rounded.
-    :param metrics: where a growth is reported, or None.
-    :param spread: sleeps a random time, so writers throttled together do not grow the key at once.
-    """
+    """What growing a key takes: the metadata, this writer's throttle window, its limits and its random pause."""
 
     table_name: str
     metadata: ShardMetadataStore

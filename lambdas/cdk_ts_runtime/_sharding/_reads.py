@@ -29,9 +29,7 @@ SORT_CONDITIONS = {
 }
 #: BatchGetItem reads up to 100 keys a call.
 BATCH_GET_KEYS = 100
-#: A point read's BatchGetItem is sent again only for keys DynamoDB left in ``UnprocessedKeys``; a refused call
-#: is the read client's to retry (``DATA_PATH``). ``ShardedTable`` sets the attempts and the cap from its
-#: ``max_attempts`` and ``max_backoff_seconds``.
+#: Only ``UnprocessedKeys`` are sent again (a refused call is ``DATA_PATH``'s); the table sets attempts and cap.
 READ_RETRIES = RetryPolicy(max_attempts=10, base_seconds=0.05, cap_seconds=2.0)
 
 
@@ -41,17 +39,7 @@ class ShardReadError(CdkTsError, RuntimeError):
 
 @dataclass(frozen=True, kw_only=True)
 class ShardReader:
-    """What reading a sharded key back takes: its names, the read client, the metadata, and the point reads' retries.
-
-    :param names: the table, its keys, the strategy and the time unit of its sort key.
-    :param dynamodb: returns the read client (created on first use).
-    :param metadata: the shard metadata store; reads take the key's counts fresh.
-    :param rng: the generator ``pick_shard`` takes (``computed`` does not draw from it).
-    :param retries: BatchGetItem calls of a point read while keys stay unprocessed, and the waits between.
-    :param sleep: how to wait.
-    :param max_workers: most shards queried in parallel.
-    :param metrics: where the shards a query read are reported, or None.
-    """
+    """What reading a sharded key back takes: its names, read client, metadata, and the point reads' retries."""
 
     names: ShardNames
     dynamodb: Callable[[], Any]
@@ -142,7 +130,7 @@ def _batch_get(reader: ShardReader, logical: str, sort_value: Any, shards: list[
     """What one BatchGetItem of ``shards`` (at most 100) finds, sent again for the keys left unprocessed."""
     names = reader.names
     keys = [to_attribute_values(names.key_of(logical, shard, sort_value)) for shard in shards]
-    request = {names.table_name: {"Keys": keys, "ConsistentRead": True}}
+    request: dict[str, Any] = {names.table_name: {"Keys": keys, "ConsistentRead": True}}
 
     def fetch(_attempt: int) -> list[dict[str, Any]]:
         nonlocal request

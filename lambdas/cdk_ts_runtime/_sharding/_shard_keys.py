@@ -69,15 +69,7 @@ def pick_shard(
 
 @dataclass(frozen=True, kw_only=True)
 class ShardNames:
-    """What names a sharded table's items: the table, its two key attributes, the strategy and the shard keys.
-
-    :param table_name: the main table's name.
-    :param partition_key: the partition key attribute (stored as ``{key}{separator}{n}``).
-    :param sort_key: the sort key attribute.
-    :param strategy: how a write picks its shard.
-    :param keys: the stored keys of the table's separator.
-    :param sort_key_time_unit: ``"s"``, ``"ms"`` or ``"iso"`` when the sort key is a time, else None.
-    """
+    """What names a sharded table's items: the table, its two key attributes, the strategy and the shard keys."""
 
     table_name: str
     partition_key: str

@@ -111,17 +111,7 @@ def item_write_units(item: Mapping[str, Any]) -> int:
 
 @dataclass(frozen=True, kw_only=True)
 class KeyShrink:
-    """What giving shards back takes: the names, the read client, the metadata, the settings and this writer's watch.
-
-    :param names: the table, its keys and the time unit of its sort key.
-    :param dynamodb: returns the read client (the COUNT queries that measure a key's rate).
-    :param metadata: the shard metadata store, where a smaller count is recorded.
-    :param settings: when and how far a key shrinks.
-    :param watch: this writer's view of each key's throttles, writes and measurements.
-    :param clock: epoch seconds now.
-    :param growth: how counts are rounded (a shrink rounds as a growth does).
-    :param metrics: where a shrink is reported, or None.
-    """
+    """What giving shards back takes: names, read client, metadata, settings and this writer's watch."""
 
     names: ShardNames
     dynamodb: Callable[[], Any]

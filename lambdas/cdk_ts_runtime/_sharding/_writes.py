@@ -29,8 +29,7 @@ STALE_AFTER_THROTTLE_SECONDS = 1.0
 #: A cached history answers for items up to this long after it was read: a shrink recorded since takes effect
 #: no earlier (its notice, less two clock skews: the shrinking writer's and this one's).
 CACHE_HORIZON_SECONDS = _history.SHRINK_NOTICE_SECONDS - 2 * _history.MAX_CLOCK_SKEW_SECONDS
-#: A sharded write is retried on throttles only; one partition's (the base table's key range) grows the key.
-#: ``ShardedTable`` sets the attempts and the cap from its ``max_attempts`` and ``max_backoff_seconds``.
+#: Throttles are retried, a partition's grows the key; the table sets attempts and cap (``max_attempts``, ...).
 WRITE_RETRIES = RetryPolicy(
     max_attempts=10, base_seconds=0.05, cap_seconds=2.0, retry_codes=THROTTLE_CODES,
     grow_scopes=frozenset({ThrottleScope.PARTITION}),
@@ -39,24 +38,7 @@ WRITE_RETRIES = RetryPolicy(
 
 @dataclass(frozen=True, kw_only=True)
 class ShardWriter:
-    """What writing one item of a sharded key takes; ``ShardedTable.put_item`` hands it every write.
-
-    :param names: the table, its keys, the strategy and the time unit of its sort key.
-    :param dynamodb: returns the write client (one SDK attempt: the retries are these).
-    :param metadata: the shard metadata store.
-    :param max_shards: the most shards this writer records for a key.
-    :param retries: the write's attempts, waits and decisions (:data:`WRITE_RETRIES`, sized by the table).
-    :param rng: shard choice and the waits' jitter.
-    :param sleep: how to wait.
-    :param clock: epoch seconds now.
-    :param metrics: where throttles and refused writes are reported, or None.
-    :param throttles: this writer's recent writes per key and count.
-    :param growth: what growing a key takes.
-    :param cloudwatch_scope: the scope of a throttle that came without reasons.
-    :param on_table_throttle: told the table name of a throttle more shards do not cure, or None.
-    :param shrink_watch: this writer's view of each key for shrinking (told of partition throttles).
-    :param shrink: what giving shards back takes, or None when keys never shrink.
-    """
+    """What writing one item of a sharded key takes; ``ShardedTable`` builds one and hands it every write."""
 
     names: ShardNames
     dynamodb: Callable[[], Any]

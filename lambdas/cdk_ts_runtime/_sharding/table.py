@@ -182,35 +182,7 @@ class ShardedTable:
         self.throttles = ThrottleWindow(cooldown_seconds, self._now)
         self.shrink_watch = ShrinkWatch(self._now)
         self._cloudwatch_scope = CloudWatchScope(table_name, self._cloudwatch.get, self._now, table_headroom)
-        self._assemble(max_attempts, max_backoff_seconds)
-
-    def _assemble(self, max_attempts: int, max_backoff_seconds: float) -> None:
-        """The reader, the writer and the growth, each given what it uses of this table and no more."""
-        names = ShardNames(
-            table_name=self.table_name, partition_key=self.partition_key, sort_key=self.sort_key,
-            strategy=self.strategy, keys=self._keys, sort_key_time_unit=self.sort_key_time_unit,
-        )
-        self._growth = KeyGrowth(
-            table_name=self.table_name, metadata=self.metadata, throttles=self.throttles, clock=self._now,
-            max_shards=self.max_shards, growth=self.growth, metrics=self.metrics,
-            spread=lambda: self._sleep(self.rng.random() * max_backoff_seconds),
-        )
-        self._reader = ShardReader(
-            names=names, dynamodb=self._read_client.get, metadata=self.metadata, rng=self.rng, sleep=self._sleep,
-            retries=replace(READ_RETRIES, max_attempts=max_attempts, cap_seconds=max_backoff_seconds),
-            max_workers=self.max_workers, metrics=self.metrics,
-        )
-        shrink = None if self.shrink is None else KeyShrink(
-            names=names, dynamodb=self._read_client.get, metadata=self.metadata, settings=self.shrink,
-            watch=self.shrink_watch, clock=self._now, growth=self.growth, metrics=self.metrics,
-        )
-        self._writer = ShardWriter(
-            names=names, dynamodb=self._write_client.get, metadata=self.metadata, max_shards=self.max_shards,
-            retries=replace(WRITE_RETRIES, max_attempts=max_attempts, cap_seconds=max_backoff_seconds),
-            rng=self.rng, sleep=self._sleep, clock=self._now, metrics=self.metrics, throttles=self.throttles,
-            growth=self._growth, cloudwatch_scope=self._cloudwatch_scope, on_table_throttle=self.on_table_throttle,
-            shrink_watch=self.shrink_watch, shrink=shrink,
-        )
+        self._growth, self._reader, self._writer = _parts(self, max_attempts, max_backoff_seconds)
 
     def _sleep(self, seconds: float) -> None:
         self.sleep(seconds)  # read through, as the clock is
@@ -340,3 +312,35 @@ class ShardedTable:
             throttled) after the read client's own retries.
         """
         return point_read(self._reader, self._logical(logical_value), sort_value)
+
+
+def _parts(
+    table: ShardedTable, max_attempts: int, max_backoff_seconds: float
+) -> tuple[KeyGrowth, ShardReader, ShardWriter]:
+    """The reader, the writer and the growth, each given what it uses of this table and no more."""
+    names = ShardNames(
+        table_name=table.table_name, partition_key=table.partition_key, sort_key=table.sort_key,
+        strategy=table.strategy, keys=table._keys, sort_key_time_unit=table.sort_key_time_unit,
+    )
+    growth = KeyGrowth(
+        table_name=table.table_name, metadata=table.metadata, throttles=table.throttles, clock=table._now,
+        max_shards=table.max_shards, growth=table.growth, metrics=table.metrics,
+        spread=lambda: table._sleep(table.rng.random() * max_backoff_seconds),
+    )
+    reader = ShardReader(
+        names=names, dynamodb=table._read_client.get, metadata=table.metadata, rng=table.rng, sleep=table._sleep,
+        retries=replace(READ_RETRIES, max_attempts=max_attempts, cap_seconds=max_backoff_seconds),
+        max_workers=table.max_workers, metrics=table.metrics,
+    )
+    shrink = None if table.shrink is None else KeyShrink(
+        names=names, dynamodb=table._read_client.get, metadata=table.metadata, settings=table.shrink,
+        watch=table.shrink_watch, clock=table._now, growth=table.growth, metrics=table.metrics,
+    )
+    writer = ShardWriter(
+        names=names, dynamodb=table._write_client.get, metadata=table.metadata, max_shards=table.max_shards,
+        retries=replace(WRITE_RETRIES, max_attempts=max_attempts, cap_seconds=max_backoff_seconds),
+        rng=table.rng, sleep=table._sleep, clock=table._now, metrics=table.metrics, throttles=table.throttles,
+        growth=growth, cloudwatch_scope=table._cloudwatch_scope, on_table_throttle=table.on_table_throttle,
+        shrink_watch=table.shrink_watch, shrink=shrink,
+    )
+    return growth, reader, writer
