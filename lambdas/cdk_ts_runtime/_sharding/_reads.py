@@ -13,9 +13,9 @@ from cdk_ts_runtime._emf import MetricsSink, WriterMetric, emit, writer_point
 from cdk_ts_runtime._errors import CdkTsError, ValidationError
 from cdk_ts_runtime._items import from_attribute_values, query_all, to_attribute_values
 from cdk_ts_runtime._retries import Failure, RetryPolicy, call_with_retries
-from cdk_ts_runtime._sharding._shard_keys import ShardNames, pick_shard
+from cdk_ts_runtime._sharding._shard_keys import ShardAccess, pick_shard
 from cdk_ts_runtime._sharding._time import time_of, window
-from cdk_ts_runtime._sharding.metadata import ShardInfo, ShardMetadataStore
+from cdk_ts_runtime._sharding.metadata import ShardInfo
 from cdk_ts_runtime._sharding.policy import ShardStrategy
 
 SORT_CONDITIONS = {
@@ -38,12 +38,9 @@ class ShardReadError(CdkTsError, RuntimeError):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ShardReader:
+class ShardReader(ShardAccess):
     """What reading a sharded key back takes: its names, read client, metadata, and the point reads' retries."""
 
-    names: ShardNames
-    dynamodb: Callable[[], Any]
-    metadata: ShardMetadataStore
     rng: random.Random
     retries: RetryPolicy
     sleep: Callable[[float], None]

@@ -21,9 +21,9 @@ from cdk_ts_runtime._emf import MetricsSink, WriterMetric, emit, writer_point
 from cdk_ts_runtime._inputs import number
 from cdk_ts_runtime._items import to_attribute_values
 from cdk_ts_runtime._sharding import _history
-from cdk_ts_runtime._sharding._shard_keys import ShardNames
+from cdk_ts_runtime._sharding._shard_keys import ShardAccess
 from cdk_ts_runtime._sharding._time import sort_value
-from cdk_ts_runtime._sharding.metadata import ShardInfo, ShardMetadataStore
+from cdk_ts_runtime._sharding.metadata import ShardInfo
 from cdk_ts_runtime._sharding.policy import ShardGrowth
 
 logger = logging.getLogger("cdk_ts_runtime.sharding.table")  # the writer's log, beside its growths
@@ -110,12 +110,9 @@ def item_write_units(item: Mapping[str, Any]) -> int:
 
 
 @dataclass(frozen=True, kw_only=True)
-class KeyShrink:
+class KeyShrink(ShardAccess):
     """What giving shards back takes: names, read client, metadata, settings and this writer's watch."""
 
-    names: ShardNames
-    dynamodb: Callable[[], Any]
-    metadata: ShardMetadataStore
     settings: ShardShrink
     watch: ShrinkWatch
     clock: Callable[[], float]

@@ -16,10 +16,10 @@ from cdk_ts_runtime._items import to_attribute_values
 from cdk_ts_runtime._retries import Decision, Failure, RetryPolicy, call_with_retries
 from cdk_ts_runtime._sharding import _history
 from cdk_ts_runtime._sharding._growth import KeyGrowth, grow_key
-from cdk_ts_runtime._sharding._shard_keys import ShardNames, pick_shard
+from cdk_ts_runtime._sharding._shard_keys import ShardAccess, pick_shard
 from cdk_ts_runtime._sharding._shrink import KeyShrink, ShrinkWatch, maybe_shrink
 from cdk_ts_runtime._sharding._time import item_time
-from cdk_ts_runtime._sharding.metadata import ShardInfo, ShardMetadataStore
+from cdk_ts_runtime._sharding.metadata import ShardInfo
 from cdk_ts_runtime._sharding.throttles import CloudWatchScope, ThrottleWindow
 from cdk_ts_runtime._throttling import ThrottledError, ThrottleScope, throttle_scope
 
@@ -37,12 +37,9 @@ WRITE_RETRIES = RetryPolicy(
 
 
 @dataclass(frozen=True, kw_only=True)
-class ShardWriter:
+class ShardWriter(ShardAccess):
     """What writing one item of a sharded key takes; ``ShardedTable`` builds one and hands it every write."""
 
-    names: ShardNames
-    dynamodb: Callable[[], Any]
-    metadata: ShardMetadataStore
     max_shards: int
     retries: RetryPolicy
     rng: random.Random
