@@ -41,12 +41,12 @@ def runtime_package_dir() -> Path:
     return Path(spec.origin).parent
 
 
-#: What only cdk-ts's own functions run (entry points, the rotation, the rule finder, the throttled-keys report and
-#: widget): left out of the layer, which
+#: What only cdk-ts's own functions run (entry points, the rotation with its stream-consumer mappings and keyword
+#: checks, the rule finder, the throttled-keys report and widget): left out of the layer, which
 #: holds the clients users' functions import (router, sharding, device log, Timestream, archive replay) and what
 #: they import, within 100 KB zipped. cdk-ts's functions get the whole package as their own code.
-FUNCTION_ONLY = ("handlers/", "_rotation/", "_contributor_insights.py", "_throttled_keys_report.py",
-                 "_throttled_keys_widget.py")
+FUNCTION_ONLY = ("handlers/", "_rotation/", "_stream_consumer.py", "_keywords.py", "_contributor_insights.py",
+                 "_throttled_keys_report.py", "_throttled_keys_widget.py")
 
 
 def _source_files(package_dir: Path, *, compaction: bool, layer: bool = False) -> list[Path]:

@@ -1,12 +1,8 @@
-"""AWS plumbing written once: error codes of a ``ClientError``, throttle tests, backoff, lazy clients."""
+"""AWS plumbing written once: error codes of a ``ClientError``, throttle tests, lazy clients."""
 
 from __future__ import annotations
 
-import random
 import threading
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import boto3
@@ -38,39 +34,6 @@ def error_message(error: BaseException) -> str:
 def is_throttle(error: BaseException) -> bool:
     """True when ``error`` is a ``ClientError`` whose code says the request was throttled."""
     return error_code(error) in THROTTLE_CODES
-
-
-@dataclass(frozen=True, kw_only=True)
-class Backoff:
-    """How long to wait between retries, and how: exponential backoff with full jitter, capped.
-
-    The wait before retry ``attempt`` (1-based) is ``rng() * min(cap, base * 2**attempt)`` seconds, as
-    AWS's architecture blog recommends for retries of throttled or partly processed requests.
-
-    :param base: the backoff's unit: retry ``n`` waits up to ``base * 2**n`` seconds.
-    :param cap: the longest wait, in seconds.
-    :param sleep: how to wait (tests pass a fake).
-        Default: ``time.sleep``.
-    :param rng: a source of floats in [0, 1) for the jitter (tests pass a fixed one).
-        Default: ``random.random``.
-    """
-
-    base: float
-    cap: float
-    sleep: Callable[[float], None] = time.sleep
-    rng: Callable[[], float] = random.random
-
-    def wait(self, attempt: int) -> float:
-        """Sleep before retry ``attempt`` (1-based); returns the seconds slept."""
-        return self._sleep_for(self.rng() * min(self.cap, self.base * 2**attempt))
-
-    def spread(self) -> float:
-        """Sleep a random time below ``cap``, so callers that failed together do not act together again."""
-        return self._sleep_for(self.rng() * self.cap)
-
-    def _sleep_for(self, seconds: float) -> float:
-        self.sleep(seconds)
-        return seconds
 
 
 class LazyClient:

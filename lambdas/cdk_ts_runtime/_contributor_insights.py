@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cdk_ts_runtime._errors import CdkTsError
+from cdk_ts_runtime._retries import Failure, RetryPolicy, call_with_retries
 
 #: The part of a rule's name that marks DynamoDB's throttled partition keys rule.
 THROTTLED_PARTITION_KEYS = "-PKT-"
@@ -59,24 +60,31 @@ def throttled_keys_rule(
     :raises ThrottledKeysRuleMissingError: naming the table and its status, when no PKT rule is listed in time
         or insights are FAILED or DISABLING (the way out: turn ``throttled_keys_insights`` on for that table).
     """
-    status = "unknown"
-    for attempt in range(attempts):
-        answer = dynamodb.describe_contributor_insights(TableName=table_name)
+    # A fixed pause (no jitter): the question is whether DynamoDB has made the rule yet, not a throttle.
+    policy = RetryPolicy(max_attempts=attempts, base_seconds=pause_seconds, cap_seconds=pause_seconds, jitter=False)
+    asked: dict[str, Any] = {}
+
+    def ask(_attempt: int) -> str | None:
+        answer = asked["answer"] = dynamodb.describe_contributor_insights(TableName=table_name)
         status = answer.get("ContributorInsightsStatus", "unknown")
         rule = partition_keys_rule(answer.get("ContributorInsightsRuleList", []))
-        if rule is not None:
-            return rule
-        if status != "ENABLED" and status not in PASSING_STATUSES:
+        if rule is None and status != "ENABLED" and status not in PASSING_STATUSES:
             failure = answer.get("FailureException") or {}
             why = f" ({failure.get('ExceptionName')}: {failure.get('ExceptionDescription')})" if failure else ""
             raise ThrottledKeysRuleMissingError(
                 f"table {table_name!r} has Contributor Insights {status}{why}, so it has no throttled-keys rule; "
                 "turn throttled_keys_insights on for it (or enable insights on the table) and deploy again"
             )
-        if attempt + 1 < attempts:
-            sleep(pause_seconds)
-    raise ThrottledKeysRuleMissingError(
-        f"table {table_name!r} listed no {THROTTLED_PARTITION_KEYS.strip('-')} rule after {attempts} questions "
-        f"(Contributor Insights {status}); deploy again once aws dynamodb describe-contributor-insights "
-        f"--table-name {table_name} lists it"
-    )
+        return rule
+
+    def missing(_failure: Failure[str | None]) -> str:
+        status = asked["answer"].get("ContributorInsightsStatus", "unknown")
+        raise ThrottledKeysRuleMissingError(
+            f"table {table_name!r} listed no {THROTTLED_PARTITION_KEYS.strip('-')} rule after {attempts} questions "
+            f"(Contributor Insights {status}); deploy again once aws dynamodb describe-contributor-insights "
+            f"--table-name {table_name} lists it"
+        )
+
+    rule = call_with_retries(ask, policy, accept=lambda found: found is not None, give_up=missing, sleep=sleep)
+    assert rule is not None  # accepted results are rules; give_up raises
+    return rule

@@ -17,13 +17,13 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from cdk_ts_runtime._aws import Backoff, LazyClient, client_property, error_code, error_message
+from cdk_ts_runtime._aws import THROTTLE_CODES, LazyClient, client_property, error_code, error_message
 from cdk_ts_runtime._emf import MetricsSink, WriterMetric, emit, writer_point
 from cdk_ts_runtime._errors import CdkTsError, ValidationError
 from cdk_ts_runtime._inputs import number, table_time, whole
 from cdk_ts_runtime._items import query_all, to_attribute_values
 from cdk_ts_runtime._periods import RotationPeriod, period_start, shift, table_name
-from cdk_ts_runtime._retries import BATCH_PATH, DATA_PATH
+from cdk_ts_runtime._retries import BATCH_PATH, DATA_PATH, Failure, RetryPolicy, call_with_retries
 from cdk_ts_runtime._table_layout import TableLayout
 from cdk_ts_runtime._throttling import classify_throttle, throttled_after_retries
 
@@ -140,7 +140,10 @@ class PeriodRouter:
         self.max_workers = max_workers
         self.page_size = page_size
         self.max_batch_attempts = max_batch_attempts
-        self.backoff = Backoff(base=backoff_base_seconds, cap=backoff_cap_seconds, sleep=sleep, rng=rng)
+        self.backoff_base_seconds = backoff_base_seconds
+        self.backoff_cap_seconds = backoff_cap_seconds
+        self.sleep = sleep
+        self.rng = rng
         self.metrics = metrics
 
     @classmethod
@@ -418,32 +421,42 @@ def _write_batch(router: PeriodRouter, batch: list[tuple[str, Mapping[str, Any],
             for r in requests
         ]
 
-    attempt = 0
-    why = "throttled: items left in UnprocessedItems"
-    while pending:
-        attempt += 1
-        try:
-            response = router.batch_dynamodb.batch_write_item(RequestItems=pending)
-            pending = response.get("UnprocessedItems") or {}
-        except ClientError as error:
-            throttle = classify_throttle(error)
-            if throttle is not None:
-                why = f"throttled: {throttle.describe()}"
-                emit(router.metrics, [writer_point(WriterMetric.THROTTLES, batch[0][0], scope=throttle.scope.value)])
-            else:
-                items = unwritten()
-                if error_code(error) == "ResourceNotFoundException":
-                    reason = router._missing_table(batch[0][0], items[0][router.layout.sort_key])
-                else:
-                    reason = f"{error_code(error)}: {error_message(error)}"
-                raise BatchWriteError([dict(i) for i in items], attempt, [reason] * len(items)) from None
-        if not pending:
-            return
-        if attempt >= router.max_batch_attempts:
-            items = unwritten()
-            reasons = [f"unprocessed after {attempt} attempts ({why})"] * len(items)
-            raise BatchWriteError([dict(i) for i in items], attempt, reasons)
-        router.backoff.wait(attempt)
+    attempts, why = 0, "throttled: items left in UnprocessedItems"
+
+    def send(attempt: int) -> dict[str, list[dict]]:
+        nonlocal pending, attempts
+        attempts = attempt
+        pending = router.batch_dynamodb.batch_write_item(RequestItems=pending).get("UnprocessedItems") or {}
+        return pending
+
+    def throttled(failure: Failure[dict[str, list[dict]]]) -> None:
+        nonlocal why
+        throttle = classify_throttle(failure.error) if failure.error is not None else None
+        if throttle is not None:
+            why = f"throttled: {throttle.describe()}"
+            emit(router.metrics, [writer_point(WriterMetric.THROTTLES, batch[0][0], scope=throttle.scope.value)])
+
+    def refused(failure: Failure[dict[str, list[dict]]]) -> dict[str, list[dict]]:
+        items = unwritten()
+        reasons = [f"unprocessed after {failure.attempt} attempts ({why})"] * len(items)
+        raise BatchWriteError([dict(i) for i in items], failure.attempt, reasons)
+
+    retries = RetryPolicy(  # throttles and unprocessed items; any other refusal stops the batch at once
+        max_attempts=router.max_batch_attempts, base_seconds=router.backoff_base_seconds,
+        cap_seconds=router.backoff_cap_seconds, retry_codes=THROTTLE_CODES,
+    )
+    try:
+        call_with_retries(
+            send, retries, accept=lambda left: not left, on_failure=throttled, give_up=refused,
+            sleep=router.sleep, rng=router.rng,
+        )
+    except ClientError as error:  # not a throttle: the whole call was refused
+        items = unwritten()
+        if error_code(error) == "ResourceNotFoundException":
+            reason = router._missing_table(batch[0][0], items[0][router.layout.sort_key])
+        else:
+            reason = f"{error_code(error)}: {error_message(error)}"
+        raise BatchWriteError([dict(i) for i in items], attempts, [reason] * len(items)) from None
 
 
 def _key_text(layout: TableLayout, attributes: Mapping[str, dict]) -> str:

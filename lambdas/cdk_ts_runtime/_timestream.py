@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -20,16 +20,21 @@ import boto3
 from botocore.exceptions import ClientError, ConnectionClosedError, EndpointConnectionError, ReadTimeoutError
 
 from cdk_ts_runtime import _environment
-from cdk_ts_runtime._aws import Backoff, error_code
+from cdk_ts_runtime._aws import error_code
 from cdk_ts_runtime._errors import ValidationError
 from cdk_ts_runtime._inputs import whole
-from cdk_ts_runtime._retries import TIMESTREAM_WRITE
+from cdk_ts_runtime._retries import TIMESTREAM_WRITE, RetryPolicy, call_with_retries
 
 BATCH_LIMIT = 100  # WriteRecords takes at most 100 records
 RECORD_LIMIT_BYTES = 2048  # a record may be at most 2 KB
-_RETRYABLE = ("ThrottlingException", "InternalServerException")
-#: Transport failures the writer retries itself: its client makes one attempt per call (``TIMESTREAM_WRITE``).
-_TRANSPORT_ERRORS = (ConnectionClosedError, EndpointConnectionError, ReadTimeoutError)
+#: WriteRecords retried by the writer itself (its client makes one attempt per call, ``TIMESTREAM_WRITE``):
+#: throttles, internal errors and dropped connections, full-jitter waits below 0.2 s, 0.4 s, ... up to 5 s.
+#: ``max_attempts`` is the writer's; ``RejectedRecordsException`` is an answer, never retried.
+WRITE_RETRIES = RetryPolicy(
+    max_attempts=5, base_seconds=0.1, cap_seconds=5.0,
+    retry_codes=frozenset({"ThrottlingException", "InternalServerException"}),
+    retry_errors=(ConnectionClosedError, EndpointConnectionError, ReadTimeoutError),
+)
 ENV_DATABASE_NAME = _environment.TIMESTREAM_DATABASE_NAME
 ENV_TABLE_NAME = _environment.TIMESTREAM_TABLE_NAME
 
@@ -144,7 +149,7 @@ class TimestreamWriter:
         #: The ``timestream-write`` client WriteRecords goes through.
         self.client = client or boto3.client("timestream-write", endpoint_url=endpoint_url, config=TIMESTREAM_WRITE)
         self.max_attempts = max_attempts
-        self.backoff = Backoff(base=0.1, cap=5.0, sleep=sleep)
+        self.sleep = sleep
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], *, dimensions: Sequence[str], **kwargs: Any) -> TimestreamWriter:
@@ -211,33 +216,25 @@ class TimestreamWriter:
 
     def _send(self, batch: list[tuple[Mapping[str, Any], dict[str, Any]]], result: WriteResult) -> None:
         records, common = lift_common_attributes([record for _event, record in batch])
-        for attempt in range(1, self.max_attempts + 1):
+
+        def write(_attempt: int) -> None:
             try:
                 response = self.client.write_records(
-                    DatabaseName=self.database_name,
-                    TableName=self.table_name,
-                    CommonAttributes=common,
+                    DatabaseName=self.database_name, TableName=self.table_name, CommonAttributes=common,
                     Records=records,
                 )
-                result.records_ingested += response.get("RecordsIngested", {}).get("Total", len(records))
-                return
-            except _TRANSPORT_ERRORS:
-                if attempt == self.max_attempts:
-                    raise
-                self.backoff.wait(attempt)
-                continue
             except ClientError as error:
-                code = error_code(error)
-                if code == "RejectedRecordsException":
-                    rejected = error.response.get("RejectedRecords", [])
-                    for entry in rejected:
-                        event = batch[entry["RecordIndex"]][0]
-                        result.rejected.append({"event": dict(event), "reason": entry.get("Reason", "rejected")})
-                    result.records_ingested += len(records) - len(rejected)
-                    return
-                if code not in _RETRYABLE or attempt == self.max_attempts:
+                if error_code(error) != "RejectedRecordsException":
                     raise
-                self.backoff.wait(attempt)
+                rejected = error.response.get("RejectedRecords", [])
+                for entry in rejected:
+                    event = batch[entry["RecordIndex"]][0]
+                    result.rejected.append({"event": dict(event), "reason": entry.get("Reason", "rejected")})
+                result.records_ingested += len(records) - len(rejected)
+                return
+            result.records_ingested += response.get("RecordsIngested", {}).get("Total", len(records))
+
+        call_with_retries(write, replace(WRITE_RETRIES, max_attempts=self.max_attempts), sleep=self.sleep)
 
 
 def lift_common_attributes(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from decimal import Decimal
 
@@ -170,7 +169,7 @@ def hold_back_requests(client, how_many, times):
 def test_unprocessed_items_are_retried_with_backoff_until_written(three_days):
     router = three_days
     delays = []
-    router.backoff = replace(router.backoff, sleep=delays.append)
+    router.sleep = delays.append
     hold_back_requests(router.dynamodb, how_many=5, times=2)
     items = [{"pk": 9, "sk": ms(utc(2026, 3, 2) + timedelta(minutes=i)), "i": i} for i in range(20)]
 
@@ -178,7 +177,7 @@ def test_unprocessed_items_are_retried_with_backoff_until_written(three_days):
 
     assert [i["i"] for i in router.query(9, utc(2026, 3, 2), utc(2026, 3, 2, 1))] == list(range(20))
     assert len(delays) == 2
-    assert all(0 <= d <= router.backoff.cap for d in delays)
+    assert all(0 <= d <= router.backoff_cap_seconds for d in delays)
 
 
 def test_items_never_processed_are_raised_not_dropped(three_days):

@@ -10,8 +10,9 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from cdk_ts_runtime._aws import Backoff, error_code
+from cdk_ts_runtime._aws import error_code
 from cdk_ts_runtime._periods import parse_table_name, shift, table_name
+from cdk_ts_runtime._retries import Failure, RetryPolicy, call_with_retries
 from cdk_ts_runtime._rotation._run_metrics import RunMetrics
 from cdk_ts_runtime._rotation._settings import TableSettings
 from cdk_ts_runtime._rotation.config import CapacityTier, RotationConfig
@@ -29,6 +30,13 @@ from cdk_ts_runtime._table_layout import TableLayout
 CREATE_RETRY_BASE_SECONDS = 5.0
 CREATE_RETRY_CAP_SECONDS = 60.0
 CREATE_ATTEMPTS = 8
+#: :data:`CREATE_ATTEMPTS` of CreateTable on the "not now" codes, with the waits above.
+CREATE_RETRIES = RetryPolicy(
+    max_attempts=CREATE_ATTEMPTS, base_seconds=CREATE_RETRY_BASE_SECONDS, cap_seconds=CREATE_RETRY_CAP_SECONDS,
+    retry_codes=RETRY_LATER_CODES,
+)
+#: How ``_send_create``'s tries end when they did not create the table: it was there, or it is deferred.
+_ALREADY_THERE, _DEFERRED = 0, -1
 #: How often a run looks whether a table it created is ACTIVE yet.
 WAIT_STEP_SECONDS = 2
 
@@ -122,27 +130,39 @@ class TableCreation:
         refused when they end is deferred: the create-retry schedule and reconcile try again, and the alarm
         tells someone if the table is still missing at the deadline.
         """
-        backoff = Backoff(base=CREATE_RETRY_BASE_SECONDS, cap=CREATE_RETRY_CAP_SECONDS, sleep=self.sleep, rng=self.rng)
-        for attempt in range(1, CREATE_ATTEMPTS + 1):
+
+        def create(attempt: int) -> int:
             try:
                 self.ownership.created(self.dynamodb.create_table(**request)["TableDescription"])
             except ClientError as error:
                 if error_code(error) == "ResourceInUseException" and self._table_there(name):
-                    report.add("exists", name, reason="table already exists")
-                    return True
-                if error_code(error) not in RETRY_LATER_CODES:
-                    record_failure(report, name, "create", error)
-                    return False
-                self.run_metrics.tell_if_late(name, report)
-                if attempt == CREATE_ATTEMPTS or not self.budget.has_time_for(CREATE_RETRY_CAP_SECONDS):
-                    record_failure(report, name, "create", error, attempts=attempt)
-                    return False
-                backoff.wait(attempt)
-                continue
-            report.add("create", name, tier=tier.describe(), **({"attempts": attempt} if attempt > 1 else {}))
-            self._wait_active(name)
+                    return _ALREADY_THERE  # someone else's CreateTable (or an earlier run's) made it
+                raise
+            return attempt
+
+        def deferred(failure: Failure[int]) -> int:
+            assert failure.error is not None  # create() returns only accepted results
+            record_failure(report, name, "create", failure.error, attempts=failure.attempt)
+            return _DEFERRED
+
+        try:
+            attempt = call_with_retries(
+                create, CREATE_RETRIES,
+                on_failure=lambda _failure: self.run_metrics.tell_if_late(name, report),
+                may_retry=lambda: self.budget.has_time_for(CREATE_RETRY_CAP_SECONDS),
+                give_up=deferred, sleep=self.sleep, rng=self.rng,
+            )
+        except ClientError as error:  # an answer that is not "not now"
+            record_failure(report, name, "create", error)
+            return False
+        if attempt == _ALREADY_THERE:
+            report.add("exists", name, reason="table already exists")
             return True
-        return False
+        if attempt == _DEFERRED:
+            return False
+        report.add("create", name, tier=tier.describe(), **({"attempts": attempt} if attempt > 1 else {}))
+        self._wait_active(name)
+        return True
 
     def _table_there(self, name: str) -> bool:
         """True when ``name`` exists and is not being deleted (CreateTable's ResourceInUseException means either)."""

@@ -5,10 +5,13 @@ from __future__ import annotations
 import hashlib
 import random
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from cdk_ts_runtime._errors import ValidationError
 from cdk_ts_runtime._inputs import whole
+from cdk_ts_runtime._sharding.metadata import ShardMetadataStore
 from cdk_ts_runtime._sharding.policy import ShardStrategy
 
 
@@ -64,3 +67,28 @@ def pick_shard(
         shard = rng.randint(1, count - 1)
         return shard + 1 if shard >= avoid else shard
     return rng.randint(1, count)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShardNames:
+    """What names a sharded table's items: the table, its two key attributes, the strategy and the shard keys."""
+
+    table_name: str
+    partition_key: str
+    sort_key: str
+    strategy: ShardStrategy
+    keys: ShardKeys
+    sort_key_time_unit: str | None
+
+    def key_of(self, logical: str, shard: int, sort_value: Any) -> dict[str, Any]:
+        """The item key of ``logical``'s shard ``shard`` at ``sort_value``, as plain values."""
+        return {self.partition_key: self.keys.physical(logical, shard), self.sort_key: sort_value}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShardAccess:
+    """What every part of a sharded table starts from: its names, a client (created on first use), the metadata."""
+
+    names: ShardNames
+    dynamodb: Callable[[], Any]
+    metadata: ShardMetadataStore

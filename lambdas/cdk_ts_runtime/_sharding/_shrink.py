@@ -13,21 +13,18 @@ from __future__ import annotations
 import logging
 import math
 import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from cdk_ts_runtime._emf import WriterMetric, emit, writer_point
+from cdk_ts_runtime._emf import MetricsSink, WriterMetric, emit, writer_point
 from cdk_ts_runtime._inputs import number
 from cdk_ts_runtime._items import to_attribute_values
 from cdk_ts_runtime._sharding import _history
+from cdk_ts_runtime._sharding._shard_keys import ShardAccess
 from cdk_ts_runtime._sharding._time import sort_value
 from cdk_ts_runtime._sharding.metadata import ShardInfo
 from cdk_ts_runtime._sharding.policy import ShardGrowth
-
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-
-    from cdk_ts_runtime._sharding.table import ShardedTable
 
 logger = logging.getLogger("cdk_ts_runtime.sharding.table")  # the writer's log, beside its growths
 
@@ -112,30 +109,41 @@ def item_write_units(item: Mapping[str, Any]) -> int:
     return max(1, math.ceil(size / 1024))
 
 
-def maybe_shrink(table: ShardedTable, logical: str, info: ShardInfo, item: Mapping[str, Any]) -> int | None:
+@dataclass(frozen=True, kw_only=True)
+class KeyShrink(ShardAccess):
+    """What giving shards back takes: names, read client, metadata, settings and this writer's watch."""
+
+    settings: ShardShrink
+    watch: ShrinkWatch
+    clock: Callable[[], float]
+    growth: ShardGrowth
+    metrics: MetricsSink | None
+
+
+def maybe_shrink(state: KeyShrink, logical: str, info: ShardInfo, item: Mapping[str, Any]) -> int | None:
     """After an accepted write: shrink ``logical`` if it has cooled; the new count, or None."""
-    watch, settings = table.shrink_watch, table.shrink
+    watch, settings = state.watch, state.settings
     watch.written(logical, item)
-    now = table.clock()
+    now = state.clock()
     current = info.count_from(now)
-    if settings is None or current <= 1 or any(since > now for since, _count in info.history):
+    if current <= 1 or any(since > now for since, _count in info.history):
         return None  # nothing to give back, or a shrink already waits to take effect
-    if not watch.due(logical, settings) or table.metadata.changed_within(logical, info, settings.quiet_seconds):
+    if not watch.due(logical, settings) or state.metadata.changed_within(logical, info, settings.quiet_seconds):
         return None
-    rate = measured_units_per_second(table, logical, info, now, settings.window_seconds)
-    target = shards_for(rate, settings, table.growth)
+    rate = measured_units_per_second(state, logical, info, now, settings.window_seconds)
+    target = shards_for(rate, settings, state.growth)
     if target >= current:
         return None
-    fresh = table.metadata.read(logical, fresh=True)
+    fresh = state.metadata.read(logical, fresh=True)
     if (fresh.version, fresh.updated_ms) != (info.version, info.updated_ms):
         return None  # another writer changed the key since this one measured
-    effective = table.metadata.shrink(logical, fresh, target)
+    effective = state.metadata.shrink(logical, fresh, target)
     if effective is None:
         return None
     logger.info("shrank %s from %d to %d shards from %d (%.1f write units/s)", logical, current, target, effective,
                 rate)
-    emit(table.metrics, [writer_point(
-        WriterMetric.SHARD_SHRINKS, table.table_name, key=logical, effective=effective,
+    emit(state.metrics, [writer_point(
+        WriterMetric.SHARD_SHRINKS, state.names.table_name, key=logical, effective=effective,
         **{"from": current, "to": target},
     )])
     return target
@@ -150,26 +158,27 @@ def shards_for(rate: float, settings: ShardShrink, growth: ShardGrowth) -> int:
 
 
 def measured_units_per_second(
-    table: ShardedTable, logical: str, info: ShardInfo, now: float, window_seconds: float
+    state: KeyShrink, logical: str, info: ShardInfo, now: float, window_seconds: float
 ) -> float:
     """Every writer's write units a second to ``logical`` over the last ``window_seconds`` of sort-key times."""
+    names = state.names
     high = now - _MEASURE_LAG_SECONDS
     low = high - window_seconds
-    unit = table.sort_key_time_unit or "s"
+    unit = names.sort_key_time_unit or "s"
     values = to_attribute_values({":low": sort_value(low, unit), ":high": sort_value(high, unit)})
     items = 0
     for shard in range(1, info.shards_over(low, high) + 1):
         request: dict[str, Any] = {
-            "TableName": table.table_name,
+            "TableName": names.table_name,
             "KeyConditionExpression": "#pk = :pk AND #sk BETWEEN :low AND :high",
-            "ExpressionAttributeNames": {"#pk": table.partition_key, "#sk": table.sort_key},
-            "ExpressionAttributeValues": {":pk": {"S": table.physical_key(logical, shard)}, **values},
+            "ExpressionAttributeNames": {"#pk": names.partition_key, "#sk": names.sort_key},
+            "ExpressionAttributeValues": {":pk": {"S": names.keys.physical(logical, shard)}, **values},
             "Select": "COUNT",
         }
         while True:
-            page = table.read_dynamodb.query(**request)
+            page = state.dynamodb().query(**request)
             items += page.get("Count", 0)
             if "LastEvaluatedKey" not in page or page["LastEvaluatedKey"] == request.get("ExclusiveStartKey"):
                 break
             request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-    return items * table.shrink_watch.units_per_write(logical) / window_seconds
+    return items * state.watch.units_per_write(logical) / window_seconds

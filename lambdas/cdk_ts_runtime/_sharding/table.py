@@ -5,20 +5,21 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from cdk_ts_runtime import _environment
-from cdk_ts_runtime._aws import Backoff, LazyClient, client_property
+from cdk_ts_runtime._aws import LazyClient, client_property
 from cdk_ts_runtime._emf import MetricsSink
-from cdk_ts_runtime._errors import CdkTsError, ValidationError
+from cdk_ts_runtime._errors import ValidationError
 from cdk_ts_runtime._retries import DATA_PATH, METRICS, WRITE_PATH
 from cdk_ts_runtime._sharding import policy
 from cdk_ts_runtime._sharding._arguments import check_names, check_settings
-from cdk_ts_runtime._sharding._growth import grow_key
-from cdk_ts_runtime._sharding._reads import point_read, query_shards
-from cdk_ts_runtime._sharding._shard_keys import ShardKeys
-from cdk_ts_runtime._sharding._shrink import ShardShrink, ShrinkWatch
-from cdk_ts_runtime._sharding._writes import write_item
+from cdk_ts_runtime._sharding._growth import KeyGrowth, grow_key
+from cdk_ts_runtime._sharding._reads import READ_RETRIES, ShardReader, ShardReadError, point_read, query_shards
+from cdk_ts_runtime._sharding._shard_keys import ShardKeys, ShardNames
+from cdk_ts_runtime._sharding._shrink import KeyShrink, ShardShrink, ShrinkWatch
+from cdk_ts_runtime._sharding._writes import WRITE_RETRIES, ShardWriter, write_item
 from cdk_ts_runtime._sharding.metadata import ShardInfo, ShardMetadataStore
 from cdk_ts_runtime._sharding.policy import GrowthName, ShardGrowth, ShardStrategy, StrategyName
 from cdk_ts_runtime._sharding.throttles import CloudWatchScope, ThrottleWindow
@@ -29,8 +30,7 @@ ENV_PARTITION_KEY = _environment.SHARDED_PARTITION_KEY
 ENV_SORT_KEY = _environment.SHARDED_SORT_KEY
 ENV_STRATEGY = _environment.SHARDING_STRATEGY
 
-class ShardReadError(CdkTsError, RuntimeError):
-    """A fan-out read that DynamoDB kept leaving unprocessed; the message names the key, shards and attempts."""
+__all__ = ["ShardReadError", "ShardedTable"]
 
 
 class ShardedTable:
@@ -168,7 +168,7 @@ class ShardedTable:
         self._cloudwatch = LazyClient("cloudwatch", cloudwatch_client, config=METRICS)
         self.clock = clock
         self.rng = rng or random.Random()
-        self.backoff = Backoff(base=0.05, cap=max_backoff_seconds, sleep=sleep, rng=self.rng.random)
+        self.sleep = sleep
         self.max_workers = max_workers
         self.metadata = ShardMetadataStore(
             metadata_table_name,
@@ -182,6 +182,10 @@ class ShardedTable:
         self.throttles = ThrottleWindow(cooldown_seconds, self._now)
         self.shrink_watch = ShrinkWatch(self._now)
         self._cloudwatch_scope = CloudWatchScope(table_name, self._cloudwatch.get, self._now, table_headroom)
+        self._growth, self._reader, self._writer = _parts(self, max_attempts, max_backoff_seconds)
+
+    def _sleep(self, seconds: float) -> None:
+        self.sleep(seconds)  # read through, as the clock is
 
     def _now(self) -> float:
         return self.clock()  # read through, so tests that swap ``clock`` move every part
@@ -267,7 +271,7 @@ class ShardedTable:
             Default: None — sized from the share of this writer's recent writes at ``seen``'s count that were
             not taken (see ``growth``), capped by ``max_shards``.
         """
-        return grow_key(self, self._logical(logical_value), seen, target)
+        return grow_key(self._growth, self._logical(logical_value), seen, target)
 
     # ---- writes ---------------------------------------------------------------------------------
 
@@ -283,7 +287,7 @@ class ShardedTable:
         :raises cdk_ts_runtime.ThrottledError: still throttled after ``max_attempts`` (a
             ``ClientError``, with ``throttle`` naming what was exhausted).
         """
-        return write_item(self, item)
+        return write_item(self._writer, item)
 
     # ---- reads ----------------------------------------------------------------------------------
 
@@ -297,7 +301,7 @@ class ShardedTable:
         Conditions: ``eq``, ``lt``, ``lte``, ``gt``, ``gte``, ``begins_with`` or ``between=(low, high)``;
         none means every item of the key.
         """
-        return query_shards(self, self._logical(logical_value), sort_condition)
+        return query_shards(self._reader, self._logical(logical_value), sort_condition)
 
     def get_item(self, logical_value: str, sort_value: Any) -> dict[str, Any] | None:
         """One item by logical key: one shard under ``computed`` (the rest only as a fallback), all under ``random``.
@@ -307,4 +311,36 @@ class ShardedTable:
             ``ThrottlingException`` (on-demand) when DynamoDB refuses a whole BatchGetItem (every key left is
             throttled) after the read client's own retries.
         """
-        return point_read(self, self._logical(logical_value), sort_value)
+        return point_read(self._reader, self._logical(logical_value), sort_value)
+
+
+def _parts(
+    table: ShardedTable, max_attempts: int, max_backoff_seconds: float
+) -> tuple[KeyGrowth, ShardReader, ShardWriter]:
+    """The reader, the writer and the growth, each given what it uses of this table and no more."""
+    names = ShardNames(
+        table_name=table.table_name, partition_key=table.partition_key, sort_key=table.sort_key,
+        strategy=table.strategy, keys=table._keys, sort_key_time_unit=table.sort_key_time_unit,
+    )
+    growth = KeyGrowth(
+        table_name=table.table_name, metadata=table.metadata, throttles=table.throttles, clock=table._now,
+        max_shards=table.max_shards, growth=table.growth, metrics=table.metrics,
+        spread=lambda: table._sleep(table.rng.random() * max_backoff_seconds),
+    )
+    reader = ShardReader(
+        names=names, dynamodb=table._read_client.get, metadata=table.metadata, rng=table.rng, sleep=table._sleep,
+        retries=replace(READ_RETRIES, max_attempts=max_attempts, cap_seconds=max_backoff_seconds),
+        max_workers=table.max_workers, metrics=table.metrics,
+    )
+    shrink = None if table.shrink is None else KeyShrink(
+        names=names, dynamodb=table._read_client.get, metadata=table.metadata, settings=table.shrink,
+        watch=table.shrink_watch, clock=table._now, growth=table.growth, metrics=table.metrics,
+    )
+    writer = ShardWriter(
+        names=names, dynamodb=table._write_client.get, metadata=table.metadata, max_shards=table.max_shards,
+        retries=replace(WRITE_RETRIES, max_attempts=max_attempts, cap_seconds=max_backoff_seconds),
+        rng=table.rng, sleep=table._sleep, clock=table._now, metrics=table.metrics, throttles=table.throttles,
+        growth=growth, cloudwatch_scope=table._cloudwatch_scope, on_table_throttle=table.on_table_throttle,
+        shrink_watch=table.shrink_watch, shrink=shrink,
+    )
+    return growth, reader, writer
