@@ -18,7 +18,8 @@ from bench.archive_scan import BATCH, PREFIX, write_raw_chunk
 START = 1772323200  # 2026-03-01 00:00 UTC, bench.archiver.telemetry_record's default
 TABLE = "telemetry_2026-03-01"
 STREAM_LABEL = "20260301T000000000"  # the stream label as the archiver writes it into keys
-_IMAGE = ('{{\\"pk\\":{{\\"S\\":\\"{device}\\"}},\\"sk\\":{{\\"N\\":\\"{sk}\\"}},\\"site\\":{{\\"S\\":\\"plant-{site}\\"}},'
+_IMAGE = ('{{\\"pk\\":{{\\"S\\":\\"{device}\\"}},\\"sk\\":{{\\"N\\":\\"{sk}\\"}},'
+          '\\"site\\":{{\\"S\\":\\"plant-{site}\\"}},'
           '\\"line\\":{{\\"S\\":\\"line-{line}\\"}},\\"firmware\\":{{\\"S\\":\\"4.2.17\\"}},'
           '\\"temperature_c\\":{{\\"N\\":\\"{temperature:.2f}\\"}},\\"humidity_pct\\":{{\\"N\\":\\"{humidity:.1f}\\"}},'
           '\\"pressure_hpa\\":{{\\"N\\":\\"{pressure:.1f}\\"}},\\"vibration_mm_s\\":{{\\"N\\":\\"{vibration:.3f}\\"}},'
