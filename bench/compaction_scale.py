@@ -3,7 +3,7 @@
 Run: .venv/bin/python -m bench.compaction_scale [--sizes 1000000,5000000] [--limit-mib 1024] [--workdir DIR]
 
 1. Writes one simulated hour of the sample telemetry (``bench.archiver``'s readings, the archiver's objects of
-   1,000 records) per size, kept in ``--workdir`` for the next run.
+   1,000 records, byte for byte: ``bench.raw_hour``) per size, kept in ``--workdir`` for the next run.
 2. For each size, a fresh process with ``resource.RLIMIT_AS`` at ``--limit-mib`` compacts the hour as the
    function does (objects read one at a time): out of core (DuckDB), then in memory (today's sort), and reports
    peak resident memory (``ru_maxrss``), peak address space (``VmPeak``), seconds and changes a second.
@@ -31,7 +31,8 @@ from pathlib import Path
 
 import duckdb
 
-from bench.archive_scan import COLUMNS, PREFIX, write_raw_chunk
+from bench.archive_scan import COLUMNS, PREFIX
+from bench.raw_hour import check, write_fast_chunk
 
 HOUR = 3600
 #: Today's in-memory compaction on this VM (bench/README.md, compaction limits: the fit over 0.1-1 million rows).
@@ -51,10 +52,11 @@ def generate(root: Path, changes: int) -> Path:
     """One hour of ``changes`` raw records under ``root`` (reused when complete); the hour's directory."""
     done = root / "complete"
     if not done.exists():
+        check()  # the fast writer gives the archiver's bytes
         per_second = -(-changes // HOUR)
         chunks = [(i, min(i + 50_000, changes)) for i in range(0, changes, 50_000)]
         with ProcessPoolExecutor(max_workers=2) as pool:
-            list(pool.map(write_raw_chunk, [str(root)] * len(chunks), [c[0] for c in chunks],
+            list(pool.map(write_fast_chunk, [str(root)] * len(chunks), [c[0] for c in chunks],
                           [c[1] for c in chunks], [per_second] * len(chunks)))
         done.write_text("")
     (hour,) = [p for p in (root / PREFIX).glob("table=*/dt=*/hour=*") if p.is_dir()]

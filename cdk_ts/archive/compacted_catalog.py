@@ -19,6 +19,7 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from cdk_ts.archive._glue_views import presto_view
+from cdk_ts_runtime._compaction_columns import BIGINT_TEXT, decimal_text
 from cdk_ts_runtime._compaction_plan import ColumnSpec, Granularity
 
 #: The compacted layer's own columns and their Glue (Hive) types, before the declared ones.
@@ -62,11 +63,11 @@ def _raw_column(spec: ColumnSpec) -> str:
     elif spec.type == "double":
         value = f"TRY_CAST({number} AS DOUBLE)"
     elif spec.type == "bigint":
-        value = (f"CASE WHEN regexp_like({number}, '^[+-]?[0-9]+([.]0*)?$') "
+        value = (f"CASE WHEN regexp_like({number}, '^{BIGINT_TEXT}$') "
                  f"THEN TRY_CAST(regexp_extract({number}, '^[+-]?[0-9]+') AS BIGINT) END")
     else:
         scale = int(spec.type[len("decimal("):-1].split(",")[1])
-        value = (f"CASE WHEN regexp_like({number}, '^[+-]?[0-9]*([.][0-9]{{0,{scale}}}0*)?$') "
+        value = (f"CASE WHEN regexp_like({number}, '^{decimal_text(scale)}$') "
                  f"THEN TRY_CAST({number} AS {spec.type.upper()}) END")
     return f'{value} AS "{spec.name}"'
 

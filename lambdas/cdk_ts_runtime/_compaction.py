@@ -29,6 +29,7 @@ from typing import Any, Protocol
 
 from cdk_ts_runtime._aws import LazyClient, client_property, error_code
 from cdk_ts_runtime._compaction_columns import (  # noqa: F401 - attribute_from_column, column_value: this module's API
+    ESCAPE_MARK,
     attribute_from_column,
     column_value,
     restore_image,
@@ -183,11 +184,12 @@ def change_batches(
             new_image, old_image = line.get("newImage"), line.get("oldImage")
             if declared:
                 source = "new" if new_image is not None else "old" if old_image is not None else "keys"
-                image = json.loads({"new": new_image, "old": old_image, "keys": line.get("keys") or "{}"}[source])
+                text = {"new": new_image, "old": old_image, "keys": line.get("keys") or "{}"}[source]
+                image = json.loads(text)
                 values, moved = split_image(image, declared)
                 for spec, value in zip(declared, values, strict=True):
                     columns[spec.name].append(value)
-                if moved and source != "keys":
+                if moved and source != "keys" and ESCAPE_MARK not in text:
                     rest = json.dumps(image, separators=(",", ":"), ensure_ascii=False)
                     new_image, old_image = (rest, old_image) if source == "new" else (new_image, rest)
             columns["keys"].append(line.get("keys"))

@@ -19,8 +19,22 @@ from cdk_ts_runtime._compaction_plan import ColumnSpec
 _INT64 = (-(2**63), 2**63 - 1)
 #: An integer as ``str(int)`` writes it (no sign on zero, no leading zeros), at most 19 digits.
 _CANONICAL_INT = re.compile(r"0|-?[1-9]\d{0,18}")
-#: ``str(Decimal)`` writes plain notation for exponents down to -6: a fast path for scales up to 6 only.
-_PLAIN_SCALE = 6
+#: The number text a ``bigint`` column takes (then its integer part), written once for every engine that applies
+#: the rule: Python here, DuckDB (``_compaction_sql``) and Athena (the ``_all`` view's raw side). A number in
+#: exponent notation (``1E+2``) is NULL in a ``bigint`` or ``decimal`` column on both sides of the view: Athena's
+#: casts cannot tell an exact exponent from one they would round. Its image keeps the attribute.
+BIGINT_TEXT = r"[+-]?[0-9]+([.]0*)?"
+#: An image whose text holds this (``\\u``: a control character's escape) keeps all its attributes, so its text
+#: is never written again (DuckDB's JSON writer spells those escapes in upper case, Python's in lower case).
+ESCAPE_MARK = "\\u"
+
+
+def decimal_text(scale: int) -> str:
+    """The number text a ``decimal(P,S)`` column takes: plain notation, nothing but zeros past ``scale`` digits.
+
+    Past P digits the cast gives NULL. Shared like :data:`BIGINT_TEXT`.
+    """
+    return rf"[+-]?[0-9]*([.][0-9]{{0,{scale}}}0*)?"
 
 
 def column_value(spec: ColumnSpec, attribute: Mapping[str, Any] | None) -> Any:
@@ -35,23 +49,33 @@ def column_value(spec: ColumnSpec, attribute: Mapping[str, Any] | None) -> Any:
         return value if kind in ("S", "N") else None
     if spec.type == "boolean":
         return value if kind == "BOOL" else None
-    if kind != "N":
+    if kind != "N" or not isinstance(value, str):
         return None
     if spec.type == "double":
-        return float(value)
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    if spec.type == "bigint":
+        if not re.fullmatch(BIGINT_TEXT, value):
+            return None
+        number = int(re.match(r"[+-]?[0-9]+", value)[0])
+        return number if _INT64[0] <= number <= _INT64[1] else None
+    precision, scale = (int(n) for n in spec.type[len("decimal("):-1].split(","))
+    if not re.fullmatch(decimal_text(scale), value):
+        return None
     try:
         number = Decimal(value)
     except InvalidOperation:
         return None
-    if spec.type == "bigint":
-        return int(number) if number == number.to_integral_value() and _INT64[0] <= number <= _INT64[1] else None
-    precision, scale = (int(n) for n in spec.type[len("decimal("):-1].split(","))
     with localcontext(prec=80):  # the default 28 digits would refuse DynamoDB's 38
         try:
             exact = number.quantize(Decimal(1).scaleb(-scale))
         except InvalidOperation:
             return None
-    return exact if exact == number and len(exact.as_tuple().digits) <= precision else None
+    if len(exact.as_tuple().digits) > precision:
+        return None
+    return exact.copy_abs() if exact.is_zero() else exact  # a column has no negative zero
 
 
 def attribute_from_column(spec: ColumnSpec, value: Any) -> dict[str, Any] | None:
@@ -68,7 +92,9 @@ def attribute_from_column(spec: ColumnSpec, value: Any) -> dict[str, Any] | None
         return {"S": value}
     if spec.type == "boolean":
         return {"BOOL": value}
-    return {"N": repr(value) if spec.type == "double" else str(value)}
+    if spec.type == "double":
+        return {"N": repr(value)}
+    return {"N": format(value, "f") if isinstance(value, Decimal) else str(value)}
 
 
 def split_image(image: dict[str, Any], columns: tuple[ColumnSpec, ...]) -> tuple[list[Any], bool]:
@@ -129,12 +155,13 @@ def _number_reader(spec: ColumnSpec, fast: Callable[[str], tuple[Any, bool] | No
 
 
 def _decimal_fast(precision: int, scale: int) -> Callable[[str], tuple[Any, bool] | None]:
-    pattern = re.compile(r"-?(0|[1-9]\d*)" + (rf"\.(\d{{{scale}}})" if scale else "()"))
+    pattern = re.compile(r"(-?)(0|[1-9]\d*)" + (rf"\.(\d{{{scale}}})" if scale else "()"))
 
     def fast(text: str) -> tuple[Any, bool] | None:
         match = pattern.fullmatch(text)
-        if match is None or len((match[1] + match[2]).lstrip("0") or "0") > precision:
-            return None
+        digits = (match[2] + match[3]).lstrip("0") if match else ""
+        if match is None or len(digits or "0") > precision or (match[1] and not digits):
+            return None  # the rules decide; "-0.00" reads back as "0.00", so it stays in the image
         return Decimal(text), True
     return fast
 
@@ -184,7 +211,6 @@ def readers(columns: tuple[ColumnSpec, ...]) -> tuple[tuple[str, Reader], ...]:
             read = _number_reader(spec, _double_fast)
         else:
             precision, scale = (int(n) for n in spec.type[len("decimal("):-1].split(","))
-            read = (_number_reader(spec, _decimal_fast(precision, scale)) if scale <= _PLAIN_SCALE
-                    else _reference(spec))
+            read = _number_reader(spec, _decimal_fast(precision, scale))
         found.append((spec.source, read))
     return tuple(found)

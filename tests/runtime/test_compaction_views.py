@@ -188,10 +188,14 @@ def every_type_changes(ddb, stream):
         {"temperature": {"N": "123456789.12"}, "ratio": {"N": "12.5"}, "count": {"N": "9223372036854775808"},
          "label": {"S": "é"}, "humidity": {"N": "1e3"}},  # past the precision, past bigint: NULL
         {"temperature": {"N": "-0.10"}, "count": {"N": "-12.000"}, "flag": {"S": "true"}},  # not a BOOL: NULL
+        # exponents: NULL in every bigint and decimal column on both sides (Athena's casts would round some),
+        # the double's value and the string's text on both
+        {"temperature": {"N": "2.5e-3"}, "ratio": {"N": "1E-1"}, "count": {"N": "1E+2"}, "humidity": {"N": "2.5e-3"},
+         "big": {"N": "1E+37"}, "label": {"N": "1E+2"}, "flag": {"BOOL": True}},
     ]
     for number, extra in enumerate(values):
         ddb.put_item(TableName="readings", Item={"pk": {"S": f"d-{number}"}, "sk": {"N": str(number)}, **extra})
-    return spread_over_hours(stream_records(stream), [0, 0, 1, 1])
+    return spread_over_hours(stream_records(stream), [0, 0, 1, 1, 1])
 
 
 def test_every_declared_type_reads_the_same_value_from_either_layer_and_null_where_it_is_not_exact(
@@ -216,3 +220,6 @@ def test_every_declared_type_reads_the_same_value_from_either_layer_and_null_whe
     assert [by_device[f"d-{n}"]["flag"] for n in range(4)] == [True, False, None, None]
     assert [by_device[f"d-{n}"]["label"] for n in range(4)] == ["a", "12.50", "é", None]
     assert by_device["d-2"]["humidity"] == 1000.0 and by_device["d-1"]["big"] == Decimal(BIG)
+    exponents = by_device["d-4"]
+    assert [exponents[c] for c in ("temperature", "ratio", "count", "big")] == [None] * 4
+    assert (exponents["humidity"], exponents["label"], exponents["flag"]) == (0.0025, "1E+2", True)
