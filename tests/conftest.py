@@ -24,6 +24,21 @@ _counter = itertools.count()
 LONG_WINDOWS = {"update_seconds": 60.0, "create_seconds": 20.0, "windows_end_at_first_wait": False}
 
 
+#: Fixtures that start or use a server process on 127.0.0.1, and the parameter values that pick one.
+_SERVER_FIXTURES = frozenset({"moto_server", "dynalite", "server_dynamodb", "rules_proxy", "rules_proxy_dynalite",
+                              "limited", "router_proxy"})
+_SERVER_PARAMS = frozenset({"moto_server", "dynalite"})
+
+
+def pytest_collection_modifyitems(items):
+    """Mark every test that needs a local server ``server``, so ``scripts/test.sh --quick`` can leave them out."""
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        picked = {value for value in params.values() if isinstance(value, str)}
+        if _SERVER_FIXTURES.intersection(item.fixturenames) or _SERVER_PARAMS.intersection(picked):
+            item.add_marker(pytest.mark.server)
+
+
 @pytest.fixture(autouse=True)
 def fake_aws_environment(monkeypatch):
     """No test reaches real AWS: dummy credentials, a fixed region, no endpoint overrides."""
