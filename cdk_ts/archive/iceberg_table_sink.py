@@ -55,7 +55,7 @@ LOG_STREAM = "IcebergDelivery"
 def sink_fields(mode: SinkMode, columns: Sequence[ColumnSpec]) -> list[tuple[str, str, bool]]:
     """The sink table's fields ``(name, Iceberg type, required)``: the compacted layer's, by hour for every change.
 
-    The same fields :func:`~cdk_ts.archive_compaction.iceberg_fields` gives the compacted layer at hour
+    The same fields :func:`~cdk_ts.archive.compaction.iceberg_fields` gives the compacted layer at hour
     granularity; latest images keep ``table`` of the partition columns (see ``partition_columns``).
     """
     # The bucket name only satisfies CompactionSettings' checks: the fields do not depend on it.
