@@ -40,10 +40,17 @@ if ! version=$(supported_version "$python"); then
     "set PYTHON to one, e.g. PYTHON=python3.11 bash scripts/setup.sh" >&2
   exit 1
 fi
+# What the last run installed, by the manifests it installed from: when they have not changed, nothing is installed
+# again and a second run takes a second, not a minute (delete .venv/.installed or node_modules/.installed to force it).
+python_stamp="$version $({ cat pyproject.toml 2>/dev/null || true; } | sha256sum)"
+node_stamp=$({ cat package.json package-lock.json 2>/dev/null || true; } | sha256sum)
 # npm and pip each spend most of their time waiting on downloads: npm ci runs while pip installs.
-npm ci --no-audit --no-fund --loglevel=error --prefer-offline &
-npm_pid=$!
-trap 'kill "$npm_pid" 2>/dev/null || true' EXIT
+npm_pid=""
+if [ "$(cat node_modules/.installed 2>/dev/null)" != "$node_stamp" ]; then
+  npm ci --no-audit --no-fund --loglevel=error --prefer-offline &
+  npm_pid=$!
+  trap 'kill "$npm_pid" 2>/dev/null || true' EXIT
+fi
 if [ -e .venv ]; then
   if ! old=$(supported_version .venv/bin/python); then
     echo "setup.sh: .venv runs Python ${old:-that no longer starts}, older than 3.11: making it again with $python ($version)" >&2
@@ -58,8 +65,14 @@ if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
 # The venv's own pip (ensurepip's) installs everything below; upgrading it first cost a download and a reinstall.
-.venv/bin/python -m pip install --quiet -e ".[dev]"
-wait "$npm_pid"
+if [ "$(cat .venv/.installed 2>/dev/null)" != "$python_stamp" ]; then
+  .venv/bin/python -m pip install --quiet -e ".[dev]"
+  echo "$python_stamp" > .venv/.installed
+fi
+if [ -n "$npm_pid" ]; then
+  wait "$npm_pid"
+  if [ -d node_modules ]; then echo "$node_stamp" > node_modules/.installed; fi
+fi
 # The repository's hooks (scripts/hooks/commit-msg), only when this folder is a git checkout's top: an unpacked
 # sdist has no .git, and one inside another repository must not change that repository's settings.
 if [ "$(git rev-parse --show-toplevel 2>/dev/null)" = "$(pwd -P)" ]; then

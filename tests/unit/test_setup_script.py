@@ -191,3 +191,25 @@ def test_the_header_and_the_usage_document_python(checkout):
     assert result.returncode == 0
     assert "PYTHON" in result.stdout and "3.11" in result.stdout
     assert not (repo / ".venv").exists() and not log.exists()  # --help only tells
+
+
+def test_a_second_run_installs_nothing_until_a_manifest_changes(checkout, python_3_99):
+    repo, env, log = checkout
+    (repo / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (repo / "package-lock.json").write_text("{}\n")
+    (repo / "node_modules").mkdir()  # what npm ci makes (the stand-in only logs)
+    assert run_setup(repo, env).returncode == 0
+    first = log.read_text().splitlines()
+    assert any(line.startswith("pip ") for line in first) and "npm ci" in log.read_text()
+
+    assert run_setup(repo, env).returncode == 0
+    assert log.read_text().splitlines() == first  # nothing installed again
+
+    (repo / "pyproject.toml").write_text("[project]\nname = 'x'\nversion = '2'\n")
+    assert run_setup(repo, env).returncode == 0
+    again = log.read_text().splitlines()[len(first):]
+    assert [line.split()[0] for line in again] == ["pip"]  # only the changed manifest's installer ran
+
+    (repo / "package-lock.json").write_text('{"lockfileVersion": 3}\n')
+    assert run_setup(repo, env).returncode == 0
+    assert [line.split()[0] for line in log.read_text().splitlines()[len(first) + 1:]] == ["npm"]
