@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-import boto3
 from botocore.exceptions import ClientError
 
 #: Error codes DynamoDB (and most AWS APIs) use when a request was throttled; retrying later helps.
@@ -54,6 +53,10 @@ class LazyClient:
         if self._client is None:
             with self._lock:
                 if self._client is None:
+                    # Imported here, not at the top: cdk-ts's constructs import this module's error helpers at
+                    # synth, where boto3's import (about 0.4 s) bought nothing.
+                    import boto3
+
                     self._client = boto3.client(self.service, **self._kwargs)
         return self._client
 
