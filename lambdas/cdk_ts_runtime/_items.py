@@ -14,8 +14,7 @@ from cdk_ts_runtime._inputs import whole
 
 @functools.cache
 def _codecs() -> tuple[Any, Any]:
-    # Made on first use: boto3.dynamodb.types imports boto3 itself (about 0.4 s), and cdk-ts's constructs import
-    # this module at synth, where nothing is serialized.
+    # On first use: importing boto3 (0.4 s) would slow every synth, which imports this module
     from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
     return TypeSerializer(), TypeDeserializer()
