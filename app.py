@@ -23,7 +23,6 @@ from aws_cdk import aws_logs as logs  # noqa: E402
 from aws_cdk import aws_s3 as s3  # noqa: E402
 from aws_cdk import aws_sns as sns  # noqa: E402
 from aws_cdk import aws_sns_subscriptions as subscriptions  # noqa: E402
-from cdk_nag import AwsSolutionsChecks  # noqa: E402
 from constructs import Construct  # noqa: E402
 
 from cdk_ts import (  # noqa: E402
@@ -237,6 +236,10 @@ def build_app(app: App | None = None, *, checks: bool = True) -> App:
         description="cdk-ts sample: rotating DynamoDB time-series tables and the patterns around them",
     )
     if checks:
+        # Imported only here: loading cdk-nag (its Python module and its jsii assembly) costs every synth about
+        # half a second, and an app built with checks=False (bench.synth, tests) never runs it.
+        from cdk_nag import AwsSolutionsChecks
+
         Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     return app
 

@@ -16,14 +16,19 @@ alarms (``_monitoring``). The runtime side is ``cdk_ts_runtime._archiver`` and `
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from cdk_ts.archive.archiver import TTL_DELETIONS_ONLY, FailureDestination, StreamArchiver
 from cdk_ts.archive.base import StreamArchiverBase
 from cdk_ts.archive.catalog import ARCHIVE_COLUMNS, PARTITION_COLUMNS, ArchiveCatalog, deduplicated_view_sql
 from cdk_ts.archive.compacted_catalog import CompactedCatalog
 from cdk_ts.archive.compaction import ArchiveCompaction
-from cdk_ts.archive.iceberg_table_sink import IcebergTableSink
 from cdk_ts.archive.imported import ArchiveAttributes, ImportedStreamArchiver
 from cdk_ts.archive.options import CompactionOptions, IcebergOptions
+
+if TYPE_CHECKING:
+    from cdk_ts.archive.iceberg_table_sink import IcebergTableSink
 
 __all__ = [
     "ARCHIVE_COLUMNS",
@@ -42,3 +47,11 @@ __all__ = [
     "StreamArchiverBase",
     "deduplicated_view_sql",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # IcebergTableSink is imported on first use: it brings aws-cdk-lib's Kinesis, Firehose and Lake Formation
+    # modules, which every app that imports the archiver paid at synth (about 0.2 s) without using them.
+    if name == "IcebergTableSink":
+        return importlib.import_module("cdk_ts.archive.iceberg_table_sink").IcebergTableSink
+    raise AttributeError(f"module 'cdk_ts.archive' has no attribute {name!r}")

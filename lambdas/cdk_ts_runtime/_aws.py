@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-import boto3
 from botocore.exceptions import ClientError
 
 #: Error codes DynamoDB (and most AWS APIs) use when a request was throttled; retrying later helps.
@@ -54,6 +53,9 @@ class LazyClient:
         if self._client is None:
             with self._lock:
                 if self._client is None:
+                    # Here: importing boto3 (0.4 s) would slow every synth, which imports this module
+                    import boto3
+
                     self._client = boto3.client(self.service, **self._kwargs)
         return self._client
 

@@ -2,28 +2,34 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
-
 from cdk_ts_runtime._errors import CdkTsError, ValidationError
 from cdk_ts_runtime._inputs import whole
 
-_serializer = TypeSerializer()
-_deserializer = TypeDeserializer()
+
+@functools.cache
+def _codecs() -> tuple[Any, Any]:
+    # On first use: importing boto3 (0.4 s) would slow every synth, which imports this module
+    from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+
+    return TypeSerializer(), TypeDeserializer()
 
 
 def to_attribute_values(item: Mapping[str, Any]) -> dict[str, dict]:
     """Plain Python values to AttributeValues; floats become exact Decimals of their shortest repr."""
-    return {name: _serializer.serialize(_exact(value)) for name, value in item.items()}
+    serializer = _codecs()[0]
+    return {name: serializer.serialize(_exact(value)) for name, value in item.items()}
 
 
 def from_attribute_values(item: Mapping[str, dict]) -> dict[str, Any]:
     """AttributeValues to plain Python values (numbers as Decimal)."""
-    return {name: _deserializer.deserialize(value) for name, value in item.items()}
+    deserializer = _codecs()[1]
+    return {name: deserializer.deserialize(value) for name, value in item.items()}
 
 
 def _exact(value: Any) -> Any:
