@@ -41,6 +41,11 @@ class TableCapacityOptions(TypedDict, total=False):
 CAPACITY_KEYWORDS: tuple[str, ...] = tuple(TableCapacityOptions.__annotations__)
 
 
+def capacity_keywords(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The capacity keywords a constructor was given, out of its ``locals()`` (every one of them, None or not)."""
+    return {name: arguments[name] for name in CAPACITY_KEYWORDS}
+
+
 def table_capacity_options(
     problems: Problems, capacity: Mapping[str, Any], *, on_demand: bool
 ) -> tuple[dict[str, Any], dict[str, Any]]:
