@@ -110,7 +110,10 @@ def _default_problems(default: object, text: str, function: Callable) -> list[st
     stated = match.group("code") or match.group("word")
     if re.fullmatch(r"[\d,]+", stated):
         stated = stated.replace(",", "")  # 65,536
-    namespace = {**vars(cdk_ts), **inspect.unwrap(function).__globals__}
+    module_globals = inspect.unwrap(function).__globals__
+    # ``BillingMode.PAY_PER_REQUEST`` in a module that imports ``aws_dynamodb as dynamodb``: the modules' members too
+    members = {k: v for m in module_globals.values() if inspect.ismodule(m) for k, v in vars(m).items()}
+    namespace = {**members, **vars(cdk_ts), **module_globals}
     try:
         value = eval(stated, namespace)  # noqa: S307 - our own docstrings: is the stated default the real one?
     except Exception:  # words ("the same tier", "a new bucket"): not comparable
