@@ -17,7 +17,7 @@ from constructs import Construct
 from cdk_ts import buckets
 from cdk_ts._alarms import AlarmingConstruct
 from cdk_ts._defaults import dead_letter_queue
-from cdk_ts._validation import Problems, check_iam_text, describe, refuses_unknown_keywords
+from cdk_ts._validation import Problems, check_iam_text, describe
 from cdk_ts.archive._glue import cfn_database, cfn_database_name, check_unique_glue_table, shared_glue_database
 from cdk_ts.archive._glue_names import MAX_NAME_LENGTH, VIEW_SUFFIX, glue_name
 from cdk_ts.archive._mapping import connect_source, stream_delivery
@@ -209,37 +209,14 @@ class StreamArchiver(AlarmingConstruct, StreamArchiverBase):
         if alarm_topic is not None:
             self.add_default_alarms(alarm_topic=alarm_topic)
 
-    @classmethod
-    @refuses_unknown_keywords
-    def from_archive_bucket_name(
-        cls, scope: Construct, construct_id: str, *,
-        archive_bucket_name: str,
-        prefix: str = "dynamodb/",
-        failure_bucket_name: str | None = None,
-        glue_database_name: str | None = None,
-        glue_table_name: str | None = None,
-        function_name: str | None = None,
-        failure_metrics_filter_id: str | None = None,
-        account: str | None = None,
-    ) -> ImportedStreamArchiver:
-        """An archive another stack, app or account writes, to read, query, replay or watch; creates no resource.
+    from_archive_bucket_name = staticmethod(ImportedStreamArchiver)
+    """An archive another stack, app or account writes, to read, query, replay or watch; creates no resource.
 
-        Returns an :class:`ImportedStreamArchiver` (a ``StreamArchiverBase``), which documents each keyword.
-        Pass the owning archiver's values: grants then name its buckets and Glue entries, and ``bind`` sets what
-        ``StreamRecordArchiver.from_env`` reads.
-
-        :param archive_bucket_name: the owner's ``bucket.bucket_name``. Required.
-        :param prefix: the owner's ``prefix``. Default: ``"dynamodb/"``.
-        :param failure_bucket_name: the owner's ``failure_bucket.bucket_name``. Default: None — no replay grants.
-        :param glue_database_name: the owner's ``glue_database_name``. Default: None — no catalog grants.
-        :param glue_table_name: the owner's ``glue_table_name``. Default: None.
-        :param function_name: the owner's ``function.function_name``. Default: None — no function metrics.
-        :param failure_metrics_filter_id: the owner's ``failure_metrics_filter_id``. Default: None.
-        :param account: the owner's account. Default: None — this stack's account.
-        :raises ValueError: as ``ImportedStreamArchiver`` does, naming the path and every problem at once.
-        """
-        keywords = {name: value for name, value in locals().items() if name not in ("cls", "scope", "construct_id")}
-        return ImportedStreamArchiver(scope, construct_id, **keywords)
+    ``StreamArchiver.from_archive_bucket_name(scope, construct_id, archive_bucket_name=..., prefix=..., ...)``
+    returns an :class:`ImportedStreamArchiver` (a ``StreamArchiverBase``); it is that class, whose docstring
+    documents each keyword with its default. Pass the owning archiver's values: grants then name its buckets
+    and Glue entries, and ``bind`` sets what ``StreamRecordArchiver.from_env`` reads.
+    """
 
     # ---- steps of the constructor ---------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from aws_cdk import Duration
 from constructs import Construct
 
 import cdk_ts
+from cdk_ts import ImportedStreamArchiver, StreamArchiver
 
 _PARAM = re.compile(r":param\s+(?:[^:\n]*\s)?(\w+):(.*?)(?=\n\s*:\w[^:\n]*:|\Z)", re.DOTALL)
 #: What a ``Default:`` states first: a ``literal``, a number (``65,536``, ``1.3``) or a word (``None``, ``True``).
@@ -41,7 +42,7 @@ TYPED_KEYWORDS = {
     "RotationOptions": ("RotatingTimeSeriesTables.__init__",),
     "PeriodTableOptions": ("RotatingTimeSeriesTables.__init__", "RotatingTimeSeriesTables.from_table_prefix"),
     "TableCapacityOptions": ("DeviceLogTable.__init__", "ShardMetadataTable.__init__"),
-    "ArchiveAttributes": ("ImportedStreamArchiver.__init__", "StreamArchiver.from_archive_bucket_name"),
+    "ArchiveAttributes": ("ImportedStreamArchiver.__init__",),  # StreamArchiver.from_archive_bucket_name is that class
 }
 
 
@@ -64,6 +65,7 @@ def option_callables() -> Iterator[tuple[str, Callable, str]]:
         documentation = f"{vars(cls).get('__doc__') or ''}\n{cls.__init__.__doc__ or ''}"
         yield f"{cls.__name__}.__init__", cls.__init__, documentation
         for name, member in vars(cls).items():
+            # an importer that is another construct's class (staticmethod(ImportedStreamArchiver)) is walked as that
             if name.startswith("from_") and isinstance(member, classmethod) and _ours(member.__func__):
                 yield f"{cls.__name__}.{name}", getattr(cls, name), member.__func__.__doc__ or ""
 
@@ -73,13 +75,34 @@ def options_objects() -> list[type]:
     return _public(dataclasses.is_dataclass)
 
 
+_READERS = ("from_dict", "from_env", "parse")
+
+
+def factories() -> list[tuple[str, Callable, str]]:
+    """``(name, factory, docstring)`` of each public classmethod of an options object (``CapacityTier.on_demand``).
+
+    ``from_dict``, ``from_env`` and ``parse`` read a serialised object back; they take no options.
+    """
+    found = []
+    for cls in options_objects():
+        for name, member in vars(cls).items():
+            function = getattr(member, "__func__", None)  # a classmethod, or on_demand's factory-and-flag
+            if not name.startswith("_") and function is not None and name not in _READERS:
+                found.append((f"{cls.__name__}.{name}", function, function.__doc__ or ""))
+    return found
+
+
 def documented(docstring: str) -> dict[str, str]:
     """Each ``:param name:`` entry of ``docstring``, by name."""
     return dict(_PARAM.findall(docstring))
 
 
-def style_problems(function: Callable, docstring: str) -> list[str]:
-    """What keeps ``function`` from the one options style, each naming the parameter."""
+def style_problems(function: Callable, docstring: str, *, keyword_only: bool = True) -> list[str]:
+    """What keeps ``function`` from the one options style, each naming the parameter.
+
+    ``keyword_only=False`` for an options object's factory, whose leading values may be positional
+    (``CapacityTier.provisioned(300, 1000)``): its options must still be named, typed and documented.
+    """
     problems = []
     entries = documented(docstring)
     for parameter in inspect.signature(function).parameters.values():
@@ -92,7 +115,7 @@ def style_problems(function: Callable, docstring: str) -> list[str]:
             problems.append(f"*{name}: options must be keyword-only parameters")
         elif name in _POSITIONAL:
             continue
-        elif parameter.kind is not parameter.KEYWORD_ONLY:
+        elif keyword_only and parameter.kind is not parameter.KEYWORD_ONLY:
             problems.append(f"{name}: must be keyword-only (after *)")
         elif parameter.annotation is parameter.empty:
             problems.append(f"{name}: has no type")
@@ -129,21 +152,28 @@ def _same(stated: object, default: object) -> bool:
 
 
 def test_the_walk_sees_every_construct_importer_and_options_object():
+    assert StreamArchiver.from_archive_bucket_name is ImportedStreamArchiver  # walked as its constructor
     names = {name for name, _function, _doc in option_callables()}
     assert {
         "RotatingTimeSeriesTables.__init__", "RotatingTimeSeriesTables.from_table_prefix", "StreamArchiver.__init__",
-        "StreamArchiver.from_archive_bucket_name", "ImportedStreamArchiver.__init__", "DeviceLogTable.__init__",
+        "ImportedStreamArchiver.__init__", "DeviceLogTable.__init__",
         "DeviceLogTable.from_table_name", "ShardMetadataTable.__init__", "TimestreamTable.__init__",
         "IcebergTableSink.__init__", "ArchiveCompaction.__init__", "MonitoringDashboard.__init__",
     } <= names
     assert {"CompactionOptions", "IcebergOptions", "CapacityTier", "StreamConsumer"} <= {
         cls.__name__ for cls in options_objects()
     }
+    assert {"CapacityTier.provisioned", "CapacityTier.on_demand"} <= {name for name, _f, _doc in factories()}
 
 
 @pytest.mark.parametrize(("name", "function", "docstring"), list(option_callables()), ids=lambda v: str(v)[:60])
 def test_every_construct_and_importer_takes_documented_keyword_only_options(name, function, docstring):
     assert style_problems(function, docstring) == [], name
+
+
+@pytest.mark.parametrize(("name", "factory", "docstring"), factories(), ids=lambda v: str(v)[:40])
+def test_every_options_object_factory_takes_named_documented_options(name, factory, docstring):
+    assert style_problems(factory, docstring, keyword_only=False) == [], name
 
 
 @pytest.mark.parametrize("options", options_objects(), ids=lambda cls: cls.__name__)
