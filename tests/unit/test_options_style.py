@@ -18,11 +18,12 @@ import typing
 from collections.abc import Callable, Iterator
 
 import pytest
-from aws_cdk import Duration
+from aws_cdk import App, Duration
 from constructs import Construct
 
 import cdk_ts
 from cdk_ts import ImportedStreamArchiver, StreamArchiver
+from cdk_ts._validation import ConstructValidationError, Problems, refuses_unknown_keywords
 
 _PARAM = re.compile(r":param\s+(?:[^:\n]*\s)?(\w+):(.*?)(?=\n\s*:\w[^:\n]*:|\Z)", re.DOTALL)
 #: What a ``Default:`` states first: a ``literal``, a number (``65,536``, ``1.3``) or a word (``None``, ``True``).
@@ -250,3 +251,27 @@ def test_a_missing_or_wrong_default_is_refused_and_words_are_not_compared():
 
 def test_a_positional_option_is_refused():
     assert style_problems(_positional, _positional.__doc__) == ["size: must be keyword-only (after *)"]
+
+
+# ---- a misspelt keyword: the construct's path and the closest name --------------------------------
+
+
+class _Checked(Construct):
+    """Builds first, checks nothing: the decorator itself must refuse the keyword."""
+
+    @refuses_unknown_keywords
+    def __init__(self, scope: Construct, construct_id: str, *, size: int = 1, inner: bool = False) -> None:
+        """:param size: how big. Default: 1.
+        :param inner: create a child that checks its own problems first. Default: False.
+        """
+        super().__init__(scope, construct_id)
+        if inner:
+            Problems(self, "Child").raise_if_any()  # another path: must not take this construct's keywords
+
+
+def test_a_misspelt_keyword_is_refused_with_the_path_even_where_nothing_is_checked():
+    root = Construct(App(), "Root")
+    expected = r"^Root/C: unknown keyword argument 'sise'; did you mean 'size'\?$"
+    with pytest.raises(ConstructValidationError, match=expected):
+        _Checked(root, "C", sise=2, inner=True)
+    assert _Checked(root, "D", size=2).node.path == "Root/D"
