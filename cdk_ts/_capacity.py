@@ -12,22 +12,13 @@ from cdk_ts_runtime._rotation.config import table_class_name
 
 
 class TableCapacityOptions(TypedDict, total=False):
-    """The capacity keywords of ``DeviceLogTable`` and ``ShardMetadataTable``, each optional.
+    """The capacity keywords of ``DeviceLogTable`` and ``ShardMetadataTable``, as a typed dict, each optional.
 
-    Maximum throughput is an on-demand setting (DynamoDB's ``OnDemandThroughput``); warm throughput and
-    table class apply to either billing mode. A keyword that is not one of these, or one of the
-    construct's own, is refused with the closest valid name.
-
-    :param max_read_request_units: on-demand maximum read request units per second of the table (and of
-        each GSI of a ``DeviceLogTable``), a cost guardrail; needs on-demand billing. Default: None — no cap.
-    :param max_write_request_units: on-demand maximum write request units per second of the table (and of
-        each GSI of a ``DeviceLogTable``); needs on-demand billing. Default: None — no cap.
-    :param warm_read_units_per_second: warm throughput of the table for reads (instantly available; can be
-        raised, never lowered). Default: None — DynamoDB's own (12,000 on a new on-demand table).
-    :param warm_write_units_per_second: warm throughput of the table for writes.
-        Default: None — DynamoDB's own (4,000 on a new on-demand table).
-    :param table_class: ``TableClass.STANDARD`` or ``TableClass.STANDARD_INFREQUENT_ACCESS``, or the same
-        name as a string (as ``CapacityTier`` takes it). Default: None — Standard.
+    Both constructors take each as a keyword-only parameter, documented with its default on the class
+    (``max_read_request_units``, ``max_write_request_units``, ``warm_read_units_per_second``,
+    ``warm_write_units_per_second``, ``table_class``). This dict type is for capacity settings several tables
+    share: ``capacity: TableCapacityOptions = {"table_class": "STANDARD_INFREQUENT_ACCESS"}``, then
+    ``**capacity`` in each call.
     """
 
     max_read_request_units: int | None
@@ -41,14 +32,18 @@ class TableCapacityOptions(TypedDict, total=False):
 CAPACITY_KEYWORDS: tuple[str, ...] = tuple(TableCapacityOptions.__annotations__)
 
 
+def capacity_keywords(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The capacity keywords a constructor was given, out of its ``locals()`` (every one of them, None or not)."""
+    return {name: arguments[name] for name in CAPACITY_KEYWORDS}
+
+
 def table_capacity_options(
     problems: Problems, capacity: Mapping[str, Any], *, on_demand: bool
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Validated ``dynamodb.Table`` props for the table, and the caps each GSI gets too.
 
     :param problems: where invalid values are recorded (the caller raises them with its other problems).
-    :param capacity: the :class:`TableCapacityOptions` the construct was given (other keys are ignored:
-        the construct reports them as unknown keywords).
+    :param capacity: the capacity keywords the construct was given (``capacity_keywords``).
     :param on_demand: the table bills per request.
     """
     values = {name: capacity.get(name) for name in CAPACITY_KEYWORDS if name != "table_class"}

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Collection, Iterable, Sequence
-from typing import TypeVar
+from contextvars import ContextVar
+from typing import ParamSpec, TypeVar
 
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
@@ -14,6 +16,9 @@ from cdk_ts_runtime._errors import ValidationError
 from cdk_ts_runtime._keywords import unknown_keyword
 
 _T = TypeVar("_T")
+_P = ParamSpec("_P")
+#: Unknown keywords of the constructor running now, by construct path, until its first ``Problems`` takes them.
+_UNKNOWN_KEYWORDS: ContextVar[dict[str, list[str]]] = ContextVar("cdk_ts_unknown_keywords")
 
 
 def construct_path(scope: Construct, construct_id: str) -> str:
@@ -67,7 +72,8 @@ class Problems:
             Default: None — ``scope`` is the construct whose props are checked.
         """
         self.path = scope.node.path if construct_id is None else construct_path(scope, construct_id)
-        self.messages: list[str] = []
+        # a misspelt keyword the constructor's decorator held back joins the construct's other problems
+        self.messages: list[str] = list(_UNKNOWN_KEYWORDS.get({}).pop(self.path, ()))
 
     def check(self, ok: bool, message: str) -> bool:
         """Record ``message`` unless ``ok``; returns ``ok`` so dependent checks can be skipped."""
@@ -96,6 +102,37 @@ class Problems:
 def keyword_names(function: Callable) -> list[str]:
     """The keyword-only parameters of ``function``, by name (what a misspelt keyword is compared with)."""
     return [p.name for p in inspect.signature(function).parameters.values() if p.kind is p.KEYWORD_ONLY]
+
+
+def refuses_unknown_keywords(function: Callable[_P, _T]) -> Callable[_P, _T]:
+    """Refuse a keyword ``function`` (a constructor or importer taking ``scope, construct_id``) does not take.
+
+    Python's own ``TypeError`` names neither the construct nor the keyword meant (Python 3.11-3.13); this
+    reports ``{path}: unknown keyword argument 'x'; did you mean 'y'?`` in the construct's
+    :class:`ConstructValidationError`, with its other problems when its :class:`Problems` runs before anything is
+    created. The signature stays the function's own for IDEs, mypy and ``inspect``.
+    """
+    signature = inspect.signature(function)
+    valid = keyword_names(function)
+    scope_name, id_name = list(signature.parameters)[1:3]  # after self or cls
+
+    @functools.wraps(function)
+    def checked(*args: _P.args, **kwargs: _P.kwargs) -> _T:
+        unknown = [name for name in kwargs if name not in signature.parameters]
+        if not unknown:
+            return function(*args, **kwargs)
+        known = {name: value for name, value in kwargs.items() if name in signature.parameters}
+        bound = signature.bind_partial(*args, **known).arguments
+        path = construct_path(bound[scope_name], bound[id_name])
+        messages = [unknown_keyword(name, valid) for name in unknown]
+        pending = _UNKNOWN_KEYWORDS.set({**_UNKNOWN_KEYWORDS.get({}), path: messages})
+        try:
+            function(*args, **known)  # type: ignore[call-arg]  # raises the keywords with its other problems
+        finally:
+            _UNKNOWN_KEYWORDS.reset(pending)
+        raise ConstructValidationError(path, messages)  # a constructor that checks nothing before it builds
+
+    return checked
 
 
 def check_keywords(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
-from typing import Any, Protocol, Unpack, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from aws_cdk import Duration, Names, Token
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -26,7 +26,7 @@ from cdk_ts.archive._resources import archive_bucket, archiver_function, failure
 from cdk_ts.archive.base import StreamArchiverBase
 from cdk_ts.archive.catalog import ArchiveCatalog
 from cdk_ts.archive.compaction import ArchiveCompaction
-from cdk_ts.archive.imported import ArchiveAttributes, ImportedStreamArchiver
+from cdk_ts.archive.imported import ImportedStreamArchiver
 from cdk_ts.archive.options import CompactionOptions
 from cdk_ts.protocols import ArchiverSource, HasTable, RotatingStreamSource
 from cdk_ts_runtime import _deprecations
@@ -209,21 +209,14 @@ class StreamArchiver(AlarmingConstruct, StreamArchiverBase):
         if alarm_topic is not None:
             self.add_default_alarms(alarm_topic=alarm_topic)
 
-    @classmethod
-    def from_archive_bucket_name(
-        cls, scope: Construct, construct_id: str, *, archive_bucket_name: str, **attributes: Unpack[ArchiveAttributes]
-    ) -> ImportedStreamArchiver:
-        """An archive another stack, app or account writes, to read, query, replay or watch; creates no resource.
+    from_archive_bucket_name = staticmethod(ImportedStreamArchiver)
+    """An archive another stack, app or account writes, to read, query, replay or watch; creates no resource.
 
-        Returns an :class:`ImportedStreamArchiver` (a ``StreamArchiverBase``). Pass the owning archiver's
-        values: grants then name its buckets and Glue entries, and ``bind`` sets what
-        ``StreamRecordArchiver.from_env`` reads.
-
-        :param archive_bucket_name: the archive bucket's name (the owner's ``bucket.bucket_name``).
-        :param attributes: the owner's other values, the keywords of ``ArchiveAttributes``.
-        :raises ValueError: as ``ImportedStreamArchiver`` does, naming the path and every problem at once.
-        """
-        return ImportedStreamArchiver(scope, construct_id, archive_bucket_name=archive_bucket_name, **attributes)
+    ``StreamArchiver.from_archive_bucket_name(scope, construct_id, archive_bucket_name=..., prefix=..., ...)``
+    returns an :class:`ImportedStreamArchiver` (a ``StreamArchiverBase``); it is that class, whose docstring
+    documents each keyword with its default. Pass the owning archiver's values: grants then name its buckets
+    and Glue entries, and ``bind`` sets what ``StreamRecordArchiver.from_env`` reads.
+    """
 
     # ---- steps of the constructor ---------------------------------------------------------------
 

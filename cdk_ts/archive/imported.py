@@ -2,21 +2,46 @@
 
 from __future__ import annotations
 
-from typing import TypedDict, Unpack
+from typing import TypedDict
 
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from cdk_ts._import_checks import check_account, check_bucket_name, check_name_not_arn
-from cdk_ts._validation import Problems, check_iam_text, check_keywords, keyword_names
+from cdk_ts._validation import Problems, check_iam_text, refuses_unknown_keywords
 from cdk_ts.archive._glue_names import MAX_NAME_LENGTH, VIEW_SUFFIX, glue_name
 from cdk_ts.archive.base import StreamArchiverBase
 
 
 class ArchiveAttributes(TypedDict, total=False):
-    """The optional keywords of ``StreamArchiver.from_archive_bucket_name``: the owning archiver's values.
+    """The optional keywords of ``StreamArchiver.from_archive_bucket_name``, the owner's values, as a typed dict.
 
+    The importer and ``ImportedStreamArchiver`` take each as a keyword-only parameter, documented with its
+    default on ``ImportedStreamArchiver``. This dict type is for values handed from the owner to its readers:
+    ``attributes: ArchiveAttributes = {"prefix": "cdc/"}``, then ``**attributes`` in the call.
+    """
+
+    prefix: str
+    failure_bucket_name: str | None
+    glue_database_name: str | None
+    glue_table_name: str | None
+    function_name: str | None
+    failure_metrics_filter_id: str | None
+    account: str | None
+
+
+class ImportedStreamArchiver(StreamArchiverBase):
+    """An archive another stack, app or account writes: what ``StreamArchiver.from_archive_bucket_name`` returns.
+
+    Creates no resource: the buckets and the function are imported by name, so grants, ``bind`` and
+    metrics name the owner's resources. In another account the owner's bucket policies must also allow
+    the grantee (an identity policy alone does not cross accounts).
+
+    Keyword arguments of the constructor (and of ``StreamArchiver.from_archive_bucket_name``), the owning
+    ``StreamArchiver``'s values:
+
+    :param archive_bucket_name: the archive bucket's name (the owner's ``bucket.bucket_name``). Required.
     :param prefix: the archive's key prefix (the owner's ``prefix``; ends with ``/``, or empty).
         Default: ``"dynamodb/"``.
     :param failure_bucket_name: the S3 failure destination (the owner's ``failure_bucket.bucket_name``), so
@@ -31,61 +56,36 @@ class ArchiveAttributes(TypedDict, total=False):
         Default: None.
     :param account: the owner's account, whose Glue catalog ``grant_catalog_read`` names (the grantee's
         Athena reads it as a registered cross-account catalog). Default: None — this stack's account.
+    :raises ValueError: naming the path and every problem at once (an unknown keyword, with the closest
+        valid one; a prefix without ``/`` or with ``*``/``?``, a bucket name S3 refuses or an ARN, an account
+        that is not 12 digits, a function ARN where its name is asked, one Glue name without the other, a
+        name Glue refuses, a filter ID without a failure bucket).
     """
 
-    prefix: str
-    failure_bucket_name: str | None
-    glue_database_name: str | None
-    glue_table_name: str | None
-    function_name: str | None
-    failure_metrics_filter_id: str | None
-    account: str | None
-
-
-#: The keys of :class:`ArchiveAttributes`.
-ARCHIVE_ATTRIBUTES: tuple[str, ...] = tuple(ArchiveAttributes.__annotations__)
-
-
-class ImportedStreamArchiver(StreamArchiverBase):
-    """An archive another stack, app or account writes: what ``StreamArchiver.from_archive_bucket_name`` returns.
-
-    Creates no resource: the buckets and the function are imported by name, so grants, ``bind`` and
-    metrics name the owner's resources. In another account the owner's bucket policies must also allow
-    the grantee (an identity policy alone does not cross accounts).
-    """
-
+    @refuses_unknown_keywords
     def __init__(
-        self, scope: Construct, construct_id: str, *, archive_bucket_name: str, **attributes: Unpack[ArchiveAttributes]
+        self, scope: Construct, construct_id: str, *,
+        archive_bucket_name: str,
+        prefix: str = "dynamodb/",
+        failure_bucket_name: str | None = None,
+        glue_database_name: str | None = None,
+        glue_table_name: str | None = None,
+        function_name: str | None = None,
+        failure_metrics_filter_id: str | None = None,
+        account: str | None = None,
     ) -> None:
-        """Describe the owner's archive by the owning ``StreamArchiver``'s values.
-
-        :param scope: the parent construct.
-        :param construct_id: the construct ID.
-        :param archive_bucket_name: the archive bucket's name (the owner's ``bucket.bucket_name``).
-        :param attributes: the keywords of ``ArchiveAttributes``, documented there (``prefix``,
-            ``failure_bucket_name``, ``glue_database_name``, ``glue_table_name``, ``function_name``...).
-        :raises ValueError: naming the path and every problem at once (an unknown keyword, with the closest
-            valid one; a prefix without ``/`` or with ``*``/``?``, a bucket name S3 refuses or an ARN, an account
-            that is not 12 digits, a function ARN where its name is asked, one Glue name without the other, a
-            name Glue refuses, a filter ID without a failure bucket).
-        """
+        """Describe the owner's archive by the owning ``StreamArchiver``'s values (keywords: see the class)."""
         problems = Problems(scope, construct_id)
-        check_keywords(
-            problems, attributes, ARCHIVE_ATTRIBUTES, also_valid=keyword_names(ImportedStreamArchiver.__init__)
-        )
-        prefix = attributes.get("prefix", "dynamodb/")
-        failure_bucket_name = attributes.get("failure_bucket_name")
-        function_name = attributes.get("function_name")
         problems.check(not prefix or prefix.endswith("/"), f"prefix {prefix!r} must end with '/' (or be empty)")
         check_iam_text(problems, "prefix", prefix)
         check_bucket_name(problems, "archive_bucket_name", archive_bucket_name)
         check_bucket_name(problems, "failure_bucket_name", failure_bucket_name)
-        check_account(problems, "account", attributes.get("account"))
+        check_account(problems, "account", account)
         check_name_not_arn(problems, "function_name", function_name, what="Lambda function")
         check_iam_text(problems, "function_name", function_name)
-        database, table = _glue_names(problems, attributes.get("glue_database_name"), attributes.get("glue_table_name"))
+        database, table = _glue_names(problems, glue_database_name, glue_table_name)
         problems.check(
-            attributes.get("failure_metrics_filter_id") is None or failure_bucket_name is not None,
+            failure_metrics_filter_id is None or failure_bucket_name is not None,
             "failure_metrics_filter_id names a filter of the failure bucket: pass failure_bucket_name too",
         )
         problems.raise_if_any()
@@ -98,8 +98,8 @@ class ImportedStreamArchiver(StreamArchiverBase):
         self.dead_letter_queue = None
         self.function = lambda_.Function.from_function_name(self, "Function", function_name) if function_name else None
         self.glue_database_name, self.glue_table_name = database, table
-        self._failure_metrics_filter_id = attributes.get("failure_metrics_filter_id")
-        self._catalog_account = attributes.get("account")
+        self._failure_metrics_filter_id = failure_metrics_filter_id
+        self._catalog_account = account
         self._given_function_name = function_name
 
     @property

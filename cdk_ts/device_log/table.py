@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any, Unpack
+from typing import Any
 
 from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
-from cdk_ts._capacity import CAPACITY_KEYWORDS, TableCapacityOptions, table_capacity_options
+from cdk_ts._capacity import capacity_keywords, table_capacity_options
 from cdk_ts._defaults import table_protection
 from cdk_ts._import_checks import check_arn, check_key
 from cdk_ts._insights import throttled_keys_options, throttled_keys_rule_of
 from cdk_ts._table_names import check_imported_table_name, check_table_name
-from cdk_ts._validation import Problems, check_keywords, keyword_names
+from cdk_ts._validation import Problems, refuses_unknown_keywords
 from cdk_ts.device_log.base import DeviceLogTableBase
 from cdk_ts.device_log.imported import _ImportedDeviceLogTable
 from cdk_ts_runtime._device_log import GSI_BY_OPERATOR, GSI_BY_SUPERVISOR
@@ -69,15 +69,23 @@ class DeviceLogTable(DeviceLogTableBase):
         table and both GSIs, so the keys DynamoDB throttles are named (docs/monitoring.md, "Hot keys named");
         the table's dashboard row then graphs its top throttled key (``throttled_keys_rule`` reads the rule name
         at deploy time). Default: False — no Contributor Insights rules (each rule is billed).
-    :param capacity: the keywords of ``TableCapacityOptions``, documented there (``max_read_request_units``,
-        ``max_write_request_units``, ``warm_read_units_per_second``, ``warm_write_units_per_second``,
-        ``table_class``); the on-demand caps apply to the table and to each GSI.
+    :param max_read_request_units: on-demand cap on read request units per second of the table and of each
+        GSI (DynamoDB's ``OnDemandThroughput``), a cost guardrail; needs on-demand billing. Default: None — no cap.
+    :param max_write_request_units: on-demand cap on write request units per second of the table and of each
+        GSI; needs on-demand billing. Default: None — no cap.
+    :param warm_read_units_per_second: warm throughput of the table for reads, available at once (can be
+        raised, never lowered). Default: None — DynamoDB's own (12,000 on a new on-demand table).
+    :param warm_write_units_per_second: warm throughput of the table for writes.
+        Default: None — DynamoDB's own (4,000 on a new on-demand table).
+    :param table_class: ``TableClass.STANDARD`` or ``TableClass.STANDARD_INFREQUENT_ACCESS``, or its name as a
+        string (as ``CapacityTier`` takes it). Default: None — Standard.
     :raises ValueError: naming this construct's path and every problem at once, an unknown keyword (with
         the closest valid one), table options given with ``existing_table``, capacity or caps that do not
         match ``billing_mode``, a cap or warm value below 1, an ``INCLUDE`` projection without
         ``gsi_non_key_attributes``, or a ``table_name`` DynamoDB would refuse.
     """
 
+    @refuses_unknown_keywords
     def __init__(
         self, scope: Construct, construct_id: str, *,
         existing_table: dynamodb.ITable | None = None,
@@ -95,18 +103,22 @@ class DeviceLogTable(DeviceLogTableBase):
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
         deletion_protection: bool = False,
         throttled_keys_insights: bool = False,
-        **capacity: Unpack[TableCapacityOptions],
+        max_read_request_units: int | None = None,
+        max_write_request_units: int | None = None,
+        warm_read_units_per_second: int | None = None,
+        warm_write_units_per_second: int | None = None,
+        table_class: dynamodb.TableClass | str | None = None,
     ) -> None:
         """Create the table and its two GSIs, or wrap ``existing_table`` (keywords in the class docstring)."""
+        capacity = capacity_keywords(locals())
         problems = Problems(scope, construct_id)
-        check_keywords(problems, capacity, CAPACITY_KEYWORDS, also_valid=keyword_names(DeviceLogTable.__init__))
         provisioned = billing_mode == dynamodb.BillingMode.PROVISIONED
         if existing_table is not None:
             _validate_existing(problems, existing_table, {
                 "table_name": table_name, "read_capacity": read_capacity, "write_capacity": write_capacity,
                 "encryption_key": encryption_key, "stream": stream, "time_to_live_attribute": time_to_live_attribute,
                 "throttled_keys_insights": throttled_keys_insights or None,
-                **{name: capacity.get(name) for name in CAPACITY_KEYWORDS},
+                **capacity,
             })
         else:
             check_table_name(problems, "table_name", table_name)

@@ -2,10 +2,11 @@
 
 The public names are here: ``RotatingTimeSeriesTables`` (creates the function, schedules and alarms),
 ``RotatingTimeSeriesTablesBase`` (what any period tables of one prefix can do: grants, ``bind``, metrics;
-``from_table_prefix`` returns one for tables another stack rotates) and the keywords, ``RotationOptions`` and
-``PeriodTableOptions`` (the layout). The ``_``-prefixed modules are the machinery: settings checked at synth,
-IAM, lock table, strings and their limits, schedules, the metric factory (``_metrics``) and the alarms and
-graph made from it (``_monitoring``). The runtime side is ``cdk_ts_runtime._rotation`` (run by
+``from_table_prefix`` returns one for tables another stack rotates) and typed dicts of their keywords,
+``RotationOptions`` and ``PeriodTableOptions`` (the layout). The ``_``-prefixed modules are the machinery:
+settings checked at synth, the function, schedules and deploy-time run (``_runs``), IAM, lock table, strings
+and their limits, cron fields, the metric factory (``_metrics``) and the alarms and graph made from it
+(``_monitoring``). The runtime side is ``cdk_ts_runtime._rotation`` (run by
 ``handlers/rotation.handler``); writers and readers use ``cdk_ts_runtime.PeriodRouter``.
 """
 

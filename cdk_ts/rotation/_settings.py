@@ -10,12 +10,12 @@ from typing import Any, cast
 from aws_cdk import Duration, Token
 from constructs import Construct
 
-from cdk_ts._validation import Problems, check_iam_text, check_keywords, keyword_names
+from cdk_ts._validation import Problems, check_iam_text
 from cdk_ts.rotation import _schedules
 from cdk_ts.rotation._lock import check_reserved_concurrency
 from cdk_ts.rotation._texts import check_derived_texts
-from cdk_ts.rotation.base import LAYOUT_KEYWORDS, METRIC_NAMESPACE, layout_period, literal_prefix, table_layout
-from cdk_ts.rotation.options import ROTATION_DEFAULTS, RotationOptions
+from cdk_ts.rotation.base import METRIC_NAMESPACE, layout_period, literal_prefix, table_layout
+from cdk_ts.rotation.options import RotationOptions
 from cdk_ts_runtime._errors import ValidationError
 from cdk_ts_runtime._periods import LABEL_LENGTH, RotationPeriod, globs_overlap, table_name_glob, validate_table_prefix
 from cdk_ts_runtime._rotation.config import RotationConfig
@@ -37,7 +37,7 @@ class RotationSettings:
 
     :param layout: the period tables' prefix, period, keys and time unit.
     :param config: what the rotation function reads (tiers, retention, leads, table settings).
-    :param options: every ``RotationOptions`` keyword, the defaults filled in.
+    :param options: every ``RotationOptions`` keyword as the constructor got it (its default when left out).
     :param create_new: cron fields of the ``create_new`` run, ``create_lead`` before each boundary.
     :param create_new_retry: cron fields of its retry, ``missing_table_alarm_lead`` before each boundary.
     :param resize_old: cron fields of the ``resize_old`` run, ``resize_delay`` after each boundary.
@@ -53,6 +53,11 @@ class RotationSettings:
     reconcile_every: Duration
 
 
+def rotation_keywords(arguments: Mapping[str, Any]) -> RotationOptions:
+    """The keywords of ``RotatingTimeSeriesTables`` besides ``table_prefix``, out of its constructor's ``locals()``."""
+    return cast(RotationOptions, {name: arguments[name] for name in RotationOptions.__annotations__})
+
+
 def rotation_settings(
     scope: Construct, construct_id: str, table_prefix: str, options: Mapping[str, Any], rotation_class: type
 ) -> RotationSettings:
@@ -61,9 +66,7 @@ def rotation_settings(
     :raises ConstructValidationError: naming the construct's path and every problem found.
     """
     problems = Problems(scope, construct_id)
-    also_valid = keyword_names(rotation_class.__init__)
-    check_keywords(problems, options, (*LAYOUT_KEYWORDS, *ROTATION_DEFAULTS), also_valid=also_valid)
-    given = cast(RotationOptions, {**ROTATION_DEFAULTS, **{k: v for k, v in options.items() if k in ROTATION_DEFAULTS}})
+    given = cast(RotationOptions, options)
     layout = _checked_layout(problems, table_prefix, options, given)
     lead, alarm_lead, delay = _checked_timings(problems, given)
     config = problems.collect(lambda: _config(given, lead, alarm_lead))

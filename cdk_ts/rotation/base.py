@@ -46,31 +46,18 @@ def literal_prefix(problems: Problems, table_prefix: str) -> bool:
 
 
 class PeriodTableOptions(TypedDict, total=False):
-    """The layout keywords of ``RotatingTimeSeriesTables`` and of its importer ``from_table_prefix``, each optional.
+    """The layout keywords of ``RotatingTimeSeriesTables`` and of its importer ``from_table_prefix``, as a typed dict.
 
-    Both take them as keywords (``period="weekly"``); an importer passes the values the owning
-    construct was given. A keyword that is not one of these, or one of the method's own, is refused with
-    the closest valid name.
-
-    :param period: how long one table covers (UTC boundaries; weeks are ISO weeks). A ``RotationPeriod``
-        or its value (``"weekly"``). Default: ``RotationPeriod.DAILY`` — one table per UTC day.
-    :param partition_key: the partition key of every period table.
-        Default: None — ``pk``, a Number.
-    :param sort_key: the sort key of every period table; it holds the event time that picks the table.
-        Default: None — ``sk``, a Number (the event time in ``time_unit`` since the Unix epoch).
-    :param time_unit: what a Number sort key counts since the epoch (``"s"``, ``"ms"``, ``"us"`` or
-        ``"ns"``); a String sort key must hold ISO-8601 (``"iso"``). Default: None — ``"ms"`` for a Number
-        sort key, ``"iso"`` for a String one.
+    Both take ``period``, ``partition_key``, ``sort_key`` and ``time_unit`` as keyword-only parameters, each
+    documented with its default on ``RotatingTimeSeriesTables``; an importer passes the values the owning
+    construct was given. This dict type is for a layout both share: ``layout: PeriodTableOptions = {...}``,
+    then ``**layout`` in each call.
     """
 
     period: RotationPeriod | str
     partition_key: dynamodb.Attribute | None
     sort_key: dynamodb.Attribute | None
     time_unit: str | None
-
-
-#: The keys of :class:`PeriodTableOptions`, in the order they are documented.
-LAYOUT_KEYWORDS: tuple[str, ...] = tuple(PeriodTableOptions.__annotations__)
 
 
 def layout_period(options: Mapping[str, Any]) -> RotationPeriod | str:

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
 from cdk_ts._import_checks import check_key
-from cdk_ts._validation import Problems, check_keywords
-from cdk_ts.rotation.base import LAYOUT_KEYWORDS, RotatingTimeSeriesTablesBase, literal_prefix, table_layout
+from cdk_ts._validation import Problems
+from cdk_ts.rotation.base import RotatingTimeSeriesTablesBase, literal_prefix, table_layout
 from cdk_ts_runtime._table_layout import TableLayout
 
 
@@ -27,16 +27,14 @@ class _ImportedPeriodTables(RotatingTimeSeriesTablesBase):
 
 def imported_layout(
     scope: Construct, construct_id: str, table_prefix: str, layout_options: Mapping[str, Any], *,
-    also_valid: Iterable[str], encryption_key: object = None, stream: object = None,
+    encryption_key: object = None, stream: object = None,
 ) -> TableLayout:
     """The layout of an importer's arguments, with every problem reported at once.
 
-    :raises ValueError: naming the construct path, for an unknown keyword (with the closest valid one, from
-        ``PeriodTableOptions`` and ``also_valid``), a token or invalid prefix, period, key or time unit, an
+    :raises ValueError: naming the construct path, for a token or invalid prefix, period, key or time unit, an
         ``encryption_key`` that is not a ``kms.IKey`` or a ``stream`` that is not a ``StreamViewType``.
     """
     problems = Problems(scope, construct_id)
-    check_keywords(problems, layout_options, LAYOUT_KEYWORDS, also_valid=also_valid)
     check_key(problems, "encryption_key", encryption_key)
     problems.check(
         stream is None or isinstance(stream, dynamodb.StreamViewType),

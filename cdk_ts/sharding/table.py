@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Unpack
-
 from aws_cdk import RemovalPolicy, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
-from cdk_ts._capacity import CAPACITY_KEYWORDS, TableCapacityOptions, table_capacity_options
+from cdk_ts._capacity import capacity_keywords, table_capacity_options
 from cdk_ts._defaults import table_protection
 from cdk_ts._import_checks import check_key
 from cdk_ts._insights import main_table_problem, name_throttled_keys_of, throttled_keys_rule_of
 from cdk_ts._table_names import check_imported_table_name, check_table_name
-from cdk_ts._validation import Problems, attribute_problem, check_keywords, keyword_names
+from cdk_ts._validation import Problems, attribute_problem, refuses_unknown_keywords
 from cdk_ts.protocols import HasTable
 from cdk_ts.sharding.base import ShardMetadataTableBase
 from cdk_ts.sharding.imported import _ImportedShardMetadataTable
@@ -66,15 +64,23 @@ class ShardMetadataTable(ShardMetadataTableBase):
         insights it already has, in either mode, are kept; this construct's dashboard row then graphs the main
         table's top throttled key (``throttled_keys_rule`` reads the rule name at deploy time).
         Default: False — no Contributor Insights rules.
-    :param capacity: the keywords of ``TableCapacityOptions``, documented there (``max_read_request_units``,
-        ``max_write_request_units``, ``warm_read_units_per_second``, ``warm_write_units_per_second``,
-        ``table_class``), applied to the metadata table.
+    :param max_read_request_units: the metadata table's on-demand maximum of read request units per second,
+        a cost guardrail. Default: None — no cap.
+    :param max_write_request_units: the metadata table's on-demand maximum of write request units per second.
+        Default: None — no cap.
+    :param warm_read_units_per_second: reads per second the metadata table serves at once (warm throughput:
+        raised, never lowered). Default: None — DynamoDB's own (12,000 on a new on-demand table).
+    :param warm_write_units_per_second: writes per second the metadata table serves at once.
+        Default: None — DynamoDB's own (4,000 on a new on-demand table).
+    :param table_class: the metadata table's class, ``TableClass.STANDARD`` or
+        ``TableClass.STANDARD_INFREQUENT_ACCESS`` (or its name). Default: None — Standard.
     :raises ValueError: naming this construct's path and every problem at once, an unknown keyword (with
         the closest valid one), an unknown strategy, a ``table_name`` DynamoDB would refuse, a partition key
         that cannot be read or is not a String, no sort key, or a cap or warm value below 1.
     :raises WrongTypeError: (a ``TypeError``) when ``main_table`` is not a table or a construct with ``.table``.
     """
 
+    @refuses_unknown_keywords
     def __init__(
         self, scope: Construct, construct_id: str, *,
         main_table: dynamodb.ITable | dynamodb.ITableV2 | HasTable,
@@ -86,11 +92,15 @@ class ShardMetadataTable(ShardMetadataTableBase):
         point_in_time_recovery: bool = True,
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
         throttled_keys_insights: bool = False,
-        **capacity: Unpack[TableCapacityOptions],
+        max_read_request_units: int | None = None,
+        max_write_request_units: int | None = None,
+        warm_read_units_per_second: int | None = None,
+        warm_write_units_per_second: int | None = None,
+        table_class: dynamodb.TableClass | str | None = None,
     ) -> None:
         """Create the metadata table for ``main_table`` (keywords in the class docstring)."""
+        capacity = capacity_keywords(locals())
         problems = Problems(scope, construct_id)
-        check_keywords(problems, capacity, CAPACITY_KEYWORDS, also_valid=keyword_names(ShardMetadataTable.__init__))
         _check_strategy(problems, strategy)
         check_table_name(problems, "table_name", table_name)
         table = _table_of(problems, main_table)

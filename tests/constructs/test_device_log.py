@@ -163,7 +163,7 @@ def test_existing_table_rejects_capacity_options_too():
     [
         ("max_read_request_unit", "max_read_request_units"),  # a capacity keyword
         ("warm_write_units_per_sec", "warm_write_units_per_second"),
-        ("tabel_name", "table_name"),  # a named parameter: Python sends it to **capacity too
+        ("tabel_name", "table_name"),  # a table keyword
     ],
 )
 def test_a_misspelt_keyword_fails_with_the_path_and_the_closest_name(typo, suggestion):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import inspect
 import json
 
 import pytest
@@ -17,7 +18,6 @@ from cdk_ts._defaults import runtime_function
 from cdk_ts._nag import finding_text
 from cdk_ts.buckets import access_logs_bucket, secure_bucket
 from cdk_ts.rotation import PeriodTableOptions, RotatingTimeSeriesTables, RotationOptions
-from cdk_ts.rotation.options import ROTATION_DEFAULTS
 from cdk_ts_runtime import RotationPeriod
 from cdk_ts_runtime._rotation.config import ENV_ROTATION_CONFIG, AutoScaling, CapacityTier
 from cdk_ts_runtime._table_layout import ENV_TABLE_PREFIX, TableLayout
@@ -445,9 +445,9 @@ def test_a_refused_rotation_leaves_nothing_behind_for_the_next_one():
 @pytest.mark.parametrize(
     ("typo", "suggestion"),
     [
-        ("periode", "period"),  # a keyword of PeriodTableOptions
+        ("periode", "period"),  # a layout keyword
         ("sort_keys", "sort_key"),
-        ("retain_period", "retain_periods"),  # a named parameter: Python sends it to **layout_options too
+        ("retain_period", "retain_periods"),  # a rotation keyword
     ],
 )
 def test_a_misspelt_keyword_fails_with_the_path_and_the_closest_name(typo, suggestion):
@@ -476,9 +476,12 @@ def test_a_lead_longer_than_the_period_is_refused_before_anything_is_made():
 
 
 def test_every_rotation_keyword_is_typed_and_has_the_default_the_constructor_uses():
-    rotation_keywords = set(RotationOptions.__annotations__) - set(PeriodTableOptions.__annotations__)
-    assert rotation_keywords == set(ROTATION_DEFAULTS)
+    parameters = inspect.signature(RotatingTimeSeriesTables.__init__).parameters
+    defaults = {name: p.default for name, p in parameters.items() if p.default is not p.empty}
+    # the typed dict of the keywords names exactly the constructor's optional keywords
+    assert set(RotationOptions.__annotations__) == set(defaults)
+    assert set(PeriodTableOptions.__annotations__) < set(defaults)
     # a keyword left out behaves as its default given explicitly
     _app, implicit, _tables = build()
-    _app, explicit, _tables = build(**ROTATION_DEFAULTS)
+    _app, explicit, _tables = build(**defaults)
     assert Template.from_stack(implicit).to_json() == Template.from_stack(explicit).to_json()

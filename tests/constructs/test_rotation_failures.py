@@ -8,7 +8,8 @@ from aws_cdk.assertions import Template
 from cdk_nag import HIPAASecurityChecks, NIST80053R5Checks, ServerlessChecks
 
 from cdk_ts.monitoring import MonitoringDashboard
-from cdk_ts.rotation.tables import DEPLOY_TIME_RUN_TIMEOUT, RUN_TIMEOUT, RotatingTimeSeriesTables
+from cdk_ts.rotation._runs import DEPLOY_TIME_RUN_TIMEOUT, RUN_TIMEOUT
+from cdk_ts.rotation.tables import RotatingTimeSeriesTables
 from tests.support.iam import policy_statements
 from tests.support.nag import new_app, new_stack, unacknowledged_findings
 from tests.support.rotating_tables import rotation_function

@@ -6,8 +6,6 @@ import dataclasses
 import importlib
 import inspect
 import re
-import typing
-from typing import Unpack
 
 import pytest
 
@@ -117,22 +115,6 @@ def defaulted_parameters(function) -> list[str]:
     ]
 
 
-def unpacked_options(function) -> type | None:
-    """The TypedDict of a ``**options: Unpack[TypedDict]`` parameter of ``function``, or None.
-
-    Its keys are parameters with defaults too: they are documented once, on the TypedDict.
-    """
-    for p in inspect.signature(function).parameters.values():
-        if p.kind is not inspect.Parameter.VAR_KEYWORD:
-            continue
-        if isinstance(p.annotation, str):  # postponed annotations: resolve the name in the function's module
-            match = re.fullmatch(r"Unpack\[(\w+)\]", p.annotation)
-            return function.__globals__[match.group(1)] if match else None
-        if typing.get_origin(p.annotation) is typing.Unpack:
-            return typing.get_args(p.annotation)[0]
-    return None
-
-
 def documented_defaults(docstring: str) -> set[str]:
     """Names of the ``:param name:`` entries that state a ``Default:``."""
     return {name for name, text in _PARAM.findall(docstring) if "Default:" in text}
@@ -179,34 +161,10 @@ def test_every_parameter_with_a_default_states_it():
             continue
         stated = documented_defaults(docstring)
         undocumented += [f"{name}({p})" for p in defaulted_parameters(function) if p not in stated]
-        options = unpacked_options(function)
-        if options is not None:
-            stated = documented_defaults(_own_docstring(options))
-            undocumented += [f"{name}(**{key})" for key in sorted(options.__optional_keys__) if key not in stated]
     assert not undocumented, (
         f"{len(undocumented)} parameters have a default but no ':param name: ... Default: ...' entry: "
         + ", ".join(undocumented)
     )
-
-
-class _Options(typing.TypedDict, total=False):
-    """:param size: how big. Default: 1."""
-
-    size: int
-
-
-def _takes_options(**options: Unpack[_Options]) -> None:
-    """:param options: see _Options."""
-
-
-def _takes_anything(**props: int) -> None:
-    """:param props: anything."""
-
-
-def test_unpacked_keyword_options_are_found_with_their_documented_keys():
-    assert unpacked_options(_takes_options) is _Options
-    assert unpacked_options(_takes_anything) is None
-    assert documented_defaults(_own_docstring(_Options)) == {"size"}
 
 
 @pytest.mark.parametrize(

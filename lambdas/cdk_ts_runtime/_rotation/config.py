@@ -7,6 +7,7 @@ The construct serialises a :class:`RotationConfig` to JSON in one environment va
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import math
@@ -14,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from types import MethodType
-from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypedDict, Unpack, overload
+from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypedDict, TypeVar, cast, overload
 
 from cdk_ts_runtime import _deprecations, _environment
 from cdk_ts_runtime._errors import UnknownKeywordError, ValidationError
@@ -138,18 +139,11 @@ class RightSizing:
 
 
 class TierOptions(TypedDict, total=False):
-    """The table options every capacity tier takes, whatever its billing mode.
+    """The table options every capacity tier takes, whatever its billing mode, as a typed dict.
 
-    Pass them by keyword to :meth:`CapacityTier.provisioned` or :meth:`CapacityTier.on_demand`.
-
-    :param warm_read_units_per_second: warm throughput for reads (raised to, never lowered).
-        Default: None — DynamoDB's own (12,000 on a new on-demand table).
-    :param warm_write_units_per_second: warm throughput for writes (raised to, never lowered).
-        Default: None — DynamoDB's own (4,000 on a new on-demand table).
-    :param table_class: ``"STANDARD"`` or ``"STANDARD_INFREQUENT_ACCESS"``, or the same
-        ``aws_dynamodb.TableClass`` member; stored as the name. Default: ``"STANDARD"``.
-    :param right_size: True (``RightSizing()``) or a ``RightSizing``; the next table's units (provisioned) or
-        warm throughput (on-demand) follow the observed peak. Default: False — as configured.
+    :meth:`CapacityTier.provisioned` and :meth:`CapacityTier.on_demand` take each as a keyword-only parameter,
+    documented there with its default (``warm_read_units_per_second``, ``warm_write_units_per_second``,
+    ``table_class``, ``right_size``). This dict type is for options several tiers share: ``**options``.
     """
 
     warm_read_units_per_second: int | None
@@ -166,6 +160,26 @@ class Billing(StrEnum):
 
 
 _P = ParamSpec("_P")
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _refuses_unknown_keywords(factory: _F) -> _F:
+    """Name a keyword ``CapacityTier``'s factory does not take, with the closest one (Python 3.11 names neither).
+
+    :raises UnknownKeywordError: (a ``TypeError``) ``CapacityTier.on_demand(): unknown keyword argument 'x';
+        did you mean 'y'?``, one entry per unknown keyword.
+    """
+    parameters = [name for name in inspect.signature(factory).parameters if name != "cls"]
+
+    @functools.wraps(factory)
+    def checked(cls: type, *args: Any, **kwargs: Any) -> Any:
+        unknown = sorted(set(kwargs) - set(parameters))
+        if unknown:
+            messages = "; ".join(unknown_keyword(name, parameters) for name in unknown)
+            raise UnknownKeywordError(f"CapacityTier.{factory.__name__}(): {messages}")
+        return factory(cls, *args, **kwargs)
+
+    return cast(_F, checked)
 
 
 class _FactoryAndDeprecatedFlag(Generic[_P]):
@@ -297,8 +311,13 @@ class CapacityTier:
                 )
 
     @classmethod
+    @_refuses_unknown_keywords
     def provisioned(
-        cls, read: int, write: int, auto_scaling: AutoScaling | None = None, **options: Unpack[TierOptions]
+        cls, read: int, write: int, auto_scaling: AutoScaling | None = None, *,
+        warm_read_units_per_second: int | None = None,
+        warm_write_units_per_second: int | None = None,
+        table_class: str | TableClassEnum = "STANDARD",
+        right_size: bool | RightSizing = False,
     ) -> CapacityTier:
         """A provisioned tier of ``read`` RCU and ``write`` WCU, optionally auto scaled.
 
@@ -306,12 +325,21 @@ class CapacityTier:
         :param write: write capacity units (>= 1).
         :param auto_scaling: target tracking above these units.
             Default: None — fixed capacity.
-        :param options: the table options by keyword, as :class:`TierOptions` lists them.
+        :param warm_read_units_per_second: warm throughput for reads (raised to, never lowered).
+            Default: None — DynamoDB's own.
+        :param warm_write_units_per_second: warm throughput for writes (raised to, never lowered).
+            Default: None — DynamoDB's own.
+        :param table_class: ``"STANDARD"`` or ``"STANDARD_INFREQUENT_ACCESS"``, or the same
+            ``aws_dynamodb.TableClass`` member; stored as the name. Default: ``"STANDARD"``.
+        :param right_size: True (``RightSizing()``) or a ``RightSizing``: the next table's provisioned units
+            follow the observed peak. Default: False — the units given.
         :raises UnknownKeywordError: (a ``TypeError``) for a keyword that is not a table option, naming it.
         """
         return cls(
             read_capacity=read, write_capacity=write, auto_scaling=auto_scaling,
-            **_tier_fields(cls.provisioned, options),
+            warm_read_units_per_second=warm_read_units_per_second,
+            warm_write_units_per_second=warm_write_units_per_second,
+            table_class=table_class, right_sizing=_right_sizing(right_size),  # type: ignore[arg-type]
         )
 
     @property
@@ -320,11 +348,16 @@ class CapacityTier:
         return self.billing is Billing.ON_DEMAND
 
     @_FactoryAndDeprecatedFlag
+    @_refuses_unknown_keywords
     def on_demand(
         cls,
         max_read_request_units: int | None = None,
         max_write_request_units: int | None = None,
-        **options: Unpack[TierOptions],
+        *,
+        warm_read_units_per_second: int | None = None,
+        warm_write_units_per_second: int | None = None,
+        table_class: str | TableClassEnum = "STANDARD",
+        right_size: bool | RightSizing = False,
     ) -> CapacityTier:
         """An on-demand tier with optional maximum throughput, warm throughput and table class.
 
@@ -332,13 +365,22 @@ class CapacityTier:
             Default: None — no cap.
         :param max_write_request_units: cap on write request units per second.
             Default: None — no cap.
-        :param options: warm throughput, table class and right-sizing by keyword (:class:`TierOptions`).
-        :raises UnknownKeywordError: (a ``TypeError``) naming a keyword :class:`TierOptions` does not list.
+        :param warm_read_units_per_second: reads per second a new table serves at once, above the 12,000 a
+            new on-demand table starts with. Default: None — those 12,000.
+        :param warm_write_units_per_second: writes per second a new table serves at once, above its 4,000.
+            Default: None — those 4,000.
+        :param table_class: the table class, by name or ``aws_dynamodb.TableClass`` member.
+            Default: ``"STANDARD"``.
+        :param right_size: True or a ``RightSizing``: the next table's warm throughput follows the observed peak.
+            Default: False — the warm throughput given.
+        :raises UnknownKeywordError: (a ``TypeError``) naming a keyword that is not a table option.
         """
         return cls(
             billing=Billing.ON_DEMAND,
             max_read_request_units=max_read_request_units, max_write_request_units=max_write_request_units,
-            **_tier_fields(cls.on_demand, options),
+            warm_read_units_per_second=warm_read_units_per_second,
+            warm_write_units_per_second=warm_write_units_per_second,
+            table_class=table_class, right_sizing=_right_sizing(right_size),  # type: ignore[arg-type]
         )
 
     @classmethod
@@ -393,19 +435,6 @@ class CapacityTier:
         values["auto_scaling"] = _from_fields(AutoScaling, scaling, "auto scaling") if scaling else None
         values["right_sizing"] = _from_fields(RightSizing, sizing, "right sizing") if sizing else None
         return cls(**values)
-
-
-def _tier_fields(factory: Callable[..., Any], options: Mapping[str, Any]) -> dict[str, Any]:
-    """The :class:`CapacityTier` fields of ``factory``'s ``options``; an unknown keyword is named with the way out."""
-    known = list(TierOptions.__annotations__)
-    unknown = sorted(set(options) - set(known))
-    if unknown:
-        valid = [*known, *(p for p in inspect.signature(factory).parameters if p != "options")]
-        messages = "; ".join(unknown_keyword(name, valid) for name in unknown)
-        raise UnknownKeywordError(f"CapacityTier.{factory.__name__}(): {messages}")
-    fields = dict(options)
-    fields["right_sizing"] = _right_sizing(fields.pop("right_size", False))
-    return fields
 
 
 def _right_sizing(value: bool | RightSizing) -> RightSizing | None:
