@@ -167,12 +167,14 @@ def test_the_walk_sees_every_construct_importer_and_options_object():
     assert {"CapacityTier.provisioned", "CapacityTier.on_demand"} <= {name for name, _f, _doc in factories()}
 
 
-@pytest.mark.parametrize(("name", "function", "docstring"), list(option_callables()), ids=lambda v: str(v)[:60])
+@pytest.mark.parametrize(("name", "function", "docstring"), list(option_callables()),
+                         ids=[name for name, _f, _doc in option_callables()])
 def test_every_construct_and_importer_takes_documented_keyword_only_options(name, function, docstring):
     assert style_problems(function, docstring) == [], name
 
 
-@pytest.mark.parametrize(("name", "factory", "docstring"), factories(), ids=lambda v: str(v)[:40])
+@pytest.mark.parametrize(("name", "factory", "docstring"), factories(),
+                         ids=[name for name, _f, _doc in factories()])
 def test_every_options_object_factory_takes_named_documented_options(name, factory, docstring):
     assert style_problems(factory, docstring, keyword_only=False) == [], name
 
