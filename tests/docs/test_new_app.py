@@ -1,17 +1,22 @@
-"""The docs page "Using cdk-ts from a new CDK app" (docs/new-app.md), run as a user would: cdk-nag clean.
+"""The docs page "Using cdk-ts from a new CDK app" (docs/new-app.md), run as a user would: issue 42's proof.
+
+A new app written from the docs, installed from a freshly built wheel, synthesizes cdk-nag clean, passes mypy
+--strict and runs tests with the ``local_dynamodb`` fixture, with no package installed that the docs did not name.
 
 Only the page is read, never the README: its blocks are the snippet files it includes, in the page's order. The
 folder holds a copy of this repository named ``cdk-ts`` (what ``git clone`` would give); the shell steps run in
-order with ``bash -e``, the first in that folder and the rest in ``telemetry-app``, and the Python file is saved
-as ``telemetry-app/app.py``. ``python`` is this test environment's interpreter (it has ``build``); the app's own
-venv gets cdk-ts from the wheel, with the ``[nag]`` extra as the page installs it, and the dependencies from the
-configured package index. The environment does not silence jsii's Node end-of-life banner: the page must.
+order with ``bash -e``, the first in that folder and the rest in ``telemetry-app``, and each Python file is saved
+in ``telemetry-app`` under its own name (``app.py``, ``handler.py``, ``test_handler.py``). ``python`` is this test
+environment's interpreter (it has ``build``); the app's own venv gets cdk-ts from the wheel, with the extras the
+page names, and every dependency from the configured package index. The environment does not silence jsii's Node
+end-of-life banner: the page must.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -24,6 +29,31 @@ from tests.support.docs import DOCS, code, page_blocks
 REPO = Path(__file__).resolve().parents[2]
 PAGE = DOCS / "new-app.md"
 BANNER = "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION"  # jsii's end-of-life banner names the variable
+VENV_SEED = {"pip", "setuptools"}  # what `python -m venv` puts in every venv (setuptools up to Python 3.11)
+
+# Run in the app's venv: the installed distributions that are neither what the page installs by name (the wheel
+# with its extras, mypy) nor required by those, following each requirement's extras and markers. pip's own
+# vendored packaging reads the requirements: the venv holds only what the page put there.
+UNNAMED = """
+import json
+from importlib import metadata
+from pip._vendor.packaging.requirements import Requirement
+from pip._vendor.packaging.utils import canonicalize_name
+
+pending, needed = [("cdk-ts", ("nag", "testing")), ("mypy", ())], set()
+while pending:
+    name, extras = pending.pop()
+    if (canonicalize_name(name), extras) in needed:
+        continue
+    needed.add((canonicalize_name(name), extras))
+    for text in metadata.requires(name) or []:
+        requirement = Requirement(text)
+        marker = requirement.marker
+        if marker is None or any(marker.evaluate({"extra": extra}) for extra in (*extras, "")):
+            pending.append((requirement.name, tuple(sorted(requirement.extras))))
+installed = {canonicalize_name(d.metadata["Name"]) for d in metadata.distributions()}
+print(json.dumps(sorted(installed - {name for name, _ in needed})))
+"""
 
 
 def steps() -> list[str]:
@@ -31,12 +61,14 @@ def steps() -> list[str]:
     return [block.include for block in page_blocks(PAGE)]
 
 
-def test_the_page_has_the_steps_the_app_and_the_synth():
-    assert steps() == ["new-app/setup.sh", "new-app/app.py", "new-app/synth.sh"]
-    setup, app, synth = (code(name) for name in steps())
+def test_the_page_has_the_steps_the_app_its_tests_and_the_checks():
+    assert steps() == ["new-app/setup.sh", "new-app/app.py", "testing/handler.py", "testing/test_handler.py",
+                       "new-app/synth.sh"]
+    setup, app, _handler, tests, synth = (code(name) for name in steps())
     pinned = json.loads((REPO / "package.json").read_text())["devDependencies"]["aws-cdk"]
     assert f"aws-cdk@{pinned}" in setup, "the page pins the CDK CLI this repository's package.json pins"
-    assert "-py3-none-any.whl[nag]" in setup, "the wheel is installed with the extra that brings cdk-nag"
+    assert "-py3-none-any.whl[nag,testing]" in setup, "the extras that bring cdk-nag, and the fixture with pytest"
+    assert "def test_" in tests and "local_dynamodb" in tests and "conftest" not in tests
     assert "LAMBDA_RUNTIME" in app
     assert "Validations.of(app).add_plugins(AwsSolutionsChecks(app))" in app
     assert "Aspects.of(" not in app, "the cdk-nag 2 form fails with cdk-nag 3 (aspect.visit is not a function)"
@@ -44,8 +76,8 @@ def test_the_page_has_the_steps_the_app_and_the_synth():
 
 
 @pytest.mark.slow
-def test_the_new_app_steps_run_verbatim_in_a_fresh_folder_and_pass_cdk_nag(tmp_path):
-    setup, app, synth = steps()
+def test_the_new_app_steps_run_verbatim_synthesize_cdk_nag_clean_and_pass_its_tests_and_mypy_strict(tmp_path):
+    setup, *python, synth = steps()
     shutil.copytree(
         REPO, tmp_path / "cdk-ts",
         ignore=shutil.ignore_patterns(
@@ -57,25 +89,33 @@ def test_the_new_app_steps_run_verbatim_in_a_fresh_folder_and_pass_cdk_nag(tmp_p
         env.pop(name, None)
 
     def bash(script: str, cwd: Path) -> subprocess.CompletedProcess:
+        # a cold mypy over aws-cdk-lib takes 3 minutes of CPU, over 10 on a loaded 2-core machine
         done = subprocess.run(["bash", "-e", "-c", script], cwd=cwd, env=env, capture_output=True, text=True,
-                              timeout=1200, check=False)
+                              timeout=2400, check=False)
         assert done.returncode == 0, f"{script}\nfailed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
         return done
 
     bash(code(setup), tmp_path)
     project = tmp_path / "telemetry-app"
-    (project / "app.py").write_text(code(app))
-    synthesized = bash(code(synth), project)
+    for name in python:
+        (project / Path(name).name).write_text(code(name))
+    checked = bash(code(synth), project)
 
     # cdk-nag ran (from the [nag] extra) and found nothing: a finding fails the synth with its rule's name
-    output = synthesized.stdout + synthesized.stderr
+    output = checked.stdout + checked.stderr
     assert "AwsSolutions-" not in output
     assert BANNER not in output and "end-of-life" not in output.lower(), output[-2000:]
+    # the handler's tests passed on the fixture [testing] registers, and mypy --strict found nothing
+    assert re.search(r"^3 passed", checked.stdout, re.MULTILINE), checked.stdout[-3000:]
+    assert "Success: no issues found in 3 source files" in checked.stdout, checked.stdout[-3000:]
     installed = subprocess.run(
         [str(project / ".venv" / "bin" / "python"), "-c", "import cdk_nag, cdk_ts; print(cdk_ts.__file__)"],
         cwd=project, capture_output=True, text=True, check=True, env=env,
     )
     assert installed.stdout.startswith(str(project / ".venv")), "cdk-ts must come from the app's venv (the wheel)"
+    unnamed = subprocess.run([str(project / ".venv" / "bin" / "python"), "-c", UNNAMED], cwd=project,
+                             capture_output=True, text=True, check=True, env=env)
+    assert set(json.loads(unnamed.stdout)) <= VENV_SEED, "installed, but neither named by the page nor needed"
 
     template = json.loads((project / "cdk.out" / "Telemetry.template.json").read_text())
     functions = [r for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::Function"]

@@ -1,14 +1,11 @@
-"""A project outside the repository tests its own Lambda handler with cdk-ts[testing]'s fixture, from the wheel.
-
-The project is docs/testing.md's worked example (its ``# handler.py`` and ``# test_handler.py`` blocks, written as
-they stand): no conftest.py, only the ``local_dynamodb`` fixture the installed plugin registers. It sees a hot key
-of an on-demand table throttled with ``throttlingReasons``, a second UpdateTable refused while UPDATING and
-CreateTable refused past the tables-in-transition limit, and mypy checks it. The fixture leaves no process behind
-when a test fails, on Ctrl-C, or when pytest is killed.
+"""cdk-ts[testing] from the wheel: the module, its extra and its pytest plugin ship, and the fixture leaves no process
+behind when a test fails, on Ctrl-C, or when pytest is killed.
 
 As in test_wheel.py, the wheel is installed with ``--no-deps`` into a fresh venv and its dependencies (moto[server]
 included) come from this environment through PYTHONPATH: the machine installs nothing from an index. What the
-``testing`` extra would install is checked in the wheel's metadata.
+``testing`` extra would install is checked in the wheel's metadata. docs/testing.md's worked example runs, and mypy
+--strict checks it, in the new app of docs/new-app.md (tests/docs/test_new_app.py), whose venv installs the wheel
+with ``[testing]`` from the package index: one venv, one mypy run over aws-cdk-lib, for the app and its tests.
 """
 
 from __future__ import annotations
@@ -18,20 +15,16 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from tests.support.processes import alive, run_captured, still_alive
+from tests.support.processes import alive, still_alive
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-REPO = Path(__file__).resolve().parents[2]
-DOC = REPO / "docs" / "testing.md"
-MYPY_INI = "[mypy]\nstrict = True\n\n[mypy-boto3,boto3.*,botocore,botocore.*]\nignore_missing_imports = True\n"
 
 # A test that records the fixture's processes, then fails or waits to be interrupted.
 LEFT_BEHIND = '''
@@ -45,14 +38,6 @@ def test_records_its_servers(local_dynamodb):
         time.sleep(600)
     assert False, "this test fails on purpose"
 '''
-
-
-def worked_example(folder: Path) -> list[str]:
-    """Write docs/testing.md's worked example (docs/snippets/testing/handler.py, test_handler.py) into ``folder``."""
-    names = re.findall(r"<!-- snippet: testing/((?:test_)?handler\.py) -->", DOC.read_text())
-    for name in names:
-        (folder / name).write_text((REPO / "docs" / "snippets" / "testing" / name).read_text())
-    return names
 
 
 def test_the_wheel_ships_the_testing_module_its_extra_and_its_pytest_plugin(wheel):
@@ -71,32 +56,6 @@ def test_the_wheel_ships_the_testing_module_its_extra_and_its_pytest_plugin(whee
     shipped = [n for n in names if n.startswith("cdk_ts/") and n.endswith(".py")]
     importing_tests = re.compile(r"^\s*(from|import) tests\b|\"-m\", \"tests\.", re.MULTILINE)
     assert [n for n in shipped if importing_tests.search(archive.read(n).decode())] == []
-
-
-def test_a_new_project_tests_its_handler_with_the_fixture_alone_and_mypy_checks_it(
-    venv_python, venv_env, tmp_path
-):
-    # given a project with its handler and tests (docs/testing.md), and no conftest.py
-    assert worked_example(tmp_path) == ["handler.py", "test_handler.py"]
-    (tmp_path / "mypy.ini").write_text(MYPY_INI)
-    where = run_captured([venv_python, "-c", "import cdk_ts.testing as t; print(t.__file__)"], cwd=tmp_path,
-                         env=venv_env, check=True)
-    assert where.stdout.startswith(str(venv_python.parents[1])), where.stdout  # the wheel's copy
-
-    # when its own pytest runs, with the plugin found through the installed entry point
-    result = run_captured([venv_python, "-m", "pytest", "-v", "-p", "no:cacheprovider"], cwd=tmp_path, env=venv_env,
-                          timeout=600)
-
-    # then the handler meets the throttle, ResourceInUseException and LimitExceededException
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
-    assert "3 passed" in result.stdout
-    for test in ("test_a_hot_device_is_throttled_with_its_reason", "test_a_second_update_while_updating_is_refused",
-                 "test_tables_past_the_limit_in_transition_are_refused"):
-        assert re.search(rf"{test} PASSED", result.stdout), result.stdout[-3000:]
-    # and mypy (strict) checks the project against the wheel's annotations
-    mypy = run_captured([sys.executable, "-m", "mypy", "--python-executable", venv_python, "--no-incremental",
-                         "handler.py", "test_handler.py"], cwd=tmp_path, env=venv_env, timeout=600)
-    assert mypy.returncode == 0, mypy.stdout[-3000:] + mypy.stderr[-2000:]
 
 
 def _start_recording_test(venv_python, venv_env, folder: Path, *, wait: bool):

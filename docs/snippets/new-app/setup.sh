@@ -4,7 +4,7 @@ mkdir telemetry-app && cd telemetry-app
 npm init -y > /dev/null
 npm install --save-exact aws-cdk@2.1148.1         # the CDK CLI, pinned to the 2.x line (3.x cannot read 2.x apps)
 python -m venv .venv
-.venv/bin/pip install "../cdk-ts/dist/cdk_ts-0.3.0-py3-none-any.whl[nag]"   # [nag]: cdk-nag 3, for the checks below
+.venv/bin/pip install "../cdk-ts/dist/cdk_ts-0.3.0-py3-none-any.whl[nag,testing]" mypy   # see below
 mkdir -p src/ingest
 printf 'def handler(event, context):\n    return {}\n' > src/ingest/handler.py
 cat > cdk.json <<'JSON'
@@ -13,3 +13,10 @@ cat > cdk.json <<'JSON'
   "context": {"@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy": true}
 }
 JSON
+cat > mypy.ini <<'INI'
+[mypy]
+strict = True
+
+[mypy-boto3,boto3.*,botocore,botocore.*]
+ignore_missing_imports = True
+INI
