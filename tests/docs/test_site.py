@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.sessions import once_per_session
+
 ROOT = Path(__file__).resolve().parents[2]
 MKDOCS = [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(ROOT / "mkdocs.yml")]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -24,13 +26,19 @@ def build(site: Path, config: Path | None = None) -> subprocess.CompletedProcess
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("site")
-    done = build(out)
-    assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stderr[-5000:]}"
-    warnings = [line for line in done.stderr.splitlines() if line.startswith("WARNING")]
+def site(tmp_path_factory, worker_id) -> Path:
+    """The site ``mkdocs build --strict`` wrote: built once a session (~8 CPU s), whichever workers run these tests."""
+    out, done = once_per_session(tmp_path_factory, worker_id, "site", strict_build)
+    assert done["returncode"] == 0, f"mkdocs build --strict failed:\n{done['stderr'][-5000:]}"
+    warnings = [line for line in done["stderr"].splitlines() if line.startswith("WARNING")]
     assert not warnings, "\n".join(warnings)
     return out
+
+
+def strict_build(out: Path) -> dict:
+    """The build into ``out``: its exit code and what it printed on stderr."""
+    done = build(out)
+    return {"returncode": done.returncode, "stderr": done.stderr}
 
 
 def test_the_strict_build_writes_every_page(site):
@@ -96,3 +104,31 @@ def test_a_broken_anchor_fails_the_build(tmp_path):
     done = build(tmp_path / "site", config)
     assert done.returncode != 0
     assert "no-such-heading" in done.stderr
+
+
+class _WorkerTemp:
+    """What once_per_session reads of a worker's tmp_path_factory: its own folder under the session's."""
+
+    def __init__(self, session: Path, worker: str) -> None:
+        self._folder = session / f"popen-{worker}"
+
+    def getbasetemp(self) -> Path:
+        return self._folder
+
+
+def test_the_site_is_built_once_for_all_workers_and_again_only_after_a_failure(tmp_path):
+    made = []
+
+    def make(folder: Path) -> dict:
+        made.append(folder)
+        if len(made) == 1:
+            raise RuntimeError("the first build broke")
+        (folder / "index.html").write_text("built")
+        return {"returncode": 0, "build": len(made)}
+
+    with pytest.raises(RuntimeError):
+        once_per_session(_WorkerTemp(tmp_path, "gw0"), "gw0", "site", make)
+    first = once_per_session(_WorkerTemp(tmp_path, "gw1"), "gw1", "site", make)
+    second = once_per_session(_WorkerTemp(tmp_path, "gw0"), "gw0", "site", make)
+    assert first == second == (tmp_path / "site", {"returncode": 0, "build": 2})
+    assert made == [tmp_path / "site", tmp_path / "site"] and (tmp_path / "site" / "index.html").read_text() == "built"

@@ -2,11 +2,14 @@
 
 How each kind of file is run:
 
-- Python construct code (it imports ``aws_cdk``) runs as ``python app.py`` in a temporary folder, where every
-  folder it passes to ``lambda_.Code.from_asset("src/...")`` holds the docs' own handler
-  (``runtime/user_handler.py``). A subprocess: jsii's Node process resolves relative asset paths against its
-  own working directory. Every stack written must have resources; ``new-app/app.py`` runs cdk-nag, so its
-  synth fails on any finding.
+- Python construct code (it imports ``aws_cdk``) runs as ``python app.py`` would, as ``__main__`` from its own
+  file, in a folder where every folder it passes to ``lambda_.Code.from_asset("src/...")`` holds the docs' own
+  handler (``runtime/user_handler.py``). All of them run in one long-lived process per test worker
+  (``tests/support/synth_runner.py``), which pays Python's, jsii's and aws-cdk-lib's start-up once: it starts in
+  a fixed folder, because jsii's Node process resolves relative asset paths against the folder it started in,
+  and gives each ``App`` the snippet's own outdir, because Node read ``CDK_OUTDIR`` once at its start. A failing
+  snippet fails its own test with its traceback. Every stack written must have resources; ``new-app/app.py``
+  runs cdk-nag, so its synth fails on any finding.
 - Other Python runs in-process inside ``moto.mock_aws()`` (unless it starts moto itself), after the setups
   :data:`PYTHON` names for it (tables, environment variables, an archive on disk).
 - Shell files: each has a checker in :data:`SHELL` saying what it does (run for real, run against a local
@@ -41,13 +44,13 @@ from cdk_ts_runtime._sharding import ENV_METADATA_TABLE, ENV_PARTITION_KEY, ENV_
 from cdk_ts_runtime._timestream import ENV_DATABASE_NAME as TIMESTREAM_DATABASE_ENV
 from cdk_ts_runtime._timestream import ENV_TABLE_NAME as TIMESTREAM_TABLE_ENV
 from tests.support.archive import write_archive, write_compacted
-from tests.support.assembly import synth_app
 from tests.support.deprecations import removed_module
 from tests.support.device_log import create_device_log_table
 from tests.support.docs import ROOT, code, included, is_construct, page_blocks, pages, run, snippets
 from tests.support.environment import REGION
 from tests.support.router import create_tables as create_period_tables
 from tests.support.sharding import create_tables as create_sharded_tables
+from tests.support.synth_runner import SynthRunner
 
 _ASSET = re.compile(r"""Code\.from_asset\(["']([^"']+)["']\)""")
 HANDLER = "runtime/user_handler.py"
@@ -203,11 +206,21 @@ def write_asset_folders(name: str, root: Path) -> None:
         (folder / "handler.py").write_text(code(HANDLER))
 
 
-def synthesize(name: str, folder: Path) -> dict[str, dict]:
-    """Run a construct snippet as ``python app.py`` in ``folder``; the templates it wrote, by stack name."""
+@pytest.fixture(scope="module")
+def synth_runner(tmp_path_factory):
+    """One synth process for this worker's construct snippets (module scope: with ``--dist load`` a worker gets
+    this module's tests in collection order, so it starts once per worker)."""
+    runner = SynthRunner(tmp_path_factory.mktemp("synth-runner"))
+    yield runner
+    runner.stop()
+
+
+def synthesize(name: str, runner: SynthRunner, outdir: Path) -> dict[str, dict]:
+    """Run a construct snippet as ``python app.py`` in the runner's folder; the templates it wrote, by stack name."""
+    folder = runner.fresh_folder()
     write_asset_folders(name, folder)
     (folder / "app.py").write_text(code(name))
-    out = synth_app(folder, what=f"docs/snippets/{name}")
+    out = runner.synth(outdir, what=f"docs/snippets/{name}")
     manifest = json.loads((out / "manifest.json").read_text())
     return {
         stack: json.loads((out / artifact["properties"]["templateFile"]).read_text())
@@ -222,14 +235,58 @@ CONSTRUCTS = sorted(name for name in snippets() if name.endswith(".py") and is_c
 
 
 @pytest.mark.parametrize("name", CONSTRUCTS)
-@pytest.mark.slow  # each synthesizes an app in a subprocess: 15-30 s
-def test_construct_snippet_synthesizes(name, tmp_path):
+@pytest.mark.slow  # the first on a worker starts the synth process (~13 CPU s); then each synth takes 2-5 s
+def test_construct_snippet_synthesizes(name, synth_runner, tmp_path):
     assert code(name).rstrip().endswith("app.synth()"), f"docs/snippets/{name} ends with app.synth()"
-    templates = synthesize(name, tmp_path)
+    templates = synthesize(name, synth_runner, tmp_path / "cdk.out")
     assert templates, f"docs/snippets/{name} wrote no stack"
     for stack, template in templates.items():
         assert template.get("Resources"), f"docs/snippets/{name}: stack {stack} has no resources"
 
+
+FAILING_APP = '''\
+import os
+from aws_cdk import App, Stack
+os.environ["LEFT_BY_THE_LAST_APP"] = "1"
+Stack(App(), "Empty")
+raise ValueError("the snippet's own error")
+'''
+ASSET_APP = '''\
+import os
+from aws_cdk import App, Stack
+from aws_cdk import aws_lambda as lambda_
+assert "LEFT_BY_THE_LAST_APP" not in os.environ
+app = App()
+lambda_.Function(Stack(app, "One"), "Fn", runtime=lambda_.Runtime.PYTHON_3_12, handler="h.handler",
+                 code=lambda_.Code.from_asset("src/one"))
+app.synth()
+'''
+
+
+@pytest.mark.slow  # shares the synth process with the snippets (~13 CPU s if it is the first on its worker)
+def test_the_synth_runner_fails_one_app_alone_and_runs_each_from_its_own_folder(synth_runner, tmp_path):
+    # given an app that changes the environment, then fails
+    (synth_runner.fresh_folder() / "app.py").write_text(FAILING_APP)
+    with pytest.raises(AssertionError) as failed:
+        synth_runner.synth(tmp_path / "failing.out", what="docs/snippets/failing.py")
+    # then its call fails with its name, its traceback and its line
+    assert "docs/snippets/failing.py failed" in str(failed.value)
+    assert 'app.py", line 5' in str(failed.value) and "ValueError: the snippet's own error" in str(failed.value)
+
+    # when the next app runs, with an asset folder relative to the runner's folder
+    folder = synth_runner.fresh_folder()
+    (folder / "src" / "one").mkdir(parents=True)
+    (folder / "src" / "one" / "h.py").write_text("def handler(event, context):\n    return 'one'\n")
+    (folder / "app.py").write_text(ASSET_APP)
+    out = synth_runner.synth(tmp_path / "one.out")
+    # then it ran without the last one's environment, wrote its own outdir, and staged that folder
+    assert "One" in json.loads((out / "manifest.json").read_text())["artifacts"]
+    assert [p.read_text() for p in out.glob("asset.*/h.py")] == ["def handler(event, context):\n    return 'one'\n"]
+
+    # and an app naming a folder only an earlier app had does not find it
+    (synth_runner.fresh_folder() / "app.py").write_text(ASSET_APP)
+    with pytest.raises(AssertionError, match="Cannot find asset"):
+        synth_runner.synth(tmp_path / "two.out")
 
 @pytest.mark.parametrize("name", sorted(PYTHON))
 def test_python_snippet_runs_against_moto(name, tmp_path, monkeypatch):
@@ -245,14 +302,14 @@ def test_python_snippet_runs_against_moto(name, tmp_path, monkeypatch):
 
 
 @pytest.mark.slow  # ~18 s measured on a shared 2-core machine
-def test_the_user_handler_writes_and_reads_back_with_the_env_bind_sets(tmp_path, monkeypatch):
+def test_the_user_handler_writes_and_reads_back_with_the_env_bind_sets(synth_runner, tmp_path, monkeypatch):
     from aws_cdk import App, Stack
 
     from cdk_ts import RotatingTimeSeriesTables
 
     env = RotatingTimeSeriesTables(Stack(App(), "Layout"), "Readings", table_prefix="readings").layout.to_env()
     # the page's construct code gives its function exactly these variables
-    template = synthesize("runtime/user_function_app.py", tmp_path)["Telemetry"]
+    template = synthesize("runtime/user_function_app.py", synth_runner, tmp_path / "cdk.out")["Telemetry"]
     functions = [
         r["Properties"] for r in template["Resources"].values()
         if r["Type"] == "AWS::Lambda::Function" and r["Properties"].get("Handler") == "handler.handler"
