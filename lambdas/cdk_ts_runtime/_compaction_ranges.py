@@ -151,8 +151,8 @@ class KeyRanges:
     def sorted_batches(self, files: list[str], names: str) -> Iterator[Any]:
         """The rows of ``files``, each event's first line, sorted, as Arrow record batches of columns ``names``."""
         relation = self._connection.sql(_SORT.format(files=_files(files), names=names))
-        # to_arrow_reader is DuckDB 1.4's name; fetch_record_batch is older (and deprecated since)
-        reader = getattr(relation, "to_arrow_reader", None) or relation.fetch_record_batch
+        # to_arrow_reader is DuckDB 2.0's name; 1.1 has only fetch_arrow_reader, which 2.0 deprecates
+        reader = getattr(relation, "to_arrow_reader", None) or relation.fetch_arrow_reader
         yield from reader(_BATCH_ROWS)
 
     def _write(self, select: str, bounds: list[str]) -> int:
