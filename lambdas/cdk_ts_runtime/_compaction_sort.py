@@ -132,7 +132,7 @@ def sorted_changes(
             connection.execute("SET TimeZone = 'UTC'")
             chunk = min(_CHUNK_BYTES, memory_limit_mib * 2**20 // _CHUNK_SHARE)
             ranges = KeyRanges(connection, Path(work), memory_limit_mib * 2**20 // _SORT_SHARE)
-            lines = ranges.load(_text_chunks(bodies, chunk), settings)
+            lines = ranges.load(text_chunks(bodies, chunk), settings)
             names = ", ".join(f'"{name}"' for name in compacted_schema(settings).names)
             groups = ranges.groups()
             kept = sum(ranges.events(files) for files in groups)
@@ -146,7 +146,7 @@ def sorted_changes(
             connection.close()
 
 
-def _text_chunks(bodies: Iterable[bytes], chunk_bytes: int) -> Iterator[tuple[list[str], list[int]]]:
+def text_chunks(bodies: Iterable[bytes], chunk_bytes: int) -> Iterator[tuple[list[str], list[int]]]:
     """The objects' text in pieces of whole lines, numbered in order, about ``chunk_bytes`` at a time.
 
     Python holds one chunk, and DuckDB parses a piece at a time whatever an object's size (an object of

@@ -24,7 +24,8 @@ from cdk_ts_runtime._compaction_plan import ColumnSpec, CompactionSettings, Gran
 _FIELDS = (("eventID", "eventid"), ("eventName", "eventname"), ("sequenceNumber", "sequencenumber"),
            ("approximateCreationDateTime", "created"), ("keys", "keys"), ("newImage", "newimage"),
            ("oldImage", "oldimage"), ("userIdentity", "useridentity"))
-#: A body's number in the high bits of a line's ``_ordinal``, the line's position in the body in the low ones.
+#: A body's number in the high bits of a line's ``_ordinal``, the line's position in the body in the low ones (a
+#: caller may hand a large object over in numbered pieces of whole lines: the order is the same).
 ORDINAL_BODY_SHIFT = 32
 #: Raw objects as two list parameters, the texts (VARCHAR[]) and their numbers (BIGINT[]): one row per object.
 BODIES = "SELECT unnest(?::VARCHAR[]) AS body, unnest(?::BIGINT[]) AS number"

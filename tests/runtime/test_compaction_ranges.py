@@ -12,7 +12,7 @@ import pytest
 
 from cdk_ts_runtime._compaction import compact_lines, compacted_schema, parquet_files, write_parquet_files
 from cdk_ts_runtime._compaction_ranges import KeyRanges, quantiles
-from cdk_ts_runtime._compaction_sort import SortedChanges, _text_chunks
+from cdk_ts_runtime._compaction_sort import SortedChanges, text_chunks
 from tests.runtime.test_compaction_scale import SETTINGS
 
 pytest.importorskip("pyarrow")
@@ -41,7 +41,7 @@ def compact_in_ranges(bodies: list[bytes], work: Path, budget_bytes: int) -> tup
     connection = duckdb.connect(config={"memory_limit": "64MB", "threads": 1})
     connection.execute("SET TimeZone = 'UTC'")
     ranges = KeyRanges(connection, work, budget_bytes)
-    lines = ranges.load(_text_chunks(iter(bodies), 40_000), SETTINGS)
+    lines = ranges.load(text_chunks(iter(bodies), 40_000), SETTINGS)
     groups = ranges.groups()
     kept = sum(ranges.events(files) for files in groups)
     schema = compacted_schema(SETTINGS)
