@@ -22,8 +22,8 @@ RUNTIME_PACKAGE = "cdk_ts_runtime"
 #: run: left out of the code every other function shares and of the RuntimeLayer, which stay within their 100 KB.
 COMPACTION_MODULES = frozenset(
     {"_compaction.py", "_compaction_columns.py", "_compaction_envelope.py", "_compaction_fanout.py",
-     "_compaction_iceberg.py", "_compaction_plan.py", "_compaction_sort.py", "_compaction_sql.py",
-     "_firehose_iceberg.py",
+     "_compaction_iceberg.py", "_compaction_plan.py", "_compaction_ranges.py", "_compaction_sort.py",
+     "_compaction_sql.py", "_firehose_iceberg.py",
      "handlers/compaction.py", "handlers/compaction_partition.py", "handlers/firehose_iceberg.py"}
 )
 

@@ -105,7 +105,7 @@ def test_the_out_of_core_sort_writes_the_same_rows_and_bytes_as_the_in_memory_so
     table, duplicates = compact_lines(iter(bodies), SETTINGS)
     in_memory = parquet_files(table, SETTINGS)
     (tmp_path / "out").mkdir()
-    with sorted_changes(iter(bodies), SETTINGS, memory_limit_mib=16, directory=str(tmp_path), threads=2) as rows:
+    with sorted_changes(iter(bodies), SETTINGS, memory_limit_mib=64, directory=str(tmp_path), threads=2) as rows:
         out_of_core = [p.read_bytes() for p in write_parquet_files(rows.batches(), rows.schema, SETTINGS,
                                                                    tmp_path / "out")]
         assert (rows.num_rows, rows.duplicates) == (table.num_rows, duplicates) == (5_000, 500)
