@@ -80,7 +80,7 @@ def child(engine: str, source: str, out: str, limit_mib: int) -> None:
         else:
             # one DuckDB thread: each thread's allocator reserves address space, which RLIMIT_AS counts
             with sorted_changes(bodies, settings(), memory_limit_mib=limit_mib // 5, directory=out,
-                                threads=1, raw_bytes=sum(f.stat().st_size for f in files)) as rows:
+                                threads=1) as rows:
                 written = list(write_parquet_files(rows.batches(), rows.schema, settings(), Path(out)))
     except MemoryError:
         print(json.dumps({"error": "MemoryError", "seconds": time.perf_counter() - started}))

@@ -418,12 +418,8 @@ class ArchiveCompactor:
         return report
 
     @contextmanager
-    def _sorted(self, bodies: Iterable[bytes], raw_bytes: int | None = None) -> Iterator[Any]:
-        """The partition's rows in order: out of core with DuckDB when it is there, else in memory.
-
-        :param raw_bytes: the objects' total size as listed, for DuckDB to cut its key ranges in one pass.
-            Default: None — unknown.
-        """
+    def _sorted(self, bodies: Iterable[bytes]) -> Iterator[Any]:
+        """The partition's rows in order: out of core with DuckDB when it is there, else in memory."""
         from cdk_ts_runtime._compaction_sort import (  # imports this module: loaded on first use
             SortedChanges,
             duckdb_available,
@@ -435,7 +431,7 @@ class ArchiveCompactor:
             yield SortedChanges.of_table(*compact_lines(bodies, self.settings))
             return
         limit = self.sort_memory_mib or duckdb_memory_limit_mib(os.environ)
-        with sorted_changes(bodies, self.settings, memory_limit_mib=limit, raw_bytes=raw_bytes) as rows:
+        with sorted_changes(bodies, self.settings, memory_limit_mib=limit) as rows:
             yield rows
 
     def compact_partition(self, partition: Partition, *, now: datetime) -> dict[str, Any]:
@@ -457,7 +453,7 @@ class ArchiveCompactor:
         generation = generation_name(raw, self.settings.fingerprint())
         bodies = (self.s3.get_object(Bucket=self.settings.bucket, Key=key, IfMatch=raw[key])["Body"].read()
                   for key in sorted(raw))
-        with self._sorted(bodies, sum(status.raw_sizes.values()) or None) as rows:
+        with self._sorted(bodies) as rows:
             files, location = self.sink.publish(partition, rows, generation)
         manifest = Manifest(partition, generation, dict(raw), files, rows.num_rows, rows.duplicates,
                             self.settings.fingerprint(), location)

@@ -7,9 +7,7 @@ folder hierarchy", DuckDB documentation, "Partitioned Writes"), so each range's 
 the work grows with the partition, not with its square (``bench/README.md``, compaction at scale: the ranges
 used to be cut out of one table, which each range read whole).
 
-The ranges' bounds come from the first objects' keys, and their number from the partition's size when the caller
-knows it (the listing's sizes, scaled by the first object's gzip ratio), so that each range fits a sort. A range
-that turns out larger than a sort's share of
+The ranges' bounds come from the first objects' keys. A range that turns out larger than a sort's share of
 DuckDB's memory is split again, by a sample of its own keys, in one more pass over that range alone; small
 neighbours are sorted together. One key cannot be split: a single item written more than a range's worth of
 times is sorted on its own, DuckDB spilling to disk.
@@ -26,14 +24,8 @@ from cdk_ts_runtime._compaction import pyarrow_modules
 from cdk_ts_runtime._compaction_plan import CompactionSettings
 from cdk_ts_runtime._compaction_sql import BODIES, parse_lines_sql
 
-#: Ranges the first objects' keys give when the partition's size is not known; each range is a file DuckDB keeps
-#: open while it writes.
+#: Ranges the first objects' keys give, at most; each range is a file DuckDB keeps open while it writes.
 _RANGES = 32
-#: ... and at most this many when it is known.
-_MAX_RANGES = 128
-#: The share of a sort's budget a range is cut for when the size is known: the first objects' keys are a sample,
-#: so ranges vary, and one range over the budget costs a pass over it.
-_RANGE_FILL = 0.6
 #: ... and at most the sort's budget over this many lines (at the first objects' bytes a line): each open file
 #: costs DuckDB memory that grows with the rows (measured: with 8 KB lines and a 64 MiB limit, 16 open files ran
 #: out of memory and 8 did not).
@@ -104,16 +96,11 @@ class KeyRanges:
         self._line_bytes = 0.0
         self._folders = 0
 
-    def load(
-        self, chunks: Iterator[tuple[list[str], list[int]]], settings: CompactionSettings,
-        text_bytes: int | None = None,
-    ) -> int:
+    def load(self, chunks: Iterator[tuple[list[str], list[int]]], settings: CompactionSettings) -> int:
         """Every line (duplicates too, with its position) parsed into the ranges' files; the number of lines.
 
         :param chunks: the objects' texts and numbers, a chunk at a time; DuckDB pulls them as it parses.
         :param settings: the declared columns and the granularity.
-        :param text_bytes: the partition's text, estimated, to cut ranges that each fit a sort in one pass.
-            Default: None — unknown: :data:`_RANGES` ranges, and any too large split again.
         """
         pa, _pc, _pq = pyarrow_modules()
         first = next(chunks, None)
@@ -136,7 +123,7 @@ class KeyRanges:
         self._connection.register("_objects", pa.RecordBatchReader.from_batches(schema, batches()))
         try:
             lines = self._write(parse_lines_sql(settings, "SELECT body, number FROM _objects"),
-                                quantiles([k for k in sample or [] if k is not None], self._first_ranges(text_bytes)))
+                                quantiles([k for k in sample or [] if k is not None], self._open_files(_RANGES)))
         finally:
             self._connection.unregister("_objects")
         self._line_bytes = text / max(lines, 1)
@@ -181,13 +168,6 @@ class KeyRanges:
             _tree_order(bounds),
         ).fetchall()
         return rows
-
-    def _first_ranges(self, text_bytes: int | None) -> int:
-        """How many ranges the first pass cuts: enough for ``text_bytes`` to fit the sorts, when it is known."""
-        if text_bytes is None:
-            return self._open_files(_RANGES)
-        wanted = -(-text_bytes // int(self._budget * _RANGE_FILL))
-        return self._open_files(max(_RANGES, min(_MAX_RANGES, wanted)))
 
     def _open_files(self, wanted: int) -> int:
         """How many ranges one pass may write: ``wanted``, or fewer when lines are wide for the memory."""

@@ -23,7 +23,6 @@ DuckDB the compaction sorts in memory as before (:func:`duckdb_available`).
 from __future__ import annotations
 
 import gzip
-import itertools
 import os
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
@@ -110,7 +109,7 @@ class SortedChanges:
 @contextmanager
 def sorted_changes(
     bodies: Iterable[bytes], settings: CompactionSettings, *, memory_limit_mib: int,
-    directory: str | None = None, threads: int | None = None, raw_bytes: int | None = None,
+    directory: str | None = None, threads: int | None = None,
 ) -> Iterator[SortedChanges]:
     """The lines of ``bodies`` deduplicated and sorted out of core, while the context is open.
 
@@ -121,11 +120,8 @@ def sorted_changes(
         Default: None — the system's temporary directory (``/tmp`` in Lambda).
     :param threads: DuckDB's threads.
         Default: None — one per CPU.
-    :param raw_bytes: the objects' total gzip size (the listing's sizes), to cut the key ranges in one pass.
-        Default: None — unknown: ranges too large for a sort are split in a second pass.
     """
     duckdb = _duckdb_module()
-    bodies, text_bytes = text_estimate(bodies, raw_bytes)
     with tempfile.TemporaryDirectory(prefix="cdk-ts-compaction-", dir=directory) as work:
         # no database file: the parsed lines go to Parquet files, one folder per range of keys
         connection = duckdb.connect(config={
@@ -136,7 +132,7 @@ def sorted_changes(
             connection.execute("SET TimeZone = 'UTC'")
             chunk = min(_CHUNK_BYTES, memory_limit_mib * 2**20 // _CHUNK_SHARE)
             ranges = KeyRanges(connection, Path(work), memory_limit_mib * 2**20 // _SORT_SHARE)
-            lines = ranges.load(text_chunks(bodies, chunk), settings, text_bytes)
+            lines = ranges.load(text_chunks(bodies, chunk), settings)
             names = ", ".join(f'"{name}"' for name in compacted_schema(settings).names)
             groups = ranges.groups()
             kept = sum(ranges.events(files) for files in groups)
@@ -148,22 +144,6 @@ def sorted_changes(
             yield SortedChanges(compacted_schema(settings), kept, lines - kept, source)
         finally:
             connection.close()
-
-
-def text_estimate(bodies: Iterable[bytes], raw_bytes: int | None) -> tuple[Iterator[bytes], int | None]:
-    """``bodies`` as they were, and their text estimated from ``raw_bytes`` at the first object's gzip ratio.
-
-    A gzip member ends with its input's size modulo 2**32 (RFC 1952, section 2.3.1, ISIZE), so the ratio costs no
-    decompression; an object of several members gives a low estimate, which only costs a second pass.
-    """
-    found = iter(bodies)
-    first = next(found, None)
-    if first is None:
-        return iter(()), None
-    found = itertools.chain([first], found)
-    if raw_bytes is None or len(first) < 18:  # a gzip member is at least 18 bytes: header 10, trailer 8
-        return found, None
-    return found, int(raw_bytes * int.from_bytes(first[-4:], "little") / len(first))
 
 
 def text_chunks(bodies: Iterable[bytes], chunk_bytes: int) -> Iterator[tuple[list[str], list[int]]]:

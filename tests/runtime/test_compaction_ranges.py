@@ -10,10 +10,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from cdk_ts_runtime import _compaction_ranges as ranges_module
 from cdk_ts_runtime._compaction import compact_lines, compacted_schema, parquet_files, write_parquet_files
 from cdk_ts_runtime._compaction_ranges import KeyRanges, quantiles
-from cdk_ts_runtime._compaction_sort import SortedChanges, text_chunks, text_estimate
+from cdk_ts_runtime._compaction_sort import SortedChanges, text_chunks
 from tests.runtime.test_compaction_scale import SETTINGS
 
 pytest.importorskip("pyarrow")
@@ -36,15 +35,13 @@ def bodies_of(keys: list[str | None], per_object: int = 300) -> list[bytes]:
             for i in range(0, len(lines), per_object)]
 
 
-def compact_in_ranges(
-    bodies: list[bytes], work: Path, budget_bytes: int, text_bytes: int | None = None, chunk: int = 40_000,
-) -> tuple[list[bytes], list[int], int]:
+def compact_in_ranges(bodies: list[bytes], work: Path, budget_bytes: int) -> tuple[list[bytes], list[int], int]:
     """The Parquet files' bytes written through ``KeyRanges`` with this budget; each sort's rows; rows kept."""
     work.mkdir(exist_ok=True)
     connection = duckdb.connect(config={"memory_limit": "64MB", "threads": 1})
     connection.execute("SET TimeZone = 'UTC'")
     ranges = KeyRanges(connection, work, budget_bytes)
-    lines = ranges.load(text_chunks(iter(bodies), chunk), SETTINGS, text_bytes)
+    lines = ranges.load(text_chunks(iter(bodies), 40_000), SETTINGS)
     groups = ranges.groups()
     kept = sum(ranges.events(files) for files in groups)
     schema = compacted_schema(SETTINGS)
@@ -99,25 +96,6 @@ def test_small_ranges_sort_together_and_an_empty_partition_has_no_rows(tmp_path)
 
     assert sizes == [events] and kept == 2_000 and written == expected
     assert compact_in_ranges([], tmp_path / "b", 10**9)[1:] == ([], 0)
-
-
-def test_a_known_size_cuts_enough_ranges_up_front_so_none_is_split_again(tmp_path, monkeypatch):
-    # given keys spread over the hour, and lines narrow enough for many open files (as at scale)
-    monkeypatch.setattr(ranges_module, "_LINES_A_RANGE", 1)
-    bodies = bodies_of([f"device-{(n * 7919) % 3_000:06d}" for n in range(3_000)])
-    expected, events = in_memory(bodies)
-    text = sum(len(gzip.decompress(b)) for b in bodies)
-    _found, estimate = text_estimate(iter(bodies), sum(map(len, bodies)))
-
-    # when each sort may take a fortieth of the text, the size known or not
-    known = compact_in_ranges(bodies, tmp_path / "known", text // 40, estimate, chunk=200_000)
-    unknown = compact_in_ranges(bodies, tmp_path / "unknown", text // 40, chunk=200_000)
-
-    # then the gzip trailer's sizes estimate the text, no range is written twice, and the bytes are the same
-    assert 0.8 * text <= estimate <= 1.2 * text
-    passes = {name: len(list((tmp_path / name).glob("ranges-*"))) for name in ("known", "unknown")}
-    assert passes["known"] == 1 < passes["unknown"]
-    assert known[0] == unknown[0] == expected and known[2] == events
 
 
 def test_quantiles_cut_a_sample_into_parts_of_about_equal_size():
