@@ -1,5 +1,6 @@
 """The ranges of keys the out-of-core sort writes in one pass: however the keys fall, the rows and bytes are the
-in-memory sort's, each sort stays within its budget where keys allow, and a range too large is sorted a span of keys at a time."""
+in-memory sort's, each sort stays within its budget where keys allow, and a range too large is sorted a span of
+keys at a time."""
 
 from __future__ import annotations
 
