@@ -19,7 +19,7 @@ from cdk_ts_runtime._errors import ValidationError
 #: Raw gzip bytes per change of the sample telemetry (bench/README.md, compaction limits: 37.2 MB of gzip JSON Lines
 #: per million changes): turns a partition's bytes into an estimate of its changes.
 RAW_BYTES_PER_CHANGE = 39
-#: Changes a second one out-of-core compaction sustains: 40,000-52,000 per CPU second measured at 1-5 million changes
+#: Changes a second one out-of-core compaction sustains: 39,000-52,000 per CPU second measured at 1-5 million changes
 #: (bench/README.md, compaction at scale); kept at 10,000, a margin for Lambda's slower CPU and wall-clock waits (the
 #: raw objects are read one GET at a time: 1,000 a million changes).
 OUT_OF_CORE_CHANGES_PER_SECOND = 10_000

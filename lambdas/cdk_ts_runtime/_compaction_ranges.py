@@ -8,9 +8,10 @@ the work grows with the partition, not with its square (``bench/README.md``, com
 used to be cut out of one table, which each range read whole).
 
 The ranges' bounds come from the first objects' keys. A range that turns out larger than a sort's share of
-DuckDB's memory is split again, by a sample of its own keys, in one more pass over that range alone; small
-neighbours are sorted together. One key cannot be split: a single item written more than a range's worth of
-times is sorted on its own, DuckDB spilling to disk.
+DuckDB's memory is sorted a sub-range at a time, each sort reading the range's own files through a filter on its
+keys (bounds from a sample of them): reading a range again costs less than writing it again, which the previous
+version did (``bench/README.md``). Small neighbours are sorted together. One key cannot be split: a single item
+written more than a range's worth of times is sorted on its own, DuckDB spilling to disk.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from cdk_ts_runtime._compaction import pyarrow_modules
 from cdk_ts_runtime._compaction_plan import CompactionSettings
@@ -38,10 +39,31 @@ _BATCH_ROWS = 2048
 #: Keys sampled to split a range.
 _SAMPLE_ROWS = 20_000
 #: Each event's first line; the line's position as the last key makes DuckDB's sort as stable as the in-memory one.
-_SORT = ("WITH part AS (SELECT * FROM read_parquet({files}, hive_partitioning = false)) "
+_SORT = ("WITH part AS (SELECT * FROM read_parquet({files}, hive_partitioning = false) WHERE {where}) "
          "SELECT {names} FROM part SEMI JOIN (SELECT min(_ordinal) AS _ordinal FROM part GROUP BY eventid) firsts "
          "USING (_ordinal) "
          "ORDER BY keys, approximatecreationdatetime, length(sequencenumber), sequencenumber, _ordinal")
+
+
+class KeySpan(NamedTuple):
+    """The files one sort reads, and the keys it takes from them: ``low <= keys < high``, a None bound open.
+
+    NULL keys sort after every key, so the span open above takes them.
+    """
+
+    files: list[str]
+    low: str | None = None
+    high: str | None = None
+
+    def where(self) -> str:
+        """The span's filter on ``keys``, as SQL."""
+        terms = []
+        if self.low is not None:
+            low = f"keys >= {_literal(self.low)}"
+            terms.append(low if self.high is not None else f"({low} OR keys IS NULL)")
+        if self.high is not None:
+            terms.append(f"keys < {_literal(self.high)}")
+        return " AND ".join(terms) or "TRUE"
 
 
 def _literal(text: str) -> str:
@@ -129,28 +151,30 @@ class KeyRanges:
         self._line_bytes = text / max(lines, 1)
         return lines
 
-    def groups(self) -> list[list[str]]:
-        """The files of each sort, in key order: ranges within the budget, neighbours together, large ones split."""
-        groups: list[list[str]] = []
+    def groups(self) -> list[KeySpan]:
+        """What each sort reads, in key order: ranges within the budget, neighbours together, large ones in spans."""
+        groups: list[KeySpan] = []
         held = self._budget + 1
         for files, rows in self._ranges(self._work / "ranges-0"):
-            for part, part_rows in self._within_budget(files, rows):
-                if held + part_rows * self._line_bytes > self._budget:
-                    groups.append([])
-                    held = 0
-                groups[-1] += part
-                held += part_rows * self._line_bytes
+            for span, span_rows in self._within_budget(files, rows):
+                whole = span.low is None and span.high is None
+                if not whole or held + span_rows * self._line_bytes > self._budget:
+                    groups.append(KeySpan([], span.low, span.high))
+                    held = 0 if whole else self._budget + 1
+                groups[-1].files.extend(span.files)
+                held += span_rows * self._line_bytes
         return groups
 
-    def events(self, files: list[str]) -> int:
-        """Distinct events in ``files``: the rows their sort gives."""
+    def events(self, span: KeySpan) -> int:
+        """Distinct events in ``span``: the rows its sort gives."""
         ((count,),) = self._connection.execute(
-            f"SELECT count(DISTINCT eventid) FROM read_parquet({_files(files)}, hive_partitioning = false)").fetchall()
+            f"SELECT count(DISTINCT eventid) FROM read_parquet({_files(span.files)}, hive_partitioning = false) "
+            f"WHERE {span.where()}").fetchall()
         return count
 
-    def sorted_batches(self, files: list[str], names: str) -> Iterator[Any]:
-        """The rows of ``files``, each event's first line, sorted, as Arrow record batches of columns ``names``."""
-        relation = self._connection.sql(_SORT.format(files=_files(files), names=names))
+    def sorted_batches(self, span: KeySpan, names: str) -> Iterator[Any]:
+        """The rows of ``span``, each event's first line, sorted, as Arrow record batches of columns ``names``."""
+        relation = self._connection.sql(_SORT.format(files=_files(span.files), where=span.where(), names=names))
         # to_arrow_reader is DuckDB 2.0's name; 1.1 has only fetch_arrow_reader, which 2.0 deprecates
         reader = getattr(relation, "to_arrow_reader", None) or relation.fetch_arrow_reader
         yield from reader(_BATCH_ROWS)
@@ -182,20 +206,19 @@ class KeyRanges:
             found.append((files, sum(pq.ParquetFile(name).metadata.num_rows for name in files)))
         return found
 
-    def _within_budget(self, files: list[str], rows: int) -> list[tuple[list[str], int]]:
-        """A range as it is, or split by its own keys into ranges within the budget (one pass over it)."""
-        count = self._open_files(-(-int(rows * self._line_bytes) // self._budget))
-        if count <= 1 or rows * self._line_bytes <= self._budget:
-            return [(files, rows)]
+    def _within_budget(self, files: list[str], rows: int) -> list[tuple[KeySpan, int]]:
+        """A range as it is, or cut by a sample of its own keys into spans within the budget; each span's rows."""
+        count = -(-int(rows * self._line_bytes) // self._budget)
+        if count <= 1:
+            return [(KeySpan(files), rows)]
+        source = f"read_parquet({_files(files)}, hive_partitioning = false)"
         ((sample,),) = self._connection.execute(
-            f"SELECT list(keys) FROM (SELECT keys FROM read_parquet({_files(files)}, hive_partitioning = false) "
+            f"SELECT list(keys) FROM (SELECT keys FROM {source} "
             f"WHERE keys IS NOT NULL USING SAMPLE reservoir({_SAMPLE_ROWS} ROWS) REPEATABLE (7))").fetchall()
         bounds = quantiles(sample or [], count)
-        if not bounds:  # one key: nothing to split
-            return [(files, rows)]
-        folder = self._work / f"ranges-{self._folders}"
-        self._write(f"SELECT * FROM read_parquet({_files(files)}, hive_partitioning = false)", bounds)
-        parts = self._ranges(folder)
-        if len(parts) == 1:  # every sampled key the same range: splitting again would not help
-            return parts
-        return [piece for part, part_rows in parts for piece in self._within_budget(part, part_rows)]
+        counted = dict(self._connection.execute(
+            f"SELECT {range_sql(bounds)} AS span, count(*) FROM {source} GROUP BY span", _tree_order(bounds),
+        ).fetchall())
+        edges = [None, *bounds, None]
+        # a span no row falls in is no sort; one key (a hot item) leaves a single span, sorted whole
+        return [(KeySpan(files, edges[n], edges[n + 1]), counted[n]) for n in range(len(bounds) + 1) if n in counted]

@@ -135,11 +135,11 @@ def sorted_changes(
             lines = ranges.load(text_chunks(bodies, chunk), settings)
             names = ", ".join(f'"{name}"' for name in compacted_schema(settings).names)
             groups = ranges.groups()
-            kept = sum(ranges.events(files) for files in groups)
+            kept = sum(ranges.events(span) for span in groups)
 
             def source() -> Iterator[Any]:
-                for files in groups:
-                    yield from ranges.sorted_batches(files, names)
+                for span in groups:
+                    yield from ranges.sorted_batches(span, names)
 
             yield SortedChanges(compacted_schema(settings), kept, lines - kept, source)
         finally:

@@ -1,5 +1,6 @@
 """The ranges of keys the out-of-core sort writes in one pass: however the keys fall, the rows and bytes are the
-in-memory sort's, each sort stays within its budget where keys allow, and a range too large is split again."""
+in-memory sort's, each sort stays within its budget where keys allow, and a range too large is sorted a span of
+keys at a time."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import duckdb
 import pytest
 
 from cdk_ts_runtime._compaction import compact_lines, compacted_schema, parquet_files, write_parquet_files
-from cdk_ts_runtime._compaction_ranges import KeyRanges, quantiles
+from cdk_ts_runtime._compaction_ranges import KeyRanges, KeySpan, quantiles
 from cdk_ts_runtime._compaction_sort import SortedChanges, text_chunks
 from tests.runtime.test_compaction_scale import SETTINGS
 
@@ -43,12 +44,12 @@ def compact_in_ranges(bodies: list[bytes], work: Path, budget_bytes: int) -> tup
     ranges = KeyRanges(connection, work, budget_bytes)
     lines = ranges.load(text_chunks(iter(bodies), 40_000), SETTINGS)
     groups = ranges.groups()
-    kept = sum(ranges.events(files) for files in groups)
+    kept = sum(ranges.events(span) for span in groups)
     schema = compacted_schema(SETTINGS)
     names = ", ".join(f'"{name}"' for name in schema.names)
-    sizes = [sum(b.num_rows for b in ranges.sorted_batches(files, names)) for files in groups]
+    sizes = [sum(b.num_rows for b in ranges.sorted_batches(span, names)) for span in groups]
     rows = SortedChanges(schema, kept, lines - kept,
-                         lambda: (b for files in groups for b in ranges.sorted_batches(files, names)))
+                         lambda: (b for span in groups for b in ranges.sorted_batches(span, names)))
     (work / "out").mkdir()
     written = [p.read_bytes() for p in write_parquet_files(rows.batches(), schema, SETTINGS, work / "out")]
     connection.close()
@@ -102,3 +103,15 @@ def test_quantiles_cut_a_sample_into_parts_of_about_equal_size():
     assert quantiles([str(n) for n in range(10, 50)], 4) == ["20", "30", "40"]
     assert quantiles(["a"] * 10, 4) == ["a"]
     assert quantiles([], 4) == []
+
+
+def test_spans_take_every_key_once_in_order_null_keys_in_the_last():
+    keys = ["a", "a'b", "b", "m", "z", None]
+    spans = [KeySpan([]), KeySpan([], None, "a'b"), KeySpan([], "a'b", "m"), KeySpan([], "m", None)]
+    connection = duckdb.connect()
+    connection.execute("CREATE TABLE t AS SELECT unnest(?::VARCHAR[]) AS keys", [keys])
+
+    taken = [[k for (k,) in connection.execute(f"SELECT keys FROM t WHERE {span.where()} ORDER BY keys").fetchall()]
+             for span in spans]
+
+    assert taken == [["a", "a'b", "b", "m", "z", None], ["a"], ["a'b", "b"], ["m", "z", None]]
