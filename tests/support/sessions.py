@@ -3,13 +3,14 @@
 A module-scoped fixture runs once in every worker that runs one of the module's tests: with ``-n 2`` an expensive
 build runs twice. :func:`once_per_session` runs it in the first worker that asks, under a lock in the folder all of
 the session's workers share (pytest-xdist's documented pattern, with ``fcntl`` in place of the ``filelock`` package),
-and hands the others its result.
+and hands the others its result (the docs site, the wheel and its venv).
 """
 
 from __future__ import annotations
 
 import fcntl
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -30,6 +31,7 @@ def once_per_session(tmp_path_factory: pytest.TempPathFactory, worker_id: str, n
     with open(shared / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         if not report.exists():
-            folder.mkdir(exist_ok=True)  # a worker whose make failed may have left it
+            shutil.rmtree(folder, ignore_errors=True)  # what a worker whose make failed left behind
+            folder.mkdir()
             report.write_text(json.dumps(make(folder)))
     return folder, json.loads(report.read_text())
