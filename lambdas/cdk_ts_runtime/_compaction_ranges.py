@@ -116,7 +116,6 @@ class KeyRanges:
     def __init__(self, connection: Any, work: Path, budget_bytes: int) -> None:
         self._connection, self._work, self._budget = connection, work, budget_bytes
         self._line_bytes = 0.0
-        self._folders = 0
 
     def load(self, chunks: Iterator[tuple[list[str], list[int]]], settings: CompactionSettings) -> int:
         """Every line (duplicates too, with its position) parsed into the ranges' files; the number of lines.
@@ -155,7 +154,7 @@ class KeyRanges:
         """What each sort reads, in key order: ranges within the budget, neighbours together, large ones in spans."""
         groups: list[KeySpan] = []
         held = self._budget + 1
-        for files, rows in self._ranges(self._work / "ranges-0"):
+        for files, rows in self._ranges(self._work / "ranges"):
             for span, span_rows in self._within_budget(files, rows):
                 whole = span.low is None and span.high is None
                 if not whole or held + span_rows * self._line_bytes > self._budget:
@@ -180,9 +179,8 @@ class KeyRanges:
         yield from reader(_BATCH_ROWS)
 
     def _write(self, select: str, bounds: list[str]) -> int:
-        """The rows of ``select`` written to a new folder, one subfolder per range of ``bounds``; the rows written."""
-        folder = self._work / f"ranges-{self._folders}"
-        self._folders += 1
+        """The rows of ``select`` written to ``ranges/``, one subfolder per range of ``bounds``; the rows written."""
+        folder = self._work / "ranges"
         gathered = max(64, int(self._budget / _WRITE_SHARE / self._line_bytes))
         self._connection.execute(f"SET partitioned_write_flush_threshold = {gathered}")
         ((rows,),) = self._connection.execute(
