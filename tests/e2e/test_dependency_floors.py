@@ -94,7 +94,7 @@ def floors_venv(path: Path, pins: dict[str, str]) -> Path:
     subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, timeout=300)
     python = path / "bin" / "python"
     install = run_captured(
-        [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+        [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile",
          *(f"{name}=={version}" for name, version in pins.items())],
         cwd=path, timeout=900,
     )
