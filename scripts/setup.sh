@@ -65,11 +65,12 @@ if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
 # The venv's own pip (ensurepip's) installs uv; upgrading pip first cost a download and a reinstall.
-# uv (from PyPI, pinned) installs the project: on a clean clone pip took 188 s, 86 s of it without byte-compiling,
-# and uv 14 s: it downloads in parallel and, like `pip --no-compile`, leaves byte-compiling to the first import
-# (aws-cdk-lib alone is 680 modules, 183 MB of source, of which a synth loads a few dozen).
+# uv (from PyPI, at the dev extra's pin) installs the project: on a clean clone pip took 188 s, 86 s of it without
+# byte-compiling, and uv 14 s: it downloads in parallel and, like `pip --no-compile`, leaves byte-compiling to the
+# first import (aws-cdk-lib alone is 680 modules, 183 MB of source, of which a synth loads a few dozen).
 if [ "$(cat .venv/.installed 2>/dev/null)" != "$python_stamp" ]; then
-  .venv/bin/python -m pip install --quiet "uv==0.13.9"
+  uv_pin=$(grep -o '"uv==[^"]*"' pyproject.toml 2>/dev/null | tr -d '"' || true)
+  .venv/bin/python -m pip install --quiet "${uv_pin:-uv}"
   .venv/bin/python -m uv pip install --quiet --python .venv/bin/python -e ".[dev]"
   echo "$python_stamp" > .venv/.installed
 fi
