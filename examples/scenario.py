@@ -21,10 +21,10 @@ import argparse
 import contextlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -60,18 +60,28 @@ def cli_environment(url: str) -> dict[str, str]:
     }
 
 
-def cdk(env: dict[str, str], *args: str) -> None:
-    """Run the pinned CDK CLI from node_modules; raise with its output when it fails."""
-    npx = shutil.which("npx")
-    if npx is None:
-        raise RuntimeError("npx not found: Node 20+ and npm are needed (scripts/setup.sh installs the CLI)")
-    command = [npx, "--no-install", "cdk", *args, "--app", f"{sys.executable} app.py", "--no-notices"]
-    result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=900, check=False)
+def cdk(env: dict[str, str], *args: str, app: str | None = None) -> None:
+    """Run the pinned CDK CLI from node_modules; raise with its output when it fails.
+
+    ``app`` is the CLI's ``--app``: the sample app's command, or a synthesized cloud assembly (``cdk.out``) to deploy
+    or destroy without running the app again. Without one the CLI runs in an empty folder, where it finds no
+    ``cdk.json`` and so synthesizes nothing (``cdk bootstrap`` needs only the environment it is given).
+    """
+    cli = REPO / "node_modules" / ".bin" / "cdk"
+    if not cli.exists():
+        raise RuntimeError(f"{cli} not found: scripts/setup.sh installs the pinned CDK CLI (Node 20+ and npm needed)")
+    command = [str(cli), *args, *(["--app", app] if app else []), "--no-notices"]
+    with contextlib.ExitStack() as stack:
+        cwd = REPO if app else stack.enter_context(tempfile.TemporaryDirectory(prefix="cdk-ts-cli-"))
+        result = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=900, check=False)
     if result.returncode != 0:
         raise RuntimeError(f"cdk {' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
 
 
-# ---- the scenario -----------------------------------------------------------------------------
+# The sample app's command, and the cloud assembly its first deploy synthesized: later calls reuse the assembly, as
+# `cdk deploy --app cdk.out` does, rather than paying a synth (about 20 CPU s of Python and Node) each time.
+APP = f"{sys.executable} app.py"
+ASSEMBLY = "cdk.out"
 
 
 def stack_outputs(cloudformation) -> dict[str, str]:
@@ -250,17 +260,17 @@ def main(argv: list[str] | None = None) -> int:
         env = cli_environment(server.endpoint_url)
         os.environ.update({k: v for k, v in env.items() if k.startswith(("AWS_", "CDK_"))})
         started = time.monotonic()
-        cdk(env, "bootstrap", f"aws://{ACCOUNT}/{REGION}")
+        cdk(env, "bootstrap", f"aws://{ACCOUNT}/{REGION}")  # no app: nothing to synthesize
         say(f"bootstrap: done ({time.monotonic() - started:.1f} s)")
         import boto3
 
         layer = ["-c", f"pandas_layer_arn={publish_stand_in_layer(boto3.client('lambda'))}"]
         say(f"layer: a stand-in for the AWS SDK for pandas layer published ({layer[1]})")
         started = time.monotonic()
-        cdk(env, "deploy", "--require-approval", "never", *layer)
+        cdk(env, "deploy", "--require-approval", "never", *layer, app=APP)
         say(f"deploy: {STACK} deployed ({time.monotonic() - started:.1f} s)")
         started = time.monotonic()
-        cdk(env, "deploy", "--require-approval", "never", *layer)
+        cdk(env, "deploy", "--require-approval", "never", app=ASSEMBLY)
         say(f"deploy again: no-op update accepted ({time.monotonic() - started:.1f} s)")
         try:
             scenario = Scenario()
@@ -281,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
             scenario.summary()
         finally:
             if not args.keep:
-                cdk(env, "destroy", "--force", *layer)
+                cdk(env, "destroy", "--force", app=ASSEMBLY)
                 destroyed = True
                 say(f"destroy: {STACK} deleted (period tables and RETAIN resources stay, as they would in AWS)")
         results = scenario.results if scenario else []

@@ -44,7 +44,7 @@ fi
 # again and a second run takes a second, not a minute (delete .venv/.installed or node_modules/.installed to force it).
 python_stamp="$version $({ cat pyproject.toml 2>/dev/null || true; } | sha256sum)"
 node_stamp=$({ cat package.json package-lock.json 2>/dev/null || true; } | sha256sum)
-# npm and pip each spend most of their time waiting on downloads: npm ci runs while pip installs.
+# npm and uv each spend most of their time waiting on downloads: npm ci runs while the Python packages install.
 npm_pid=""
 if [ "$(cat node_modules/.installed 2>/dev/null)" != "$node_stamp" ]; then
   npm ci --no-audit --no-fund --loglevel=error --prefer-offline &
@@ -64,9 +64,14 @@ fi
 if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
-# The venv's own pip (ensurepip's) installs everything below; upgrading it first cost a download and a reinstall.
+# The venv's own pip (ensurepip's) installs uv; upgrading pip first cost a download and a reinstall.
+# uv (from PyPI, at the dev extra's pin) installs the project: on a clean clone pip took 188 s, 86 s of it without
+# byte-compiling, and uv 14 s: it downloads in parallel and, like `pip --no-compile`, leaves byte-compiling to the
+# first import (aws-cdk-lib alone is 680 modules, 183 MB of source, of which a synth loads a few dozen).
 if [ "$(cat .venv/.installed 2>/dev/null)" != "$python_stamp" ]; then
-  .venv/bin/python -m pip install --quiet -e ".[dev]"
+  uv_pin=$(grep -o '"uv==[^"]*"' pyproject.toml 2>/dev/null | tr -d '"' || true)
+  .venv/bin/python -m pip install --quiet "${uv_pin:-uv}"
+  .venv/bin/python -m uv pip install --quiet --python .venv/bin/python -e ".[dev]"
   echo "$python_stamp" > .venv/.installed
 fi
 if [ -n "$npm_pid" ]; then

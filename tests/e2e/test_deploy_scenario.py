@@ -99,11 +99,11 @@ def every_step_passed(results: dict, output: str) -> None:
 
 
 def the_stack_destroys(output: str, url: str, cloudformation) -> None:
-    """The kept stack is deleted by the scenario's own ``cdk destroy`` call, with the layer context it deployed."""
-    from examples.scenario import cdk, cli_environment  # imports cdk_ts (jsii): here, not at collection
+    """The kept stack is deleted by the scenario's own ``cdk destroy`` call, from the cloud assembly it deployed."""
+    from examples.scenario import ASSEMBLY, cdk, cli_environment  # imports cdk_ts (jsii): here, not at collection
 
-    layer = re.search(r"^layer: .*\((pandas_layer_arn=\S+)\)$", output, re.MULTILINE).group(1)
-    cdk(cli_environment(url), "destroy", "--force", "-c", layer)
+    assert re.search(r"^layer: .*\(pandas_layer_arn=\S+\)$", output, re.MULTILINE), output[-3000:]
+    cdk(cli_environment(url), "destroy", "--force", app=ASSEMBLY)
     with pytest.raises(ClientError, match="does not exist"):
         cloudformation.describe_stacks(StackName=STACK)
 

@@ -54,14 +54,30 @@ def reached_modules(texts: Iterable[str], package: Path | None = None) -> set[st
 
 
 def config_following_only(modules: Iterable[str]) -> str:
-    """A mypy configuration file's text: ``follow_imports = skip`` for ``aws_cdk``'s modules other than ``modules``.
+    """A mypy configuration file's text: ``follow_imports = skip`` for ``aws_cdk``'s modules other than ``modules``."""
+    return "[mypy]\n\n" + sections_following_only(modules)
+
+
+def sections_following_only(modules: Iterable[str]) -> str:
+    """The per-module sections of :func:`config_following_only`, to add to a configuration that has its ``[mypy]``.
 
     mypy applies a section naming a module before one whose pattern ends in ``.*`` (its configuration docs).
     """
     return (
-        "[mypy]\n\n[mypy-aws_cdk.*]\nfollow_imports = skip\n\n"
+        "[mypy-aws_cdk.*]\nfollow_imports = skip\n\n"
         f"[mypy-{','.join(sorted(modules))}]\nfollow_imports = silent\n"
     )
+
+
+def installed_texts_importing_aws_cdk(site_packages: Path) -> list[str]:
+    """The text of every installed module outside aws-cdk-lib that names ``aws_cdk`` (cdk_ts, cdk-nag, ...)."""
+    texts = []
+    for path in site_packages.rglob("*.py"):
+        if path.relative_to(site_packages).parts[0] != "aws_cdk":
+            text = path.read_text(errors="replace")
+            if "aws_cdk" in text:
+                texts.append(text)
+    return texts
 
 
 def _source(package: Path, module: str) -> Path:

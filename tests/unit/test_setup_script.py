@@ -38,19 +38,21 @@ needs_old_python = pytest.mark.skipif(OLD_PYTHON is None, reason="no Python olde
 
 @pytest.fixture
 def checkout(tmp_path):
-    """A checkout holding scripts/setup.sh, with stand-ins for pip and npm that log who ran them."""
+    """A checkout holding scripts/setup.sh, with stand-ins for pip, uv and npm that log who ran them."""
     repo = tmp_path / "repo"
     (repo / "scripts").mkdir(parents=True)
     shutil.copy(ROOT / "scripts" / "setup.sh", repo / "scripts" / "setup.sh")
     fakes = tmp_path / "fakes"
-    (fakes / "pip").mkdir(parents=True)
     log = tmp_path / "calls.log"
-    (fakes / "pip" / "__init__.py").write_text("")
-    (fakes / "pip" / "__main__.py").write_text(
-        "import sys\n"
-        f"with open({str(log)!r}, 'a') as log:\n"
-        "    log.write(f'pip {sys.version_info[0]}.{sys.version_info[1]} {\" \".join(sys.argv[1:])}\\n')\n"
-    )
+    for installer in ("pip", "uv"):
+        (fakes / installer).mkdir(parents=True)
+        (fakes / installer / "__init__.py").write_text("")
+        (fakes / installer / "__main__.py").write_text(
+            "import sys\n"
+            f"with open({str(log)!r}, 'a') as log:\n"
+            f"    version = f'{{sys.version_info[0]}}.{{sys.version_info[1]}}'\n"
+            f"    log.write(f'{installer} {{version}} {{\" \".join(sys.argv[1:])}}\\n')\n"
+        )
     (fakes / "npm").write_text(f"#!/bin/sh\necho \"npm $*\" >> {log}\n")
     (fakes / "npm").chmod(0o755)
     env = {
@@ -89,8 +91,9 @@ def test_a_venv_of_an_unsupported_python_is_made_again_with_the_supported_one(ch
     assert result.returncode == 0, result.stdout + result.stderr
     assert venv_version(repo) >= SUPPORTED
     assert ".venv" in result.stderr and f"{old[0]}.{old[1]}" in result.stderr, result.stderr
-    installs = [line for line in log.read_text().splitlines() if line.startswith("pip ")]
-    assert installs and all(tuple(map(int, line.split()[1].split("."))) >= SUPPORTED for line in installs), installs
+    installs = [line for line in log.read_text().splitlines() if line.startswith(("pip ", "uv "))]
+    assert [line.split()[0] for line in installs] == ["pip", "uv"], installs  # pip installs uv, uv the project
+    assert all(tuple(map(int, line.split()[1].split("."))) >= SUPPORTED for line in installs), installs
 
 
 @needs_old_python
@@ -208,8 +211,8 @@ def test_a_second_run_installs_nothing_until_a_manifest_changes(checkout, python
     (repo / "pyproject.toml").write_text("[project]\nname = 'x'\nversion = '2'\n")
     assert run_setup(repo, env).returncode == 0
     again = log.read_text().splitlines()[len(first):]
-    assert [line.split()[0] for line in again] == ["pip"]  # only the changed manifest's installer ran
+    assert [line.split()[0] for line in again] == ["pip", "uv"]  # only the changed manifest's installers ran
 
     (repo / "package-lock.json").write_text('{"lockfileVersion": 3}\n')
     assert run_setup(repo, env).returncode == 0
-    assert [line.split()[0] for line in log.read_text().splitlines()[len(first) + 1:]] == ["npm"]
+    assert [line.split()[0] for line in log.read_text().splitlines()[len(first) + 2:]] == ["npm"]
