@@ -2,6 +2,9 @@
 
 Run: .venv/bin/python -m bench.synth [--repeat 5]
 
+Besides wall seconds, each synth's CPU seconds are taken: user + system of the whole process tree (Python and
+the jsii node processes it starts and reaps), the figure that stays comparable on a shared machine.
+
 The floor is the sample app's synthesized template loaded with ``cloudformation_include``: the same
 resources with no construct logic at all, so the ratio is what the constructs (cdk-ts's and
 aws-cdk-lib's L2s) cost. It needs no hand-written copy of the stack that would drift from the app.
@@ -15,6 +18,7 @@ import argparse
 import io
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -51,16 +55,42 @@ def zipped_size(directory: Path) -> int:
     return len(buffer.getvalue())
 
 
-def run(code: str, *args: str) -> float:
+def _children_cpu() -> float:
+    """User + system CPU seconds of every child process reaped so far, with their reaped descendants."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run(code: str, *args: str) -> tuple[float, float]:
+    """Wall and CPU seconds of ``code`` run in a fresh interpreter (CPU of its whole process tree)."""
     env = {**os.environ, "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"}
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), _children_cpu()
     subprocess.run([sys.executable, "-c", code, *args], cwd=REPO, env=env, check=True, capture_output=True)
-    return time.perf_counter() - started
+    return time.perf_counter() - started, _children_cpu() - cpu_started
+
+
+def _print_ratios(with_library: list[tuple[float, float]], included: list[tuple[float, float]]) -> None:
+    """The median wall and CPU seconds of both sides, their ratios to the floor, and every sample."""
+    (lib_wall, lib_cpu), (floor_wall, floor_cpu) = (
+        (statistics.median(w for w, _ in s), statistics.median(c for _, c in s)) for s in (with_library, included)
+    )
+    print(f"| synth, fresh interpreter (median of {len(included)}) | wall s | vs the floor | CPU s | vs the floor |")
+    print("|---|---|---|---|---|")
+    print(f"| sample app with cdk-ts constructs | {lib_wall:.2f} | {lib_wall / floor_wall:.2f}x "
+          f"| {lib_cpu:.2f} | {lib_cpu / floor_cpu:.2f}x |")
+    print(f"| same template as L1 resources (CfnInclude), the floor | {floor_wall:.2f} | 1.00x "
+          f"| {floor_cpu:.2f} | 1.00x |")
+    for unit, index in (("wall", 0), ("CPU", 1)):
+        print(f"\nall samples ({unit} s): " + "; ".join(
+            f"{name} " + ", ".join(f"{sample[index]:.2f}" for sample in samples)
+            for name, samples in (("cdk-ts", with_library), ("CfnInclude", included))
+        ))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--synth-only", action="store_true", help="skip the asset sizes and handler imports")
     args = parser.parse_args()
     from cdk_ts._assets import staged_asset_dir
 
@@ -76,15 +106,10 @@ def main() -> None:
         for index in range(args.repeat):
             with_library.append(run(WITH_LIBRARY, str(Path(tmp, f"l{index}"))))
             included.append(run(INCLUDED, str(Path(tmp, f"i{index}")), str(template)))
-        lib, floor = (statistics.median(s) for s in (with_library, included))
-        print(f"| synth, fresh interpreter (median of {args.repeat}) | seconds | vs the floor |\n|---|---|---|")
-        print(f"| sample app with cdk-ts constructs | {lib:.2f} | {lib / floor:.2f}x |")
-        print(f"| same template as L1 resources (CfnInclude), the floor | {floor:.2f} | 1.00x |")
-        print("\nall samples (s): " + "; ".join(
-            f"{name} " + ", ".join(f"{x:.2f}" for x in samples)
-            for name, samples in (("cdk-ts", with_library), ("CfnInclude", included))
-        ))
+        _print_ratios(with_library, included)
 
+    if args.synth_only:
+        return
     print("\n| asset (zipped, deflate) | KB |\n|---|---|")
     for name, directory in (
         ("cdk-ts functions' code (cdk_ts_runtime/)", staged_asset_dir()),
