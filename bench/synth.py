@@ -61,29 +61,34 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run(code: str, *args: str) -> tuple[float, float]:
-    """Wall and CPU seconds of ``code`` run in a fresh interpreter (CPU of its whole process tree)."""
-    env = {**os.environ, "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"}
+def run(code: str, *args: str, cwd: Path = REPO) -> tuple[float, float]:
+    """Wall and CPU seconds of ``code`` run in a fresh interpreter in ``cwd`` (CPU of its whole process tree).
+
+    ``cdk_ts`` and ``app`` come from ``cwd`` (the script's directory leads ``sys.path``), and ``cdk_ts_runtime``
+    from its ``lambdas/`` (``PYTHONPATH`` is searched before the editable install's finder).
+    """
+    env = {**os.environ, "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20", "PYTHONPATH": str(cwd / "lambdas")}
     started, cpu_started = time.perf_counter(), _children_cpu()
-    subprocess.run([sys.executable, "-c", code, *args], cwd=REPO, env=env, check=True, capture_output=True)
+    subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, env=env, check=True, capture_output=True)
     return time.perf_counter() - started, _children_cpu() - cpu_started
 
 
-def _print_ratios(with_library: list[tuple[float, float]], included: list[tuple[float, float]]) -> None:
-    """The median wall and CPU seconds of both sides, their ratios to the floor, and every sample."""
-    (lib_wall, lib_cpu), (floor_wall, floor_cpu) = (
-        (statistics.median(w for w, _ in s), statistics.median(c for _, c in s)) for s in (with_library, included)
-    )
-    print(f"| synth, fresh interpreter (median of {len(included)}) | wall s | vs the floor | CPU s | vs the floor |")
+def _print_ratios(rows: dict[str, list[tuple[float, float]]]) -> None:
+    """The median wall and CPU seconds of each row, their ratios to the last row (the floor), and every sample."""
+    medians = {
+        name: (statistics.median(w for w, _ in samples), statistics.median(c for _, c in samples))
+        for name, samples in rows.items()
+    }
+    floor_wall, floor_cpu = list(medians.values())[-1]
+    repeat = len(list(rows.values())[-1])
+    print(f"| synth, fresh interpreter (median of {repeat}) | wall s | vs the floor | CPU s | vs the floor |")
     print("|---|---|---|---|---|")
-    print(f"| sample app with cdk-ts constructs | {lib_wall:.2f} | {lib_wall / floor_wall:.2f}x "
-          f"| {lib_cpu:.2f} | {lib_cpu / floor_cpu:.2f}x |")
-    print(f"| same template as L1 resources (CfnInclude), the floor | {floor_wall:.2f} | 1.00x "
-          f"| {floor_cpu:.2f} | 1.00x |")
+    for name, (wall, cpu) in medians.items():
+        print(f"| {name} | {wall:.2f} | {wall / floor_wall:.2f}x | {cpu:.2f} | {cpu / floor_cpu:.2f}x |")
     for unit, index in (("wall", 0), ("CPU", 1)):
         print(f"\nall samples ({unit} s): " + "; ".join(
-            f"{name} " + ", ".join(f"{sample[index]:.2f}" for sample in samples)
-            for name, samples in (("cdk-ts", with_library), ("CfnInclude", included))
+            f"{name.split(' (')[0]} " + ", ".join(f"{sample[index]:.2f}" for sample in samples)
+            for name, samples in rows.items()
         ))
 
 
@@ -91,6 +96,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--synth-only", action="store_true", help="skip the asset sizes and handler imports")
+    parser.add_argument(
+        "--baseline", type=Path, help="also synthesize the sample app of this checkout (e.g. a git archive of main), "
+        "interleaved with the others, to measure a change against the same floor in one run"
+    )
     args = parser.parse_args()
     from cdk_ts._assets import staged_asset_dir
 
@@ -102,11 +111,20 @@ def main() -> None:
         body.get("Parameters", {}).pop("BootstrapVersion", None)  # the including stack adds its own
         body.pop("Rules", None)
         template.write_text(json.dumps(body))
-        with_library, included = [], []
+        rows: dict[str, list[tuple[float, float]]] = {"sample app with cdk-ts constructs": []}
+        if args.baseline:
+            rows[f"sample app at {args.baseline} (baseline)"] = []
+        rows["same template as L1 resources (CfnInclude), the floor"] = []
         for index in range(args.repeat):
-            with_library.append(run(WITH_LIBRARY, str(Path(tmp, f"l{index}"))))
-            included.append(run(INCLUDED, str(Path(tmp, f"i{index}")), str(template)))
-        _print_ratios(with_library, included)
+            rows["sample app with cdk-ts constructs"].append(run(WITH_LIBRARY, str(Path(tmp, f"l{index}"))))
+            if args.baseline:
+                rows[f"sample app at {args.baseline} (baseline)"].append(
+                    run(WITH_LIBRARY, str(Path(tmp, f"b{index}")), cwd=args.baseline.resolve())
+                )
+            rows["same template as L1 resources (CfnInclude), the floor"].append(
+                run(INCLUDED, str(Path(tmp, f"i{index}")), str(template))
+            )
+        _print_ratios(rows)
 
     if args.synth_only:
         return
