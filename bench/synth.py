@@ -2,6 +2,9 @@
 
 Run: .venv/bin/python -m bench.synth [--repeat 5]
 
+Besides wall seconds, each synth's CPU seconds are taken: user + system of the whole process tree (Python and
+the jsii node processes it starts and reaps), the figure that stays comparable on a shared machine.
+
 The floor is the sample app's synthesized template loaded with ``cloudformation_include``: the same
 resources with no construct logic at all, so the ratio is what the constructs (cdk-ts's and
 aws-cdk-lib's L2s) cost. It needs no hand-written copy of the stack that would drift from the app.
@@ -15,6 +18,7 @@ import argparse
 import io
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -51,16 +55,51 @@ def zipped_size(directory: Path) -> int:
     return len(buffer.getvalue())
 
 
-def run(code: str, *args: str) -> float:
-    env = {**os.environ, "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"}
-    started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code, *args], cwd=REPO, env=env, check=True, capture_output=True)
-    return time.perf_counter() - started
+def _children_cpu() -> float:
+    """User + system CPU seconds of every child process reaped so far, with their reaped descendants."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run(code: str, *args: str, cwd: Path = REPO) -> tuple[float, float]:
+    """Wall and CPU seconds of ``code`` run in a fresh interpreter in ``cwd`` (CPU of its whole process tree).
+
+    ``cdk_ts`` and ``app`` come from ``cwd`` (the script's directory leads ``sys.path``), and ``cdk_ts_runtime``
+    from its ``lambdas/`` (``PYTHONPATH`` is searched before the editable install's finder).
+    """
+    env = {**os.environ, "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20", "PYTHONPATH": str(cwd / "lambdas")}
+    started, cpu_started = time.perf_counter(), _children_cpu()
+    subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, env=env, check=True, capture_output=True)
+    return time.perf_counter() - started, _children_cpu() - cpu_started
+
+
+def _print_ratios(rows: dict[str, list[tuple[float, float]]]) -> None:
+    """The median wall and CPU seconds of each row, their ratios to the last row (the floor), and every sample."""
+    medians = {
+        name: (statistics.median(w for w, _ in samples), statistics.median(c for _, c in samples))
+        for name, samples in rows.items()
+    }
+    floor_wall, floor_cpu = list(medians.values())[-1]
+    repeat = len(list(rows.values())[-1])
+    print(f"| synth, fresh interpreter (median of {repeat}) | wall s | vs the floor | CPU s | vs the floor |")
+    print("|---|---|---|---|---|")
+    for name, (wall, cpu) in medians.items():
+        print(f"| {name} | {wall:.2f} | {wall / floor_wall:.2f}x | {cpu:.2f} | {cpu / floor_cpu:.2f}x |")
+    for unit, index in (("wall", 0), ("CPU", 1)):
+        print(f"\nall samples ({unit} s): " + "; ".join(
+            f"{name.split(' (')[0]} " + ", ".join(f"{sample[index]:.2f}" for sample in samples)
+            for name, samples in rows.items()
+        ))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--synth-only", action="store_true", help="skip the asset sizes and handler imports")
+    parser.add_argument(
+        "--baseline", type=Path, help="also synthesize the sample app of this checkout (e.g. a git archive of main), "
+        "interleaved with the others, to measure a change against the same floor in one run"
+    )
     args = parser.parse_args()
     from cdk_ts._assets import staged_asset_dir
 
@@ -72,19 +111,23 @@ def main() -> None:
         body.get("Parameters", {}).pop("BootstrapVersion", None)  # the including stack adds its own
         body.pop("Rules", None)
         template.write_text(json.dumps(body))
-        with_library, included = [], []
+        rows: dict[str, list[tuple[float, float]]] = {"sample app with cdk-ts constructs": []}
+        if args.baseline:
+            rows[f"sample app at {args.baseline} (baseline)"] = []
+        rows["same template as L1 resources (CfnInclude), the floor"] = []
         for index in range(args.repeat):
-            with_library.append(run(WITH_LIBRARY, str(Path(tmp, f"l{index}"))))
-            included.append(run(INCLUDED, str(Path(tmp, f"i{index}")), str(template)))
-        lib, floor = (statistics.median(s) for s in (with_library, included))
-        print(f"| synth, fresh interpreter (median of {args.repeat}) | seconds | vs the floor |\n|---|---|---|")
-        print(f"| sample app with cdk-ts constructs | {lib:.2f} | {lib / floor:.2f}x |")
-        print(f"| same template as L1 resources (CfnInclude), the floor | {floor:.2f} | 1.00x |")
-        print("\nall samples (s): " + "; ".join(
-            f"{name} " + ", ".join(f"{x:.2f}" for x in samples)
-            for name, samples in (("cdk-ts", with_library), ("CfnInclude", included))
-        ))
+            rows["sample app with cdk-ts constructs"].append(run(WITH_LIBRARY, str(Path(tmp, f"l{index}"))))
+            if args.baseline:
+                rows[f"sample app at {args.baseline} (baseline)"].append(
+                    run(WITH_LIBRARY, str(Path(tmp, f"b{index}")), cwd=args.baseline.resolve())
+                )
+            rows["same template as L1 resources (CfnInclude), the floor"].append(
+                run(INCLUDED, str(Path(tmp, f"i{index}")), str(template))
+            )
+        _print_ratios(rows)
 
+    if args.synth_only:
+        return
     print("\n| asset (zipped, deflate) | KB |\n|---|---|")
     for name, directory in (
         ("cdk-ts functions' code (cdk_ts_runtime/)", staged_asset_dir()),

@@ -12,6 +12,7 @@ from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
 from cdk_ts._abstract import AbstractConstructMeta
+from cdk_ts._lookups import path_of, stack_of
 from cdk_ts._validation import require_access
 from cdk_ts.runtime_layer import RuntimeLayer
 from cdk_ts_runtime._errors import WrongTypeError
@@ -112,7 +113,7 @@ class BindableConstruct(Construct, metaclass=AbstractConstructMeta):
         todo = _by_hand(self, granted is not None, self.binding_environment if environment else None, add_runtime_layer)
         if todo:
             raise WrongTypeError(
-                f"{self.node.path}.bind({function.node.path}): this function is not defined in this app (imported "
+                f"{path_of(self)}.bind({path_of(function)}): this function is not defined in this app (imported "
                 "by ARN or name), so bind cannot change it; do this by hand:\n" + "\n".join(f"- {t}" for t in todo)
             )
         return granted
@@ -124,7 +125,7 @@ Bindable = BindableConstruct
 
 def _by_hand(construct: Construct, granted: bool, env: Mapping[str, str] | None, layer: bool) -> list[str]:
     """What ``bind`` could not do to an imported function, as steps for the user."""
-    stack = Stack.of(construct)
+    stack = stack_of(construct)
     todo = []
     if not granted:
         todo.append(

@@ -6,7 +6,7 @@ import math
 import re
 from typing import Any
 
-from aws_cdk import Duration, RemovalPolicy, Stack, Token
+from aws_cdk import Duration, RemovalPolicy, Token
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -16,6 +16,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from cdk_ts._assets import lambda_code
+from cdk_ts._lookups import stack_of
 from cdk_ts._nag import acknowledge
 
 #: The oldest Python the runtime package runs on (it uses ``datetime.UTC`` and ``StrEnum``).
@@ -137,4 +138,4 @@ def is_unresolved(value: object) -> bool:
 
 def table_arn_pattern(scope: Construct, name_pattern: str) -> str:
     """ARN of the DynamoDB table(s) whose name matches ``name_pattern`` (may end in ``*``) in this stack's env."""
-    return Stack.of(scope).format_arn(service="dynamodb", resource="table", resource_name=name_pattern)
+    return stack_of(scope).format_arn(service="dynamodb", resource="table", resource_name=name_pattern)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import CustomResource, Duration, Stack, Token
+from aws_cdk import CustomResource, Duration, Token
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
@@ -23,6 +23,7 @@ from constructs import Construct
 
 from cdk_ts import _perms
 from cdk_ts._defaults import runtime_function, table_arn_pattern
+from cdk_ts._lookups import path_of, stack_of
 from cdk_ts._nag import acknowledge_wildcard_resources
 from cdk_ts._validation import describe
 from cdk_ts.rotation.base import RotatingTimeSeriesTablesBase
@@ -48,7 +49,7 @@ def main_table_problem(table: object) -> str | None:
     """
     resource = getattr(getattr(table, "node", None), "default_child", None)
     if isinstance(resource, dynamodb.CfnTable):
-        current = Stack.of(resource).resolve(resource.contributor_insights_specification)
+        current = stack_of(resource).resolve(resource.contributor_insights_specification)
         if current and not current.get("enabled"):
             return "its contributor_insights_specification turns Contributor Insights off; turn it on there"
         return None
@@ -65,7 +66,7 @@ def name_throttled_keys_of(table: object) -> None:
     if problem is not None:
         raise ValidationError(f"cannot name the throttled keys of {table}: {problem}")
     resource = table.node.default_child
-    if not Stack.of(resource).resolve(resource.contributor_insights_specification):
+    if not stack_of(resource).resolve(resource.contributor_insights_specification):
         resource.contributor_insights_specification = dynamodb.CfnTable.ContributorInsightsSpecificationProperty(
             enabled=True, mode=dynamodb.ContributorInsightsMode.THROTTLED_KEYS.value
         )
@@ -135,7 +136,7 @@ class ThrottledKeysRule(Construct):
         super().__init__(scope, construct_id)
         self.function = runtime_function(
             self, "Function",
-            description=f"Reads the Contributor Insights throttled-keys rule name of {table.node.path} for dashboards",
+            description=f"Reads the Contributor Insights throttled-keys rule name of {path_of(table)} for dashboards",
             handler="cdk_ts_runtime.handlers.throttled_keys_rule.handler",
             timeout=RULE_LOOKUP_TIMEOUT,
         )
@@ -150,7 +151,7 @@ class ThrottledKeysRule(Construct):
             # A changed insights setting can make a new rule (a new name): the changed property asks again.
             properties={
                 "TableName": table.table_name,
-                "Insights": Stack.of(table).resolve(resource.contributor_insights_specification),
+                "Insights": stack_of(table).resolve(resource.contributor_insights_specification),
             },
         )
         self.resource.node.add_dependency(table)
@@ -204,7 +205,7 @@ class PeriodThrottledKeysWidget(Construct):
             timeout=WIDGET_TIMEOUT,
         )
         table_arns = table_arn_pattern(tables, pattern)
-        rule_arns = Stack.of(tables).format_arn(
+        rule_arns = stack_of(tables).format_arn(
             service="cloudwatch", resource="insight-rule",
             resource_name=f"DynamoDBContributorInsights-PKT-{pattern}-*",
         )

@@ -5,14 +5,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from aws_cdk import Acknowledgment, Stack, Validations
+from aws_cdk import Acknowledgment
 from aws_cdk import aws_iam as iam
 from constructs import Construct
+
+from cdk_ts._lookups import grant_principal_of, stack_of, validations_of
 
 
 def finding_text(scope: Construct, value: Any) -> str:
     """Render a (possibly tokenised) IAM resource the way cdk-nag prints it in an IAM5 finding id."""
-    return _render(Stack.of(scope).resolve(value))
+    return _render(stack_of(scope).resolve(value))
 
 
 def _render(value: Any) -> str:
@@ -31,7 +33,7 @@ def _render(value: Any) -> str:
 
 def principal_construct(grantee: object) -> Construct | None:
     """The construct whose policy receives a grant: a function's role, a role, or the grantee itself."""
-    principal = getattr(grantee, "grant_principal", None)
+    principal = grant_principal_of(grantee)
     if isinstance(principal, Construct):
         return principal
     return grantee if isinstance(grantee, Construct) else None
@@ -44,7 +46,7 @@ def acknowledge_wildcard_resources(
     construct = principal_construct(target)
     if construct is None:
         return
-    Validations.of(construct).acknowledge(*[
+    validations_of(construct).acknowledge(*[
         Acknowledgment(id=f"AwsSolutions-IAM5[Resource::{finding_text(scope, r)}]", reason=reason) for r in resources
     ])
 
@@ -53,7 +55,7 @@ def acknowledge(target: object, rule_id: str, reason: str) -> None:
     """Acknowledge one finding id (e.g. ``AwsSolutions-IAM5[Resource::*]``) on the grantee's construct."""
     construct = principal_construct(target)
     if construct is not None:
-        Validations.of(construct).acknowledge(Acknowledgment(id=rule_id, reason=reason))
+        validations_of(construct).acknowledge(Acknowledgment(id=rule_id, reason=reason))
 
 
 def grant_unscoped(grantee: object, actions: Iterable[str], *, acknowledge_finding: bool, reason: str) -> None:

@@ -12,6 +12,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
 from cdk_ts._defaults import is_unresolved
+from cdk_ts._lookups import path_of
 from cdk_ts_runtime._errors import ValidationError
 from cdk_ts_runtime._keywords import unknown_keyword
 
@@ -23,13 +24,13 @@ _UNKNOWN_KEYWORDS: ContextVar[dict[str, list[str]]] = ContextVar("cdk_ts_unknown
 
 def construct_path(scope: Construct, construct_id: str) -> str:
     """The path a construct ``construct_id`` under ``scope`` has (or will have once it is created)."""
-    parent = scope.node.path
+    parent = path_of(scope)
     return f"{parent}/{construct_id}" if parent else construct_id
 
 
 def describe(value: object) -> str:
     """How an error names ``value``: its construct path, or its repr when it is not a construct."""
-    return value.node.path if isinstance(value, Construct) else repr(value)
+    return path_of(value) if isinstance(value, Construct) else repr(value)
 
 
 class ConstructValidationError(ValidationError):
@@ -71,7 +72,7 @@ class Problems:
         :param construct_id: the ID of a construct not created yet.
             Default: None — ``scope`` is the construct whose props are checked.
         """
-        self.path = scope.node.path if construct_id is None else construct_path(scope, construct_id)
+        self.path = path_of(scope) if construct_id is None else construct_path(scope, construct_id)
         # a misspelt keyword the constructor's decorator held back joins the construct's other problems
         self.messages: list[str] = list(_UNKNOWN_KEYWORDS.get({}).pop(self.path, ()))
 
@@ -196,6 +197,6 @@ def require_access(construct: Construct, function: Construct, *, read: bool, wri
     """Refuse a ``bind`` that would grant nothing, naming the construct and the function."""
     if not (read or write):
         raise ValidationError(
-            f"{construct.node.path}.bind({function.node.path}): read=False and write=False grant nothing; "
+            f"{path_of(construct)}.bind({path_of(function)}): read=False and write=False grant nothing; "
             "pass read=True, write=True or both"
         )

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from cdk_ts import _perms
+from cdk_ts._lookups import path_of, stack_of
 from cdk_ts._nag import acknowledge
 from cdk_ts._validation import Problems, check_iam_text, check_keywords, keyword_names
 from cdk_ts_runtime._errors import WrongTypeError
@@ -100,7 +101,7 @@ def allow_log_delivery(logs: s3.Bucket, source: s3.IBucket, prefix: str | None) 
         resources=[logs.arn_for_objects(f"{prefix or ''}*")],
         conditions={
             "ArnLike": {"aws:SourceArn": source.bucket_arn},
-            "StringEquals": {"aws:SourceAccount": Stack.of(source).account},
+            "StringEquals": {"aws:SourceAccount": stack_of(source).account},
         },
     ))
 
@@ -176,10 +177,10 @@ def stack_access_logs_bucket(scope: Construct) -> s3.Bucket:
     :param scope: any construct in the stack.
     :raises WrongTypeError: (a ``TypeError``) when the stack has another kind of construct with that ID.
     """
-    stack = Stack.of(scope)
+    stack = stack_of(scope)
     existing = stack.node.try_find_child(_STACK_LOGS_ID)
     if existing is None:
         return access_logs_bucket(stack, _STACK_LOGS_ID)
     if not isinstance(existing, s3.Bucket):
-        raise WrongTypeError(f"{stack.node.path}/{_STACK_LOGS_ID} exists and is not an S3 bucket; use another ID")
+        raise WrongTypeError(f"{path_of(stack)}/{_STACK_LOGS_ID} exists and is not an S3 bucket; use another ID")
     return existing

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from aws_cdk import RemovalPolicy, Stack
+from aws_cdk import RemovalPolicy
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
 from cdk_ts._assets import layer_code
 from cdk_ts._defaults import supported_python_runtimes
+from cdk_ts._lookups import path_of, stack_of
 from cdk_ts._validation import describe
 from cdk_ts_runtime._errors import WrongTypeError
 
@@ -50,12 +51,12 @@ class RuntimeLayer(lambda_.LayerVersion):
     @classmethod
     def of(cls, scope: Construct) -> RuntimeLayer:
         """The stack's one ``RuntimeLayer`` (construct ID ``CdkTsRuntimeLayer``), created on first request."""
-        stack = Stack.of(scope)
+        stack = stack_of(scope)
         existing = stack.node.try_find_child(_SINGLETON_ID)
         if existing is None:
             return cls(stack, _SINGLETON_ID)
         if not isinstance(existing, RuntimeLayer):
-            raise WrongTypeError(f"{stack.node.path}/{_SINGLETON_ID} exists and is not a RuntimeLayer; use another ID")
+            raise WrongTypeError(f"{path_of(stack)}/{_SINGLETON_ID} exists and is not a RuntimeLayer; use another ID")
         return existing
 
     def add_to(self, function: lambda_.Function) -> None:
@@ -65,7 +66,7 @@ class RuntimeLayer(lambda_.LayerVersion):
                 f"{describe(function)} is not a lambda_.Function: layers can "
                 "only be added to functions defined in this app; pass add_runtime_layer=False and add it yourself"
             )
-        if function.node.path in self._functions:
+        if path_of(function) in self._functions:
             return
         function.add_layers(self)
-        self._functions.add(function.node.path)
+        self._functions.add(path_of(function))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from aws_cdk import Duration, Stack
+from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -21,6 +21,7 @@ from cdk_ts import _perms
 from cdk_ts._binding import BindableConstruct
 from cdk_ts._defaults import is_unresolved
 from cdk_ts._import_checks import check_key
+from cdk_ts._lookups import path_of, stack_of
 from cdk_ts._nag import acknowledge, grant_unscoped
 from cdk_ts._table_metrics import TimestreamMetricFactory
 from cdk_ts._validation import Problems
@@ -262,7 +263,7 @@ class TimestreamTable(TimestreamTableBase):
             self,
             "RejectedRecords",
             server_access_logs_bucket=stack_access_logs_bucket(self),
-            server_access_logs_prefix=f"{self.node.path}/rejected-records/",
+            server_access_logs_prefix=f"{path_of(self)}/rejected-records/",
         )
 
 
@@ -276,7 +277,7 @@ class _ImportedTimestreamTable(TimestreamTableBase):
         super().__init__(scope, construct_id, encryption_key=encryption_key)
         self.database_name = database_name
         self.table_name = table_name
-        self.table_arn = Stack.of(self).format_arn(
+        self.table_arn = stack_of(self).format_arn(
             service="timestream", resource="database", resource_name=f"{database_name}/table/{table_name}"
         )
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from aws_cdk import Duration, Names, Stack
+from aws_cdk import Duration, Names
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
@@ -23,6 +23,7 @@ from constructs import Construct
 from cdk_ts import _perms
 from cdk_ts._assets import compaction_code
 from cdk_ts._defaults import dead_letter_queue, runtime_function
+from cdk_ts._lookups import stack_of
 from cdk_ts._nag import acknowledge_wildcard_resources
 from cdk_ts_runtime._compaction_envelope import SingleFunctionEnvelope
 from cdk_ts_runtime._compaction_fanout import ENV_ENVELOPE, ENV_QUEUE_URL
@@ -96,7 +97,7 @@ class CompactionFanOut(Construct):
         self, bucket: s3.IBucket, settings: CompactionSettings, envelope: SingleFunctionEnvelope,
         failures: sqs.IQueue,
     ) -> lambda_.Function:
-        stack = Stack.of(self)
+        stack = stack_of(self)
         planner = runtime_function(
             self, "Planner",
             handler="cdk_ts_runtime.handlers.compaction.handler",

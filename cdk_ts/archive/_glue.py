@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from aws_cdk import Stack, Token
+from aws_cdk import Token
 from aws_cdk import aws_glue as glue
 from constructs import Construct
 
+from cdk_ts._lookups import path_of, stack_of
 from cdk_ts.archive._glue_names import VIEW_SUFFIX
 from cdk_ts.archive.base import StreamArchiverBase
 from cdk_ts_runtime._errors import ValidationError
@@ -33,17 +34,17 @@ def shared_glue_database(archiver: StreamArchiverBase, name: str) -> glue.CfnDat
     for database in _cfn_databases(archiver):
         if cfn_database_name(database).lower() != name:
             continue
-        if id(database) in shared and Stack.of(database) is Stack.of(archiver):
+        if id(database) in shared and stack_of(database) is stack_of(archiver):
             return database
-        where = "in another stack" if Stack.of(database) is not Stack.of(archiver) else "in this stack"
+        where = "in another stack" if stack_of(database) is not stack_of(archiver) else "in this stack"
         raise ValidationError(
-            f"{archiver.node.path}: Glue database {name!r} is already created by {database.node.path} {where} "
+            f"{path_of(archiver)}: Glue database {name!r} is already created by {path_of(database)} {where} "
             f"(Glue stores names in lower case); pass glue_database={name!r} without create_glue_database here"
         )
     return glue.CfnDatabase(
         archiver,
         "GlueDatabase",
-        catalog_id=Stack.of(archiver).account,
+        catalog_id=stack_of(archiver).account,
         database_input=glue.CfnDatabase.DatabaseInputProperty(
             name=name, description="DynamoDB stream archive (cdk-ts StreamArchiver)"
         ),
@@ -63,8 +64,8 @@ def check_unique_glue_table(archiver: StreamArchiverBase, database: str, table: 
         clash = ours & {other.glue_table_name, f"{other.glue_table_name}{VIEW_SUFFIX}"}
         if clash:
             raise ValidationError(
-                f"{archiver.node.path}: Glue table or view {database}.{min(clash)} is already created by "
-                f"{other.node.path} (Glue compares names in lower case); pass glue_table_name= to one of them"
+                f"{path_of(archiver)}: Glue table or view {database}.{min(clash)} is already created by "
+                f"{path_of(other)} (Glue compares names in lower case); pass glue_table_name= to one of them"
             )
 
 

@@ -6,9 +6,10 @@ import base64
 import json
 from collections.abc import Sequence
 
-from aws_cdk import Stack
 from aws_cdk import aws_glue as glue
 from constructs import Construct
+
+from cdk_ts._lookups import stack_of
 
 #: Glue column types as Presto (Athena's view engine) spells them.
 _PRESTO_TYPES = {"string": "varchar", "bigint": "bigint", "double": "double", "boolean": "boolean",
@@ -33,7 +34,7 @@ def presto_view(
     return glue.CfnTable(
         scope,
         construct_id,
-        catalog_id=Stack.of(scope).account,
+        catalog_id=stack_of(scope).account,
         database_name=database_name,
         table_input=glue.CfnTable.TableInputProperty(
             name=name,

@@ -10,6 +10,7 @@ from constructs import Construct
 
 from cdk_ts import _perms, buckets
 from cdk_ts._defaults import runtime_function
+from cdk_ts._lookups import path_of
 from cdk_ts._nag import acknowledge_wildcard_resources
 from cdk_ts_runtime._archiver import DONE_PREFIX, ENV_BUCKET, ENV_FAILURE_BUCKET, ENV_PREFIX
 
@@ -23,7 +24,7 @@ def archive_bucket(
         scope,
         "Bucket",
         server_access_logs_bucket=logs,
-        server_access_logs_prefix=f"{scope.node.path}/archive/",
+        server_access_logs_prefix=f"{path_of(scope)}/archive/",
         lifecycle_rules=[
             s3.LifecycleRule(
                 transitions=[
@@ -49,7 +50,7 @@ def failure_bucket(scope: Construct, *, logs: s3.IBucket, noncurrent: Duration) 
         scope,
         "FailureBucket",
         server_access_logs_bucket=logs,
-        server_access_logs_prefix=f"{scope.node.path}/failures/",
+        server_access_logs_prefix=f"{path_of(scope)}/failures/",
         lifecycle_rules=[
             # Failure records under aws/lambda/ are the only copy of their records: never expire them.
             s3.LifecycleRule(noncurrent_version_expiration=noncurrent),

@@ -17,6 +17,7 @@ from constructs import Construct
 from cdk_ts import buckets
 from cdk_ts._alarms import AlarmingConstruct
 from cdk_ts._defaults import dead_letter_queue
+from cdk_ts._lookups import path_of
 from cdk_ts._validation import Problems, check_iam_text, describe
 from cdk_ts.archive._glue import cfn_database, cfn_database_name, check_unique_glue_table, shared_glue_database
 from cdk_ts.archive._glue_names import MAX_NAME_LENGTH, VIEW_SUFFIX, glue_name
@@ -423,7 +424,7 @@ def _check_source(problems: Problems, source: object) -> None:
     if isinstance(source, RotatingStreamSource):
         problems.check(
             source.stream_view_type is not None,
-            f"source {source.node.path} has no stream: pass stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES",
+            f"source {path_of(source)} has no stream: pass stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES",
         )
         return
     table = source.table if isinstance(source, HasTable) else source

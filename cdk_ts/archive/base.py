@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -18,6 +17,7 @@ from aws_cdk import aws_sqs as sqs
 
 from cdk_ts import _perms
 from cdk_ts._binding import BindableConstruct
+from cdk_ts._lookups import path_of, stack_of
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
 from cdk_ts.archive._glue_names import VIEW_SUFFIX
 from cdk_ts.archive._monitoring import ArchiverMetricFactory, archiver_widgets
@@ -132,7 +132,7 @@ class StreamArchiverBase(BindableConstruct):
         """
         if self.glue_database_name is None or self.glue_table_name is None:
             raise ValidationError(
-                f"{self.node.path} has no Glue catalog: create it with glue_database=..., or import it with "
+                f"{path_of(self)} has no Glue catalog: create it with glue_database=..., or import it with "
                 "glue_database_name= and glue_table_name="
             )
         database, table = self.glue_database_name, self.glue_table_name
@@ -155,7 +155,7 @@ class StreamArchiverBase(BindableConstruct):
         return environment
 
     def _glue_arn(self, resource: str, name: str | None = None) -> str:
-        return Stack.of(self).format_arn(
+        return stack_of(self).format_arn(
             service="glue", resource=resource, resource_name=name, account=self._catalog_account
         )
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from aws_cdk import Stack
 from aws_cdk import aws_glue as glue
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from cdk_ts._lookups import stack_of
 from cdk_ts._validation import Problems
 from cdk_ts.archive._glue_names import MAX_NAME_LENGTH, VIEW_SUFFIX, glue_name
 from cdk_ts.archive._glue_views import presto_view
@@ -87,11 +87,11 @@ class ArchiveCatalog(Construct):
         table = glue.CfnTable(
             self,
             "GlueTable",
-            catalog_id=Stack.of(self).account,
+            catalog_id=stack_of(self).account,
             database_name=database_name,
             table_input=_table_input(f"s3://{bucket.bucket_name}/{prefix}", table_name),
         )
-        if database is not None and Stack.of(database) is Stack.of(self):
+        if database is not None and stack_of(database) is stack_of(self):
             table.add_resource_dependency(database)
         view = self._glue_view(database_name, table_name)
         view.add_resource_dependency(table)

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aws_cdk import Stack
 from aws_cdk import aws_glue as glue
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from cdk_ts._lookups import stack_of
 from cdk_ts.archive._glue_views import presto_view
 from cdk_ts_runtime._compaction_columns import BIGINT_TEXT, decimal_text
 from cdk_ts_runtime._compaction_plan import ColumnSpec, Granularity
@@ -146,14 +146,14 @@ class CompactedCatalog(Construct):
         self.table = glue.CfnTable(
             self,
             "Table",
-            catalog_id=Stack.of(self).account,
+            catalog_id=stack_of(self).account,
             database_name=database_name,
             table_input=_table_input(
                 self.table_name, raw_table_name, f"s3://{bucket.bucket_name}/{compacted_prefix}", data_columns,
                 granularity,
             ),
         )
-        if database is not None and Stack.of(database) is Stack.of(self):
+        if database is not None and stack_of(database) is stack_of(self):
             self.table.add_resource_dependency(database)
         sql = all_changes_view_sql(
             f'"{database_name}"."{self.table_name}"', f'"{database_name}"."{self.table_name}$partitions"',

@@ -6,7 +6,7 @@ import re
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from aws_cdk import Acknowledgment, Duration, Size, Stack, Token, Validations
+from aws_cdk import Acknowledgment, Duration, Size, Token, Validations
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
@@ -21,6 +21,7 @@ from cdk_ts import _perms
 from cdk_ts._alarms import AlarmingConstruct
 from cdk_ts._assets import compaction_code
 from cdk_ts._defaults import LAMBDA_RUNTIME, MIN_RUNTIME_MINOR, dead_letter_queue, runtime_function
+from cdk_ts._lookups import stack_of
 from cdk_ts._nag import acknowledge_wildcard_resources
 from cdk_ts._validation import Problems, check_iam_text
 from cdk_ts.archive._compaction_fanout import CompactionFanOut
@@ -139,7 +140,7 @@ class ArchiveCompaction(AlarmingConstruct):
         self, options: CompactionOptions, runtime: _LayerRuntime, iceberg: str | None
     ) -> lambda_.Function:
         # the bucket's name may be a deploy-time value: CloudFormation fills it into the JSON
-        settings_json = Stack.of(self).to_json_string({**self.settings.as_json(), "bucket": self.bucket.bucket_name})
+        settings_json = stack_of(self).to_json_string({**self.settings.as_json(), "bucket": self.bucket.bucket_name})
         environment = {ENV_SETTINGS: settings_json, **({ENV_ICEBERG: iceberg} if iceberg is not None else {})}
         function = runtime_function(
             self,
@@ -210,7 +211,7 @@ class ArchiveCompaction(AlarmingConstruct):
         )
 
     def _grant_glue_partitions(self, database: str, table: str) -> None:
-        stack = Stack.of(self)
+        stack = stack_of(self)
         self.function.add_to_role_policy(iam.PolicyStatement(
             actions=list(_perms.GLUE_PARTITION_ACTIONS),
             resources=[
@@ -229,8 +230,8 @@ class ArchiveCompaction(AlarmingConstruct):
             self, table_bucket_name=options.table_bucket_name, namespace=options.namespace,
             table_name=options.table_name, fields=iceberg_fields(settings), partitions=partitions,
         )
-        region = Stack.of(self).region
-        return Stack.of(self).to_json_string({
+        region = stack_of(self).region
+        return stack_of(self).to_json_string({
             "identifier": f"{options.namespace}.{options.table_name}",
             "catalog": s3_tables_catalog_properties(self.table_bucket.attr_table_bucket_arn, region),
         })

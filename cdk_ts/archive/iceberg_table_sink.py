@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import jsii
-from aws_cdk import ArnFormat, Duration, RemovalPolicy, Stack
+from aws_cdk import ArnFormat, Duration, RemovalPolicy
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
@@ -37,6 +37,7 @@ from cdk_ts import _perms, buckets
 from cdk_ts._alarms import AlarmingConstruct
 from cdk_ts._assets import compaction_code
 from cdk_ts._defaults import runtime_function
+from cdk_ts._lookups import path_of, stack_of
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
 from cdk_ts._validation import Problems
 from cdk_ts.archive._s3_tables import iceberg_table
@@ -189,14 +190,14 @@ class IcebergTableSink(AlarmingConstruct):
         return buckets.secure_bucket(
             self, "ErrorBucket",
             server_access_logs_bucket=access_logs or buckets.stack_access_logs_bucket(self),
-            server_access_logs_prefix=f"{self.node.path}/errors/",
+            server_access_logs_prefix=f"{path_of(self)}/errors/",
             lifecycle_rules=[s3.LifecycleRule(noncurrent_version_expiration=Duration.days(30))],
         )
 
     @property
     def catalog_arn(self) -> str:
         """The table bucket's Glue catalog: ``arn:aws:glue:<region>:<account>:catalog/s3tablescatalog/<bucket>``."""
-        return Stack.of(self).format_arn(service="glue", resource="catalog",
+        return stack_of(self).format_arn(service="glue", resource="catalog",
                                          resource_name=f"s3tablescatalog/{self.table_bucket.table_bucket_name}")
 
     def _glue_arns(self) -> list[str]:
@@ -206,7 +207,7 @@ class IcebergTableSink(AlarmingConstruct):
         ``catalog/s3tablescatalog``, ``database/s3tablescatalog/*/*``, ``table/s3tablescatalog/*/*/*``),
         named for this bucket, namespace and table instead of the guide's wildcards.
         """
-        stack, bucket = Stack.of(self), self.table_bucket.table_bucket_name
+        stack, bucket = stack_of(self), self.table_bucket.table_bucket_name
         space, table = self.route.database, self.route.table
         return [
             stack.format_arn(service="glue", resource="catalog"),
@@ -220,9 +221,9 @@ class IcebergTableSink(AlarmingConstruct):
     def _create_role(self) -> iam.Role:
         """Firehose's role, statement by statement as "Streaming data to tables with Amazon Data Firehose" lists."""
         role = iam.Role(self, "DeliveryRole", assumed_by=iam.ServicePrincipal("firehose.amazonaws.com"),
-                        description=f"Firehose delivery of {self.node.path} into S3 Tables")
+                        description=f"Firehose delivery of {path_of(self)} into S3 Tables")
         errors = self.error_bucket.arn_for_objects(f"{self.error_prefix}*")
-        stack = Stack.of(self)
+        stack = stack_of(self)
         statements = [
             (_perms.FIREHOSE_GLUE_ACTIONS, self._glue_arns()),
             (_perms.FIREHOSE_KINESIS_READ_ACTIONS, [self.stream.stream_arn]),
@@ -253,7 +254,7 @@ class IcebergTableSink(AlarmingConstruct):
 
     def _grant_lake_formation(self) -> lakeformation.CfnPrincipalPermissions:
         """Lake Formation permissions for Firehose's role on the table (resource form of "Granting permissions")."""
-        account = Stack.of(self).account
+        account = stack_of(self).account
         grant = lakeformation.CfnPrincipalPermissions(
             self, "LakeFormationGrant",
             principal=lakeformation.CfnPrincipalPermissions.DataLakePrincipalProperty(
@@ -327,13 +328,13 @@ class IcebergTableSink(AlarmingConstruct):
         # DeliveryToIceberg.* as "Monitor metrics" (Firehose developer guide) lists them
         self.data_freshness_alarm = self._alarm_above(
             "DataFreshnessAlarm", self.metric("DeliveryToIceberg.DataFreshness", statistic="Maximum"),
-            f"{self.node.path}: records older than 15 minutes are not in the Iceberg table yet", threshold=900)
+            f"{path_of(self)}: records older than 15 minutes are not in the Iceberg table yet", threshold=900)
         self.failed_rows_alarm = self._alarm_above(
             "FailedRowsAlarm", self.metric("DeliveryToIceberg.FailedRowCount"),
-            f"{self.node.path}: rows went to s3://<error bucket>/{self.error_prefix} instead of the table")
+            f"{path_of(self)}: rows went to s3://<error bucket>/{self.error_prefix} instead of the table")
         self.transform_errors_alarm = self._alarm_above(
             "TransformErrorsAlarm", self.function.metric_errors(period=Duration.minutes(5), statistic="Sum"),
-            f"{self.node.path}: the transformation function failed; Firehose retries it, then writes the "
+            f"{path_of(self)}: the transformation function failed; Firehose retries it, then writes the "
             "batch to the error bucket")
         return {"data_freshness": self.data_freshness_alarm, "failed_rows": self.failed_rows_alarm,
                 "transform_errors": self.transform_errors_alarm}
@@ -350,11 +351,11 @@ class _NoCompaction:
         """One message per archiver of this stack whose stream mapping reads the table and that has ``compaction``."""
         from cdk_ts.archive.archiver import StreamArchiver  # the archiver imports much of cdk_ts: import when checked
 
-        stream, table = self._table.attr_stream_arn, self._table.node.scope.node.path
+        stream, table = self._table.attr_stream_arn, path_of(self._table.node.scope)
         return [
-            f"{archiver.node.path} compacts {table} while {self._sink.node.path} streams it into S3 Tables, which "
+            f"{path_of(archiver)} compacts {table} while {path_of(self._sink)} streams it into S3 Tables, which "
             "compacts itself: remove compaction= from the archiver"
-            for archiver in Stack.of(self._sink).node.find_all()
+            for archiver in stack_of(self._sink).node.find_all()
             if isinstance(archiver, StreamArchiver) and archiver.compaction is not None
             and any(isinstance(m, lambda_.CfnEventSourceMapping) and m.event_source_arn == stream
                     for m in archiver.function.node.find_all())
@@ -389,12 +390,12 @@ def _source_table(problems: Problems, source: object) -> dynamodb.CfnTable | Non
     table = source.table if isinstance(source, HasTable) else source
     cfn = getattr(getattr(table, "node", None), "default_child", None)
     if not isinstance(table, dynamodb.Table) or not isinstance(cfn, dynamodb.CfnTable):
-        where = table.node.path if isinstance(table, Construct) else repr(table)
+        where = path_of(table) if isinstance(table, Construct) else repr(table)
         problems.add(f"source {where} is not a dynamodb.Table of this app: connect your table to sink.stream "
                      "yourself (e.g. TableV2 replicas' kinesis_stream) and leave source unset")
         return None
     problems.check(cfn.kinesis_stream_specification is None,
-                   f"source {table.node.path} already streams to a Kinesis data stream: pass it as kinesis_stream=")
+                   f"source {path_of(table)} already streams to a Kinesis data stream: pass it as kinesis_stream=")
     return cfn
 
 

@@ -11,6 +11,7 @@ from aws_cdk import aws_kms as kms
 from constructs import Construct
 
 from cdk_ts._insights import ThrottledKeysRule
+from cdk_ts._lookups import path_of
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
 from cdk_ts._single_table import SingleTableConstruct
 from cdk_ts._table_metrics import TableMetricFactory
@@ -86,7 +87,7 @@ class DeviceLogTableBase(SingleTableConstruct):
         """
         if self.table.table_stream_arn is None:
             raise ValidationError(
-                f"{self.node.path} has no stream: pass stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES"
+                f"{path_of(self)} has no stream: pass stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES"
             )
         grant = self.table.grant_stream_read(grantee)
         if acknowledge_nag_findings:

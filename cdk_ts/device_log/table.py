@@ -13,6 +13,7 @@ from cdk_ts._capacity import capacity_keywords, table_capacity_options
 from cdk_ts._defaults import table_protection
 from cdk_ts._import_checks import check_arn, check_key
 from cdk_ts._insights import throttled_keys_options, throttled_keys_rule_of
+from cdk_ts._lookups import path_of
 from cdk_ts._table_names import check_imported_table_name, check_table_name
 from cdk_ts._validation import Problems, refuses_unknown_keywords
 from cdk_ts.device_log.base import DeviceLogTableBase
@@ -197,7 +198,7 @@ def _validate_existing(problems: Problems, existing_table: dynamodb.ITable, opti
     given = [name for name, value in options.items() if value is not None]
     problems.check(
         not given,
-        f"{', '.join(given)} cannot be applied to existing_table {existing_table.node.path}; "
+        f"{', '.join(given)} cannot be applied to existing_table {path_of(existing_table)}; "
         "configure the existing table where it is defined",
     )
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from aws_cdk import ArnFormat, Stack
+from aws_cdk import ArnFormat
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 
 from cdk_ts import _perms
 from cdk_ts._defaults import table_arn_pattern
+from cdk_ts._lookups import stack_of
 from cdk_ts._nag import acknowledge, acknowledge_wildcard_resources
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ def grant_rotation_permissions(rotation: RotatingTimeSeriesTables) -> None:
         ))
         rotation.function.add_to_role_policy(iam.PolicyStatement(
             actions=list(_perms.IAM_SERVICE_LINKED_ROLE_ACTIONS),
-            resources=[Stack.of(rotation).format_arn(
+            resources=[stack_of(rotation).format_arn(
                 service="iam", region="", resource=_perms.CONTRIBUTOR_INSIGHTS_ROLE,
                 arn_format=ArnFormat.NO_RESOURCE_NAME,
             )],
@@ -94,7 +95,7 @@ def grant_stream_consumer_mappings(rotation: RotatingTimeSeriesTables, consumer:
     With the deploy-time run, also read its own stack's status: the custom resource's Delete removes the
     mappings only when the stack is being deleted.
     """
-    stack = Stack.of(rotation)
+    stack = stack_of(rotation)
     if rotation.deploy_time_run is not None:
         rotation.function.add_to_role_policy(iam.PolicyStatement(
             actions=list(_perms.CLOUDFORMATION_OWN_STACK_ACTIONS), resources=[stack.stack_id]

@@ -5,12 +5,13 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING
 
-from aws_cdk import CustomResource, Duration, Stack
+from aws_cdk import CustomResource, Duration
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_lambda as lambda_
 
 from cdk_ts._defaults import runtime_function
+from cdk_ts._lookups import stack_of
 from cdk_ts.rotation._iam import grant_rotation_permissions
 from cdk_ts.rotation._lock import acknowledge_unreserved_concurrency, grant_lock
 from cdk_ts.rotation._settings import RotationSettings
@@ -41,7 +42,7 @@ def rotation_function(tables: RotatingTimeSeriesTables, reserved_concurrent_exec
         description=function_description(tables.table_prefix, tables.period),
         environment={
             **tables.layout.to_env(),
-            ENV_ROTATION_CONFIG: Stack.of(tables).to_json_string(tables.config.to_dict()),
+            ENV_ROTATION_CONFIG: stack_of(tables).to_json_string(tables.config.to_dict()),
             LOCK_TABLE_ENV: tables.lock_table.table_name,
             # the longest a run can hold the lock, so a lock item expiring further ahead counts as malformed
             RUN_TIMEOUT_ENV: str(int(RUN_TIMEOUT.to_seconds())),
@@ -109,6 +110,6 @@ def deploy_time_run(tables: RotatingTimeSeriesTables) -> CustomResource:
 
 
 def _config_fingerprint(tables: RotatingTimeSeriesTables) -> str:
-    stack = Stack.of(tables)
+    stack = stack_of(tables)
     resolved = stack.resolve(stack.to_json_string(tables.config.to_dict()))
     return hashlib.sha256(str(resolved).encode()).hexdigest()[:16]

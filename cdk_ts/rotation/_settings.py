@@ -10,6 +10,7 @@ from typing import Any, cast
 from aws_cdk import Duration, Token
 from constructs import Construct
 
+from cdk_ts._lookups import path_of
 from cdk_ts._validation import Problems, check_iam_text
 from cdk_ts.rotation import _schedules
 from cdk_ts.rotation._lock import check_reserved_concurrency
@@ -186,7 +187,7 @@ def _to_timedelta(name: str, value: Duration | None, default: Duration) -> timed
 def _check_overlapping_rotations(problems: Problems, scope: Construct, pattern: str, rotation_class: type) -> None:
     """Two rotations in one app whose table names could match each other's IAM pattern are a synth error."""
     clashes = [
-        other.node.path
+        path_of(other)
         for other in scope.node.root.node.find_all()
         if isinstance(other, rotation_class) and globs_overlap(pattern, other.table_name_pattern)
     ]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from cdk_ts._validation import Problems
 from cdk_ts_runtime._periods import LABEL_LENGTH, RotationPeriod
-from cdk_ts_runtime._rotation.rotator import OPERATIONS
+from cdk_ts_runtime._rotation.config import OPERATIONS
 
 #: Lambda CreateFunction ``Description``: 0-256 characters.
 FUNCTION_DESCRIPTION_MAX = 256

@@ -20,6 +20,7 @@ from constructs import Construct
 from cdk_ts import _perms
 from cdk_ts._binding import BindableConstruct
 from cdk_ts._defaults import table_arn_pattern
+from cdk_ts._lookups import path_of
 from cdk_ts._metrics import graph
 from cdk_ts._nag import acknowledge_wildcard_resources, grant_unscoped
 from cdk_ts._validation import Problems, attribute_problem
@@ -179,7 +180,7 @@ class RotatingTimeSeriesTablesBase(BindableConstruct):
         """
         if self.stream_view_type is None:
             raise ValidationError(
-                f"{self.node.path} has no stream: pass stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES"
+                f"{path_of(self)} has no stream: pass stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES"
             )
         grant = iam.Grant.add_to_principal(
             grantee=grantee,

@@ -6,7 +6,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from aws_cdk import Annotations, CustomResource, Duration, Stack
+from aws_cdk import Annotations, CustomResource, Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_kms as kms
@@ -17,6 +17,7 @@ from constructs import Construct
 
 from cdk_ts._alarms import AlarmingConstruct
 from cdk_ts._defaults import dead_letter_queue
+from cdk_ts._lookups import path_of, stack_of
 from cdk_ts._validation import refuses_unknown_keywords
 from cdk_ts.rotation._iam import grant_stream_consumer_mappings
 from cdk_ts.rotation._lock import lock_table
@@ -285,14 +286,14 @@ class RotatingTimeSeriesTables(AlarmingConstruct, RotatingTimeSeriesTablesBase):
         """
         if self.stream_view_type is None:
             raise ValidationError(
-                f"{self.node.path} has no stream: pass stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES"
+                f"{path_of(self)} has no stream: pass stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES"
             )
         if not isinstance(mapping, StreamConsumer):
             raise WrongTypeError(
                 f"mapping {mapping!r} is not a cdk_ts.StreamConsumer; build one with "
                 "cdk_ts.StreamConsumer(function_name=consumer.function_arn, ...)"
             )
-        self.function.add_environment(STREAM_CONSUMER_ENV, Stack.of(self).to_json_string(asdict(mapping)))
+        self.function.add_environment(STREAM_CONSUMER_ENV, stack_of(self).to_json_string(asdict(mapping)))
         grant_stream_consumer_mappings(self, consumer)
 
     # ---- monitoring -----------------------------------------------------------------------------

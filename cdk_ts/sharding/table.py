@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aws_cdk import RemovalPolicy, Stack
+from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_kms as kms
 from constructs import Construct
@@ -11,6 +11,7 @@ from cdk_ts._capacity import capacity_keywords, table_capacity_options
 from cdk_ts._defaults import table_protection
 from cdk_ts._import_checks import check_key
 from cdk_ts._insights import main_table_problem, name_throttled_keys_of, throttled_keys_rule_of
+from cdk_ts._lookups import path_of, stack_of
 from cdk_ts._table_names import check_imported_table_name, check_table_name
 from cdk_ts._validation import Problems, attribute_problem, refuses_unknown_keywords
 from cdk_ts.protocols import HasTable
@@ -213,14 +214,14 @@ def _main_table_keys(
     partition_key = partition_key or schema_partition
     if problems.check(
         partition_key is not None,
-        f"cannot read the partition key of main_table {table.node.path} (an imported table, or a key of "
+        f"cannot read the partition key of main_table {path_of(table)} (an imported table, or a key of "
         "several attributes); pass partition_key=dynamodb.Attribute(...)",
     ):
         _check_partition_key(problems, partition_key)
     sort_key_name = sort_key_name or schema_sort
     problems.check(
         bool(sort_key_name),
-        f"main_table {table.node.path} has no sort key that can be read; ShardedTable needs the sort key name: "
+        f"main_table {path_of(table)} has no sort key that can be read; ShardedTable needs the sort key name: "
         "pass sort_key_name= (for an imported table), or shard a table that has a sort key",
     )
     return partition_key, sort_key_name
@@ -230,7 +231,7 @@ def _check_insights(problems: Problems, table: dynamodb.ITable | dynamodb.ITable
     """Record why Contributor Insights cannot be turned on for the main table, if it cannot."""
     why_not = main_table_problem(table)
     problems.check(
-        why_not is None, f"throttled_keys_insights cannot name the keys of main_table {table.node.path}: {why_not}"
+        why_not is None, f"throttled_keys_insights cannot name the keys of main_table {path_of(table)}: {why_not}"
     )
 
 
@@ -243,7 +244,7 @@ def _schema_keys(table: object) -> tuple[dynamodb.Attribute | None, str | None]:
     resource = getattr(getattr(table, "node", None), "default_child", None)
     if not isinstance(resource, dynamodb.CfnTable | dynamodb.CfnGlobalTable):
         return None, None
-    stack = Stack.of(resource)
+    stack = stack_of(resource)
     key_schema = stack.resolve(resource.key_schema) or []
     types = {d["attributeName"]: d["attributeType"] for d in stack.resolve(resource.attribute_definitions) or []}
     hash_keys = [k["attributeName"] for k in key_schema if k["keyType"] == "HASH"]

@@ -29,6 +29,9 @@ NEW_ON_DEMAND_WARM_WRITES = 4000
 ENV_ROTATION_CONFIG = _environment.ROTATION_CONFIG
 #: The longest create lead (and wait) that means something: a yearly period's 366 days.
 MAX_LEAD_SECONDS = 366 * 86_400
+#: What one rotation run may be asked to do (the scheduled rules' ``operation``). Here, not in ``rotator``, so the
+#: construct side (rule descriptions) reads it without importing the run's code, botocore's client config with it.
+OPERATIONS = ("create_new", "resize_old", "reconcile")
 STREAM_VIEW_TYPES = ("KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES")
 
 

@@ -28,6 +28,7 @@ from cdk_ts_runtime._rotation._creation import TableCreation
 from cdk_ts_runtime._rotation._run_metrics import RunMetrics
 from cdk_ts_runtime._rotation._settings import THROTTLED_KEYS_MODE as THROTTLED_KEYS_MODE
 from cdk_ts_runtime._rotation._settings import TableSettings
+from cdk_ts_runtime._rotation.config import OPERATIONS as OPERATIONS
 from cdk_ts_runtime._rotation.config import CapacityTier, RotationConfig
 from cdk_ts_runtime._rotation.expiry import TableExpiry
 from cdk_ts_runtime._rotation.lock import (
@@ -47,7 +48,6 @@ from cdk_ts_runtime._table_layout import TableLayout
 
 # CREATE_ATTEMPTS, CREATE_RETRY_*_SECONDS, WAIT_STEP_SECONDS and THROTTLED_KEYS_MODE moved with the create and
 # settings steps into _creation and _settings; the imports above (``X as X``) keep them importable from here.
-OPERATIONS = ("create_new", "resize_old", "reconcile")
 #: How long a run holds the lock when it does not know its own time limit (Lambda's longest timeout); the
 #: lock's ``LOCK_MARGIN_SECONDS`` is added to the limit (so the lock outlives the run, and a run that died
 #: releases it soon after).
