@@ -4,13 +4,15 @@
 # Usage: bash scripts/test.sh [--quick] [pytest arguments...]
 #   (none)   ruff, then the whole suite: every level, local servers, end-to-end (what CI runs)
 #   --quick  ruff, then the tests that need no server: unit, constructs and runtime, leaving out the ones
-#            marked server, e2e or slow (a few minutes: a signal before the whole suite)
+#            marked server, e2e or slow, with a quarter of the Hypothesis examples (tests/support/examples.py)
+#            (a few minutes: a signal before the whole suite)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=()
 if [ "${1:-}" = "--quick" ]; then
   shift
-  quick=(tests/unit tests/constructs tests/runtime -m "not server and not e2e and not slow")
+  quick=(tests/unit tests/constructs tests/runtime -m "not server and not e2e and not slow"
+         --hypothesis-profile quick)
 fi
 bash scripts/setup.sh
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
