@@ -13,11 +13,15 @@ import pytest
 from moto import mock_aws
 
 from cdk_ts.testing import LocalServer, server_client_for, start_dynalite, start_moto_server, start_rules_proxy
+from tests.support.botocore_models import share_parsed_models
 from tests.support.environment import REGION, RULES_START_TIME
+from tests.support.examples import register_profiles
 from tests.support.sharding import create_tables
 from tests.support.streams import create_stream_table
 from tests.support.throttling import ROUTER_START, SHARDING_START
 
+share_parsed_models()
+register_profiles()  # before Hypothesis's plugin loads --hypothesis-profile (pytest_configure)
 _counter = itertools.count()
 #: Windows longer than the proxy's defaults (a few seconds), lasting their whole seconds even after a DescribeTable
 #: has seen them: tests on a frozen clock see UPDATING and CREATING until they move the clock.

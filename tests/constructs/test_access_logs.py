@@ -81,6 +81,7 @@ def test_a_bucket_passed_as_access_logs_bucket_is_used_instead(bare_app_stack):
     })
 
 
+@pytest.mark.slow  # cfn-lint over one stack in a subprocess: ~7 s
 def test_the_bare_app_template_is_cfn_lint_clean_without_w3045(bare_app_stack, tmp_path):
     _stack, template = bare_app_stack
     path = tmp_path / "Bare.template.json"

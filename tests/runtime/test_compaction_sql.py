@@ -14,6 +14,7 @@ from cdk_ts_runtime._compaction import change_batches, compacted_schema
 from cdk_ts_runtime._compaction_columns import column_value
 from cdk_ts_runtime._compaction_plan import ColumnSpec, CompactionSettings, Granularity
 from cdk_ts_runtime._compaction_sql import ORDINAL_BODY_SHIFT, parse_lines_sql
+from tests.support.examples import examples
 
 pa = pytest.importorskip("pyarrow")
 
@@ -69,7 +70,7 @@ def both_ways(bodies: list[bytes], compaction: CompactionSettings) -> tuple[list
     return python.select(names).to_pylist(), duck.select(names).to_pylist()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(changes=st.lists(st.tuples(st.none() | images, st.none() | images, st.none() | images), min_size=1,
                         max_size=12),
        per_object=st.integers(1, 5), day=st.booleans())

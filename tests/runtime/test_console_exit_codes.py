@@ -22,6 +22,7 @@ from cdk_ts.testing._engines import free_port
 from cdk_ts_runtime._errors import ValidationError
 from cdk_ts_runtime._periods import RotationPeriod
 from cdk_ts_runtime._rotation.config import RotationConfig
+from tests.support.examples import examples
 from tests.support.functions import create_settings_function
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,7 +130,7 @@ def test_local_refuses_a_port_another_cdk_ts_local_holds_and_prints_no_banner(ru
     assert f"--port {port} is in use by a DynamoDB endpoint (another cdk-ts local" in err
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(period=st.text(max_size=12).filter(lambda text: text.strip() and not text.startswith("-")))
 def test_any_period_flag_that_is_not_a_period_is_named_as_the_flag(period, closed_aws, capsys):
     try:
@@ -151,7 +152,7 @@ _JSON = st.recursive(
 _SETTING_NAMES = st.sampled_from(sorted(RotationConfig.__dataclass_fields__)) | st.text(max_size=10)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(config=st.dictionaries(_SETTING_NAMES, _JSON, max_size=3) | _JSON)
 def test_any_rotation_config_flag_is_refused_naming_the_flag_or_accepted_whole(config, closed_aws, capsys):
     # a malformed setting (not an object, a misspelt key, a wrong type) is a usage error naming the flag,

@@ -23,6 +23,7 @@ from cdk_ts_runtime._rotation.metrics import RotationMetric
 from cdk_ts_runtime.handlers import archiver, custom_resource, rotation
 from tests.support.cloudformation import CloudFormationReplies
 from tests.support.emf import declared, emf_problems
+from tests.support.examples import examples
 from tests.support.streams import BUCKET, lambda_event, stream_records
 
 #: Names and values a user might pass: short text of any character, numbers of any size.
@@ -90,7 +91,7 @@ class TestTheFormat:
         with pytest.raises(ValidationError, match=message):
             emf_objects("cdk-ts", timestamp_ms=0, **kwargs)
 
-    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(
         st.dictionaries(_NAMES, _VALUES, max_size=4),
         st.dictionaries(_NAMES, st.one_of(_NAMES, st.integers()), max_size=4),

@@ -17,6 +17,7 @@ from cdk_ts_runtime._rotation.config import RotationConfig
 from cdk_ts_runtime._rotation.metrics import RotationMetric
 from cdk_ts_runtime._rotation.rotator import TableRotator
 from tests.support.emf import EmfLines
+from tests.support.examples import examples
 from tests.support.rotation import PREFIX, OnTimeRotator, create_period_table
 from tests.support.times import utc
 
@@ -34,7 +35,7 @@ def rotator(dynamodb, lines: EmfLines, ttl_attribute: str) -> OnTimeRotator:
     )
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(12), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(configured=_ATTRIBUTES, on_table=_ATTRIBUTES)
 def test_a_current_table_with_another_ttl_attribute_is_reported_by_run_metric_and_status(
     dynamodb, configured, on_table

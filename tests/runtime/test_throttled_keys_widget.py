@@ -28,6 +28,7 @@ from tests.support.custom_widget import (
     report_body,
     widget_event,
 )
+from tests.support.examples import examples
 from tests.support.rules_tables import create_active
 from tests.support.times import ms
 
@@ -177,7 +178,7 @@ class TestRequests:
         assert html == f"<p>{escape(expected)}</p>"
         assert asked == []
 
-    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(start=_EPOCH_MS, end=_EPOCH_MS)
     def test_any_time_range_is_answered_and_one_no_table_is_named_for_is_refused_by_name(
         self, ddb, cloudwatch, start, end

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from cdk_ts_runtime._compaction_columns import attribute_from_column, column_value, readers
 from cdk_ts_runtime._compaction_plan import ColumnSpec
+from tests.support.examples import examples
 
 TYPES = ("string", "boolean", "bigint", "double", "decimal(6,2)", "decimal(10,2)", "decimal(38,0)", "decimal(5,5)",
          "decimal(38,10)", "decimal(3,0)")
@@ -42,7 +43,7 @@ def fast(read, attribute):
         return type(error)
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=examples(250), deadline=None)
 @given(ATTRIBUTE)
 def test_every_reader_agrees_with_the_rules(attribute):
     specs = tuple(ColumnSpec(f"c{n}", t, attribute="a") for n, t in enumerate(TYPES))

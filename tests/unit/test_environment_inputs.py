@@ -20,6 +20,7 @@ from cdk_ts_runtime._sharding import (
     ShardedTable,
 )
 from cdk_ts_runtime._stream_consumer import STREAM_CONSUMER_ENV, StreamConsumer
+from tests.support.examples import examples
 
 PREFIX = {"CDK_TS_TABLE_PREFIX": "readings"}
 
@@ -77,7 +78,7 @@ _JSON_TEXT = st.recursive(
 )
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(inner=_JSON_TEXT, extra_depth=st.integers(min_value=0, max_value=50_000))
 def test_json_of_any_depth_in_a_setting_is_read_or_refused_naming_the_variable(inner, extra_depth):
     # an operator's JSON setting reaches a recursive decoder: any depth is read, or refused by name, never a crash

@@ -19,6 +19,7 @@ from cdk_ts_runtime._throttling import (
     classify_throttle,
     throttle_scope,
 )
+from tests.support.examples import examples
 from tests.support.wire import (
     account_throttle,
     on_demand_throttle,
@@ -68,7 +69,7 @@ def test_every_index_reason_is_scoped_index_as_the_docs_say():
             assert throttle_scope(parse_error(provisioned_throttle("t", reason, index="GSI1"))) is ThrottleScope.INDEX
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.sampled_from(ALL_REASONS), min_size=1, max_size=5), st.sampled_from(sorted(SHAPES)))
 def test_any_mix_of_reasons_takes_the_documented_scope_more_shards_cure_least(reasons, shape):
     # the docs: when reasons disagree, the one more shards cure least decides (table, then index, then partition)
