@@ -5,22 +5,14 @@
 #   (none)   ruff, then the whole suite: every level, local servers, end-to-end (what CI runs)
 #   --quick  ruff, then the tests that need no server: unit, constructs and runtime, leaving out the ones
 #            marked server, e2e or slow, with a quarter of the Hypothesis examples (tests/support/examples.py)
-#            and no built-in CloudFormation Validate run after each synth (CDK_VALIDATION=false)
 #            (a few minutes: a signal before the whole suite)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=()
-quick_env=()
 if [ "${1:-}" = "--quick" ]; then
   shift
   quick=(tests/unit tests/constructs tests/runtime -m "not server and not e2e and not slow"
          --hypothesis-profile quick)
-  # aws-cdk-lib (2.275 here) runs its built-in CloudFormation Validate rules (WebAssembly, loaded once per
-  # process) after every synth: 14 of the 34 CPU s of 86 construct tests. Without the
-  # @aws-cdk/core:validateAgainstDefaultRules flag its findings are
-  # warnings that fail no synth and no test reads; the whole suite keeps them. CDK_VALIDATION=false is the
-  # switch aws-cdk-lib reads (defaultValidationEnabled in core/lib/private/synthesis-validation.js).
-  quick_env=(CDK_VALIDATION=false)
 fi
 bash scripts/setup.sh
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
@@ -29,4 +21,4 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
 # process that imports aws-cdk-lib would compile it again from source: about 8 CPU s each time.
 unset PYTHONDONTWRITEBYTECODE
 .venv/bin/ruff check .
-env "${quick_env[@]}" .venv/bin/python -m pytest -n 2 "${quick[@]}" "$@"
+.venv/bin/python -m pytest -n 2 "${quick[@]}" "$@"
