@@ -9,10 +9,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=()
+# Three workers on two cores for the whole suite: its tests spend about a quarter of their time waiting (on local
+# servers, subprocesses, the CDK CLI and real-clock windows), which a third worker fills. The quick tier is CPU-bound.
+workers=3
 if [ "${1:-}" = "--quick" ]; then
   shift
   quick=(tests/unit tests/constructs tests/runtime -m "not server and not e2e and not slow"
          --hypothesis-profile quick)
+  workers=2
 fi
 bash scripts/setup.sh
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
@@ -21,4 +25,4 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
 # process that imports aws-cdk-lib would compile it again from source: about 8 CPU s each time.
 unset PYTHONDONTWRITEBYTECODE
 .venv/bin/ruff check .
-.venv/bin/python -m pytest -n 2 "${quick[@]}" "$@"
+.venv/bin/python -m pytest -n "$workers" "${quick[@]}" "$@"
