@@ -19,10 +19,6 @@ if [ "${1:-}" = "--quick" ]; then
   workers=2
 fi
 bash scripts/setup.sh
-export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
-# setup.sh installs without byte-compiling: Python caches each module when first imported (in .venv and the
-# checkout's __pycache__, both ignored by git). With PYTHONDONTWRITEBYTECODE set it could not, and every
-# process that imports aws-cdk-lib would compile it again from source: about 8 CPU s each time.
-unset PYTHONDONTWRITEBYTECODE
+source scripts/env.sh
 .venv/bin/ruff check .
 .venv/bin/python -m pytest -n "$workers" "${quick[@]}" "$@"
