@@ -20,12 +20,11 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from cdk_ts_runtime import _environment
+from cdk_ts_runtime import _environment, _retries
 from cdk_ts_runtime._aws import LazyClient, client_property, error_code
 from cdk_ts_runtime._errors import CdkTsError, ValidationError
 from cdk_ts_runtime._inputs import whole
 from cdk_ts_runtime._items import from_attribute_values, query_all, to_attribute_values
-from cdk_ts_runtime._retries import DATA_PATH
 from cdk_ts_runtime._throttling import throttled_after_retries
 from cdk_ts_runtime._time_spans import time_span
 
@@ -137,7 +136,7 @@ class DeviceLogRepository:
         self.table_name = _require_text("table_name", table_name)
         whole("page_size", page_size, optional=True)
         self.page_size = page_size
-        self._client = LazyClient("dynamodb", dynamodb_client, config=DATA_PATH)
+        self._client = LazyClient("dynamodb", dynamodb_client, config=_retries.DATA_PATH)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], **kwargs: Any) -> DeviceLogRepository:

@@ -17,50 +17,73 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Generic, TypeVar
-
-from botocore.config import Config
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from cdk_ts_runtime._aws import error_code
 from cdk_ts_runtime._inputs import number, whole
 from cdk_ts_runtime._throttling import ThrottleScope, throttle_scope
+
+if TYPE_CHECKING:
+    from botocore.config import Config
 
 #: Control plane (CreateTable, UpdateTable, DeleteTable, Describe*, ListTables, exports, auto scaling,
 #: event source mappings): the SDK's standard retries, 5 attempts. Throttles and ``LimitExceededException``
 #: that outlast them leave the table for the next scheduled run; nothing of ours loops on top, except for the
 #: next period's CreateTable, which the rotator tries again with longer waits while its run has time (the
 #: table is needed at the boundary, see ``rotation.rotator.CREATE_ATTEMPTS``).
-CONTROL_PLANE = Config(retries={"mode": "standard", "total_max_attempts": 5})
+CONTROL_PLANE: Config
 
 #: CloudWatch reads (right-sizing, the sharded writer's no-reasons fallback; metrics are written as EMF, never
 #: sent): short timeouts and 2 attempts, so an
 #: endpoint that cannot be reached (a VPC without a CloudWatch endpoint) costs seconds, not the run.
 #: Right-sizing then keeps the configured tier and the next table is still created.
-METRICS = Config(connect_timeout=2, read_timeout=5, retries={"mode": "standard", "total_max_attempts": 2})
+METRICS: Config
 
 #: The sharded write path (``ShardedTable``'s PutItem on the main table): one attempt, no SDK retry. A
 #: partition throttle must reach the writer on the first throttled request, so it can move the write to
 #: another shard or grow the key at once, with its own full-jitter backoff bounded by its ``max_attempts``;
 #: the SDK's standard retries would first wait out up to 3 attempts of backoff on the hot shard (measured
 #: through a throttling proxy: 4.9 s for one write before the key could grow).
-WRITE_PATH = Config(retries={"mode": "standard", "total_max_attempts": 1})
+WRITE_PATH: Config
 
 #: BatchWriteItem (``PeriodRouter.put_items`` / ``batch_writer``): the SDK's standard retries (3 attempts)
 #: cover what it can see, a whole call refused (every item throttled, a 5xx, a dropped connection); the
 #: items DynamoDB leaves in ``UnprocessedItems`` are invisible to it and are retried by the router's own
 #: loop with full-jitter backoff, at most ``max_batch_attempts`` calls, then named in ``BatchWriteError``.
-BATCH_PATH = Config(retries={"mode": "standard", "total_max_attempts": 3})
+BATCH_PATH: Config
 
 #: Reads and single writes with no other place to go (Query, GetItem, BatchGetItem, a PeriodRouter or
 #: DeviceLogRepository PutItem, the shard-metadata table): the SDK's standard retries, 3 attempts, written
 #: down so the choice is ours and not the installed botocore's. Loops of ours on top are bounded (pages,
 #: ``UnprocessedKeys``) and raise naming the limit.
-DATA_PATH = Config(retries={"mode": "standard", "total_max_attempts": 3})
+DATA_PATH: Config
 
 #: Timestream WriteRecords: one SDK attempt, because ``TimestreamWriter`` retries throttles, internal
 #: errors and dropped connections itself (``max_attempts``, full-jitter backoff), so ``max_attempts``
 #: counts requests and rejected records are never resent.
-TIMESTREAM_WRITE = Config(retries={"mode": "standard", "total_max_attempts": 1})
+TIMESTREAM_WRITE: Config
+
+
+#: Each setting's ``Config`` keywords: built on first use, so a synth never imports botocore.config (0.16 s).
+_CONFIG_KEYWORDS: dict[str, dict[str, Any]] = {
+    "CONTROL_PLANE": dict(retries={"mode": "standard", "total_max_attempts": 5}),
+    "METRICS": dict(connect_timeout=2, read_timeout=5, retries={"mode": "standard", "total_max_attempts": 2}),
+    "WRITE_PATH": dict(retries={"mode": "standard", "total_max_attempts": 1}),
+    "BATCH_PATH": dict(retries={"mode": "standard", "total_max_attempts": 3}),
+    "DATA_PATH": dict(retries={"mode": "standard", "total_max_attempts": 3}),
+    "TIMESTREAM_WRITE": dict(retries={"mode": "standard", "total_max_attempts": 1}),
+}
+
+
+def __getattr__(name: str) -> Config:
+    """The client setting ``name`` as a botocore ``Config``."""
+    keywords = _CONFIG_KEYWORDS.get(name)
+    if keywords is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from botocore.config import Config
+
+    config = globals()[name] = Config(**keywords)
+    return config
 
 
 # ---- our own retries: a policy as data, one helper that runs a call under it ----------------------------------

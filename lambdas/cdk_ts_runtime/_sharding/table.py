@@ -8,11 +8,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from cdk_ts_runtime import _environment
+from cdk_ts_runtime import _environment, _retries
 from cdk_ts_runtime._aws import LazyClient, client_property
 from cdk_ts_runtime._emf import MetricsSink
 from cdk_ts_runtime._errors import ValidationError
-from cdk_ts_runtime._retries import DATA_PATH, METRICS, WRITE_PATH
 from cdk_ts_runtime._sharding import policy
 from cdk_ts_runtime._sharding._arguments import check_names, check_settings
 from cdk_ts_runtime._sharding._growth import KeyGrowth, grow_key
@@ -163,9 +162,9 @@ class ShardedTable:
         self.shrink = shrink
         self.on_table_throttle = on_table_throttle
         self.metrics = metrics
-        self._write_client = LazyClient("dynamodb", dynamodb_client, config=WRITE_PATH)
-        self._read_client = LazyClient("dynamodb", dynamodb_read_client or dynamodb_client, config=DATA_PATH)
-        self._cloudwatch = LazyClient("cloudwatch", cloudwatch_client, config=METRICS)
+        self._write_client = LazyClient("dynamodb", dynamodb_client, config=_retries.WRITE_PATH)
+        self._read_client = LazyClient("dynamodb", dynamodb_read_client or dynamodb_client, config=_retries.DATA_PATH)
+        self._cloudwatch = LazyClient("cloudwatch", cloudwatch_client, config=_retries.METRICS)
         self.clock = clock
         self.rng = rng or random.Random()
         self.sleep = sleep
