@@ -1,7 +1,9 @@
 """Lambda code for every cdk-ts function, staged from the installed ``cdk_ts_runtime`` package.
 
 The asset is built from the package's files wherever it is installed (a checkout or a wheel in
-site-packages), so constructs work the same for library users and for this repository.
+site-packages), so constructs work the same for library users and for this repository. Each asset is one zip
+file, written once per content under the temporary directory: a synth copies one file into the cloud assembly
+instead of walking and copying every module, and ``cdk deploy`` uploads it as it is.
 """
 
 from __future__ import annotations
@@ -9,8 +11,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.util
+import os
 import shutil
 import tempfile
+import zipfile
 from pathlib import Path
 
 from aws_cdk import aws_lambda as lambda_
@@ -60,13 +64,13 @@ def _source_files(package_dir: Path, *, compaction: bool, layer: bool = False) -
 
 
 @functools.cache
-def staged_asset_dir(parent: str = "", compaction: bool = False) -> Path:
-    """A directory holding only ``{parent}/cdk_ts_runtime/**.py``, named by content hash so it is built once.
+def staged_asset(parent: str = "", compaction: bool = False) -> tuple[Path, str]:
+    """A directory holding only ``{parent}/cdk_ts_runtime/**.py``, and the SHA-256 of its files' names and bytes.
 
-    ``parent=""`` is a function's code (handlers import ``cdk_ts_runtime``); ``parent="python"`` is a
-    layer, which Lambda extracts to ``/opt`` and whose ``/opt/python`` is on ``sys.path``, without
-    :data:`FUNCTION_ONLY`. The :data:`COMPACTION_MODULES` are in it only with ``compaction=True`` (the compaction
-    function's code).
+    The directory is named by that hash, so it is built once per content. ``parent=""`` is a function's code
+    (handlers import ``cdk_ts_runtime``); ``parent="python"`` is a layer, which Lambda extracts to ``/opt`` and
+    whose ``/opt/python`` is on ``sys.path``, without :data:`FUNCTION_ONLY`. The :data:`COMPACTION_MODULES` are in
+    it only with ``compaction=True`` (the compaction function's code).
     """
     package_dir = runtime_package_dir()
     files = _source_files(package_dir, compaction=compaction, layer=parent == "python")
@@ -86,19 +90,65 @@ def staged_asset_dir(parent: str = "", compaction: bool = False) -> Path:
             scratch.rename(root)
         except OSError:  # another process staged the same content first
             shutil.rmtree(scratch, ignore_errors=True)
-    return root
+    return root, digest.hexdigest()
+
+
+def staged_asset_dir(parent: str = "", compaction: bool = False) -> Path:
+    """The directory of :func:`staged_asset` (``parent`` and ``compaction`` as there)."""
+    return staged_asset(parent, compaction)[0]
+
+
+#: What every entry of a zipped asset carries, so the same files always make the same bytes: the earliest date a
+#: zip can hold, and read permission for everyone (Lambda runs the code as another user than the one who wrote it).
+_ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+_ZIP_FILE_MODE = 0o100644 << 16
+#: Part of each zip's name: change it whenever the way a zip is made changes, so no older zip is taken for it.
+_ZIP_FORMAT = "deflate9"
+
+
+@functools.cache
+def zipped_asset(parent: str = "", compaction: bool = False) -> tuple[Path, str]:
+    """:func:`staged_asset`'s files as one deterministic zip (sorted, fixed dates and modes, deflate level 9), and
+    their digest.
+
+    The zip sits beside the staged directory, named by the same digest, and is written once per content.
+    """
+    root, digest = staged_asset(parent, compaction)
+    archive = root.with_name(f"{root.name}.{_ZIP_FORMAT}.zip")
+    if not archive.exists():
+        handle, name = tempfile.mkstemp(prefix="stage-", suffix=".zip", dir=root.parent)
+        scratch = Path(name)
+        with os.fdopen(handle, "wb") as file, zipfile.ZipFile(file, "w") as bundle:
+            for path in sorted(p for p in root.rglob("*") if p.is_file()):
+                entry = zipfile.ZipInfo(path.relative_to(root).as_posix(), _ZIP_DATE)
+                entry.external_attr = _ZIP_FILE_MODE
+                bundle.writestr(entry, path.read_bytes(), zipfile.ZIP_DEFLATED, compresslevel=9)
+        scratch.chmod(0o644)
+        scratch.replace(archive)  # atomic: another process writing the same content leaves the same bytes
+    return archive, digest
+
+
+def _asset_code(parent: str = "", compaction: bool = False) -> lambda_.Code:
+    """A code asset of :func:`zipped_asset`, hashed by the digest taken while staging it.
+
+    Given ``asset_hash``, CDK's asset staging takes it as the asset's fingerprint instead of reading and hashing
+    the files again (``AssetHashType.CUSTOM``); the digest covers every file's path and bytes, so any change to
+    the code still changes the asset.
+    """
+    archive, digest = zipped_asset(parent, compaction)
+    return lambda_.Code.from_asset(str(archive), asset_hash=digest)
 
 
 def lambda_code() -> lambda_.Code:
     """The one code asset all cdk-ts functions share (handlers are ``cdk_ts_runtime.handlers.<module>.handler``)."""
-    return lambda_.Code.from_asset(str(staged_asset_dir()))
+    return _asset_code()
 
 
 def compaction_code() -> lambda_.Code:
     """The compaction function's code: the shared code plus :data:`COMPACTION_MODULES`."""
-    return lambda_.Code.from_asset(str(staged_asset_dir(compaction=True)))
+    return _asset_code(compaction=True)
 
 
 def layer_code() -> lambda_.Code:
     """The runtime as a layer asset: ``python/cdk_ts_runtime/...``."""
-    return lambda_.Code.from_asset(str(staged_asset_dir("python")))
+    return _asset_code("python")

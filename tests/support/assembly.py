@@ -5,13 +5,18 @@ from __future__ import annotations
 import json
 import os
 import sys
+import zipfile
 from pathlib import Path
 
 from tests.support.processes import run_captured
 
 
 def asset_dir(outdir: Path, stack: str, s3_key: str) -> Path:
-    """The staged directory in ``outdir`` of the zip asset that ``stack``'s assets manifest publishes as ``s3_key``."""
+    """The files of the zip asset that ``stack``'s assets manifest publishes as ``s3_key``, as Lambda extracts them.
+
+    A directory asset is that directory in ``outdir``; a zip file asset (cdk-ts's own code) is extracted beside it,
+    into ``outdir/extracted/<file name>``.
+    """
     manifest = json.loads((outdir / f"{stack}.assets.json").read_text())["files"]
     sources = [
         asset["source"]
@@ -19,7 +24,14 @@ def asset_dir(outdir: Path, stack: str, s3_key: str) -> Path:
         if any(destination["objectKey"] == s3_key for destination in asset["destinations"].values())
     ]
     assert len(sources) == 1, f"{s3_key} is published by {len(sources)} assets of {stack}, expected 1"
-    return outdir / sources[0]["path"]
+    staged = outdir / sources[0]["path"]
+    if staged.is_dir():
+        return staged
+    extracted = outdir / "extracted" / staged.name
+    if not extracted.exists():
+        with zipfile.ZipFile(staged) as archive:
+            archive.extractall(extracted)
+    return extracted
 
 
 def asset_files(outdir: Path, stack: str, s3_key: str) -> list[str]:
