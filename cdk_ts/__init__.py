@@ -10,6 +10,7 @@ import importlib
 from importlib import metadata as _metadata
 from typing import TYPE_CHECKING, Any
 
+from cdk_ts._exit import freeze_heap_at_exit
 from cdk_ts_runtime._errors import CdkTsError, ValidationError
 from cdk_ts_runtime._periods import RotationPeriod
 from cdk_ts_runtime._rotation.config import AutoScaling, CapacityTier, RightSizing
@@ -99,6 +100,8 @@ _LAZY = {
     "TimestreamTable": "cdk_ts.timestream",
     "TimestreamTableBase": "cdk_ts.timestream",
 }
+
+freeze_heap_at_exit()
 
 try:  # one version, written in pyproject.toml only
     __version__ = _metadata.version("cdk-ts")
