@@ -118,13 +118,17 @@ def zipped_asset(parent: str = "", compaction: bool = False) -> tuple[Path, str]
     if not archive.exists():
         handle, name = tempfile.mkstemp(prefix="stage-", suffix=".zip", dir=root.parent)
         scratch = Path(name)
-        with os.fdopen(handle, "wb") as file, zipfile.ZipFile(file, "w") as bundle:
-            for path in sorted(p for p in root.rglob("*") if p.is_file()):
-                entry = zipfile.ZipInfo(path.relative_to(root).as_posix(), _ZIP_DATE)
-                entry.external_attr = _ZIP_FILE_MODE
-                bundle.writestr(entry, path.read_bytes(), zipfile.ZIP_DEFLATED, compresslevel=9)
-        scratch.chmod(0o644)
-        scratch.replace(archive)  # atomic: another process writing the same content leaves the same bytes
+        try:
+            with os.fdopen(handle, "wb") as file, zipfile.ZipFile(file, "w") as bundle:
+                for path in sorted(p for p in root.rglob("*") if p.is_file()):
+                    entry = zipfile.ZipInfo(path.relative_to(root).as_posix(), _ZIP_DATE)
+                    entry.external_attr = _ZIP_FILE_MODE
+                    bundle.writestr(entry, path.read_bytes(), zipfile.ZIP_DEFLATED, compresslevel=9)
+            scratch.chmod(0o644)
+            scratch.replace(archive)  # atomic: another process writing the same content leaves the same bytes
+        except BaseException:
+            scratch.unlink(missing_ok=True)  # a zip cut short is never taken for the asset
+            raise
     return archive, digest
 
 

@@ -82,3 +82,25 @@ def test_the_cloud_assembly_gets_the_zip_as_a_file_asset(fresh_staging, tmp_path
     assert source["packaging"] == "file"
     staged = tmp_path / "out" / source["path"]
     assert staged.read_bytes() == _assets.zipped_asset("python")[0].read_bytes()
+
+
+def test_a_zip_cut_short_leaves_no_file_and_the_next_synth_writes_it_whole(fresh_staging, monkeypatch):
+    written = []
+    real_writestr = zipfile.ZipFile.writestr
+
+    def disk_full_after_three(self, entry, data, *args, **kwargs):
+        if len(written) == 3:
+            raise OSError(28, "No space left on device")
+        written.append(entry)
+        return real_writestr(self, entry, data, *args, **kwargs)
+
+    monkeypatch.setattr(zipfile.ZipFile, "writestr", disk_full_after_three)
+    with pytest.raises(OSError, match="No space left"):
+        _assets.zipped_asset()
+    root = _assets.staged_asset_dir()
+    assert sorted(p.name for p in root.parent.iterdir() if p.suffix == ".zip") == []
+
+    monkeypatch.setattr(zipfile.ZipFile, "writestr", real_writestr)
+    archive, _digest = _assets.zipped_asset()
+    with zipfile.ZipFile(archive) as bundle:
+        assert len(bundle.namelist()) == sum(1 for p in root.rglob("*") if p.is_file()) > 3
