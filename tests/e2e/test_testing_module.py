@@ -58,11 +58,20 @@ def test_the_wheel_ships_the_testing_module_its_extra_and_its_pytest_plugin(whee
     assert [n for n in shipped if importing_tests.search(archive.read(n).decode())] == []
 
 
+# pytest -q -p no:cacheprovider, taking Ctrl-C as a terminal gives it. A process started in the background by a
+# shell without job control (`cmd &` in a script, as a CI runner may start the suite) inherits SIGINT ignored, and
+# Python then installs no KeyboardInterrupt handler: the interrupted run would sleep on.
+PYTEST_WITH_CTRL_C = (
+    "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "sys.argv = ['pytest', '-q', '-p', 'no:cacheprovider']; runpy.run_module('pytest', run_name='__main__')"
+)
+
+
 def _start_recording_test(venv_python, venv_env, folder: Path, *, wait: bool):
     (folder / "test_left_behind.py").write_text(LEFT_BEHIND)
     pids_file = folder / "pids.json"
     env = {**venv_env, "PIDS_FILE": str(pids_file), **({"WAIT": "1"} if wait else {})}
-    process = subprocess.Popen([venv_python, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=folder, env=env,
+    process = subprocess.Popen([venv_python, "-c", PYTEST_WITH_CTRL_C], cwd=folder, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 120
     while not (pids_file.exists() and pids_file.read_text()) and time.monotonic() < deadline:
