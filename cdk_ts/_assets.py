@@ -1,4 +1,4 @@
-"""Lambda code for every cdk-ts function, staged from the installed ``cdk_ts_runtime`` package.
+"""Lambda code for every cdk-ts function, zipped from the installed ``cdk_ts_runtime`` package.
 
 The asset is built from the package's files wherever it is installed (a checkout or a wheel in
 site-packages), so constructs work the same for library users and for this repository. Each asset is one zip
@@ -12,7 +12,6 @@ import functools
 import hashlib
 import importlib.util
 import os
-import shutil
 import tempfile
 import zipfile
 from pathlib import Path
@@ -63,41 +62,6 @@ def _source_files(package_dir: Path, *, compaction: bool, layer: bool = False) -
     return files
 
 
-@functools.cache
-def staged_asset(parent: str = "", compaction: bool = False) -> tuple[Path, str]:
-    """A directory holding only ``{parent}/cdk_ts_runtime/**.py``, and the SHA-256 of its files' names and bytes.
-
-    The directory is named by that hash, so it is built once per content. ``parent=""`` is a function's code
-    (handlers import ``cdk_ts_runtime``); ``parent="python"`` is a layer, which Lambda extracts to ``/opt`` and
-    whose ``/opt/python`` is on ``sys.path``, without :data:`FUNCTION_ONLY`. The :data:`COMPACTION_MODULES` are in
-    it only with ``compaction=True`` (the compaction function's code).
-    """
-    package_dir = runtime_package_dir()
-    files = _source_files(package_dir, compaction=compaction, layer=parent == "python")
-    digest = hashlib.sha256(parent.encode())
-    for path in files:
-        digest.update(str(path.relative_to(package_dir)).encode())
-        digest.update(path.read_bytes())
-    root = Path(tempfile.gettempdir()) / "cdk-ts-assets" / digest.hexdigest()[:16]
-    if not (root / parent / RUNTIME_PACKAGE / "__init__.py").exists():
-        root.parent.mkdir(parents=True, exist_ok=True)
-        scratch = Path(tempfile.mkdtemp(prefix="stage-", dir=root.parent))
-        for path in files:
-            target = scratch / parent / RUNTIME_PACKAGE / path.relative_to(package_dir)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, target)
-        try:
-            scratch.rename(root)
-        except OSError:  # another process staged the same content first
-            shutil.rmtree(scratch, ignore_errors=True)
-    return root, digest.hexdigest()
-
-
-def staged_asset_dir(parent: str = "", compaction: bool = False) -> Path:
-    """The directory of :func:`staged_asset` (``parent`` and ``compaction`` as there)."""
-    return staged_asset(parent, compaction)[0]
-
-
 #: What every entry of a zipped asset carries, so the same files always make the same bytes: the earliest date a
 #: zip can hold, and read permission for everyone (Lambda runs the code as another user than the one who wrote it).
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
@@ -106,34 +70,52 @@ _ZIP_FILE_MODE = 0o100644 << 16
 _ZIP_FORMAT = "deflate9"
 
 
+def asset_root() -> Path:
+    """The directory the zips are written to, under the temporary directory."""
+    return Path(tempfile.gettempdir()) / "cdk-ts-assets"
+
+
 @functools.cache
 def zipped_asset(parent: str = "", compaction: bool = False) -> tuple[Path, str]:
-    """:func:`staged_asset`'s files as one deterministic zip (sorted, fixed dates and modes, deflate level 9), and
-    their digest.
+    """A zip holding only ``{parent}/cdk_ts_runtime/**.py``, and the SHA-256 of its files' names and bytes.
 
-    The zip sits beside the staged directory, named by the same digest, and is written once per content.
+    The zip is deterministic (entries sorted, fixed dates and modes, deflate level 9), named by that digest, and
+    written once per content. ``parent=""`` is a function's code (handlers import ``cdk_ts_runtime``);
+    ``parent="python"`` is a layer, which Lambda extracts to ``/opt`` and whose ``/opt/python`` is on
+    ``sys.path``, without :data:`FUNCTION_ONLY`. The :data:`COMPACTION_MODULES` are in it only with
+    ``compaction=True`` (the compaction function's code).
     """
-    root, digest = staged_asset(parent, compaction)
-    archive = root.with_name(f"{root.name}.{_ZIP_FORMAT}.zip")
+    package_dir = runtime_package_dir()
+    files = {
+        path.relative_to(package_dir).as_posix(): path.read_bytes()
+        for path in _source_files(package_dir, compaction=compaction, layer=parent == "python")
+    }
+    digest = hashlib.sha256(parent.encode())
+    for relative, content in files.items():
+        digest.update(relative.encode())
+        digest.update(content)
+    archive = asset_root() / f"{digest.hexdigest()[:16]}.{_ZIP_FORMAT}.zip"
     if not archive.exists():
-        handle, name = tempfile.mkstemp(prefix="stage-", suffix=".zip", dir=root.parent)
+        archive.parent.mkdir(parents=True, exist_ok=True)
+        handle, name = tempfile.mkstemp(prefix="stage-", suffix=".zip", dir=archive.parent)
         scratch = Path(name)
         try:
             with os.fdopen(handle, "wb") as file, zipfile.ZipFile(file, "w") as bundle:
-                for path in sorted(p for p in root.rglob("*") if p.is_file()):
-                    entry = zipfile.ZipInfo(path.relative_to(root).as_posix(), _ZIP_DATE)
+                prefix = (Path(parent) / RUNTIME_PACKAGE).as_posix()
+                for relative, content in files.items():
+                    entry = zipfile.ZipInfo(f"{prefix}/{relative}", _ZIP_DATE)
                     entry.external_attr = _ZIP_FILE_MODE
-                    bundle.writestr(entry, path.read_bytes(), zipfile.ZIP_DEFLATED, compresslevel=9)
+                    bundle.writestr(entry, content, zipfile.ZIP_DEFLATED, compresslevel=9)
             scratch.chmod(0o644)
             scratch.replace(archive)  # atomic: another process writing the same content leaves the same bytes
         except BaseException:
             scratch.unlink(missing_ok=True)  # a zip cut short is never taken for the asset
             raise
-    return archive, digest
+    return archive, digest.hexdigest()
 
 
 def _asset_code(parent: str = "", compaction: bool = False) -> lambda_.Code:
-    """A code asset of :func:`zipped_asset`, hashed by the digest taken while staging it.
+    """A code asset of :func:`zipped_asset`, hashed by the digest taken while zipping it.
 
     Given ``asset_hash``, CDK's asset staging takes it as the asset's fingerprint instead of reading and hashing
     the files again (``AssetHashType.CUSTOM``); the digest covers every file's path and bytes, so any change to

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import zipfile
 from datetime import timedelta
 
 import pytest
@@ -11,7 +12,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk.assertions import Match, Template
 
 from cdk_ts import CompactionOptions, DeviceLogTable, IcebergOptions, StreamArchiver
-from cdk_ts._assets import staged_asset_dir
+from cdk_ts._assets import zipped_asset
 from cdk_ts_runtime._compaction_plan import ColumnSpec, CompactionSettings
 from tests.support.iam import actions_of, policy_statements
 from tests.support.nag import new_stack, unacknowledged_findings
@@ -239,12 +240,17 @@ def test_bad_options_are_refused_together_naming_each():
         CompactionOptions(pyarrow_layer_arn=LAYER, ephemeral_storage_mib=20_000)
 
 
+def _names_in(archive) -> set[str]:
+    with zipfile.ZipFile(archive) as bundle:
+        return set(bundle.namelist())
+
+
 def test_only_the_compaction_function_carries_the_compaction_modules(fixed):
     _app, _stack, _archiver, template = fixed
-    shared, own = staged_asset_dir(), staged_asset_dir(compaction=True)
-    assert not (shared / "cdk_ts_runtime/handlers/compaction.py").exists()
-    assert not (shared / "cdk_ts_runtime/_compaction.py").exists()
-    assert (own / "cdk_ts_runtime/handlers/compaction.py").exists() and (own / "cdk_ts_runtime/_router.py").exists()
+    shared, own = (_names_in(zipped_asset(compaction=compaction)[0]) for compaction in (False, True))
+    assert "cdk_ts_runtime/handlers/compaction.py" not in shared
+    assert "cdk_ts_runtime/_compaction.py" not in shared
+    assert "cdk_ts_runtime/handlers/compaction.py" in own and "cdk_ts_runtime/_router.py" in own
     keys = {f["Properties"]["Handler"]: json.dumps(f["Properties"]["Code"])
             for f in template.find_resources("AWS::Lambda::Function").values() if "Handler" in f["Properties"]}
     assert keys["cdk_ts_runtime.handlers.compaction.handler"] != keys["cdk_ts_runtime.handlers.archiver.handler"]

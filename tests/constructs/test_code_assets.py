@@ -1,4 +1,4 @@
-"""cdk-ts's code assets: one deterministic zip per content, hashed by the digest taken while staging it."""
+"""cdk-ts's code assets: one deterministic zip per content, hashed by the digest taken while zipping it."""
 
 from __future__ import annotations
 
@@ -23,11 +23,9 @@ def fresh_staging(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
     monkeypatch.setattr(_assets, "runtime_package_dir", lambda: source)
-    for cached in (_assets.staged_asset, _assets.zipped_asset):
-        cached.cache_clear()
+    _assets.zipped_asset.cache_clear()
     yield source
-    for cached in (_assets.staged_asset, _assets.zipped_asset):
-        cached.cache_clear()
+    _assets.zipped_asset.cache_clear()
 
 
 def layer_code_of(name: str) -> str:
@@ -38,13 +36,13 @@ def layer_code_of(name: str) -> str:
     return json.dumps(layer["Properties"]["Content"])
 
 
-def test_the_zip_holds_the_staged_files_with_fixed_dates_and_readable_modes(fresh_staging):
+def test_the_zip_holds_the_layers_files_with_fixed_dates_and_readable_modes(fresh_staging):
     archive, _digest = _assets.zipped_asset("python")
-    root = _assets.staged_asset_dir("python")
+    layer_files = _assets._source_files(fresh_staging, compaction=False, layer=True)
     with zipfile.ZipFile(archive) as bundle:
         entries = bundle.infolist()
         assert [e.filename for e in entries] == sorted(
-            p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()
+            f"python/cdk_ts_runtime/{p.relative_to(fresh_staging).as_posix()}" for p in layer_files
         )
         assert {e.date_time for e in entries} == {(1980, 1, 1, 0, 0, 0)}
         assert {e.external_attr >> 16 for e in entries} == {0o100644}
@@ -56,7 +54,6 @@ def test_staging_the_same_files_again_writes_the_same_bytes(fresh_staging, tmp_p
     first, digest = _assets.zipped_asset()
     kept = first.read_bytes()
     shutil.rmtree(first.parent)
-    _assets.staged_asset.cache_clear()
     _assets.zipped_asset.cache_clear()
     second, again = _assets.zipped_asset()
     assert (second, again) == (first, digest)
@@ -68,7 +65,6 @@ def test_a_changed_module_changes_the_asset_and_the_same_files_keep_it(fresh_sta
     assert layer_code_of("B") == before
     router = fresh_staging / "_router.py"
     router.write_text(router.read_text() + "\n# one more line\n")
-    _assets.staged_asset.cache_clear()
     _assets.zipped_asset.cache_clear()
     assert layer_code_of("C") != before
 
@@ -97,10 +93,9 @@ def test_a_zip_cut_short_leaves_no_file_and_the_next_synth_writes_it_whole(fresh
     monkeypatch.setattr(zipfile.ZipFile, "writestr", disk_full_after_three)
     with pytest.raises(OSError, match="No space left"):
         _assets.zipped_asset()
-    root = _assets.staged_asset_dir()
-    assert sorted(p.name for p in root.parent.iterdir() if p.suffix == ".zip") == []
+    assert sorted(p.name for p in _assets.asset_root().iterdir() if p.suffix == ".zip") == []
 
     monkeypatch.setattr(zipfile.ZipFile, "writestr", real_writestr)
     archive, _digest = _assets.zipped_asset()
     with zipfile.ZipFile(archive) as bundle:
-        assert len(bundle.namelist()) == sum(1 for p in root.rglob("*") if p.is_file()) > 3
+        assert len(bundle.namelist()) == len(_assets._source_files(fresh_staging, compaction=False)) > 3
