@@ -475,17 +475,25 @@ class Rules:
             return status, out_headers, data
         raise RuleError("ResourceNotFoundException", "Requested resource not found")
 
+    def _on_known_table(self, request: dict, headers: dict, act):
+        """``act(name)`` under the state's lock for a table the engine has; DynamoDB's not-found answer otherwise."""
+        name = table_name_of(request.get("TableName", ""))
+        with self.s.lock:
+            if self.s.describe(name, headers) is None:
+                return self._no_such_table(request, headers)
+            return act(name)
+
     def _time_to_live(self, request: dict, headers: dict, act):
         """``act(name, now)`` for a table the engine has, its TTL first learnt from the engine if it keeps one."""
         s = self.s
-        name = table_name_of(request.get("TableName", ""))
-        with s.lock:
-            if s.describe(name, headers) is None:
-                return self._no_such_table(request, headers)
+
+        def with_ttl_state(name: str):
             if name not in s.settling.ttl.tables:
                 status, body = s.call("DescribeTimeToLive", {"TableName": name}, headers)  # dynalite: no TTL
                 s.settling.ttl.state_for(name, body.get("TimeToLiveDescription") if status == 200 else None)
             return act(name, s.clock.now())
+
+        return self._on_known_table(request, headers, with_ttl_state)
 
     def op_UpdateTimeToLive(self, request: dict, body: bytes, headers: dict):  # noqa: N802
         specification = request.get("TimeToLiveSpecification") or {}
@@ -516,11 +524,9 @@ class Rules:
     # Simplification: the status is ENABLED at once (DynamoDB passes through ENABLING for about a second).
     def _insights(self, request: dict, headers: dict, act):
         s = self.s
-        name = table_name_of(request.get("TableName", ""))
-        with s.lock:
-            if s.describe(name, headers) is None:
-                return self._no_such_table(request, headers)
-            return act(name, s.insights.setdefault(name, {"status": "DISABLED"}), s.clock.now())
+        return self._on_known_table(
+            request, headers, lambda name: act(name, s.insights.setdefault(name, {"status": "DISABLED"}), s.clock.now())
+        )
 
     def op_UpdateContributorInsights(self, request: dict, body: bytes, headers: dict):  # noqa: N802
         action = request.get("ContributorInsightsAction")
