@@ -10,6 +10,11 @@ resources with no construct logic at all, so the ratio is what the constructs (c
 aws-cdk-lib's L2s) cost. It needs no hand-written copy of the stack that would drift from the app.
 cdk-nag is left out of both. Each synth runs in a fresh interpreter, as ``cdk synth`` does, and the
 two are interleaved in one run so machine noise hits them alike.
+
+Each app synth and the floor synth after it are a pair: the median of the pairs' ratios comes with a
+distribution-free 95 % interval (order statistics of the binomial), so a run says how sure its ratio is.
+``--samples-out FILE`` writes the pairs as JSON; ``--pool FILE [FILE ...]`` reads such files and gives the
+ratio and interval over all their pairs, without synthesizing.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import math
 import os
 import resource
 import statistics
@@ -92,6 +98,27 @@ def _print_ratios(rows: dict[str, list[tuple[float, float]]]) -> None:
         ))
 
 
+def median_interval(values: list[float], confidence: float = 0.95) -> tuple[float, float, float]:
+    """The median of ``values`` and a distribution-free interval that holds the true median with ``confidence``.
+
+    The true median lies below the (d+1)-th smallest of n values when at most d of them fall below it, a
+    chance of P(Binomial(n, 1/2) <= d); the interval drops the largest d values from each end for which that
+    chance is at most half of ``1 - confidence``. Under 6 values no d qualifies and it is the whole range.
+    """
+    ordered = sorted(values)
+    n = len(ordered)
+    drop = 0
+    while drop + 1 < (n + 1) // 2 and sum(math.comb(n, j) for j in range(drop + 2)) / 2**n <= (1 - confidence) / 2:
+        drop += 1
+    return statistics.median(ordered), ordered[drop], ordered[n - 1 - drop]
+
+
+def _print_paired(pairs: list[tuple[float, float]], source: str) -> None:
+    """The median of the app/floor ratios of ``pairs`` (wall s) and its 95 % interval."""
+    ratio, low, high = median_interval([app / floor for app, floor in pairs])
+    print(f"\npaired ratio ({source}, {len(pairs)} pairs): median {ratio:.3f}x, 95 % interval {low:.3f}x-{high:.3f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=5)
@@ -100,7 +127,15 @@ def main() -> None:
         "--baseline", type=Path, help="also synthesize the sample app of this checkout (e.g. a git archive of main), "
         "interleaved with the others, to measure a change against the same floor in one run"
     )
+    parser.add_argument("--samples-out", type=Path, help="write each pair's wall and CPU seconds here as JSON")
+    parser.add_argument(
+        "--pool", type=Path, nargs="+", help="only print the paired ratio over these --samples-out files"
+    )
     args = parser.parse_args()
+    if args.pool:
+        pooled = [tuple(pair) for path in args.pool for pair in json.loads(path.read_text())["wall_pairs"]]
+        _print_paired(pooled, f"{len(args.pool)} files")
+        return
     with tempfile.TemporaryDirectory() as tmp:
         library_out = Path(tmp, "lib")
         run(WITH_LIBRARY, str(library_out))  # also warms the file cache
@@ -123,6 +158,15 @@ def main() -> None:
                 run(INCLUDED, str(Path(tmp, f"i{index}")), str(template))
             )
         _print_ratios(rows)
+        app_samples = rows["sample app with cdk-ts constructs"]
+        floor_samples = rows["same template as L1 resources (CfnInclude), the floor"]
+        wall_pairs = [(app[0], floor[0]) for app, floor in zip(app_samples, floor_samples, strict=True)]
+        _print_paired(wall_pairs, "this run")
+        if args.samples_out:
+            args.samples_out.write_text(json.dumps({
+                "wall_pairs": wall_pairs,
+                "cpu_pairs": [(app[1], floor[1]) for app, floor in zip(app_samples, floor_samples, strict=True)],
+            }) + "\n")
 
     if args.synth_only:
         return
