@@ -13,8 +13,9 @@ two are interleaved in one run so machine noise hits them alike.
 
 Each app synth and the floor synth after it are a pair: the median of the pairs' ratios comes with a
 distribution-free 95 % interval (order statistics of the binomial), so a run says how sure its ratio is.
-``--samples-out FILE`` writes the pairs as JSON; ``--pool FILE [FILE ...]`` reads such files and gives the
-ratio and interval over all their pairs, without synthesizing.
+``--samples-out FILE`` writes the pairs as JSON; ``--pool FILE [FILE ...]`` reads such files (or one whose
+``runs`` lists several, as ``bench/results/synth_pairs.json``) and gives the ratio and interval over all their
+pairs, without synthesizing.
 """
 
 from __future__ import annotations
@@ -119,6 +120,16 @@ def _print_paired(pairs: list[tuple[float, float]], source: str) -> None:
     print(f"\npaired ratio ({source}, {len(pairs)} pairs): median {ratio:.3f}x, 95 % interval {low:.3f}x-{high:.3f}x")
 
 
+def pooled_wall_pairs(paths: list[Path]) -> list[tuple[float, float]]:
+    """Every (app, floor) wall-seconds pair in ``paths``: ``--samples-out`` files, or files whose ``runs`` list them."""
+    pairs = []
+    for path in paths:
+        data = json.loads(path.read_text())
+        for run in data.get("runs") or [data]:
+            pairs.extend((app, floor) for app, floor in run["wall_pairs"])
+    return pairs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=5)
@@ -133,8 +144,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.pool:
-        pooled = [tuple(pair) for path in args.pool for pair in json.loads(path.read_text())["wall_pairs"]]
-        _print_paired(pooled, f"{len(args.pool)} files")
+        _print_paired(pooled_wall_pairs(args.pool), f"{len(args.pool)} files")
         return
     with tempfile.TemporaryDirectory() as tmp:
         library_out = Path(tmp, "lib")
