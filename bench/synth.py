@@ -88,6 +88,8 @@ def _print_ratios(rows: dict[str, list[tuple[float, float]]]) -> None:
     }
     floor_wall, floor_cpu = list(medians.values())[-1]
     repeat = len(list(rows.values())[-1])
+    validation = "off" if os.environ.get("CDK_VALIDATION") == "false" else "on"  # as aws-cdk-lib reads it
+    print(f"aws-cdk-lib's built-in template validation: {validation} (CDK_VALIDATION)\n")
     print(f"| synth, fresh interpreter (median of {repeat}) | wall s | vs the floor | CPU s | vs the floor |")
     print("|---|---|---|---|---|")
     for name, (wall, cpu) in medians.items():
