@@ -28,8 +28,10 @@ import os
 import re
 import runpy
 import shlex
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -287,6 +289,65 @@ def test_the_synth_runner_fails_one_app_alone_and_runs_each_from_its_own_folder(
     (synth_runner.fresh_folder() / "app.py").write_text(ASSET_APP)
     with pytest.raises(AssertionError, match="Cannot find asset"):
         synth_runner.synth(tmp_path / "two.out")
+
+
+KILLING_APP = "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"
+SMALL_APP = '''\
+from aws_cdk import App, CfnOutput, Stack
+app = App()
+CfnOutput(Stack(app, "Again"), "Out", value="again")
+app.synth()
+'''
+
+
+def _group_gone(pgid: int, seconds: float = 20) -> bool:
+    """True once no process of the process group ``pgid`` (the runner and jsii's Node) is alive.
+
+    Read from ``/proc``: a zombie counts as gone, since reaping an orphan is up to the machine's init, not the runner.
+    """
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        alive = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()  # after "pid (comm)": state, ppid, pgrp, ...
+            except OSError:  # it ended while being read
+                continue
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                alive.append(stat.parent.name)
+        if not alive:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.slow  # starts the synth process again (~13 CPU s)
+def test_a_dead_synth_process_fails_its_call_and_the_next_call_starts_another(synth_runner, tmp_path):
+    # given a running synth process
+    (synth_runner.fresh_folder() / "app.py").write_text(SMALL_APP)
+    synth_runner.synth(tmp_path / "first.out")
+    first = synth_runner._process.pid  # the leader of its own process group (start_new_session)
+    # when an app kills the process in the middle of its call
+    (synth_runner.fresh_folder() / "app.py").write_text(KILLING_APP)
+    with pytest.raises(AssertionError, match="docs/snippets/killing.py: the synth process stopped or hung"):
+        synth_runner.synth(tmp_path / "killed.out", what="docs/snippets/killing.py")
+    # then that call failed, and nothing of the dead process is left: it was reaped, and jsii's Node went with it
+    assert synth_runner._process is None
+    assert _group_gone(first)
+    # and the next app runs in a new process
+    (synth_runner.fresh_folder() / "app.py").write_text(SMALL_APP)
+    out = synth_runner.synth(tmp_path / "again.out")
+    assert "Again" in json.loads((out / "manifest.json").read_text())["artifacts"]
+    second = synth_runner._process.pid
+    assert second != first
+
+    # when the process dies between two calls
+    os.killpg(second, signal.SIGKILL)
+    assert _group_gone(second)
+    out = synth_runner.synth(tmp_path / "third.out")
+    # then the next call starts another process, and it serves the app
+    assert "Again" in json.loads((out / "manifest.json").read_text())["artifacts"]
+    assert synth_runner._process.pid not in (first, second) and synth_runner._process.poll() is None
 
 @pytest.mark.parametrize("name", sorted(PYTHON))
 def test_python_snippet_runs_against_moto(name, tmp_path, monkeypatch):
