@@ -76,10 +76,14 @@ class Problems:
         # a misspelt keyword the constructor's decorator held back joins the construct's other problems
         self.messages: list[str] = list(_UNKNOWN_KEYWORDS.get({}).pop(self.path, ()))
 
-    def check(self, ok: bool, message: str) -> bool:
-        """Record ``message`` unless ``ok``; returns ``ok`` so dependent checks can be skipped."""
+    def check(self, ok: bool, message: str | Callable[[], str]) -> bool:
+        """Record ``message`` unless ``ok``; returns ``ok`` so dependent checks can be skipped.
+
+        ``message`` may be a callable, called only when the check fails: for a message that needs a jsii round trip
+        (``Duration.to_human_string()``), which a passing check should not pay.
+        """
         if not ok:
-            self.messages.append(message)
+            self.messages.append(message() if callable(message) else message)
         return ok
 
     def add(self, message: str) -> None:

@@ -375,11 +375,13 @@ def _check_delivery(
     problems.collect(lambda: whole("retry_attempts", retry_attempts, minimum=0, maximum=10_000))
     window = window or Duration.seconds(60)
     problems.check(
-        window.to_seconds() <= 300, f"max_batching_window {window.to_human_string()} must be at most 300 seconds"
+        window.to_seconds() <= 300,
+        lambda: f"max_batching_window {window.to_human_string()} must be at most 300 seconds",
     )
     age = age or Duration.hours(24)
     problems.check(
-        60 <= age.to_seconds() <= 604_800, f"max_record_age {age.to_human_string()} must be 60 seconds to 7 days"
+        60 <= age.to_seconds() <= 604_800,
+        lambda: f"max_record_age {age.to_human_string()} must be 60 seconds to 7 days",
     )
     return window, age
 
@@ -414,8 +416,8 @@ def _check_raw_expiration(
             compaction.grace or Duration.hours(1)).to_seconds() + 86_400
         problems.check(
             expiration.to_seconds() > reach,
-            f"raw_expiration {expiration.to_human_string()} must exceed the compaction's lookback plus grace plus "
-            "a day: a late record in a partition whose raw objects expired cannot be compacted",
+            lambda: f"raw_expiration {expiration.to_human_string()} must exceed the compaction's lookback plus "
+            "grace plus a day: a late record in a partition whose raw objects expired cannot be compacted",
         )
 
 

@@ -327,7 +327,9 @@ def _checked(
     check_iam_text(problems, "compacted_prefix", options.compacted_prefix)
     runtime, architecture = _runtime_for_layer(problems, options.pyarrow_layer_arn)
     timeout = options.timeout or Duration.minutes(15)
-    problems.check(timeout.to_seconds() <= 900, f"timeout {timeout.to_human_string()} must be at most 15 minutes")
+    problems.check(
+        timeout.to_seconds() <= 900, lambda: f"timeout {timeout.to_human_string()} must be at most 15 minutes"
+    )
     problems.check(
         (database is None) == (raw_table is None),
         "glue_database_name and raw_glue_table_name go together (the view reads the raw table's view)",

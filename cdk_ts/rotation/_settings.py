@@ -141,7 +141,7 @@ def _checked_timings(
     every = given["reconcile_every"] or DEFAULT_RECONCILE_EVERY
     if given["enable_reconcile_schedule"]:
         problems.check(
-            every.to_minutes() >= 5, f"reconcile_every {every.to_human_string()} must be at least 5 minutes"
+            every.to_minutes() >= 5, lambda: f"reconcile_every {every.to_human_string()} must be at least 5 minutes"
         )
     return lead, alarm_lead, delay
 

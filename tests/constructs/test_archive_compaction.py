@@ -230,6 +230,10 @@ def test_bad_options_are_refused_together_naming_each():
         ),
         "Test/Archive2/Compaction", "is not an AWS SDK for pandas layer", "type 'float' must be",
     )
+    # Lambda's longest timeout is 15 minutes; the message shows the duration as it was given
+    with pytest.raises(ValueError, match="Test/Archive3/Compaction: timeout 16 minutes must be at most 15 minutes"):
+        StreamArchiver(stack, "Archive3", source=log,
+                       compaction=CompactionOptions(pyarrow_layer_arn=LAYER, timeout=Duration.minutes(16)))
     # a number out of range is refused where the options are made, naming it
     with pytest.raises(ValueError, match="memory_size"):
         CompactionOptions(pyarrow_layer_arn=LAYER, memory_size=20_000)

@@ -21,6 +21,21 @@ def test_one_problem_reads_path_colon_message():
         problems.raise_if_any()
 
 
+def test_a_message_given_as_a_callable_is_built_only_when_the_check_fails():
+    problems = Problems(Stack(App(), "Stack"), "Thing")
+    built = []
+
+    def message(text: str):
+        return lambda: built.append(text) or text
+
+    assert problems.check(True, message("passing"))
+    assert not problems.check(False, message("timeout 16 minutes must be at most 15 minutes"))
+
+    assert built == ["timeout 16 minutes must be at most 15 minutes"]
+    with pytest.raises(ValueError, match=r"^Stack/Thing: timeout 16 minutes must be at most 15 minutes$"):
+        problems.raise_if_any()
+
+
 def test_several_problems_are_listed_together():
     problems = Problems(Stack(App(), "Stack"), "Thing")
     problems.check(False, "first")
