@@ -44,10 +44,8 @@ from cdk_ts_runtime._compaction_plan import (
     Manifest,
     Partition,
     PartitionsFailedError,
-    PartitionState,
     PartitionStatus,
     generation_name,
-    raw_expired_message,
 )
 from cdk_ts_runtime._errors import CdkTsError, ValidationError
 
@@ -400,12 +398,7 @@ class ArchiveCompactor:
             ``states`` (how many partitions were in each state) and ``failed``.
         """
         report: dict[str, Any] = {"compacted": [], "states": {}, "failed": []}
-        for status in self.inventory.statuses(now=now, since=since):
-            report["states"][status.state.value] = report["states"].get(status.state.value, 0) + 1
-            if status.state is PartitionState.RAW_EXPIRED and status.late:
-                report["failed"].append({"partition": status.partition.path, "error": raw_expired_message(status)})
-            if status.state not in DUE_STATES:
-                continue
+        for status in self.inventory.due(report, now=now, since=since):
             try:
                 report["compacted"].append(self.compact(status))
             except Exception as error:  # noqa: BLE001 - one partition must not stop the others

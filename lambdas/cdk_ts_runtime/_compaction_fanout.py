@@ -26,15 +26,12 @@ from cdk_ts_runtime._archiver import FUNCTION_DIMENSION
 from cdk_ts_runtime._aws import LazyClient, client_property
 from cdk_ts_runtime._compaction_envelope import SingleFunctionEnvelope, estimate_partition
 from cdk_ts_runtime._compaction_plan import (
-    DUE_STATES,
     ArchiveInventory,
     CompactionSettings,
     Partition,
     PartitionsFailedError,
-    PartitionState,
     PartitionStatus,
     generation_name,
-    raw_expired_message,
 )
 from cdk_ts_runtime._emf import METRIC_NAMESPACE, EmfWriter, MetricPoint
 from cdk_ts_runtime._errors import ValidationError
@@ -142,12 +139,7 @@ class CompactionPlanner:
         """
         report: dict[str, Any] = {"queued": [], "oversized": [], "states": {}, "failed": []}
         due = []
-        for status in self.inventory.statuses(now=now, since=since):
-            report["states"][status.state.value] = report["states"].get(status.state.value, 0) + 1
-            if status.state is PartitionState.RAW_EXPIRED and status.late:
-                report["failed"].append({"partition": status.partition.path, "error": raw_expired_message(status)})
-            if status.state not in DUE_STATES:
-                continue
+        for status in self.inventory.due(report, now=now, since=since):
             estimate = estimate_partition(status.partition, status.raw_sizes)
             if self.envelope is not None and not self.envelope.admits(estimate):
                 logger.error("partition above the single-function envelope, not compacted: %s", estimate.as_json())

@@ -503,6 +503,26 @@ class ArchiveInventory:
             raise
         return Manifest.from_json(json.loads(body))
 
+    def due(self, report: dict[str, Any], *, now: datetime, since: datetime | None = None) -> list[PartitionStatus]:
+        """The partitions due for compaction (:data:`DUE_STATES`), oldest first, with every partition accounted.
+
+        Each partition's state is counted in ``report["states"]``; one whose late raw objects came after its
+        earlier raw objects expired can no longer be compacted and is added to ``report["failed"]``.
+
+        :param report: the run's report, holding ``states`` (a dict) and ``failed`` (a list).
+        :param now: the reference time (a scheduled run's time, not the clock).
+        :param since: the earliest day to look at.
+            Default: None — ``now`` minus the settings' lookback.
+        """
+        due = []
+        for status in self.statuses(now=now, since=since):
+            report["states"][status.state.value] = report["states"].get(status.state.value, 0) + 1
+            if status.state is PartitionState.RAW_EXPIRED and status.late:
+                report["failed"].append({"partition": status.partition.path, "error": raw_expired_message(status)})
+            if status.state in DUE_STATES:
+                due.append(status)
+        return due
+
     def status(self, partition: Partition, *, now: datetime) -> PartitionStatus:
         """One partition as it stands now: its raw objects (with sizes) and its manifest, classified."""
         listed = [(key, etag, size) for key, etag, size in self._list(partition.raw_prefix(self.settings.prefix))

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 import boto3
 import pytest
 
+from cdk_ts_runtime._compaction import ArchiveCompactor
 from cdk_ts_runtime._compaction_envelope import SingleFunctionEnvelope, estimate_partition
 from cdk_ts_runtime._compaction_fanout import CompactionPlanner, PartitionMessage, PlanFailedError
 from cdk_ts_runtime._compaction_plan import ArchiveInventory, Partition, PartitionState
@@ -188,6 +189,26 @@ def test_a_send_refused_by_sqs_fails_the_plan_after_sending_the_rest(s3, sqs, qu
     with pytest.raises(PlanFailedError, match="1 partition.s. not planned: .*hour=22: InternalError: try again"):
         planner(s3, RefusingOne(sqs), queue_url).plan(now=LATER, since=SINCE)
     assert sorted(PartitionMessage.parse(m["Body"]).partition.path for m in receive_all(sqs, queue_url)) == HOURS[1:]
+
+
+def test_late_objects_over_expired_raw_objects_fail_the_plan_after_sending_the_rest(s3, sqs, queue_url, stream_table):
+    # given the three partitions compacted, then one raw object of 2 March expired and late changes archived
+    changes = sample_changes(*stream_table)
+    archive(s3, changes[:7])
+    ArchiveCompactor(compaction_settings(), s3_client=s3).run(now=LATER, since=SINCE)
+    expired = s3.list_objects_v2(Bucket=BUCKET, Prefix="dynamodb/table=readings/dt=2026-03-02/")["Contents"][0]
+    s3.delete_object(Bucket=BUCKET, Key=expired["Key"])
+    archive(s3, changes[7:])
+
+    # when the planner runs, it names the partition it cannot compact and fails
+    with pytest.raises(PlanFailedError, match="hour=00.*have expired") as failed:
+        planner(s3, sqs, queue_url).plan(now=LATER, since=SINCE)
+
+    report = failed.value.report
+    assert report["states"] == {"compacted": 2, "raw-expired": 1}
+    assert [f["partition"] for f in report["failed"]] == [HOURS[2]]
+    assert report["queued"] == [] and receive_all(sqs, queue_url) == []  # nothing due was left unsent
+    assert states(s3)[HOURS[2]] is PartitionState.RAW_EXPIRED  # and nothing was changed
 
 
 def test_the_envelope_follows_the_function_size_and_the_sort():
