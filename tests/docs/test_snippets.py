@@ -321,8 +321,21 @@ def _group_gone(pgid: int, seconds: float = 20) -> bool:
     return False
 
 
-@pytest.mark.slow  # starts the synth process again (~13 CPU s)
-def test_a_dead_synth_process_fails_its_call_and_the_next_call_starts_another(synth_runner, tmp_path):
+@pytest.fixture
+def own_synth_runner(tmp_path, monkeypatch):
+    """A runner of this test's own, whose processes keep their temporary files under ``tmp_path``: a killed jsii
+    Node process leaves its ``jsii-kernel-*`` folder behind, which must not pile up in the machine's /tmp."""
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temporary))  # read by each process the runner starts, and by jsii's Node
+    runner = SynthRunner(tmp_path / "runner")
+    yield runner
+    runner.stop()
+
+
+@pytest.mark.slow  # starts the synth process three times (~13 CPU s each)
+def test_a_dead_synth_process_fails_its_call_and_the_next_call_starts_another(own_synth_runner, tmp_path):
+    synth_runner = own_synth_runner
     # given a running synth process
     (synth_runner.fresh_folder() / "app.py").write_text(SMALL_APP)
     synth_runner.synth(tmp_path / "first.out")
