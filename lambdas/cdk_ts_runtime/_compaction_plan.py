@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -503,25 +503,27 @@ class ArchiveInventory:
             raise
         return Manifest.from_json(json.loads(body))
 
-    def due(self, report: dict[str, Any], *, now: datetime, since: datetime | None = None) -> list[PartitionStatus]:
-        """The partitions due for compaction (:data:`DUE_STATES`), oldest first, with every partition accounted.
+    def due(
+        self, report: dict[str, Any], *, now: datetime, since: datetime | None = None
+    ) -> Iterator[PartitionStatus]:
+        """The partitions due for compaction (:data:`DUE_STATES`), oldest first, each partition accounted on the way.
 
         Each partition's state is counted in ``report["states"]``; one whose late raw objects came after its
-        earlier raw objects expired can no longer be compacted and is added to ``report["failed"]``.
+        earlier raw objects expired can no longer be compacted and is added to ``report["failed"]`` in its place
+        among the partitions, so a caller's own failures interleave in partition order. ``report`` is complete
+        once the iteration ends.
 
         :param report: the run's report, holding ``states`` (a dict) and ``failed`` (a list).
         :param now: the reference time (a scheduled run's time, not the clock).
         :param since: the earliest day to look at.
             Default: None — ``now`` minus the settings' lookback.
         """
-        due = []
         for status in self.statuses(now=now, since=since):
             report["states"][status.state.value] = report["states"].get(status.state.value, 0) + 1
             if status.state is PartitionState.RAW_EXPIRED and status.late:
                 report["failed"].append({"partition": status.partition.path, "error": raw_expired_message(status)})
             if status.state in DUE_STATES:
-                due.append(status)
-        return due
+                yield status
 
     def status(self, partition: Partition, *, now: datetime) -> PartitionStatus:
         """One partition as it stands now: its raw objects (with sizes) and its manifest, classified."""

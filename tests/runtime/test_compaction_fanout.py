@@ -199,16 +199,22 @@ def test_late_objects_over_expired_raw_objects_fail_the_plan_after_sending_the_r
     expired = s3.list_objects_v2(Bucket=BUCKET, Prefix="dynamodb/table=readings/dt=2026-03-02/")["Contents"][0]
     s3.delete_object(Bucket=BUCKET, Key=expired["Key"])
     archive(s3, changes[7:])
+    # and a later partition never compacted (a copy of an hour's raw object under 3 March, 05:00)
+    source = s3.list_objects_v2(Bucket=BUCKET, Prefix=f"dynamodb/{HOURS[0]}/")["Contents"][0]["Key"]
+    later = "table=readings/dt=2026-03-03/hour=05"
+    s3.copy_object(Bucket=BUCKET, CopySource={"Bucket": BUCKET, "Key": source},
+                   Key=source.replace(HOURS[0], later))
 
-    # when the planner runs, it names the partition it cannot compact and fails
+    # when the planner runs, it names the partition it cannot compact and fails, after sending the due one
     with pytest.raises(PlanFailedError, match="hour=00.*have expired") as failed:
         planner(s3, sqs, queue_url).plan(now=LATER, since=SINCE)
 
     report = failed.value.report
-    assert report["states"] == {"compacted": 2, "raw-expired": 1}
+    assert report["states"] == {"compacted": 2, "raw-expired": 1, "pending": 1}
     assert [f["partition"] for f in report["failed"]] == [HOURS[2]]
-    assert report["queued"] == [] and receive_all(sqs, queue_url) == []  # nothing due was left unsent
-    assert states(s3)[HOURS[2]] is PartitionState.RAW_EXPIRED  # and nothing was changed
+    assert report["queued"] == [later]
+    assert [PartitionMessage.parse(m["Body"]).partition.path for m in receive_all(sqs, queue_url)] == [later]
+    assert states(s3)[HOURS[2]] is PartitionState.RAW_EXPIRED  # and the expired one was left as it was
 
 
 def test_the_envelope_follows_the_function_size_and_the_sort():
