@@ -305,6 +305,7 @@ def _group_gone(pgid: int, seconds: float = 20) -> bool:
 
     Read from ``/proc``: a zombie counts as gone, since reaping an orphan is up to the machine's init, not the runner.
     """
+    assert Path("/proc/self/stat").exists(), "reads the processes from /proc (Linux)"
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         alive = []
@@ -333,19 +334,22 @@ def own_synth_runner(tmp_path, monkeypatch):
     runner.stop()
 
 
-@pytest.mark.slow  # starts the synth process three times (~13 CPU s each)
+@pytest.mark.slow  # starts the synth process three times
 def test_a_dead_synth_process_fails_its_call_and_the_next_call_starts_another(own_synth_runner, tmp_path):
     synth_runner = own_synth_runner
     # given a running synth process
     (synth_runner.fresh_folder() / "app.py").write_text(SMALL_APP)
     synth_runner.synth(tmp_path / "first.out")
-    first = synth_runner._process.pid  # the leader of its own process group (start_new_session)
+    killed = synth_runner._process
+    first = killed.pid  # the leader of its own process group (start_new_session)
     # when an app kills the process in the middle of its call
     (synth_runner.fresh_folder() / "app.py").write_text(KILLING_APP)
     with pytest.raises(AssertionError, match="docs/snippets/killing.py: the synth process stopped or hung"):
         synth_runner.synth(tmp_path / "killed.out", what="docs/snippets/killing.py")
-    # then that call failed, and nothing of the dead process is left: it was reaped, and jsii's Node went with it
+    # then that call failed, and nothing of the dead process is left: it was reaped, its pipe closed, and jsii's
+    # Node went with it
     assert synth_runner._process is None
+    assert killed.returncode == -signal.SIGKILL and killed.stdout.closed
     assert _group_gone(first)
     # and the next app runs in a new process
     (synth_runner.fresh_folder() / "app.py").write_text(SMALL_APP)
@@ -354,13 +358,16 @@ def test_a_dead_synth_process_fails_its_call_and_the_next_call_starts_another(ow
     second = synth_runner._process.pid
     assert second != first
 
-    # when the process dies between two calls
+    # when the process dies between two calls (it has ended before the next call: waited for here, as the runner
+    # cannot tell a process that is still exiting from a live one)
     os.killpg(second, signal.SIGKILL)
+    synth_runner._process.wait(timeout=30)
     assert _group_gone(second)
     out = synth_runner.synth(tmp_path / "third.out")
     # then the next call starts another process, and it serves the app
     assert "Again" in json.loads((out / "manifest.json").read_text())["artifacts"]
     assert synth_runner._process.pid not in (first, second) and synth_runner._process.poll() is None
+
 
 @pytest.mark.parametrize("name", sorted(PYTHON))
 def test_python_snippet_runs_against_moto(name, tmp_path, monkeypatch):
