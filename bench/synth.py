@@ -105,8 +105,9 @@ def median_interval(values: list[float], confidence: float = 0.95) -> tuple[floa
     """The median of ``values`` and a distribution-free interval that holds the true median with ``confidence``.
 
     The true median lies below the (d+1)-th smallest of n values when at most d of them fall below it, a
-    chance of P(Binomial(n, 1/2) <= d); the interval drops the largest d values from each end for which that
-    chance is at most half of ``1 - confidence``. Under 6 values no d qualifies and it is the whole range.
+    chance of P(Binomial(n, 1/2) <= d). The interval drops d values from each end, for the largest d whose chance
+    is at most half of ``1 - confidence``. Under 6 values even d = 0 does not reach 95 %: the interval is the whole
+    range, and covers the median less often than ``confidence`` says.
     """
     ordered = sorted(values)
     n = len(ordered)
@@ -117,19 +118,20 @@ def median_interval(values: list[float], confidence: float = 0.95) -> tuple[floa
 
 
 def _print_paired(pairs: list[tuple[float, float]], source: str) -> None:
-    """The median of the app/floor ratios of ``pairs`` (wall s) and its 95 % interval."""
+    """The median of the app/floor ratios of ``pairs`` (wall s) and its 95 % interval (the range under 6 pairs)."""
     ratio, low, high = median_interval([app / floor for app, floor in pairs])
-    print(f"\npaired ratio ({source}, {len(pairs)} pairs): median {ratio:.3f}x, 95 % interval {low:.3f}x-{high:.3f}x")
+    spread = "95 % interval" if len(pairs) >= 6 else "range (fewer than 6 pairs: not a 95 % interval)"
+    print(f"\npaired ratio ({source}, {len(pairs)} pairs): median {ratio:.3f}x, {spread} {low:.3f}x-{high:.3f}x")
 
 
-def pooled_wall_pairs(paths: list[Path]) -> list[tuple[float, float]]:
-    """Every (app, floor) wall-seconds pair in ``paths``: ``--samples-out`` files, or files whose ``runs`` list them."""
-    pairs = []
+def pooled_runs(paths: list[Path]) -> list[list[tuple[float, float]]]:
+    """Each run's (app, floor) wall-seconds pairs in ``paths``: ``--samples-out`` files, or files whose ``runs``
+    list several."""
+    runs = []
     for path in paths:
         data = json.loads(path.read_text())
-        for run in data.get("runs") or [data]:
-            pairs.extend((app, floor) for app, floor in run["wall_pairs"])
-    return pairs
+        runs.extend([(app, floor) for app, floor in run["wall_pairs"]] for run in data.get("runs") or [data])
+    return runs
 
 
 def main() -> None:
@@ -146,7 +148,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.pool:
-        _print_paired(pooled_wall_pairs(args.pool), f"{len(args.pool)} files")
+        runs = pooled_runs(args.pool)
+        _print_paired([pair for run in runs for pair in run], f"{len(runs)} runs in {len(args.pool)} file(s)")
         return
     with tempfile.TemporaryDirectory() as tmp:
         library_out = Path(tmp, "lib")
