@@ -31,7 +31,6 @@ import shlex
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -50,6 +49,7 @@ from tests.support.deprecations import removed_module
 from tests.support.device_log import create_device_log_table
 from tests.support.docs import ROOT, code, included, is_construct, page_blocks, pages, run, snippets
 from tests.support.environment import REGION
+from tests.support.processes import descendants, still_alive
 from tests.support.router import create_tables as create_period_tables
 from tests.support.sharding import create_tables as create_sharded_tables
 from tests.support.synth_runner import SynthRunner
@@ -300,28 +300,6 @@ app.synth()
 '''
 
 
-def _group_gone(pgid: int, seconds: float = 20) -> bool:
-    """True once no process of the process group ``pgid`` (the runner and jsii's Node) is alive.
-
-    Read from ``/proc``: a zombie counts as gone, since reaping an orphan is up to the machine's init, not the runner.
-    """
-    assert Path("/proc/self/stat").exists(), "reads the processes from /proc (Linux)"
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        alive = []
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            try:
-                fields = stat.read_text().rsplit(")", 1)[1].split()  # after "pid (comm)": state, ppid, pgrp, ...
-            except OSError:  # it ended while being read
-                continue
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                alive.append(stat.parent.name)
-        if not alive:
-            return True
-        time.sleep(0.1)
-    return False
-
-
 @pytest.fixture
 def own_synth_runner(tmp_path, monkeypatch):
     """A runner of this test's own, whose processes keep their temporary files under ``tmp_path``: a killed jsii
@@ -341,7 +319,9 @@ def test_a_dead_synth_process_fails_its_call_and_the_next_call_starts_another(ow
     (synth_runner.fresh_folder() / "app.py").write_text(SMALL_APP)
     synth_runner.synth(tmp_path / "first.out")
     killed = synth_runner._process
-    first = killed.pid  # the leader of its own process group (start_new_session)
+    first = killed.pid
+    first_tree = [first, *descendants(first)]  # the runner and jsii's Node under it
+    assert len(first_tree) > 1, "jsii's Node runs under the runner"
     # when an app kills the process in the middle of its call
     (synth_runner.fresh_folder() / "app.py").write_text(KILLING_APP)
     with pytest.raises(AssertionError, match="docs/snippets/killing.py: the synth process stopped or hung"):
@@ -350,19 +330,20 @@ def test_a_dead_synth_process_fails_its_call_and_the_next_call_starts_another(ow
     # Node went with it
     assert synth_runner._process is None
     assert killed.returncode == -signal.SIGKILL and killed.stdout.closed
-    assert _group_gone(first)
+    assert still_alive(first_tree) == []
     # and the next app runs in a new process
     (synth_runner.fresh_folder() / "app.py").write_text(SMALL_APP)
     out = synth_runner.synth(tmp_path / "again.out")
     assert "Again" in json.loads((out / "manifest.json").read_text())["artifacts"]
     second = synth_runner._process.pid
     assert second != first
+    second_tree = [second, *descendants(second)]
 
     # when the process dies between two calls (it has ended before the next call: waited for here, as the runner
     # cannot tell a process that is still exiting from a live one)
     os.killpg(second, signal.SIGKILL)
     synth_runner._process.wait(timeout=30)
-    assert _group_gone(second)
+    assert still_alive(second_tree) == []
     out = synth_runner.synth(tmp_path / "third.out")
     # then the next call starts another process, and it serves the app
     assert "Again" in json.loads((out / "manifest.json").read_text())["artifacts"]
