@@ -10,7 +10,7 @@ import importlib
 from importlib import metadata as _metadata
 from typing import TYPE_CHECKING, Any
 
-from cdk_ts._exit import freeze_heap_at_exit
+from cdk_ts._heap import freeze_heap_at_exit, freeze_imports
 from cdk_ts_runtime._errors import CdkTsError, ValidationError
 from cdk_ts_runtime._periods import RotationPeriod
 from cdk_ts_runtime._rotation.config import AutoScaling, CapacityTier, RightSizing
@@ -163,7 +163,10 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
+        module = _LAZY[name]
+        if module.startswith("cdk_ts."):  # before the construct side adds to what the app imported
+            freeze_imports()
+        return getattr(importlib.import_module(module), name)
     raise AttributeError(f"module 'cdk_ts' has no attribute {name!r}")
 
 
