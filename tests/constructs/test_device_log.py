@@ -158,21 +158,6 @@ def test_existing_table_rejects_capacity_options_too():
         )
 
 
-@pytest.mark.parametrize(
-    ("typo", "suggestion"),
-    [
-        ("max_read_request_unit", "max_read_request_units"),  # a capacity keyword
-        ("warm_write_units_per_sec", "warm_write_units_per_second"),
-        ("tabel_name", "table_name"),  # a table keyword
-    ],
-)
-def test_a_misspelt_keyword_fails_with_the_path_and_the_closest_name(typo, suggestion):
-    stack = Stack(new_app(), "Test")
-    with pytest.raises(ValueError, match=f"^Test/Log: unknown keyword argument '{typo}'; did you mean '{suggestion}'"):
-        DeviceLogTable(stack, "Log", **{typo: 100})
-    assert stack.node.try_find_child("Log") is None
-
-
 def test_an_unknown_keyword_joins_the_other_problems():
     raises_problems(
         lambda: DeviceLogTable(Stack(new_app(), "Test"), "Log", warm_read_units_per_second=0, colour="blue"),

@@ -442,22 +442,6 @@ def test_a_refused_rotation_leaves_nothing_behind_for_the_next_one():
     assert good.table_prefix == "good"
 
 
-@pytest.mark.parametrize(
-    ("typo", "suggestion"),
-    [
-        ("periode", "period"),  # a layout keyword
-        ("sort_keys", "sort_key"),
-        ("retain_period", "retain_periods"),  # a rotation keyword
-    ],
-)
-def test_a_misspelt_keyword_fails_with_the_path_and_the_closest_name(typo, suggestion):
-    stack = Stack(new_app(), "Test")
-    expected = f"^Test/Metrics: unknown keyword argument '{typo}'; did you mean '{suggestion}'"
-    with pytest.raises(ValueError, match=expected):
-        RotatingTimeSeriesTables(stack, "Metrics", table_prefix="metrics", **{typo: 3})
-    assert stack.node.try_find_child("Metrics") is None
-
-
 def test_the_layout_keywords_reach_the_layout():
     stack = Stack(new_app(), "Test")
     tables = RotatingTimeSeriesTables(

@@ -238,15 +238,6 @@ def test_bad_caps_join_the_other_problems():
     )
 
 
-def test_metadata_table_refuses_a_misspelt_capacity_keyword():
-    stack = Stack(new_app(), "Test")
-    expected = "^Test/Shards: unknown keyword argument 'table_clas'; did you mean 'table_class'"
-    with pytest.raises(ValueError, match=expected):
-        ShardMetadataTable(
-            stack, "Shards", main_table=audit_table(stack), table_clas=dynamodb.TableClass.STANDARD_INFREQUENT_ACCESS
-        )
-
-
 def test_metadata_table_rejects_a_bad_cap():
     stack = Stack(new_app(), "Test")
     with pytest.raises(ValueError, match="max_read_request_units 0 must be"):
