@@ -117,20 +117,36 @@ def median_interval(values: list[float], confidence: float = 0.95) -> tuple[floa
     return statistics.median(ordered), ordered[drop], ordered[n - 1 - drop]
 
 
+def _median_text(values: list[float], unit: str, digits: int) -> str:
+    """``median M, 95 % interval L-H`` of ``values`` (the range, labelled so, under 6 values)."""
+    middle, low, high = median_interval(values)
+    spread = "95 % interval" if len(values) >= 6 else "range (fewer than 6 pairs: not a 95 % interval)"
+    return f"median {middle:.{digits}f}{unit}, {spread} {low:.{digits}f}{unit}-{high:.{digits}f}{unit}"
+
+
 def _print_paired(pairs: list[tuple[float, float]], source: str) -> None:
     """The median of the app/floor ratios of ``pairs`` (wall s) and its 95 % interval (the range under 6 pairs)."""
-    ratio, low, high = median_interval([app / floor for app, floor in pairs])
-    spread = "95 % interval" if len(pairs) >= 6 else "range (fewer than 6 pairs: not a 95 % interval)"
-    print(f"\npaired ratio ({source}, {len(pairs)} pairs): median {ratio:.3f}x, {spread} {low:.3f}x-{high:.3f}x")
+    ratios = _median_text([app / floor for app, floor in pairs], "x", 3)
+    print(f"\npaired ratio ({source}, {len(pairs)} pairs): {ratios}")
 
 
-def pooled_runs(paths: list[Path]) -> list[list[tuple[float, float]]]:
-    """Each run's (app, floor) wall-seconds pairs in ``paths``: ``--samples-out`` files, or files whose ``runs``
-    list several."""
+def _print_pooled(paths: list[Path]) -> None:
+    """The paired wall ratio over every run in ``paths``, then the CPU ratio and the app's excess over the floor."""
+    runs = pooled_runs(paths)
+    wall = [pair for run in runs for pair in run]
+    cpu = [pair for run in pooled_runs(paths, "cpu_pairs") for pair in run]
+    _print_paired(wall, f"{len(runs)} runs in {len(paths)} file(s)")
+    print(f"paired CPU ratio: {_median_text([app / floor for app, floor in cpu], 'x', 3)}")
+    print(f"the app's excess over the floor, wall: {_median_text([app - floor for app, floor in wall], ' s', 2)}")
+
+
+def pooled_runs(paths: list[Path], kind: str = "wall_pairs") -> list[list[tuple[float, float]]]:
+    """Each run's (app, floor) pairs of ``kind`` (``wall_pairs`` or ``cpu_pairs``, seconds) in ``paths``:
+    ``--samples-out`` files, or files whose ``runs`` list several."""
     runs = []
     for path in paths:
         data = json.loads(path.read_text())
-        runs.extend([(app, floor) for app, floor in run["wall_pairs"]] for run in data.get("runs") or [data])
+        runs.extend([(app, floor) for app, floor in run[kind]] for run in data.get("runs") or [data])
     return runs
 
 
@@ -144,12 +160,11 @@ def main() -> None:
     )
     parser.add_argument("--samples-out", type=Path, help="write each pair's wall and CPU seconds here as JSON")
     parser.add_argument(
-        "--pool", type=Path, nargs="+", help="only print the paired ratio over these --samples-out files"
+        "--pool", type=Path, nargs="+", help="only print the paired ratios and excess over these --samples-out files"
     )
     args = parser.parse_args()
     if args.pool:
-        runs = pooled_runs(args.pool)
-        _print_paired([pair for run in runs for pair in run], f"{len(runs)} runs in {len(args.pool)} file(s)")
+        _print_pooled(args.pool)
         return
     with tempfile.TemporaryDirectory() as tmp:
         library_out = Path(tmp, "lib")

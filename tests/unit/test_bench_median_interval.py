@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import math
 import random
 
 import pytest
 
-from bench.synth import median_interval
+from bench.synth import _print_pooled, median_interval
 
 
 def _coverage(n: int, drop: int) -> float:
@@ -38,3 +39,18 @@ def test_the_order_of_the_values_does_not_matter():
     random.Random(7).shuffle(shuffled)
 
     assert median_interval(shuffled) == median_interval(values) == (1.29, 1.22, 1.35)
+
+
+def test_pool_reports_wall_and_cpu_ratios_and_the_excess_over_every_run(tmp_path, capsys):
+    wall = [[1.3, 1.0], [2.6, 2.0], [3.9, 3.0], [5.2, 4.0], [6.5, 5.0], [7.8, 6.0]]  # ratio 1.3, excess 0.3-1.8 s
+    cpu = [[1.2 * floor, floor] for floor in (1.0, 2.0, 3.0)]
+    (tmp_path / "a.json").write_text(json.dumps({"wall_pairs": wall[:3], "cpu_pairs": cpu}))
+    (tmp_path / "b.json").write_text(json.dumps({"runs": [{"wall_pairs": wall[3:], "cpu_pairs": cpu}]}))
+
+    _print_pooled([tmp_path / "a.json", tmp_path / "b.json"])
+
+    assert capsys.readouterr().out.strip().splitlines() == [
+        "paired ratio (2 runs in 2 file(s), 6 pairs): median 1.300x, 95 % interval 1.300x-1.300x",
+        "paired CPU ratio: median 1.200x, 95 % interval 1.200x-1.200x",
+        "the app's excess over the floor, wall: median 1.05 s, 95 % interval 0.30 s-1.80 s",
+    ]
